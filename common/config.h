@@ -1,0 +1,73 @@
+/*
+ * config.h: the one configuration loader every binary shares (SPEC 6).
+ *
+ * Precedence, first set wins: --key-with-dashes=value on the command line,
+ * SPACED_KEY in the environment, then the config file (`key = value`,
+ * `#` comments).  The file is etc/spaced.conf relative to the working
+ * directory unless --config=PATH or SPACED_CONFIG names another; a missing
+ * default file is not an error, a missing named file is.
+ */
+#ifndef CM_CONFIG_H
+#define CM_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "limits.h"
+
+enum cm_store_backend { CM_STORE_SQLITE, CM_STORE_POSTGRES };
+
+struct cm_config {
+	char data_dir[CM_PATH_MAX];          /* ./var */
+	char run_dir[CM_PATH_MAX];           /* <data_dir>/run */
+	char http_listen[CM_CONF_VALUE_MAX]; /* 127.0.0.1:8080 */
+	char events_url[CM_CONF_VALUE_MAX];  /* ipc://<run_dir>/events.ipc */
+	bool allow_fake_driver;              /* false */
+	int managed_browsers;                /* 2 */
+	char chromium_path[CM_PATH_MAX];     /* /usr/bin/chromium */
+	int max_spaces_per_workspace;        /* 64 */
+	int task_timeout_default;            /* 60, seconds */
+	int task_timeout_max;                /* 600, seconds */
+	char log_level[16];                  /* info */
+	char log_format[8];                  /* json | text */
+	enum cm_store_backend store_backend; /* sqlite */
+	char postgres_dsn[CM_CONF_VALUE_MAX];
+	char host_id[CM_HOST_MAX + 1]; /* gethostname() */
+	char config_path[CM_PATH_MAX]; /* the file that was read, or "" */
+
+	/* Binary-specific flags named in the extra list passed to load. */
+#define CM_CONFIG_EXTRA_MAX 8
+	size_t n_extra;
+	struct {
+		char name[32];
+		char value[CM_CONF_VALUE_MAX];
+		bool set;
+	} extra[CM_CONFIG_EXTRA_MAX];
+};
+
+/*
+ * Loads cfg from defaults, file, environment (envp, as in main's third
+ * argument; NULL means the process environment) and argv[1..argc-1].
+ * extra is a NULL-terminated list of flag names (with dashes, no leading
+ * "--") that this binary accepts besides the config keys; NULL for none.
+ * A flag may be given as --name=value or as --name value.
+ * Derived defaults (run_dir, events_url) are filled in after all sources.
+ * An unknown key or flag, or a bad value, returns -1 with err naming the
+ * key.  Returns 0 on success.
+ */
+int cm_config_load(struct cm_config *cfg, int argc, char *const *argv,
+    char *const *envp, const char *const *extra, char *err, size_t errlen);
+
+/* The value of an extra flag, or NULL when it was not given. */
+const char *cm_config_extra(const struct cm_config *cfg, const char *name);
+
+/*
+ * Writes the effective configuration back as --key=value arguments, so a
+ * parent can hand exactly its own view to the children it execs.  Fills
+ * argv (up to cap entries, each a malloc'd string) and returns the count,
+ * or -1 when cap is too small.  Free with cm_config_argv_free.
+ */
+int cm_config_to_argv(const struct cm_config *cfg, char **argv, size_t cap);
+void cm_config_argv_free(char **argv, size_t n);
+
+#endif

@@ -1,0 +1,119 @@
+#include "ids.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "clock.h"
+#include "log.h"
+
+void
+cm_random_bytes(void *buf, size_t len)
+{
+	unsigned char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = getrandom(p, len, 0);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			cm_fatalx("getrandom: %s", strerror(errno));
+		}
+		/* Reads above 256 bytes may be short; keep going. */
+		p += n;
+		len -= (size_t)n;
+	}
+}
+
+/*
+ * RFC 9562 section 6.2, method 1: a 12-bit counter in rand_a makes ids
+ * from one process strictly increasing even within one millisecond or when
+ * the wall clock steps back.  The counter restarts from a random value
+ * below 2048 each new millisecond, leaving at least 2048 increments; on
+ * overflow the timestamp borrows the next millisecond, as the RFC allows.
+ * The other 62 bits stay random, so processes (and forked children that
+ * inherit this state) do not collide.
+ */
+static pthread_mutex_t ids_lock = PTHREAD_MUTEX_INITIALIZER;
+static int64_t ids_last_ms;
+static unsigned ids_counter;
+
+#define IDS_COUNTER_MAX 0xfffu
+
+void
+cm_uuid7(char out[CM_UUID_LEN])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char b[16];
+	unsigned char rnd[10];
+	unsigned seed;
+	int64_t now = cm_now_ms();
+	uint64_t ts;
+	unsigned counter;
+	size_t o = 0;
+
+	/* Fetched outside the lock: getrandom is the slow part. */
+	cm_random_bytes(rnd, sizeof rnd);
+	seed = ((unsigned)rnd[8] << 8 | rnd[9]) & 0x7ffu;
+
+	pthread_mutex_lock(&ids_lock);
+	if (now > ids_last_ms) {
+		ids_last_ms = now;
+		ids_counter = seed;
+	} else if (++ids_counter > IDS_COUNTER_MAX) {
+		ids_last_ms++;
+		ids_counter = seed;
+	}
+	ts = (uint64_t)ids_last_ms;
+	counter = ids_counter;
+	pthread_mutex_unlock(&ids_lock);
+
+	b[0] = (unsigned char)(ts >> 40);
+	b[1] = (unsigned char)(ts >> 32);
+	b[2] = (unsigned char)(ts >> 24);
+	b[3] = (unsigned char)(ts >> 16);
+	b[4] = (unsigned char)(ts >> 8);
+	b[5] = (unsigned char)ts;
+	b[6] = (unsigned char)(0x70u | (counter >> 8));
+	b[7] = (unsigned char)(counter & 0xffu);
+	b[8] = (unsigned char)(0x80u | (rnd[0] & 0x3fu));
+	memcpy(&b[9], &rnd[1], 7);
+
+	for (size_t i = 0; i < sizeof b; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			out[o++] = '-';
+		out[o++] = hex[b[i] >> 4];
+		out[o++] = hex[b[i] & 0xfu];
+	}
+	out[o] = '\0';
+}
+
+static int
+ids_is_hex(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
+	       (c >= 'A' && c <= 'F');
+}
+
+int
+cm_uuid_valid(const char *s)
+{
+	size_t i;
+
+	if (s == NULL)
+		return 0;
+	/* RFC 9562: hex digits are case-insensitive on input. */
+	for (i = 0; i < CM_UUID_LEN - 1; i++) {
+		if (i == 8 || i == 13 || i == 18 || i == 23) {
+			if (s[i] != '-')
+				return 0;
+		} else if (!ids_is_hex(s[i])) {
+			/* Also stops at a NUL before 36 characters. */
+			return 0;
+		}
+	}
+	return s[i] == '\0';
+}

@@ -1,0 +1,16 @@
+/* ids.h: UUIDv7 identifiers and random bytes, both from getrandom(2). */
+#ifndef CM_IDS_H
+#define CM_IDS_H
+
+#include <stddef.h>
+
+#define CM_UUID_LEN 37 /* 36 characters and the NUL */
+
+/* Fills buf with random bytes; aborts if the kernel cannot supply them. */
+void cm_random_bytes(void *buf, size_t len);
+/* Writes a lowercase RFC 9562 UUIDv7 (time-ordered) into out. */
+void cm_uuid7(char out[CM_UUID_LEN]);
+/* True when s is a well-formed lowercase or uppercase UUID string. */
+int cm_uuid_valid(const char *s);
+
+#endif

@@ -1,0 +1,68 @@
+/*
+ * limits.h: every bound spaced enforces, in one place.
+ *
+ * SPEC section 6 names the user-visible ones; the rest bound what crosses a
+ * process boundary (msgpack, CDP, config).  Nothing outside this header may
+ * invent a size.
+ */
+#ifndef CM_LIMITS_H
+#define CM_LIMITS_H
+
+/* HTTP and task inputs (SPEC 6). */
+#define CM_BODY_MAX (64 * 1024)   /* request body */
+#define CM_ARGS_MAX (16 * 1024)   /* task args, serialized */
+#define CM_GRANTED_MAX 32         /* granted_capabilities entries */
+#define CM_ID_MAX 64              /* ids, request_id, operation_id */
+#define CM_CAPABILITY_MAX 255     /* capability name */
+#define CM_ERROR_CODE_MAX 64      /* error_code, last_error_code */
+#define CM_ERROR_MESSAGE_MAX 1024 /* redacted error_message */
+#define CM_RESULT_MAX (64 * 1024) /* result and event payload */
+#define CM_NAME_MAX 255           /* names, labels, versions, hosts */
+#define CM_JSON_DEPTH_MAX 32      /* nesting of any JSON input */
+
+#define CM_TIMEOUT_DEFAULT_S 60
+#define CM_TIMEOUT_MIN_S 1
+#define CM_TIMEOUT_MAX_S 600
+#define CM_WAIT_MAX_S 30 /* ?wait= long-poll */
+
+#define CM_SPACES_PER_WS_DEFAULT 64
+#define CM_LIST_LIMIT_DEFAULT 20
+#define CM_LIST_LIMIT_MAX 100
+#define CM_EVENTS_LIMIT_DEFAULT 100
+#define CM_EVENTS_LIMIT_MAX 100
+
+/* Provisioning inputs. */
+#define CM_MANIFEST_MAX (64 * 1024) /* runtime bundle manifest */
+#define CM_BUNDLE_CAPS_MAX 64       /* capabilities in one bundle */
+#define CM_SCHEMA_PROPS_MAX 32      /* properties in one args schema */
+#define CM_SCHEMA_ENUM_MAX 64       /* values in one enum */
+#define CM_ENDPOINT_MAX 2048        /* instance endpoint (secret) */
+#define CM_PROFILE_MAX 1024         /* instance profile path (secret) */
+#define CM_INSTANCE_CONFIG_MAX (16 * 1024)
+#define CM_POLICY_MAX (16 * 1024) /* network policy JSON */
+#define CM_POLICY_HOSTS_MAX 64    /* allow_hosts entries */
+#define CM_HOST_MAX 253           /* DNS name */
+#define CM_URL_MAX 2048
+#define CM_SECRETS_MAX 16 /* literal secrets given to the redactor */
+#define CM_SECRET_MIN 4   /* shorter literals are not redacted */
+
+/* Internal messages. */
+#define CM_MSG_MAX (8 * 1024 * 1024) /* one msgpack message: 100 events */
+#define CM_PROTO_LIST_MAX 1024       /* records in one reply list */
+#define CM_TOPIC_MAX 160
+#define CM_GROUP_COMMIT_MAX 256 /* requests in one transaction */
+#define CM_OPID_TTL_MS (10 * 60 * 1000)
+#define CM_PUB_BUF 8192 /* nng SENDBUF/RECVBUF on pub/sub */
+
+/* Leases (SPEC 3 rule 10). */
+#define CM_LEASE_TTL_MS 15000
+#define CM_HEARTBEAT_MS 5000
+
+/* Config and files. */
+#define CM_CONF_LINE_MAX 1024
+#define CM_CONF_VALUE_MAX 512
+#define CM_PATH_MAX 1024
+#define CM_IPC_PATH_MAX 107 /* sun_path less its NUL */
+#define CM_LOG_LINE_MAX 2048
+
+#endif

@@ -1,0 +1,414 @@
+/*
+ * proto.h: every message between spaced processes, defined once.
+ *
+ * A store request is a msgpack map: {"op": "<name>", <field>: <value>...}.
+ * A reply is a msgpack map: {"err": "<code>", "msg": "...", <field>...}.
+ * An internal event on the store's PUB socket is the topic
+ * "ev/<workspace_id>/<space_id>/" followed by a msgpack event record.
+ * Records with a sequence of 1 or more are committed log events; a record
+ * with sequence 0 is a wake-up notice for the Space's actor (kind
+ * "close_requested"), never stored and never forwarded to clients.
+ *
+ * The supervisor's control socket (REP) speaks the same request/reply
+ * format; it answers only sup.status.
+ *
+ * Field types on the wire: strings are msgpack str, integers int/uint
+ * (int64 range), booleans bool, string lists arrays of str, record lists
+ * arrays of maps.  Encoders omit NULL strings, zero integers, false
+ * booleans and empty lists, so zero means "absent" for every integer
+ * field: a timestamp of 0 is null, a limit of 0 is the default.  nil is
+ * never sent and never accepted.
+ *
+ * Decoders check everything before a field is used: the op or record
+ * shape, that every key is known and allowed for the op, each value's
+ * type, each string's length (and that it holds no NUL byte), each list's
+ * count, and that every field the op requires is present.  Any failure
+ * rejects the whole message.
+ *
+ * Ownership: a decoded struct owns all of its strings and lists through
+ * its arena and is released with pr_req_free / pr_rep_free (both accept
+ * a zeroed struct).  A struct built for encoding may point anywhere; the
+ * encoder only reads it.  pr_rep_strdup and pr_rep_alloc put data in the
+ * reply's own arena so a builder need not track lifetimes.
+ */
+#ifndef CM_PROTO_H
+#define CM_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "errors.h"
+#include "limits.h"
+
+/* A bump allocator: chunks freed together. */
+struct pr_arena {
+	struct pr_chunk *head;
+};
+void *pr_arena_alloc(struct pr_arena *a, size_t n); /* zeroed; NULL on OOM */
+char *pr_arena_strdup(struct pr_arena *a, const char *s); /* NULL for NULL */
+char *pr_arena_strndup(struct pr_arena *a, const char *s, size_t n);
+void pr_arena_free(struct pr_arena *a);
+
+struct pr_strlist {
+	size_t n;
+	const char **v;
+};
+
+/* Field types. */
+enum pr_type { PR_STR, PR_INT, PR_BOOL, PR_STRLIST };
+#define PR_CTYPE_PR_STR const char *
+#define PR_CTYPE_PR_INT int64_t
+#define PR_CTYPE_PR_BOOL bool
+#define PR_CTYPE_PR_STRLIST struct pr_strlist
+
+/*
+ * Request fields: X(ENUM, member, type, max).  For PR_STR max is the
+ * longest string in bytes; for PR_STRLIST it is the most items, each at
+ * most CM_CAPABILITY_MAX bytes; it is unused for PR_INT and PR_BOOL.
+ */
+#define PR_REQ_FIELDS(X)                                         \
+	X(OP_ID, op_id, PR_STR, CM_ID_MAX)                       \
+	X(TOKEN_HASH, token_hash, PR_STR, 64)                    \
+	X(WORKSPACE_ID, workspace_id, PR_STR, CM_ID_MAX)         \
+	X(SPACE_ID, space_id, PR_STR, CM_ID_MAX)                 \
+	X(TASK_ID, task_id, PR_STR, CM_ID_MAX)                   \
+	X(PRINCIPAL_ID, principal_id, PR_STR, CM_ID_MAX)         \
+	X(TOKEN_ID, token_id, PR_STR, CM_ID_MAX)                 \
+	X(BUNDLE_ID, bundle_id, PR_STR, CM_ID_MAX)               \
+	X(INSTANCE_ID, browser_instance_id, PR_STR, CM_ID_MAX)   \
+	X(BINDING_ID, binding_id, PR_STR, CM_ID_MAX)             \
+	X(NAME, name, PR_STR, CM_NAME_MAX)                       \
+	X(KIND, kind, PR_STR, 32)                                \
+	X(IS_ADMIN, is_admin, PR_BOOL, 0)                        \
+	X(LABEL, label, PR_STR, CM_NAME_MAX)                     \
+	X(EXPIRES_AT, expires_at, PR_INT, 0)                     \
+	X(ROLE, role, PR_STR, 32)                                \
+	X(VERSION, version, PR_STR, CM_NAME_MAX)                 \
+	X(MANIFEST, manifest, PR_STR, CM_MANIFEST_MAX)           \
+	X(DRIVER, driver, PR_STR, 32)                            \
+	X(ENDPOINT, endpoint, PR_STR, CM_ENDPOINT_MAX)           \
+	X(CONFIG, config, PR_STR, CM_INSTANCE_CONFIG_MAX)        \
+	X(NETWORK_POLICY, network_policy, PR_STR, CM_POLICY_MAX) \
+	X(PROFILE, profile, PR_STR, CM_PROFILE_MAX)              \
+	X(HOST, host, PR_STR, CM_HOST_MAX)                       \
+	X(STATUS, status, PR_STR, 32)                            \
+	X(OWNER_TYPE, owner_type, PR_STR, 32)                    \
+	X(OWNER_ID, owner_id, PR_STR, CM_ID_MAX)                 \
+	X(GRANTED, granted, PR_STRLIST, CM_GRANTED_MAX)          \
+	X(REQUEST_ID, request_id, PR_STR, CM_ID_MAX)             \
+	X(CAPABILITY, capability, PR_STR, CM_CAPABILITY_MAX)     \
+	X(ARGS, args, PR_STR, CM_ARGS_MAX)                       \
+	X(TIMEOUT_MS, timeout_ms, PR_INT, 0)                     \
+	X(LIMIT, limit, PR_INT, 0)                               \
+	X(AFTER_SEQUENCE, after_sequence, PR_INT, 0)             \
+	X(LEASE_HOLDER, lease_holder, PR_STR, CM_ID_MAX)         \
+	X(RESULT, result, PR_STR, CM_RESULT_MAX)                 \
+	X(ERROR_CODE, error_code, PR_STR, CM_ERROR_CODE_MAX)     \
+	X(ERROR_MESSAGE, error_message, PR_STR, CM_ERROR_MESSAGE_MAX)
+
+enum pr_field {
+#define PR_F_ENUM(e, m, t, max) PR_F_##e,
+	PR_REQ_FIELDS(PR_F_ENUM)
+#undef PR_F_ENUM
+	    PR_F__COUNT
+};
+#define PRM(e) (UINT64_C(1) << PR_F_##e)
+
+/*
+ * Operations: X(ENUM, "wire name", is_write, required mask, optional mask).
+ * Every write requires op_id: the store answers a repeated op_id with its
+ * first reply (DESIGN 2), across store restarts.
+ */
+#define PR_W PRM(OP_ID)
+#define PR_OPS(X)                                                              \
+	X(PING, "ping", false, 0, 0)                                           \
+	X(AUTH_RESOLVE, "auth.resolve", false, PRM(TOKEN_HASH), 0)             \
+	X(WORKSPACE_CREATE, "workspace.create", true, PR_W | PRM(NAME), 0)     \
+	X(WORKSPACE_LIST, "workspace.list", false, 0, 0)                       \
+	X(PRINCIPAL_CREATE, "principal.create", true,                          \
+	    PR_W | PRM(KIND) | PRM(NAME), PRM(IS_ADMIN))                       \
+	X(PRINCIPAL_LIST, "principal.list", false, 0, 0)                       \
+	X(TOKEN_ISSUE, "token.issue", true,                                    \
+	    PR_W | PRM(PRINCIPAL_ID) | PRM(TOKEN_HASH),                        \
+	    PRM(LABEL) | PRM(EXPIRES_AT))                                      \
+	X(TOKEN_REVOKE, "token.revoke", true, PR_W | PRM(TOKEN_ID), 0)         \
+	X(MEMBER_PUT, "member.put", true,                                      \
+	    PR_W | PRM(WORKSPACE_ID) | PRM(PRINCIPAL_ID) | PRM(ROLE), 0)       \
+	X(MEMBER_REMOVE, "member.remove", true,                                \
+	    PR_W | PRM(WORKSPACE_ID) | PRM(PRINCIPAL_ID), 0)                   \
+	X(BUNDLE_CREATE, "bundle.create", true, PR_W | PRM(MANIFEST), 0)       \
+	X(BUNDLE_LIST, "bundle.list", false, 0, 0)                             \
+	X(INSTANCE_REGISTER, "instance.register", true,                        \
+	    PR_W | PRM(NAME) | PRM(DRIVER) | PRM(BUNDLE_ID),                   \
+	    PRM(ENDPOINT) | PRM(CONFIG) | PRM(NETWORK_POLICY) | PRM(PROFILE) | \
+	        PRM(HOST))                                                     \
+	X(INSTANCE_LIST, "instance.list", false, 0, PRM(WORKSPACE_ID))         \
+	X(INSTANCE_SET_STATUS, "instance.set_status", true,                    \
+	    PR_W | PRM(INSTANCE_ID) | PRM(STATUS), 0)                          \
+	X(BINDING_CREATE, "binding.create", true,                              \
+	    PR_W | PRM(WORKSPACE_ID) | PRM(INSTANCE_ID), 0)                    \
+	X(BINDING_DELETE, "binding.delete", true, PR_W | PRM(BINDING_ID), 0)   \
+	X(SPACE_CREATE, "space.create", true,                                  \
+	    PR_W | PRM(WORKSPACE_ID) | PRM(INSTANCE_ID) | PRM(OWNER_TYPE) |    \
+	        PRM(OWNER_ID),                                                 \
+	    PRM(BINDING_ID) | PRM(GRANTED) | PRM(REQUEST_ID))                  \
+	X(SPACE_GET, "space.get", false, PRM(WORKSPACE_ID) | PRM(SPACE_ID), 0) \
+	X(SPACE_LIST, "space.list", false, PRM(WORKSPACE_ID),                  \
+	    PRM(STATUS) | PRM(OWNER_ID) | PRM(LIMIT))                          \
+	X(SPACE_CLOSE, "space.close", true,                                    \
+	    PR_W | PRM(WORKSPACE_ID) | PRM(SPACE_ID), 0)                       \
+	X(SPACE_MARK_CLOSED, "space.mark_closed", true, PR_W | PRM(SPACE_ID),  \
+	    0)                                                                 \
+	X(SPACE_MARK_ERROR, "space.mark_error", true,                          \
+	    PR_W | PRM(SPACE_ID) | PRM(ERROR_CODE), PRM(ERROR_MESSAGE))        \
+	X(TASK_SUBMIT, "task.submit", true,                                    \
+	    PR_W | PRM(WORKSPACE_ID) | PRM(SPACE_ID) | PRM(REQUEST_ID) |       \
+	        PRM(CAPABILITY),                                               \
+	    PRM(ARGS) | PRM(TIMEOUT_MS))                                       \
+	X(TASK_GET, "task.get", false,                                         \
+	    PRM(WORKSPACE_ID) | PRM(SPACE_ID) | PRM(TASK_ID), 0)               \
+	X(TASK_LIST, "task.list", false, PRM(WORKSPACE_ID) | PRM(SPACE_ID),    \
+	    PRM(LIMIT))                                                        \
+	X(TASK_CANCEL, "task.cancel", true,                                    \
+	    PR_W | PRM(WORKSPACE_ID) | PRM(SPACE_ID), PRM(TASK_ID))            \
+	X(EVENT_LIST, "event.list", false, PRM(WORKSPACE_ID) | PRM(SPACE_ID),  \
+	    PRM(AFTER_SEQUENCE) | PRM(LIMIT))                                  \
+	X(ACTOR_LOAD, "actor.load", false, PRM(SPACE_ID), 0)                   \
+	X(ACTOR_CLAIM, "actor.claim", true,                                    \
+	    PR_W | PRM(SPACE_ID) | PRM(LEASE_HOLDER), 0)                       \
+	X(ACTOR_HEARTBEAT, "actor.heartbeat", true,                            \
+	    PR_W | PRM(TASK_ID) | PRM(LEASE_HOLDER), 0)                        \
+	X(ACTOR_FINISH, "actor.finish", true,                                  \
+	    PR_W | PRM(TASK_ID) | PRM(LEASE_HOLDER) | PRM(STATUS),             \
+	    PRM(RESULT) | PRM(ERROR_CODE) | PRM(ERROR_MESSAGE))                \
+	X(SUP_FINALIZE_LOST, "sup.finalize_lost", true, PR_W | PRM(SPACE_ID),  \
+	    0)                                                                 \
+	X(SUP_SWEEP_LEASES, "sup.sweep_leases", true, PR_W, 0)                 \
+	X(SUP_LIST_ACTIVE, "sup.list_active", false, 0, PRM(HOST))             \
+	X(SUP_STATUS, "sup.status", false, 0, 0)
+
+enum pr_op {
+#define PR_OP_ENUM(e, n, w, req, opt) PR_OP_##e,
+	PR_OPS(PR_OP_ENUM)
+#undef PR_OP_ENUM
+	    PR_OP__COUNT
+};
+
+const char *pr_op_name(enum pr_op op);
+bool pr_op_is_write(enum pr_op op);
+
+struct pr_req {
+	enum pr_op op;
+#define PR_F_MEMBER(e, m, t, max) PR_CTYPE_##t m;
+	PR_REQ_FIELDS(PR_F_MEMBER)
+#undef PR_F_MEMBER
+	struct pr_arena arena;
+};
+
+/*
+ * Records.  X(member, type, max) per field; PR_STRLIST items are at most
+ * CM_CAPABILITY_MAX bytes (capability names, arg keys).
+ */
+#define PR_REC_WORKSPACE(X)                \
+	X(workspace_id, PR_STR, CM_ID_MAX) \
+	X(name, PR_STR, CM_NAME_MAX)       \
+	X(created_at, PR_INT, 0)
+
+#define PR_REC_PRINCIPAL(X)                \
+	X(principal_id, PR_STR, CM_ID_MAX) \
+	X(kind, PR_STR, 32)                \
+	X(name, PR_STR, CM_NAME_MAX)       \
+	X(is_admin, PR_BOOL, 0)            \
+	X(disabled, PR_BOOL, 0)            \
+	X(created_at, PR_INT, 0)
+
+#define PR_REC_TOKEN(X)                    \
+	X(token_id, PR_STR, CM_ID_MAX)     \
+	X(principal_id, PR_STR, CM_ID_MAX) \
+	X(label, PR_STR, CM_NAME_MAX)      \
+	X(expires_at, PR_INT, 0)           \
+	X(revoked_at, PR_INT, 0)           \
+	X(created_at, PR_INT, 0)
+
+#define PR_REC_MEMBERSHIP(X)               \
+	X(workspace_id, PR_STR, CM_ID_MAX) \
+	X(principal_id, PR_STR, CM_ID_MAX) \
+	X(role, PR_STR, 32)                \
+	X(created_at, PR_INT, 0)
+
+#define PR_REC_BUNDLE(X)                     \
+	X(bundle_id, PR_STR, CM_ID_MAX)      \
+	X(name, PR_STR, CM_NAME_MAX)         \
+	X(version, PR_STR, CM_NAME_MAX)      \
+	X(manifest, PR_STR, CM_MANIFEST_MAX) \
+	X(created_at, PR_INT, 0)
+
+/* The public view of an instance: no endpoint, config or profile path. */
+#define PR_REC_INSTANCE(X)                        \
+	X(browser_instance_id, PR_STR, CM_ID_MAX) \
+	X(name, PR_STR, CM_NAME_MAX)              \
+	X(driver, PR_STR, 32)                     \
+	X(profile_mode, PR_STR, 32)               \
+	X(bundle_id, PR_STR, CM_ID_MAX)           \
+	X(network_policy, PR_STR, CM_POLICY_MAX)  \
+	X(status, PR_STR, 32)                     \
+	X(host, PR_STR, CM_HOST_MAX)              \
+	X(in_use, PR_BOOL, 0)                     \
+	X(created_at, PR_INT, 0)                  \
+	X(updated_at, PR_INT, 0)
+
+/* The secret columns of an instance: only actor.load returns them. */
+#define PR_REC_INSTANCE_SECRET(X)                 \
+	X(endpoint, PR_STR, CM_ENDPOINT_MAX)      \
+	X(config, PR_STR, CM_INSTANCE_CONFIG_MAX) \
+	X(profile, PR_STR, CM_PROFILE_MAX)
+
+#define PR_REC_BINDING(X)                         \
+	X(binding_id, PR_STR, CM_ID_MAX)          \
+	X(workspace_id, PR_STR, CM_ID_MAX)        \
+	X(browser_instance_id, PR_STR, CM_ID_MAX) \
+	X(created_at, PR_INT, 0)
+
+#define PR_REC_SPACE(X)                               \
+	X(space_id, PR_STR, CM_ID_MAX)                \
+	X(workspace_id, PR_STR, CM_ID_MAX)            \
+	X(browser_instance_id, PR_STR, CM_ID_MAX)     \
+	X(binding_id, PR_STR, CM_ID_MAX)              \
+	X(owner_type, PR_STR, 32)                     \
+	X(owner_id, PR_STR, CM_ID_MAX)                \
+	X(status, PR_STR, 32)                         \
+	X(granted, PR_STRLIST, CM_GRANTED_MAX)        \
+	X(revision, PR_INT, 0)                        \
+	X(last_error_code, PR_STR, CM_ERROR_CODE_MAX) \
+	X(close_requested, PR_BOOL, 0)                \
+	X(created_at, PR_INT, 0)                      \
+	X(updated_at, PR_INT, 0)                      \
+	X(closed_at, PR_INT, 0)
+
+/* A task as clients may see it: args appear only as arg_keys. */
+#define PR_REC_TASK(X)                                 \
+	X(task_id, PR_STR, CM_ID_MAX)                  \
+	X(space_id, PR_STR, CM_ID_MAX)                 \
+	X(workspace_id, PR_STR, CM_ID_MAX)             \
+	X(request_id, PR_STR, CM_ID_MAX)               \
+	X(operation_id, PR_STR, CM_ID_MAX)             \
+	X(capability, PR_STR, CM_CAPABILITY_MAX)       \
+	X(arg_keys, PR_STRLIST, CM_SCHEMA_PROPS_MAX)   \
+	X(timeout_ms, PR_INT, 0)                       \
+	X(status, PR_STR, 32)                          \
+	X(cancel_requested, PR_BOOL, 0)                \
+	X(result, PR_STR, CM_RESULT_MAX)               \
+	X(error_code, PR_STR, CM_ERROR_CODE_MAX)       \
+	X(error_message, PR_STR, CM_ERROR_MESSAGE_MAX) \
+	X(created_at, PR_INT, 0)                       \
+	X(started_at, PR_INT, 0)                       \
+	X(finished_at, PR_INT, 0)                      \
+	X(updated_at, PR_INT, 0)
+
+#define PR_REC_EVENT(X)                    \
+	X(space_id, PR_STR, CM_ID_MAX)     \
+	X(workspace_id, PR_STR, CM_ID_MAX) \
+	X(task_id, PR_STR, CM_ID_MAX)      \
+	X(sequence, PR_INT, 0)             \
+	X(kind, PR_STR, 32)                \
+	X(payload, PR_STR, CM_RESULT_MAX)  \
+	X(created_at, PR_INT, 0)
+
+/* A supervised process, as the supervisor's control socket reports it. */
+#define PR_REC_CHILD(X)                \
+	X(kind, PR_STR, 32)            \
+	X(pid, PR_INT, 0)              \
+	X(space_id, PR_STR, CM_ID_MAX) \
+	X(state, PR_STR, 32)           \
+	X(restarts, PR_INT, 0)         \
+	X(uptime_ms, PR_INT, 0)
+
+/* X(struct tag, list member in pr_rep, field macro) */
+#define PR_RECORDS(X)                                                \
+	X(workspace, workspaces, PR_REC_WORKSPACE)                   \
+	X(principal, principals, PR_REC_PRINCIPAL)                   \
+	X(token, tokens, PR_REC_TOKEN)                               \
+	X(membership, memberships, PR_REC_MEMBERSHIP)                \
+	X(bundle, bundles, PR_REC_BUNDLE)                            \
+	X(instance, instances, PR_REC_INSTANCE)                      \
+	X(instance_secret, instance_secrets, PR_REC_INSTANCE_SECRET) \
+	X(binding, bindings, PR_REC_BINDING)                         \
+	X(space, spaces, PR_REC_SPACE)                               \
+	X(task, tasks, PR_REC_TASK)                                  \
+	X(event, events, PR_REC_EVENT)                               \
+	X(child, children, PR_REC_CHILD)
+
+#define PR_REC_MEMBER(m, t, max) PR_CTYPE_##t m;
+#define PR_REC_STRUCT(tag, list, fields) \
+	struct pr_##tag {                \
+		fields(PR_REC_MEMBER)    \
+	};
+PR_RECORDS(PR_REC_STRUCT)
+#undef PR_REC_STRUCT
+
+/*
+ * A reply.  Scalars: err (sent as its stable code), msg (human text, at
+ * most CM_ERROR_MESSAGE_MAX), created (a create or submit made a new row,
+ * rather than answering an idempotent repeat), cancel_requested and
+ * close_requested (heartbeat), args (the claimed task's args JSON; only
+ * actor.claim sends it), count (rows a sweep touched).  Then one list per
+ * record type, each at most CM_PROTO_LIST_MAX long.
+ */
+struct pr_rep {
+	enum cm_err err;
+	const char *msg;
+	bool created;
+	bool cancel_requested;
+	bool close_requested;
+	const char *args;
+	int64_t count;
+#define PR_REP_LIST(tag, list, fields) \
+	struct pr_##tag *list;         \
+	size_t n_##list;
+	PR_RECORDS(PR_REP_LIST)
+#undef PR_REP_LIST
+	struct pr_arena arena;
+};
+
+/*
+ * Encoders write a msgpack message into *buf (malloc'd; the caller frees)
+ * and its length into *len.  Return 0, or -1 on allocation failure or when
+ * a field breaks its bound (a bug in the caller, which is logged).
+ */
+int pr_req_encode(const struct pr_req *r, char **buf, size_t *len);
+int pr_rep_encode(const struct pr_rep *r, char **buf, size_t *len);
+
+/*
+ * Decoders fill *out from len bytes of buf (len at most CM_MSG_MAX).
+ * Return 0, or -1 with a reason in err; on failure *out holds nothing
+ * that needs freeing, though pr_*_free on it is still safe.
+ */
+int pr_req_decode(
+    const void *buf, size_t len, struct pr_req *out, char *err, size_t errlen);
+int pr_rep_decode(
+    const void *buf, size_t len, struct pr_rep *out, char *err, size_t errlen);
+
+void pr_req_free(struct pr_req *r);
+void pr_rep_free(struct pr_rep *r);
+
+/* Reply building helpers: memory from the reply's arena. */
+const char *pr_rep_strdup(struct pr_rep *r, const char *s);
+void *pr_rep_alloc(struct pr_rep *r, size_t n);
+/* Sets err and a formatted msg (truncated to CM_ERROR_MESSAGE_MAX). */
+void pr_rep_error(struct pr_rep *r, enum cm_err err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/*
+ * Internal events.  pr_event_topic writes "ev/<workspace_id>/<space_id>/"
+ * (returns its length, or -1 when it does not fit).  pr_pub_encode
+ * produces topic followed by the msgpack record, ready to publish;
+ * pr_pub_decode checks the topic against the record it carries.
+ */
+int pr_event_topic(
+    const char *workspace_id, const char *space_id, char *buf, size_t len);
+int pr_pub_encode(const struct pr_event *ev, char **buf, size_t *len);
+int pr_pub_decode(const void *buf, size_t len, struct pr_event *out,
+    struct pr_arena *arena, char *err, size_t errlen);
+
+#endif

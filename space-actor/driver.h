@@ -1,0 +1,90 @@
+/*
+ * driver.h: the runtime driver interface (DESIGN 3).
+ *
+ * An actor owns one driver.  Everything is non-blocking: the actor's single
+ * poll() loop asks the driver which fds to watch and when it next needs
+ * time, then steps it.  One invocation runs at a time, by construction of
+ * the actor loop above it.
+ */
+#ifndef ACT_DRIVER_H
+#define ACT_DRIVER_H
+
+#include <jansson.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "capability.h"
+#include "config.h"
+#include "errors.h"
+#include "limits.h"
+#include "redact.h"
+
+/* What a driver is opened with: the instance as the store knows it. */
+struct act_env {
+	const char *space_id;
+	const char *instance_id;
+	const char *driver;   /* managed | cdp | fake */
+	const char *endpoint; /* secret */
+	const char *profile;  /* secret */
+	const json_t *config; /* the instance config object (secret) */
+	const struct cm_bundle *bundle;
+	const struct cm_policy *policy;
+	const struct cm_config *cfg;
+};
+
+struct act_call {
+	const char *task_id;
+	const char *request_id;
+	const char *capability;
+	const json_t *args;  /* validated against the bundle */
+	int64_t deadline_ms; /* monotonic */
+};
+
+enum act_state {
+	ACT_PENDING, /* still running: poll and step again */
+	ACT_DONE,    /* finished: see the outcome */
+};
+
+struct act_outcome {
+	enum cm_err err; /* CM_OK, or a task error code */
+	char *result;    /* malloc'd JSON text on success; caller frees */
+	char message[CM_ERROR_MESSAGE_MAX + 1]; /* raw: the actor redacts */
+};
+
+struct act_driver;
+
+struct act_driver_ops {
+	const char *name;
+	/* Launches or attaches.  On failure returns -1 with a reason. */
+	int (*open)(const struct act_env *env, struct act_driver **out,
+	    char *err, size_t errlen);
+	/* Begins a call; may finish at once (then step reports ACT_DONE). */
+	int (*start)(struct act_driver *d, const struct act_call *call);
+	/*
+	 * Fills up to max pollfds and sets *wake_ms (monotonic; -1 for none)
+	 * to the next time the driver needs a step.  Returns the fd count.
+	 */
+	int (*pollfds)(struct act_driver *d, struct pollfd *fds, int max,
+	    int64_t *wake_ms);
+	/* Advances the call in progress after poll(). */
+	enum act_state (*step)(struct act_driver *d, const struct pollfd *fds,
+	    int nfds, struct act_outcome *out);
+	/*
+	 * Aborts the call in progress and cleans up after it; when it returns
+	 * the runtime no longer works on the call.  reset then brings the
+	 * runtime back to a clean state for the next task (a new page, say).
+	 * Both return 0, or -1 when the runtime is unusable.
+	 */
+	int (*cancel)(struct act_driver *d);
+	int (*reset)(struct act_driver *d);
+	/* Tears the runtime down and wipes an ephemeral profile. */
+	void (*close)(struct act_driver *d);
+};
+
+/* The driver for a name, or NULL. */
+const struct act_driver_ops *act_driver_find(const char *name);
+
+extern const struct act_driver_ops act_driver_fake;
+
+#endif

@@ -1,0 +1,269 @@
+/*
+ * driver_fake.c: the deterministic runtime for tests and benchmarks.
+ *
+ * Behaviour by capability name (etc/bundles/fake.json declares them):
+ *   sleep {ms}           waits ms, cancellable
+ *   fail {code, message} fails with that code (runtime_error if unknown)
+ *   crash {}             aborts the actor process
+ *   leak {}              returns canary secrets, for the redactor
+ *   big {}               returns more than CM_RESULT_MAX bytes
+ *   anything else        waits config.latency_ms, returns
+ *                        {"ok": true, "capability": NAME}
+ * With config.log_path set, every start and end is appended there as one
+ * JSON line with a monotonic timestamp, for tests to read.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "driver.h"
+#include "log.h"
+
+struct act_driver {
+	const struct act_env *env;
+	int64_t latency_ms;
+	char log_path[CM_PATH_MAX];
+	bool busy;
+	int64_t due_ms; /* when the call in progress finishes */
+	char space_id[CM_ID_MAX + 1];
+	char task_id[CM_ID_MAX + 1];
+	char request_id[CM_ID_MAX + 1];
+	char capability[CM_CAPABILITY_MAX + 1];
+	struct act_outcome ready; /* the outcome, once due */
+};
+
+/* One line, one write(2) with O_APPEND: lines from many actors interleave
+ * whole. */
+static void
+fake_log(
+    struct act_driver *d, const char *ev, const char *outcome, bool cleanup)
+{
+	json_t *o;
+	char *line;
+	int fd;
+
+	if (d->log_path[0] == '\0')
+		return;
+	o = json_pack("{s:s, s:I, s:s, s:s, s:s, s:s, s:s, s:b}", "ev", ev,
+	    "t_ns", (json_int_t)cm_mono_ns(), "space_id", d->space_id,
+	    "task_id", d->task_id, "request_id", d->request_id, "capability",
+	    d->capability, "outcome", outcome ? outcome : "", "cleanup",
+	    cleanup);
+	line = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
+	if (line == NULL)
+		return;
+	fd = open(d->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		size_t n = strlen(line);
+		line[n] = '\n';
+		if (write(fd, line, n + 1) < 0)
+			cm_warn("fake: log");
+		close(fd);
+	}
+	free(line);
+}
+
+static int
+fake_open(const struct act_env *env, struct act_driver **out, char *err,
+    size_t errlen)
+{
+	struct act_driver *d;
+	const json_t *v;
+
+	if (!env->cfg->allow_fake_driver) {
+		snprintf(err, errlen,
+		    "the fake driver is not allowed here "
+		    "(allow_fake_driver = false)");
+		return -1;
+	}
+	if ((d = calloc(1, sizeof(*d))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	d->env = env;
+	snprintf(d->space_id, sizeof(d->space_id), "%s", env->space_id);
+	if ((v = json_object_get(env->config, "latency_ms")) != NULL) {
+		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+		    json_integer_value(v) > CM_TIMEOUT_MAX_S * 1000) {
+			snprintf(err, errlen, "config latency_ms must be 0..%d",
+			    CM_TIMEOUT_MAX_S * 1000);
+			free(d);
+			return -1;
+		}
+		d->latency_ms = json_integer_value(v);
+	}
+	if ((v = json_object_get(env->config, "log_path")) != NULL) {
+		if (!json_is_string(v) ||
+		    (size_t)snprintf(d->log_path, sizeof(d->log_path), "%s",
+		        json_string_value(v)) >= sizeof(d->log_path)) {
+			snprintf(err, errlen, "config log_path must be a path");
+			free(d);
+			return -1;
+		}
+	}
+	*out = d;
+	return 0;
+}
+
+static char *
+leak_result(const struct act_env *env)
+{
+	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "headers",
+	    "Cookie: session=fake-cookie-canary-7f3a; theme=dark", "auth",
+	    "Authorization: Bearer fake-bearer-canary-91c2", "url",
+	    "https://example.test/cb?token=fake-token-canary-55e1&x=1",
+	    "endpoint", env->endpoint ? env->endpoint : "", "profile",
+	    env->profile ? env->profile : "", "link",
+	    "https://fakeuser:fake-pass-canary-0b9d@example.test/");
+	char *s = json_dumps(o, JSON_COMPACT);
+
+	json_decref(o);
+	return s;
+}
+
+static char *
+big_result(void)
+{
+	size_t n = CM_RESULT_MAX + 4096;
+	char *fill = malloc(n + 1);
+	json_t *o;
+	char *s;
+
+	if (fill == NULL)
+		return NULL;
+	memset(fill, 'x', n);
+	fill[n] = '\0';
+	o = json_pack("{s:s}", "blob", fill);
+	s = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	free(fill);
+	return s;
+}
+
+static int
+fake_start(struct act_driver *d, const struct act_call *call)
+{
+	const char *cap = call->capability;
+	struct act_outcome *o = &d->ready;
+	int64_t now = cm_mono_ms();
+
+	memset(o, 0, sizeof(*o));
+	snprintf(d->task_id, sizeof(d->task_id), "%s", call->task_id);
+	snprintf(d->request_id, sizeof(d->request_id), "%s", call->request_id);
+	snprintf(d->capability, sizeof(d->capability), "%s", cap);
+	d->busy = true;
+	d->due_ms = now;
+	fake_log(d, "start", NULL, false);
+
+	if (strcmp(cap, "sleep") == 0) {
+		d->due_ms =
+		    now + json_integer_value(json_object_get(call->args, "ms"));
+		o->result = strdup("{\"slept\":true}");
+	} else if (strcmp(cap, "fail") == 0) {
+		const char *code =
+		    json_string_value(json_object_get(call->args, "code"));
+		const char *msg =
+		    json_string_value(json_object_get(call->args, "message"));
+		enum cm_err e = cm_err_from_code(code);
+
+		o->err =
+		    e == CM_ERR__COUNT || e == CM_OK ? CM_E_RUNTIME_ERROR : e;
+		snprintf(o->message, sizeof(o->message), "%s",
+		    msg ? msg : "the fake runtime failed as asked");
+	} else if (strcmp(cap, "crash") == 0) {
+		/* What a runtime crash looks like from outside: no outcome. */
+		abort();
+	} else if (strcmp(cap, "leak") == 0) {
+		o->result = leak_result(d->env);
+	} else if (strcmp(cap, "big") == 0) {
+		o->result = big_result();
+	} else {
+		json_t *r = json_pack("{s:b, s:s}", "ok", 1, "capability", cap);
+
+		d->due_ms = now + d->latency_ms;
+		o->result = r ? json_dumps(r, JSON_COMPACT) : NULL;
+		json_decref(r);
+	}
+	if (o->err == CM_OK && o->result == NULL) {
+		o->err = CM_E_RUNTIME_ERROR;
+		snprintf(o->message, sizeof(o->message), "out of memory");
+	}
+	return 0;
+}
+
+static int
+fake_pollfds(
+    struct act_driver *d, struct pollfd *fds, int max, int64_t *wake_ms)
+{
+	(void)fds;
+	(void)max;
+	*wake_ms = d->busy ? d->due_ms : -1;
+	return 0;
+}
+
+static enum act_state
+fake_step(struct act_driver *d, const struct pollfd *fds, int nfds,
+    struct act_outcome *out)
+{
+	(void)fds;
+	(void)nfds;
+	if (!d->busy || cm_mono_ms() < d->due_ms)
+		return ACT_PENDING;
+	d->busy = false;
+	*out = d->ready;
+	memset(&d->ready, 0, sizeof(d->ready));
+	fake_log(d, "end", out->err == CM_OK ? "completed" : "failed", false);
+	return ACT_DONE;
+}
+
+static int
+fake_cancel(struct act_driver *d)
+{
+	if (!d->busy)
+		return 0;
+	d->busy = false;
+	free(d->ready.result);
+	memset(&d->ready, 0, sizeof(d->ready));
+	/* The cleanup is done by the time this line is written. */
+	fake_log(d, "end", "cancelled", true);
+	return 0;
+}
+
+static int
+fake_reset(struct act_driver *d)
+{
+	(void)d;
+	return 0;
+}
+
+static void
+fake_close(struct act_driver *d)
+{
+	if (d == NULL)
+		return;
+	fake_cancel(d);
+	free(d);
+}
+
+const struct act_driver_ops act_driver_fake = {
+    .name = "fake",
+    .open = fake_open,
+    .start = fake_start,
+    .pollfds = fake_pollfds,
+    .step = fake_step,
+    .cancel = fake_cancel,
+    .reset = fake_reset,
+    .close = fake_close,
+};
+
+const struct act_driver_ops *
+act_driver_find(const char *name)
+{
+	if (name != NULL && strcmp(name, "fake") == 0)
+		return &act_driver_fake;
+	return NULL;
+}

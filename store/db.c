@@ -1,0 +1,349 @@
+/*
+ * db.c: the SQLite backend of db.h.
+ *
+ * Prepared statements are cached by the address of their SQL text: every
+ * operation passes a string literal, so the cache is a pointer hash with
+ * no string compares, and a statement is prepared once per process.
+ */
+#include "db.h"
+
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+#define ST_STMT_CACHE 256 /* power of two; well above the SQL texts we have */
+
+#define ST_PARAMS_MAX 32
+
+struct st_stmt {
+	const char *sql;
+	sqlite3_stmt *stmt;
+	struct st_db *db;
+	int n_params;
+	int idx[ST_PARAMS_MAX + 1]; /* $k is SQLite parameter idx[k] */
+};
+
+struct st_db {
+	sqlite3 *conn;
+	int last_rc;
+	struct st_stmt cache[ST_STMT_CACHE];
+};
+
+static int
+db_rc(struct st_db *db, int rc)
+{
+	db->last_rc = rc;
+	switch (rc & 0xff) {
+	case SQLITE_OK:
+		return ST_OK;
+	case SQLITE_ROW:
+		return ST_ROW;
+	case SQLITE_DONE:
+		return ST_DONE;
+	case SQLITE_CONSTRAINT:
+		return ST_CONSTRAINT;
+	default:
+		return ST_ERROR;
+	}
+}
+
+int
+st_db_open_sqlite(struct st_db **out, const char *path)
+{
+	struct st_db *db;
+	int rc;
+
+	*out = NULL;
+	/*
+	 * The store is single-threaded by design: SQLite's own mutexes and
+	 * memory accounting would only cost a lock per allocation.  This must
+	 * precede any other SQLite call; later calls fail harmlessly.
+	 */
+	sqlite3_config(SQLITE_CONFIG_SINGLETHREAD);
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+	if ((db = calloc(1, sizeof(*db))) == NULL)
+		return ST_ERROR;
+	rc = sqlite3_open_v2(path, &db->conn,
+	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
+	        SQLITE_OPEN_EXRESCODE,
+	    NULL);
+	if (rc != SQLITE_OK) {
+		cm_warnx("store: cannot open database: %s",
+		    db->conn ? sqlite3_errmsg(db->conn) : sqlite3_errstr(rc));
+		sqlite3_close(db->conn);
+		free(db);
+		return ST_ERROR;
+	}
+	/*
+	 * synchronous=FULL: an acknowledged write survives power loss.  Group
+	 * commit pays the fsync once per batch instead of once per request.
+	 */
+	if (st_db_exec(db, "PRAGMA journal_mode=WAL;"
+	                   "PRAGMA synchronous=FULL;"
+	                   "PRAGMA foreign_keys=ON;"
+	                   /* Savepoint journals stay in memory: one savepoint
+	                    * per write in a group must not cost file I/O. */
+	                   "PRAGMA temp_store=MEMORY;"
+	                   "PRAGMA cache_size=-65536;"
+	                   "PRAGMA busy_timeout=5000;") != ST_OK) {
+		st_db_close(db);
+		return ST_ERROR;
+	}
+	*out = db;
+	return ST_OK;
+}
+
+void
+st_db_close(struct st_db *db)
+{
+	if (db == NULL)
+		return;
+	for (size_t i = 0; i < ST_STMT_CACHE; i++)
+		sqlite3_finalize(db->cache[i].stmt);
+	sqlite3_close(db->conn);
+	free(db);
+}
+
+const char *
+st_db_dialect(const struct st_db *db)
+{
+	(void)db;
+	return "sqlite";
+}
+
+int
+st_db_exec(struct st_db *db, const char *sql)
+{
+	char *msg = NULL;
+	int rc = sqlite3_exec(db->conn, sql, NULL, NULL, &msg);
+
+	if (rc != SQLITE_OK) {
+		cm_warnx("store: %s", msg ? msg : sqlite3_errstr(rc));
+		sqlite3_free(msg);
+	}
+	rc = db_rc(db, rc);
+	return rc == ST_DONE ? ST_OK : rc;
+}
+
+/*
+ * Parameters are $1..$n, as in PostgreSQL, in any order and repeated at
+ * will.  Their SQLite indexes are looked up once, when the statement is
+ * prepared, so binding needs no lookup.
+ */
+static void
+db_map_params(struct st_stmt *s)
+{
+	int total = sqlite3_bind_parameter_count(s->stmt);
+	char name[16];
+
+	for (int k = 1; k <= ST_PARAMS_MAX; k++) {
+		snprintf(name, sizeof(name), "$%d", k);
+		if ((s->idx[k] = sqlite3_bind_parameter_index(s->stmt, name)) == 0)
+			break;
+		s->n_params = k;
+	}
+	if (s->n_params != total)
+		cm_fatalx("store: parameters of \"%.60s\" are not $1..$%d", s->sql,
+		    total);
+}
+
+static struct st_stmt *
+db_prepare(struct st_db *db, const char *sql)
+{
+	size_t h = ((uintptr_t)sql >> 3) * 0x9E3779B97F4A7C15ull;
+	size_t i = (h >> 32) & (ST_STMT_CACHE - 1);
+	int rc;
+
+	for (size_t n = 0; n < ST_STMT_CACHE; n++) {
+		struct st_stmt *s = &db->cache[(i + n) & (ST_STMT_CACHE - 1)];
+
+		if (s->sql == sql)
+			return s;
+		if (s->sql != NULL)
+			continue;
+		rc = sqlite3_prepare_v3(db->conn, sql, -1,
+		    SQLITE_PREPARE_PERSISTENT, &s->stmt, NULL);
+		if (rc != SQLITE_OK) {
+			db_rc(db, rc);
+			cm_fatalx("store: cannot prepare \"%.60s\": %s", sql,
+			    sqlite3_errmsg(db->conn));
+		}
+		s->sql = sql;
+		s->db = db;
+		db_map_params(s);
+		return s;
+	}
+	cm_fatalx("store: statement cache is full");
+}
+
+static int
+db_bind(struct st_stmt *s, const char *types, va_list ap)
+{
+	int n = s->n_params;
+	int rc = SQLITE_OK;
+	int k;
+
+	for (k = 1; types[k - 1] != '\0' && rc == SQLITE_OK; k++) {
+		int i = k <= n ? s->idx[k] : 0;
+
+		if (i == 0)
+			cm_fatalx("store: too many parameters for \"%.60s\"", s->sql);
+		switch (types[k - 1]) {
+		case 's': {
+			const char *v = va_arg(ap, const char *);
+			rc = v ? sqlite3_bind_text(s->stmt, i, v, -1, SQLITE_TRANSIENT)
+			       : sqlite3_bind_null(s->stmt, i);
+			break;
+		}
+		case 'i':
+			rc = sqlite3_bind_int64(s->stmt, i, va_arg(ap, int64_t));
+			break;
+		case 'B': {
+			const void *v = va_arg(ap, const void *);
+			size_t len = va_arg(ap, size_t);
+			rc = sqlite3_bind_blob64(s->stmt, i, v, len, SQLITE_TRANSIENT);
+			break;
+		}
+		case 'b':
+			rc = sqlite3_bind_int(s->stmt, i, va_arg(ap, int) != 0);
+			break;
+		case 'n': {
+			int64_t v = va_arg(ap, int64_t);
+			rc = v ? sqlite3_bind_int64(s->stmt, i, v)
+			       : sqlite3_bind_null(s->stmt, i);
+			break;
+		}
+		default:
+			cm_fatalx("store: bad parameter type '%c'", types[k - 1]);
+		}
+	}
+	if (rc == SQLITE_OK && k - 1 != n)
+		cm_fatalx("store: %d parameters for \"%.60s\", which has %d", k - 1,
+		    s->sql, n);
+	return db_rc(s->db, rc);
+}
+
+static int
+db_vquery(struct st_db *db, struct st_stmt **out, const char *sql,
+    const char *types, va_list ap)
+{
+	struct st_stmt *s = db_prepare(db, sql);
+	int rc;
+
+	if ((rc = db_bind(s, types, ap)) != ST_OK) {
+		st_stmt_done(s);
+		return rc;
+	}
+	*out = s;
+	return ST_OK;
+}
+
+int
+st_db_query(struct st_db *db, struct st_stmt **out, const char *sql,
+    const char *types, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, types);
+	rc = db_vquery(db, out, sql, types, ap);
+	va_end(ap);
+	return rc;
+}
+
+int
+st_stmt_step(struct st_stmt *s)
+{
+	return db_rc(s->db, sqlite3_step(s->stmt));
+}
+
+void
+st_stmt_done(struct st_stmt *s)
+{
+	if (s == NULL)
+		return;
+	sqlite3_reset(s->stmt);
+	sqlite3_clear_bindings(s->stmt);
+}
+
+const char *
+st_col_text(struct st_stmt *s, int col)
+{
+	return (const char *)sqlite3_column_text(s->stmt, col);
+}
+
+int64_t
+st_col_int(struct st_stmt *s, int col)
+{
+	return sqlite3_column_int64(s->stmt, col);
+}
+
+const void *
+st_col_blob(struct st_stmt *s, int col, size_t *len)
+{
+	const void *v = sqlite3_column_blob(s->stmt, col);
+
+	*len = (size_t)sqlite3_column_bytes(s->stmt, col);
+	return v;
+}
+
+bool
+st_col_null(struct st_stmt *s, int col)
+{
+	return sqlite3_column_type(s->stmt, col) == SQLITE_NULL;
+}
+
+int
+st_db_run(struct st_db *db, const char *sql, const char *types, ...)
+{
+	struct st_stmt *s;
+	va_list ap;
+	int rc;
+
+	va_start(ap, types);
+	rc = db_vquery(db, &s, sql, types, ap);
+	va_end(ap);
+	if (rc != ST_OK)
+		return rc;
+	while ((rc = st_stmt_step(s)) == ST_ROW)
+		;
+	st_stmt_done(s);
+	return rc;
+}
+
+int64_t
+st_db_total_changes(struct st_db *db)
+{
+	return sqlite3_total_changes64(db->conn);
+}
+
+int64_t
+st_db_changes(struct st_db *db)
+{
+	return sqlite3_changes64(db->conn);
+}
+
+const char *
+st_db_errmsg(struct st_db *db)
+{
+	return sqlite3_errmsg(db->conn);
+}
+
+int
+st_db_synchronous(struct st_db *db)
+{
+	sqlite3_stmt *s;
+	int v = -1;
+
+	if (sqlite3_prepare_v2(db->conn, "PRAGMA synchronous", -1, &s, NULL) !=
+	    SQLITE_OK)
+		return -1;
+	if (sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	return v;
+}

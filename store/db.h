@@ -1,0 +1,68 @@
+/*
+ * db.h: the narrow boundary between the store's operations and its
+ * database.  SQL is written once, with $1..$n parameters, in the common
+ * subset of SQLite and PostgreSQL; a backend prepares, binds and steps it.
+ *
+ * Only the store process includes this header.
+ */
+#ifndef ST_DB_H
+#define ST_DB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum st_rc {
+	ST_OK = 0,
+	ST_ROW = 1,          /* st_stmt_step: a row is ready */
+	ST_DONE = 2,         /* st_stmt_step: no more rows */
+	ST_ERROR = -1,       /* anything else; see st_db_errmsg */
+	ST_CONSTRAINT = -2,  /* a UNIQUE, CHECK or FOREIGN KEY constraint */
+};
+
+struct st_db;
+struct st_stmt;
+
+/* Opens (creating) a SQLite database with WAL, synchronous=FULL and
+ * foreign keys on.  path may be ":memory:". */
+int st_db_open_sqlite(struct st_db **out, const char *path);
+void st_db_close(struct st_db *db);
+const char *st_db_dialect(const struct st_db *db); /* "sqlite" */
+
+/* Runs one or more statements without parameters or rows. */
+int st_db_exec(struct st_db *db, const char *sql);
+
+/*
+ * Prepares sql (cached by its address: pass string literals) and binds
+ * parameters described by types, one character each: 's' const char *
+ * (NULL binds NULL), 'i' int64_t, 'b' int used as 0/1, 'n' an int64_t
+ * where 0 binds NULL (for nullable timestamps), 'B' a blob given as two
+ * arguments, const void * and size_t.  Parameter k is $k.
+ * Returns ST_OK with *out ready to step.  The statement stays busy until
+ * st_stmt_done, so one SQL text cannot be open twice at once.
+ */
+int st_db_query(struct st_db *db, struct st_stmt **out, const char *sql,
+    const char *types, ...);
+int st_stmt_step(struct st_stmt *st);
+void st_stmt_done(struct st_stmt *st);
+
+/* Column accessors for the current row.  text is NULL for SQL NULL and
+ * valid until the next step or done. */
+const char *st_col_text(struct st_stmt *st, int col);
+int64_t st_col_int(struct st_stmt *st, int col);
+const void *st_col_blob(struct st_stmt *st, int col, size_t *len);
+bool st_col_null(struct st_stmt *st, int col);
+
+/* Runs a statement that returns no rows (or ignores them).  Returns ST_DONE,
+ * ST_CONSTRAINT or ST_ERROR. */
+int st_db_run(struct st_db *db, const char *sql, const char *types, ...);
+/* Rows changed since the connection opened, by every statement. */
+int64_t st_db_total_changes(struct st_db *db);
+/* Rows changed by the last INSERT, UPDATE or DELETE. */
+int64_t st_db_changes(struct st_db *db);
+const char *st_db_errmsg(struct st_db *db);
+
+/* PRAGMA synchronous (2 is FULL). */
+int st_db_synchronous(struct st_db *db);
+
+#endif

@@ -1,0 +1,159 @@
+-- The whole data model of SPEC section 1.  Times are Unix milliseconds;
+-- JSON is TEXT; booleans are 0/1.  Names of constraints and indexes are the
+-- same in the PostgreSQL variant.
+
+CREATE TABLE workspaces (
+  id          TEXT PRIMARY KEY CHECK (length(id) <= 64),
+  name        TEXT NOT NULL UNIQUE CHECK (length(name) BETWEEN 1 AND 255),
+  created_at  INTEGER NOT NULL
+);
+
+CREATE TABLE principals (
+  id          TEXT PRIMARY KEY CHECK (length(id) <= 64),
+  kind        TEXT NOT NULL CHECK (kind IN ('operator', 'runtime_agent')),
+  name        TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 255),
+  is_admin    INTEGER NOT NULL DEFAULT 0 CHECK (is_admin IN (0, 1)),
+  disabled    INTEGER NOT NULL DEFAULT 0 CHECK (disabled IN (0, 1)),
+  created_at  INTEGER NOT NULL
+);
+
+CREATE TABLE api_tokens (
+  id            TEXT PRIMARY KEY CHECK (length(id) <= 64),
+  principal_id  TEXT NOT NULL REFERENCES principals (id) ON DELETE CASCADE,
+  token_hash    TEXT NOT NULL UNIQUE CHECK (length(token_hash) = 64),
+  label         TEXT NOT NULL DEFAULT '' CHECK (length(label) <= 255),
+  expires_at    INTEGER,
+  revoked_at    INTEGER,
+  created_at    INTEGER NOT NULL
+);
+CREATE INDEX api_tokens_principal ON api_tokens (principal_id);
+
+CREATE TABLE memberships (
+  workspace_id  TEXT NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
+  principal_id  TEXT NOT NULL REFERENCES principals (id) ON DELETE CASCADE,
+  role          TEXT NOT NULL CHECK (role IN ('member', 'manager')),
+  created_at    INTEGER NOT NULL,
+  PRIMARY KEY (workspace_id, principal_id)
+);
+CREATE INDEX memberships_principal ON memberships (principal_id);
+
+CREATE TABLE runtime_bundles (
+  id          TEXT PRIMARY KEY CHECK (length(id) <= 64),
+  name        TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 255),
+  version     TEXT NOT NULL CHECK (length(version) BETWEEN 1 AND 255),
+  manifest    TEXT NOT NULL,
+  created_at  INTEGER NOT NULL,
+  UNIQUE (name, version)
+);
+
+-- endpoint, config and profile are the instance's secret columns: only
+-- actor.load reads them.
+CREATE TABLE browser_instances (
+  id              TEXT PRIMARY KEY CHECK (length(id) <= 64),
+  name            TEXT NOT NULL UNIQUE CHECK (length(name) BETWEEN 1 AND 255),
+  driver          TEXT NOT NULL CHECK (driver IN ('managed', 'cdp', 'fake')),
+  endpoint        TEXT NOT NULL DEFAULT '',
+  config          TEXT NOT NULL DEFAULT '{}',
+  profile         TEXT NOT NULL DEFAULT '',
+  profile_mode    TEXT NOT NULL CHECK (profile_mode IN ('ephemeral', 'persistent')),
+  bundle_id       TEXT NOT NULL REFERENCES runtime_bundles (id),
+  network_policy  TEXT NOT NULL DEFAULT '{}',
+  status          TEXT NOT NULL CHECK (status IN ('ready', 'unavailable', 'disabled')),
+  host            TEXT NOT NULL CHECK (length(host) <= 253),
+  created_at      INTEGER NOT NULL,
+  updated_at      INTEGER NOT NULL
+);
+CREATE INDEX browser_instances_host ON browser_instances (host);
+
+CREATE TABLE browser_bindings (
+  id                   TEXT PRIMARY KEY CHECK (length(id) <= 64),
+  workspace_id         TEXT NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
+  browser_instance_id  TEXT NOT NULL REFERENCES browser_instances (id) ON DELETE CASCADE,
+  created_at           INTEGER NOT NULL,
+  UNIQUE (workspace_id, browser_instance_id)
+);
+CREATE INDEX browser_bindings_instance ON browser_bindings (browser_instance_id);
+
+CREATE TABLE browser_spaces (
+  id                    TEXT PRIMARY KEY CHECK (length(id) <= 64),
+  workspace_id          TEXT NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
+  browser_instance_id   TEXT NOT NULL REFERENCES browser_instances (id),
+  binding_id            TEXT REFERENCES browser_bindings (id) ON DELETE SET NULL,
+  owner_type            TEXT NOT NULL CHECK (owner_type IN ('operator', 'runtime_agent')),
+  owner_id              TEXT NOT NULL CHECK (length(owner_id) <= 64),
+  status                TEXT NOT NULL CHECK (status IN ('idle', 'running', 'closed', 'error')),
+  granted_capabilities  TEXT NOT NULL DEFAULT '[]',
+  revision              INTEGER NOT NULL DEFAULT 1 CHECK (revision >= 1),
+  last_error_code       TEXT CHECK (length(last_error_code) <= 64),
+  close_requested       INTEGER NOT NULL DEFAULT 0 CHECK (close_requested IN (0, 1)),
+  -- The create's idempotency key and a digest of its content.
+  request_id            TEXT CHECK (length(request_id) <= 64),
+  request_digest        TEXT,
+  -- The sequence of the last event appended for this Space.
+  last_sequence         INTEGER NOT NULL DEFAULT 0,
+  created_at            INTEGER NOT NULL,
+  updated_at            INTEGER NOT NULL,
+  closed_at             INTEGER
+);
+-- The core invariant: an instance has at most one Space that is not closed.
+CREATE UNIQUE INDEX browser_spaces_active_instance
+  ON browser_spaces (browser_instance_id) WHERE status <> 'closed';
+CREATE UNIQUE INDEX browser_spaces_request
+  ON browser_spaces (workspace_id, request_id) WHERE request_id IS NOT NULL;
+CREATE INDEX browser_spaces_workspace ON browser_spaces (workspace_id, created_at);
+CREATE INDEX browser_spaces_open ON browser_spaces (status) WHERE status <> 'closed';
+
+CREATE TABLE browser_space_tasks (
+  id                TEXT PRIMARY KEY CHECK (length(id) <= 64),
+  space_id          TEXT NOT NULL REFERENCES browser_spaces (id) ON DELETE CASCADE,
+  workspace_id      TEXT NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
+  request_id        TEXT NOT NULL CHECK (length(request_id) BETWEEN 1 AND 64),
+  operation_id      TEXT NOT NULL UNIQUE CHECK (length(operation_id) <= 64),
+  capability        TEXT NOT NULL CHECK (length(capability) BETWEEN 1 AND 255),
+  args              TEXT NOT NULL DEFAULT '{}',
+  timeout_ms        INTEGER NOT NULL CHECK (timeout_ms BETWEEN 1000 AND 600000),
+  status            TEXT NOT NULL CHECK (status IN ('queued', 'running', 'completed', 'failed', 'cancelled')),
+  cancel_requested  INTEGER NOT NULL DEFAULT 0 CHECK (cancel_requested IN (0, 1)),
+  result            TEXT CHECK (length(result) <= 65536),
+  error_code        TEXT CHECK (length(error_code) <= 64),
+  error_message     TEXT CHECK (length(error_message) <= 1024),
+  lease_holder      TEXT,
+  lease_expires_at  INTEGER,
+  created_at        INTEGER NOT NULL,
+  started_at        INTEGER,
+  finished_at       INTEGER,
+  updated_at        INTEGER NOT NULL,
+  UNIQUE (space_id, request_id)
+);
+-- The second invariant: at most one queued or running task per Space.
+CREATE UNIQUE INDEX browser_space_tasks_active
+  ON browser_space_tasks (space_id) WHERE status IN ('queued', 'running');
+CREATE INDEX browser_space_tasks_space ON browser_space_tasks (space_id, created_at);
+CREATE INDEX browser_space_tasks_lease
+  ON browser_space_tasks (lease_expires_at) WHERE status = 'running';
+
+CREATE TABLE browser_space_events (
+  id          TEXT PRIMARY KEY CHECK (length(id) <= 64),
+  space_id    TEXT NOT NULL REFERENCES browser_spaces (id) ON DELETE CASCADE,
+  task_id     TEXT REFERENCES browser_space_tasks (id) ON DELETE CASCADE,
+  sequence    INTEGER NOT NULL CHECK (sequence >= 1),
+  kind        TEXT NOT NULL CHECK (kind IN ('queued', 'started', 'completed', 'failed',
+                'cancel_requested', 'cancelled', 'space_opened', 'space_closed', 'space_error')),
+  payload     TEXT NOT NULL DEFAULT '{}' CHECK (length(payload) <= 65536),
+  created_at  INTEGER NOT NULL,
+  UNIQUE (space_id, sequence)
+);
+
+-- Events are append-only: no code path may change one.
+CREATE TRIGGER browser_space_events_no_update
+  BEFORE UPDATE ON browser_space_events
+  BEGIN SELECT RAISE(ABORT, 'browser_space_events is append-only'); END;
+
+-- Replies to writes, by op_id, so a re-sent request is answered, not
+-- applied again (DESIGN section 2).  Pruned after ten minutes.
+CREATE TABLE store_ops (
+  op_id       TEXT PRIMARY KEY,
+  reply       BLOB NOT NULL, -- the encoded reply
+  created_at  INTEGER NOT NULL
+);
+CREATE INDEX store_ops_created ON store_ops (created_at);

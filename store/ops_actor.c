@@ -1,0 +1,343 @@
+/*
+ * ops_actor.c: what actors and the supervisor ask of the store: load a
+ * Space with its instance's private config, claim, heartbeat and finish
+ * tasks under a lease, and recover tasks whose executor was lost.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+
+/* The only reader of an instance's secret columns. */
+void
+st_op_actor_load(struct st_ctx *ctx, const struct pr_req *req,
+    struct pr_rep *rep)
+{
+	static const char sql[] =
+	    "SELECT i.id, i.name, i.driver, i.profile_mode, i.bundle_id,"
+	    " i.network_policy, i.status, i.host, i.created_at, i.updated_at,"
+	    " i.endpoint, i.config, i.profile, b.name, b.version, b.manifest,"
+	    " b.created_at"
+	    " FROM browser_spaces s"
+	    " JOIN browser_instances i ON i.id = s.browser_instance_id"
+	    " JOIN runtime_bundles b ON b.id = i.bundle_id WHERE s.id = $1";
+	struct pr_instance *in;
+	struct pr_instance_secret *sec;
+	struct pr_bundle *b;
+	struct st_stmt *s;
+
+	if (st_load_space(ctx, rep, NULL, req->space_id) != 1)
+		return;
+	if (st_db_query(ctx->db, &s, sql, "s", req->space_id) != ST_OK ||
+	    st_stmt_step(s) != ST_ROW) {
+		st_stmt_done(s);
+		st_db_failed(ctx, rep, "actor load");
+		return;
+	}
+	in = ST_PUSH(rep, instances);
+	sec = ST_PUSH(rep, instance_secrets);
+	b = ST_PUSH(rep, bundles);
+	if (in == NULL || sec == NULL || b == NULL) {
+		st_stmt_done(s);
+		pr_rep_error(rep, CM_E_INTERNAL, "out of memory");
+		return;
+	}
+#define COL(i) pr_rep_strdup(rep, st_col_text(s, (i)))
+	in->browser_instance_id = COL(0);
+	in->name = COL(1);
+	in->driver = COL(2);
+	in->profile_mode = COL(3);
+	in->bundle_id = COL(4);
+	in->network_policy = COL(5);
+	in->status = COL(6);
+	in->host = COL(7);
+	in->in_use = true;
+	in->created_at = st_col_int(s, 8);
+	in->updated_at = st_col_int(s, 9);
+	sec->endpoint = COL(10);
+	sec->config = COL(11);
+	sec->profile = COL(12);
+	b->bundle_id = in->bundle_id;
+	b->name = COL(13);
+	b->version = COL(14);
+	b->manifest = COL(15);
+	b->created_at = st_col_int(s, 16);
+#undef COL
+	st_stmt_done(s);
+}
+
+void
+st_op_actor_claim(struct st_ctx *ctx, const struct pr_req *req,
+    struct pr_rep *rep)
+{
+	static const char args_sql[] =
+	    "SELECT args FROM browser_space_tasks WHERE id = $1";
+	static const char claim[] =
+	    "UPDATE browser_space_tasks SET status = 'running', started_at = $2,"
+	    " updated_at = $2, lease_holder = $3, lease_expires_at = $4"
+	    " WHERE id = $1 AND status = 'queued'";
+	const struct pr_space *sp;
+	const struct pr_task *t;
+	struct st_stmt *s;
+	char task_id[CM_ID_MAX + 1];
+	int rc;
+
+	if (st_load_space(ctx, rep, NULL, req->space_id) != 1)
+		return;
+	sp = &rep->spaces[0];
+	rep->close_requested = sp->close_requested;
+	if (strcmp(sp->status, "closed") == 0 || strcmp(sp->status, "error") == 0)
+		return;
+	if ((rc = st_load_active_task(ctx, rep, req->space_id)) != 1)
+		return;
+	t = &rep->tasks[0];
+	snprintf(task_id, sizeof(task_id), "%s", t->task_id);
+	if (strcmp(t->status, "running") == 0) {
+		/* Running under another lease: not ours to run.  Under ours: a
+		 * re-claim after a lost reply gets the same task back. */
+		rep->n_tasks = 0;
+		return;
+	}
+	if (sp->close_requested) {
+		rep->n_tasks = 0;
+		return;
+	}
+	if (st_db_run(ctx->db, claim, "sisi", task_id, ctx->now,
+	        req->lease_holder, ctx->now + CM_LEASE_TTL_MS) != ST_DONE ||
+	    st_space_touch(ctx, req->space_id, "running") != 0 ||
+	    st_event_append(ctx, sp->workspace_id, req->space_id, task_id,
+	        "started", NULL) != 0)
+		goto fail;
+	rep->n_tasks = 0;
+	rep->n_spaces = 0;
+	if (st_load_space(ctx, rep, NULL, req->space_id) != 1 ||
+	    st_load_task(ctx, rep, task_id) != 1)
+		return;
+	if (st_db_query(ctx->db, &s, args_sql, "s", task_id) != ST_OK)
+		goto fail;
+	if (st_stmt_step(s) == ST_ROW)
+		rep->args = pr_rep_strdup(rep, st_col_text(s, 0));
+	st_stmt_done(s);
+	return;
+fail:
+	st_db_failed(ctx, rep, "actor claim");
+}
+
+/*
+ * Loads the running task held under lease_holder.  Returns 1 when held,
+ * 0 when not (rep->err is lease_expired, or the task is terminal and
+ * loaded into rep->tasks), -1 on error.
+ */
+static int
+load_held(struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
+{
+	static const char sql[] =
+	    "SELECT t.status, t.lease_holder, s.close_requested, t.space_id,"
+	    " t.workspace_id, t.cancel_requested FROM browser_space_tasks t"
+	    " JOIN browser_spaces s ON s.id = t.space_id WHERE t.id = $1";
+	struct st_stmt *s;
+	bool running, held;
+	int rc;
+
+	if (st_db_query(ctx->db, &s, sql, "s", req->task_id) != ST_OK) {
+		st_db_failed(ctx, rep, "lease");
+		return -1;
+	}
+	if ((rc = st_stmt_step(s)) != ST_ROW) {
+		st_stmt_done(s);
+		if (rc == ST_ERROR)
+			st_db_failed(ctx, rep, "lease");
+		else
+			pr_rep_error(rep, CM_E_NOT_FOUND, "no such task");
+		return rc == ST_ERROR ? -1 : 0;
+	}
+	running = strcmp(st_col_text(s, 0), "running") == 0;
+	held = running && st_col_text(s, 1) != NULL &&
+	       strcmp(st_col_text(s, 1), req->lease_holder) == 0;
+	rep->close_requested = st_col_int(s, 2) != 0;
+	rep->cancel_requested = st_col_int(s, 5) != 0;
+	st_stmt_done(s);
+	if (held)
+		return 1;
+	if (running || st_load_task(ctx, rep, req->task_id) == 1)
+		pr_rep_error(rep, CM_E_LEASE_EXPIRED,
+		    "the task's lease is held by no one or someone else");
+	return 0;
+}
+
+void
+st_op_actor_heartbeat(struct st_ctx *ctx, const struct pr_req *req,
+    struct pr_rep *rep)
+{
+	static const char upd[] =
+	    "UPDATE browser_space_tasks SET lease_expires_at = $2 WHERE id = $1";
+
+	if (load_held(ctx, req, rep) != 1)
+		return;
+	if (st_db_run(ctx->db, upd, "si", req->task_id,
+	        ctx->now + CM_LEASE_TTL_MS) != ST_DONE)
+		st_db_failed(ctx, rep, "heartbeat");
+}
+
+void
+st_op_actor_finish(struct st_ctx *ctx, const struct pr_req *req,
+    struct pr_rep *rep)
+{
+	const struct pr_task *t;
+	const char *status = req->status;
+	bool failed = strcmp(status, "failed") == 0;
+
+	if (strcmp(status, "completed") != 0 && !failed &&
+	    strcmp(status, "cancelled") != 0) {
+		pr_rep_error(rep, CM_E_INVALID_REQUEST,
+		    "status must be completed, failed or cancelled");
+		return;
+	}
+	if (failed != (req->error_code != NULL) ||
+	    (req->result != NULL && strcmp(status, "completed") != 0)) {
+		pr_rep_error(rep, CM_E_INVALID_REQUEST,
+		    "error_code goes with failed, result with completed");
+		return;
+	}
+	if (load_held(ctx, req, rep) != 1) {
+		/* Already finished by this same call (a re-send after a store
+		 * restart lost the op_id memory): report it, do nothing. */
+		if (rep->n_tasks == 1 && strcmp(rep->tasks[0].status, status) == 0)
+			rep->err = CM_OK, rep->msg = NULL;
+		return;
+	}
+	if (strcmp(status, "cancelled") == 0 && !rep->cancel_requested) {
+		pr_rep_error(rep, CM_E_INVALID_REQUEST,
+		    "a task is cancelled only after a cancel request");
+		return;
+	}
+	if (st_load_task(ctx, rep, req->task_id) != 1)
+		return;
+	t = &rep->tasks[0];
+	if (st_task_finalize(ctx, t->workspace_id, t->space_id, t->task_id,
+	        status, req->result, req->error_code, req->error_message) != 0) {
+		st_db_failed(ctx, rep, "finish");
+		return;
+	}
+	rep->n_tasks = 0;
+	st_load_task(ctx, rep, req->task_id);
+}
+
+/* Ends a lost executor's task: cancelled if a cancel was asked for,
+ * otherwise failed with code.  Never queued again (SPEC 3 rule 10). */
+static int
+end_lost(struct st_ctx *ctx, const char *ws, const char *space_id,
+    const char *task_id, bool cancel_requested, const char *code)
+{
+	static const char msg_unknown[] =
+	    "the executor was lost while the task ran; its outcome is unknown";
+	static const char msg_lease[] =
+	    "the executor stopped renewing the task's lease";
+
+	if (cancel_requested)
+		return st_task_finalize(ctx, ws, space_id, task_id, "cancelled",
+		    NULL, NULL, NULL);
+	return st_task_finalize(ctx, ws, space_id, task_id, "failed", NULL, code,
+	    strcmp(code, "lease_expired") == 0 ? msg_lease : msg_unknown);
+}
+
+void
+st_op_sup_finalize_lost(struct st_ctx *ctx, const struct pr_req *req,
+    struct pr_rep *rep)
+{
+	const struct pr_task *t;
+
+	if (st_load_space(ctx, rep, NULL, req->space_id) != 1)
+		return;
+	if (st_load_active_task(ctx, rep, req->space_id) != 1)
+		return;
+	t = &rep->tasks[0];
+	/* A queued task never started: the next actor will run it. */
+	if (strcmp(t->status, "running") != 0) {
+		rep->n_tasks = 0;
+		return;
+	}
+	if (end_lost(ctx, rep->spaces[0].workspace_id, req->space_id,
+	        t->task_id, t->cancel_requested, "outcome_unknown") != 0) {
+		st_db_failed(ctx, rep, "finalize lost");
+		return;
+	}
+	rep->count = 1;
+	rep->n_tasks = 0;
+	rep->n_spaces = 0;
+	st_load_space(ctx, rep, NULL, req->space_id);
+	st_load_task(ctx, rep, t->task_id);
+}
+
+void
+st_op_sup_sweep_leases(struct st_ctx *ctx, const struct pr_req *req,
+    struct pr_rep *rep)
+{
+	static const char sql[] =
+	    "SELECT id, space_id, workspace_id, cancel_requested"
+	    " FROM browser_space_tasks"
+	    " WHERE status = 'running' AND lease_expires_at < $1 LIMIT 256";
+	struct {
+		char id[CM_ID_MAX + 1], space[CM_ID_MAX + 1], ws[CM_ID_MAX + 1];
+		bool cancel;
+	} *due = NULL;
+	size_t n = 0;
+	struct st_stmt *s;
+
+	(void)req;
+	if ((due = calloc(256, sizeof(*due))) == NULL) {
+		pr_rep_error(rep, CM_E_INTERNAL, "out of memory");
+		return;
+	}
+	if (st_db_query(ctx->db, &s, sql, "i", ctx->now) != ST_OK) {
+		free(due);
+		st_db_failed(ctx, rep, "sweep");
+		return;
+	}
+	/* Collect first: finalising updates the table being read. */
+	while (n < 256 && st_stmt_step(s) == ST_ROW) {
+		snprintf(due[n].id, sizeof(due[n].id), "%s", st_col_text(s, 0));
+		snprintf(due[n].space, sizeof(due[n].space), "%s",
+		    st_col_text(s, 1));
+		snprintf(due[n].ws, sizeof(due[n].ws), "%s", st_col_text(s, 2));
+		due[n].cancel = st_col_int(s, 3) != 0;
+		n++;
+	}
+	st_stmt_done(s);
+	for (size_t i = 0; i < n; i++) {
+		if (end_lost(ctx, due[i].ws, due[i].space, due[i].id, due[i].cancel,
+		        "lease_expired") != 0) {
+			st_db_failed(ctx, rep, "sweep");
+			break;
+		}
+	}
+	rep->count = (int64_t)n;
+	free(due);
+}
+
+void
+st_op_sup_list_active(struct st_ctx *ctx, const struct pr_req *req,
+    struct pr_rep *rep)
+{
+	static const char sql[] =
+	    "SELECT " ST_SPACE_COLS " FROM browser_spaces WHERE status <> 'closed'"
+	    " AND ($1 IS NULL OR browser_instance_id IN"
+	    " (SELECT id FROM browser_instances WHERE host = $1))"
+	    " ORDER BY created_at LIMIT 1024";
+	struct st_stmt *s;
+	struct pr_space *sp;
+	int rc;
+
+	if (st_db_query(ctx->db, &s, sql, "s", req->host) != ST_OK) {
+		st_db_failed(ctx, rep, "list active");
+		return;
+	}
+	while ((rc = st_stmt_step(s)) == ST_ROW) {
+		if ((sp = ST_PUSH(rep, spaces)) == NULL)
+			break;
+		st_row_space(rep, s, sp);
+	}
+	st_stmt_done(s);
+	if (rc == ST_ERROR)
+		st_db_failed(ctx, rep, "list active");
+}

@@ -1,0 +1,690 @@
+/*
+ * ops_admin.c: authentication and provisioning.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "capability.h"
+#include "ids.h"
+#include "json.h"
+#include "ops.h"
+
+/* Reads a column, copies it into the reply. */
+#define COL(i) pr_rep_strdup(rep, st_col_text(s, (i)))
+
+static bool
+one_of(const char *v, const char *const *set)
+{
+	for (; v != NULL && *set != NULL; set++)
+		if (strcmp(v, *set) == 0)
+			return true;
+	return false;
+}
+
+static bool
+name_ok(const char *v)
+{
+	return v != NULL && v[0] != '\0' && strlen(v) <= CM_NAME_MAX;
+}
+
+void
+st_op_ping(struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
+{
+	(void)ctx;
+	(void)req;
+	rep->err = CM_OK;
+}
+
+static void
+read_memberships(struct st_ctx *ctx, struct pr_rep *rep, const char *sql,
+    const char *key)
+{
+	struct st_stmt *s;
+	struct pr_membership *m;
+	int rc;
+
+	if (st_db_query(ctx->db, &s, sql, "s", key) != ST_OK) {
+		st_db_failed(ctx, rep, "membership list");
+		return;
+	}
+	while ((rc = st_stmt_step(s)) == ST_ROW) {
+		if ((m = ST_PUSH(rep, memberships)) == NULL)
+			break;
+		m->workspace_id = COL(0);
+		m->principal_id = COL(1);
+		m->role = COL(2);
+		m->created_at = st_col_int(s, 3);
+	}
+	st_stmt_done(s);
+	if (rc == ST_ERROR)
+		st_db_failed(ctx, rep, "membership list");
+}
+
+void
+st_op_auth_resolve(struct st_ctx *ctx, const struct pr_req *req,
+    struct pr_rep *rep)
+{
+	static const char sql[] =
+	    "SELECT t.id, t.principal_id, t.label, t.expires_at, t.revoked_at,"
+	    " t.created_at, p.kind, p.name, p.is_admin, p.disabled, p.created_at"
+	    " FROM api_tokens t JOIN principals p ON p.id = t.principal_id"
+	    " WHERE t.token_hash = $1";
+	static const char members_sql[] =
+	    "SELECT workspace_id, principal_id, role, created_at"
+	    " FROM memberships WHERE principal_id = $1 ORDER BY workspace_id";
+	struct st_stmt *s;
+	struct pr_token *t;
+	struct pr_principal *p;
+	bool valid;
+
+	if (st_db_query(ctx->db, &s, sql, "s", req->token_hash) != ST_OK) {
+		st_db_failed(ctx, rep, "auth");
+		return;
+	}
+	if (st_stmt_step(s) != ST_ROW) {
+		st_stmt_done(s);
+		pr_rep_error(rep, CM_E_UNAUTHENTICATED, "unknown token");
+		return;
+	}
+	/* Revoked, expired and disabled all look alike to the caller. */
+	valid = st_col_null(s, 4) &&
+	        (st_col_null(s, 3) || st_col_int(s, 3) > ctx->now) &&
+	        st_col_int(s, 9) == 0;
+	if (!valid || (t = ST_PUSH(rep, tokens)) == NULL ||
+	    (p = ST_PUSH(rep, principals)) == NULL) {
+		st_stmt_done(s);
+		pr_rep_error(rep, CM_E_UNAUTHENTICATED, "token not valid");
+		return;
+	}
+	t->token_id = COL(0);
+	t->principal_id = COL(1);
+	t->label = COL(2);
+	t->expires_at = st_col_int(s, 3);
+	t->created_at = st_col_int(s, 5);
+	p->principal_id = COL(1);
+	p->kind = COL(6);
+	p->name = COL(7);
+	p->is_admin = st_col_int(s, 8) != 0;
+	p->created_at = st_col_int(s, 10);
+	st_stmt_done(s);
+	read_memberships(ctx, rep, members_sql, p->principal_id);
+}
+
+static void
+workspace_row(struct pr_rep *rep, struct st_stmt *s)
+{
+	struct pr_workspace *w = ST_PUSH(rep, workspaces);
+
+	if (w == NULL)
+		return;
+	w->workspace_id = COL(0);
+	w->name = COL(1);
+	w->created_at = st_col_int(s, 2);
+}
+
+/* Runs a SELECT with at most one text parameter, one row callback. */
+static void
+select_rows(struct st_ctx *ctx, struct pr_rep *rep, const char *sql,
+    const char *key, void (*row)(struct pr_rep *, struct st_stmt *))
+{
+	struct st_stmt *s;
+	int rc;
+
+	if (st_db_query(ctx->db, &s, sql, key ? "s" : "", key) != ST_OK) {
+		st_db_failed(ctx, rep, "select");
+		return;
+	}
+	while ((rc = st_stmt_step(s)) == ST_ROW)
+		row(rep, s);
+	st_stmt_done(s);
+	if (rc == ST_ERROR)
+		st_db_failed(ctx, rep, "select");
+}
+
+void
+st_op_workspace_create(struct st_ctx *ctx, const struct pr_req *req,
+    struct pr_rep *rep)
+{
+	static const char ins[] = "INSERT INTO workspaces (id, name, created_at)"
+	                          " VALUES ($1, $2, $3)";
+	static const char sel[] =
+	    "SELECT id, name, created_at FROM workspaces WHERE id = $1";
+	char id[CM_UUID_LEN];
+	int rc;
+
+	if (!name_ok(req->name)) {
+		pr_rep_error(rep, CM_E_INVALID_REQUEST, "name must be 1..255 bytes");
+		return;
+	}
+	cm_uuid7(id);
+	rc = st_db_run(ctx->db, ins, "ssi", id, req->name, ctx->now);
+	if (rc == ST_CONSTRAINT) {
+		pr_rep_error(rep, CM_E_CONFLICT, "a workspace has that name");
+		return;
+	}
+	if (rc != ST_DONE) {
+		st_db_failed(ctx, rep, "workspace create");
+		return;
+	}
+	rep->created = true;
+	select_rows(ctx, rep, sel, id, workspace_row);
+}
+
+void
+st_op_workspace_list(struct st_ctx *ctx, const struct pr_req *req,
+    struct pr_rep *rep)
+{
+	static const char sql[] =
+	    "SELECT id, name, created_at FROM workspaces ORDER BY name LIMIT 1000";
+
+	(void)req;
+	select_rows(ctx, rep, sql, NULL, workspace_row);
+}
+
+static void
+principal_row(struct pr_rep *rep, struct st_stmt *s)
+{
+	struct pr_principal *p = ST_PUSH(rep, principals);
+
+	if (p == NULL)
+		return;
+	p->principal_id = COL(0);
+	p->kind = COL(1);
+	p->name = COL(2);
+	p->is_admin = st_col_int(s, 3) != 0;
+	p->disabled = st_col_int(s, 4) != 0;
+	p->created_at = st_col_int(s, 5);
+}
+
+#define PRINCIPAL_COLS "id, kind, name, is_admin, disabled, created_at"
+
+void
+st_op_principal_create(struct st_ctx *ctx, const struct pr_req *req,
+    struct pr_rep *rep)
+{
+	static const char *const kinds[] = {"operator", "runtime_agent", NULL};
+	static const char ins[] =
+	    "INSERT INTO principals (id, kind, name, is_admin, created_at)"
+	    " VALUES ($1, $2, $3, $4, $5)";
+	static const char sel[] =
+	    "SELECT " PRINCIPAL_COLS " FROM principals WHERE id = $1";
+	char id[CM_UUID_LEN];
+
+	if (!one_of(req->kind, kinds) || !name_ok(req->name)) {
+		pr_rep_error(rep, CM_E_INVALID_REQUEST,
+		    "kind must be operator or runtime_agent, name 1..255 bytes");
+		return;
+	}
+	cm_uuid7(id);
+	if (st_db_run(ctx->db, ins, "sssbi", id, req->kind, req->name,
+	        (int)req->is_admin, ctx->now) != ST_DONE) {
+		st_db_failed(ctx, rep, "principal create");
+		return;
+	}
+	rep->created = true;
+	select_rows(ctx, rep, sel, id, principal_row);
+}
+
+void
+st_op_principal_list(struct st_ctx *ctx, const struct pr_req *req,
+    struct pr_rep *rep)
+{
+	static const char sql[] = "SELECT " PRINCIPAL_COLS
+	                          " FROM principals ORDER BY created_at LIMIT 1000";
+
+	(void)req;
+	select_rows(ctx, rep, sql, NULL, principal_row);
+}
+
+static void
+token_row(struct pr_rep *rep, struct st_stmt *s)
+{
+	struct pr_token *t = ST_PUSH(rep, tokens);
+
+	if (t == NULL)
+		return;
+	t->token_id = COL(0);
+	t->principal_id = COL(1);
+	t->label = COL(2);
+	t->expires_at = st_col_int(s, 3);
+	t->revoked_at = st_col_int(s, 4);
+	t->created_at = st_col_int(s, 5);
+}
+
+#define TOKEN_SEL                                                             \
+	"SELECT id, principal_id, label, expires_at, revoked_at, created_at"      \
+	" FROM api_tokens WHERE id = $1"
+
+static bool
+exists(struct st_ctx *ctx, const char *sql, const char *key)
+{
+	struct st_stmt *s;
+	bool found;
+
+	if (st_db_query(ctx->db, &s, sql, "s", key) != ST_OK)
+		return false;
+	found = st_stmt_step(s) == ST_ROW;
+	st_stmt_done(s);
+	return found;
+}
+
+static bool
+hex64(const char *v)
+{
+	if (v == NULL || strlen(v) != 64)
+		return false;
+	for (; *v; v++)
+		if (!((*v >= '0' && *v <= '9') || (*v >= 'a' && *v <= 'f')))
+			return false;
+	return true;
+}
+
+void
+st_op_token_issue(struct st_ctx *ctx, const struct pr_req *req,
+    struct pr_rep *rep)
+{
+	static const char has_principal[] = "SELECT 1 FROM principals WHERE id = $1";
+	static const char ins[] =
+	    "INSERT INTO api_tokens"
+	    " (id, principal_id, token_hash, label, expires_at, created_at)"
+	    " VALUES ($1, $2, $3, $4, $5, $6)";
+	static const char sel[] = TOKEN_SEL;
+	char id[CM_UUID_LEN];
+	int rc;
+
+	if (!hex64(req->token_hash) || req->expires_at < 0) {
+		pr_rep_error(rep, CM_E_INVALID_REQUEST,
+		    "token_hash must be 64 lowercase hex digits");
+		return;
+	}
+	if (!exists(ctx, has_principal, req->principal_id)) {
+		pr_rep_error(rep, CM_E_NOT_FOUND, "no such principal");
+		return;
+	}
+	cm_uuid7(id);
+	rc = st_db_run(ctx->db, ins, "ssssni", id, req->principal_id,
+	    req->token_hash, req->label ? req->label : "", req->expires_at,
+	    ctx->now);
+	if (rc == ST_CONSTRAINT) {
+		pr_rep_error(rep, CM_E_CONFLICT, "token hash already issued");
+		return;
+	}
+	if (rc != ST_DONE) {
+		st_db_failed(ctx, rep, "token issue");
+		return;
+	}
+	rep->created = true;
+	select_rows(ctx, rep, sel, id, token_row);
+}
+
+void
+st_op_token_revoke(struct st_ctx *ctx, const struct pr_req *req,
+    struct pr_rep *rep)
+{
+	static const char upd[] = "UPDATE api_tokens SET revoked_at = $2"
+	                          " WHERE id = $1 AND revoked_at IS NULL";
+	static const char sel[] = TOKEN_SEL;
+
+	if (st_db_run(ctx->db, upd, "si", req->token_id, ctx->now) != ST_DONE) {
+		st_db_failed(ctx, rep, "token revoke");
+		return;
+	}
+	select_rows(ctx, rep, sel, req->token_id, token_row);
+	if (rep->err == CM_OK && rep->n_tokens == 0)
+		pr_rep_error(rep, CM_E_NOT_FOUND, "no such token");
+}
+
+static void
+membership_row(struct pr_rep *rep, struct st_stmt *s)
+{
+	struct pr_membership *m = ST_PUSH(rep, memberships);
+
+	if (m == NULL)
+		return;
+	m->workspace_id = COL(0);
+	m->principal_id = COL(1);
+	m->role = COL(2);
+	m->created_at = st_col_int(s, 3);
+}
+
+void
+st_op_member_put(struct st_ctx *ctx, const struct pr_req *req,
+    struct pr_rep *rep)
+{
+	static const char *const roles[] = {"member", "manager", NULL};
+	static const char has_ws[] = "SELECT 1 FROM workspaces WHERE id = $1";
+	static const char has_principal[] = "SELECT 1 FROM principals WHERE id = $1";
+	static const char put[] =
+	    "INSERT INTO memberships (workspace_id, principal_id, role, created_at)"
+	    " VALUES ($1, $2, $3, $4) ON CONFLICT (workspace_id, principal_id)"
+	    " DO UPDATE SET role = excluded.role";
+	static const char sel[] =
+	    "SELECT workspace_id, principal_id, role, created_at FROM memberships"
+	    " WHERE workspace_id = $1 AND principal_id = $2";
+	struct st_stmt *s;
+
+	if (!one_of(req->role, roles)) {
+		pr_rep_error(rep, CM_E_INVALID_REQUEST,
+		    "role must be member or manager");
+		return;
+	}
+	if (!exists(ctx, has_ws, req->workspace_id) ||
+	    !exists(ctx, has_principal, req->principal_id)) {
+		pr_rep_error(rep, CM_E_NOT_FOUND, "no such workspace or principal");
+		return;
+	}
+	if (st_db_run(ctx->db, put, "sssi", req->workspace_id,
+	        req->principal_id, req->role, ctx->now) != ST_DONE) {
+		st_db_failed(ctx, rep, "member put");
+		return;
+	}
+	if (st_db_query(ctx->db, &s, sel, "ss", req->workspace_id,
+	        req->principal_id) != ST_OK) {
+		st_db_failed(ctx, rep, "member put");
+		return;
+	}
+	if (st_stmt_step(s) == ST_ROW)
+		membership_row(rep, s);
+	st_stmt_done(s);
+}
+
+void
+st_op_member_remove(struct st_ctx *ctx, const struct pr_req *req,
+    struct pr_rep *rep)
+{
+	static const char del[] = "DELETE FROM memberships"
+	                          " WHERE workspace_id = $1 AND principal_id = $2";
+
+	if (st_db_run(ctx->db, del, "ss", req->workspace_id,
+	        req->principal_id) != ST_DONE) {
+		st_db_failed(ctx, rep, "member remove");
+		return;
+	}
+	if (st_db_changes(ctx->db) == 0)
+		pr_rep_error(rep, CM_E_NOT_FOUND, "no such membership");
+}
+
+static void
+bundle_row(struct pr_rep *rep, struct st_stmt *s)
+{
+	struct pr_bundle *b = ST_PUSH(rep, bundles);
+
+	if (b == NULL)
+		return;
+	b->bundle_id = COL(0);
+	b->name = COL(1);
+	b->version = COL(2);
+	b->manifest = COL(3);
+	b->created_at = st_col_int(s, 4);
+}
+
+#define BUNDLE_COLS "id, name, version, manifest, created_at"
+
+void
+st_op_bundle_create(struct st_ctx *ctx, const struct pr_req *req,
+    struct pr_rep *rep)
+{
+	static const char ins[] = "INSERT INTO runtime_bundles"
+	                          " (id, name, version, manifest, created_at)"
+	                          " VALUES ($1, $2, $3, $4, $5)";
+	static const char sel[] =
+	    "SELECT " BUNDLE_COLS " FROM runtime_bundles WHERE id = $1";
+	struct cm_bundle *b;
+	char id[CM_UUID_LEN];
+	char err[256];
+	int rc;
+
+	/* The one validator decides what a manifest may say. */
+	if (cm_bundle_parse(req->manifest, strlen(req->manifest), &b, err,
+	        sizeof(err)) != 0) {
+		pr_rep_error(rep, CM_E_INVALID_REQUEST, "manifest: %s", err);
+		return;
+	}
+	cm_uuid7(id);
+	rc = st_db_run(ctx->db, ins, "ssssi", id, b->name, b->version,
+	    req->manifest, ctx->now);
+	cm_bundle_free(b);
+	if (rc == ST_CONSTRAINT) {
+		pr_rep_error(rep, CM_E_CONFLICT,
+		    "a bundle with that name and version exists");
+		return;
+	}
+	if (rc != ST_DONE) {
+		st_db_failed(ctx, rep, "bundle create");
+		return;
+	}
+	rep->created = true;
+	select_rows(ctx, rep, sel, id, bundle_row);
+}
+
+void
+st_op_bundle_list(struct st_ctx *ctx, const struct pr_req *req,
+    struct pr_rep *rep)
+{
+	static const char sql[] = "SELECT " BUNDLE_COLS " FROM runtime_bundles"
+	                          " ORDER BY name, version LIMIT 1000";
+
+	(void)req;
+	select_rows(ctx, rep, sql, NULL, bundle_row);
+}
+
+/* The public columns only: the secret ones never reach this reader. */
+#define INSTANCE_COLS                                                         \
+	"i.id, i.name, i.driver, i.profile_mode, i.bundle_id, i.network_policy,"  \
+	" i.status, i.host, EXISTS (SELECT 1 FROM browser_spaces s"               \
+	" WHERE s.browser_instance_id = i.id AND s.status <> 'closed'),"          \
+	" i.created_at, i.updated_at"
+
+static void
+instance_row(struct pr_rep *rep, struct st_stmt *s)
+{
+	struct pr_instance *in = ST_PUSH(rep, instances);
+
+	if (in == NULL)
+		return;
+	in->browser_instance_id = COL(0);
+	in->name = COL(1);
+	in->driver = COL(2);
+	in->profile_mode = COL(3);
+	in->bundle_id = COL(4);
+	in->network_policy = COL(5);
+	in->status = COL(6);
+	in->host = COL(7);
+	in->in_use = st_col_int(s, 8) != 0;
+	in->created_at = st_col_int(s, 9);
+	in->updated_at = st_col_int(s, 10);
+}
+
+void
+st_op_instance_register(struct st_ctx *ctx, const struct pr_req *req,
+    struct pr_rep *rep)
+{
+	static const char *const drivers[] = {"managed", "cdp", "fake", NULL};
+	static const char has_bundle[] =
+	    "SELECT 1 FROM runtime_bundles WHERE id = $1";
+	static const char ins[] =
+	    "INSERT INTO browser_instances (id, name, driver, endpoint, config,"
+	    " profile, profile_mode, bundle_id, network_policy, status, host,"
+	    " created_at, updated_at)"
+	    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'ready', $10, $11, $11)";
+	static const char sel[] = "SELECT " INSTANCE_COLS
+	                          " FROM browser_instances i WHERE i.id = $1";
+	const char *config = req->config ? req->config : "{}";
+	const char *policy = req->network_policy ? req->network_policy : "{}";
+	const char *profile = req->profile ? req->profile : "";
+	const char *host = req->host ? req->host : ctx->opts->host_id;
+	struct cm_policy pol;
+	json_t *cfg = NULL;
+	char id[CM_UUID_LEN];
+	char err[256];
+	int rc;
+
+	if (!name_ok(req->name) || !one_of(req->driver, drivers)) {
+		pr_rep_error(rep, CM_E_INVALID_REQUEST,
+		    "name must be 1..255 bytes, driver managed, cdp or fake");
+		return;
+	}
+	if (strcmp(req->driver, "cdp") == 0 &&
+	    (req->endpoint == NULL || req->endpoint[0] == '\0')) {
+		pr_rep_error(rep, CM_E_INVALID_REQUEST, "a cdp instance needs an "
+		                                        "endpoint");
+		return;
+	}
+	if (cm_json_parse(config, strlen(config), CM_INSTANCE_CONFIG_MAX,
+	        CM_JSON_DEPTH_MAX, &cfg, err, sizeof(err)) != 0 ||
+	    !json_is_object(cfg)) {
+		json_decref(cfg);
+		pr_rep_error(rep, CM_E_INVALID_REQUEST, "config must be an object");
+		return;
+	}
+	json_decref(cfg);
+	if (cm_policy_parse(policy, strlen(policy), &pol, err, sizeof(err)) !=
+	    0) {
+		pr_rep_error(rep, CM_E_INVALID_REQUEST, "network_policy: %s", err);
+		return;
+	}
+	if (host == NULL || host[0] == '\0') {
+		pr_rep_error(rep, CM_E_INVALID_REQUEST, "host is required");
+		return;
+	}
+	if (!exists(ctx, has_bundle, req->bundle_id)) {
+		pr_rep_error(rep, CM_E_NOT_FOUND, "no such runtime bundle");
+		return;
+	}
+	cm_uuid7(id);
+	rc = st_db_run(ctx->db, ins, "ssssssssssi", id, req->name,
+	    req->driver, req->endpoint ? req->endpoint : "", config, profile,
+	    profile[0] ? "persistent" : "ephemeral", req->bundle_id, policy,
+	    host, ctx->now);
+	if (rc == ST_CONSTRAINT) {
+		pr_rep_error(rep, CM_E_CONFLICT, "an instance has that name");
+		return;
+	}
+	if (rc != ST_DONE) {
+		st_db_failed(ctx, rep, "instance register");
+		return;
+	}
+	rep->created = true;
+	select_rows(ctx, rep, sel, id, instance_row);
+}
+
+void
+st_op_instance_list(struct st_ctx *ctx, const struct pr_req *req,
+    struct pr_rep *rep)
+{
+	static const char all[] = "SELECT " INSTANCE_COLS
+	                          " FROM browser_instances i ORDER BY i.name"
+	                          " LIMIT 1000";
+	static const char bound[] =
+	    "SELECT " INSTANCE_COLS " FROM browser_instances i"
+	    " JOIN browser_bindings b ON b.browser_instance_id = i.id"
+	    " WHERE b.workspace_id = $1 ORDER BY i.name LIMIT 1000";
+
+	if (req->workspace_id)
+		select_rows(ctx, rep, bound, req->workspace_id, instance_row);
+	else
+		select_rows(ctx, rep, all, NULL, instance_row);
+}
+
+void
+st_op_instance_set_status(struct st_ctx *ctx, const struct pr_req *req,
+    struct pr_rep *rep)
+{
+	static const char *const statuses[] = {"ready", "unavailable",
+	    "disabled", NULL};
+	static const char upd[] = "UPDATE browser_instances SET status = $2,"
+	                          " updated_at = $3 WHERE id = $1";
+	static const char sel[] = "SELECT " INSTANCE_COLS
+	                          " FROM browser_instances i WHERE i.id = $1";
+
+	if (!one_of(req->status, statuses)) {
+		pr_rep_error(rep, CM_E_INVALID_REQUEST,
+		    "status must be ready, unavailable or disabled");
+		return;
+	}
+	if (st_db_run(ctx->db, upd, "ssi", req->browser_instance_id,
+	        req->status, ctx->now) != ST_DONE) {
+		st_db_failed(ctx, rep, "instance status");
+		return;
+	}
+	if (st_db_changes(ctx->db) == 0) {
+		pr_rep_error(rep, CM_E_NOT_FOUND, "no such browser instance");
+		return;
+	}
+	select_rows(ctx, rep, sel, req->browser_instance_id, instance_row);
+}
+
+static void
+binding_row(struct pr_rep *rep, struct st_stmt *s)
+{
+	struct pr_binding *b = ST_PUSH(rep, bindings);
+
+	if (b == NULL)
+		return;
+	b->binding_id = COL(0);
+	b->workspace_id = COL(1);
+	b->browser_instance_id = COL(2);
+	b->created_at = st_col_int(s, 3);
+}
+
+void
+st_op_binding_create(struct st_ctx *ctx, const struct pr_req *req,
+    struct pr_rep *rep)
+{
+	static const char has_ws[] = "SELECT 1 FROM workspaces WHERE id = $1";
+	static const char has_instance[] =
+	    "SELECT 1 FROM browser_instances WHERE id = $1";
+	static const char ins[] =
+	    "INSERT INTO browser_bindings"
+	    " (id, workspace_id, browser_instance_id, created_at)"
+	    " VALUES ($1, $2, $3, $4)";
+	static const char sel[] = "SELECT id, workspace_id, browser_instance_id,"
+	                          " created_at FROM browser_bindings WHERE id = $1";
+	char id[CM_UUID_LEN];
+	int rc;
+
+	if (!exists(ctx, has_ws, req->workspace_id) ||
+	    !exists(ctx, has_instance, req->browser_instance_id)) {
+		pr_rep_error(rep, CM_E_NOT_FOUND, "no such workspace or instance");
+		return;
+	}
+	cm_uuid7(id);
+	rc = st_db_run(ctx->db, ins, "sssi", id, req->workspace_id,
+	    req->browser_instance_id, ctx->now);
+	if (rc == ST_CONSTRAINT) {
+		pr_rep_error(rep, CM_E_CONFLICT,
+		    "the instance is already bound to the workspace");
+		return;
+	}
+	if (rc != ST_DONE) {
+		st_db_failed(ctx, rep, "binding create");
+		return;
+	}
+	rep->created = true;
+	select_rows(ctx, rep, sel, id, binding_row);
+}
+
+void
+st_op_binding_delete(struct st_ctx *ctx, const struct pr_req *req,
+    struct pr_rep *rep)
+{
+	static const char in_use[] =
+	    "SELECT 1 FROM browser_bindings b JOIN browser_spaces s"
+	    " ON s.workspace_id = b.workspace_id"
+	    " AND s.browser_instance_id = b.browser_instance_id"
+	    " WHERE b.id = $1 AND s.status <> 'closed'";
+	static const char del[] = "DELETE FROM browser_bindings WHERE id = $1";
+
+	/* An open Space keeps its instance bound until it is closed. */
+	if (exists(ctx, in_use, req->binding_id)) {
+		pr_rep_error(rep, CM_E_CONFLICT,
+		    "an open browser space uses this binding");
+		return;
+	}
+	if (st_db_run(ctx->db, del, "s", req->binding_id) != ST_DONE) {
+		st_db_failed(ctx, rep, "binding delete");
+		return;
+	}
+	if (st_db_changes(ctx->db) == 0)
+		pr_rep_error(rep, CM_E_NOT_FOUND, "no such binding");
+}

@@ -1,0 +1,437 @@
+/*
+ * ops_task.c: submit, read and cancel tasks; the one finalisation path;
+ * the bundle cache the capability checks use.
+ */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ids.h"
+#include "json.h"
+#include "log.h"
+#include "ops.h"
+
+/* Bundles never change once created, so a parsed copy stays valid. */
+#define ST_BUNDLE_CACHE 32
+
+struct st_bundles {
+	size_t n;
+	struct {
+		char id[CM_ID_MAX + 1];
+		struct cm_bundle *b;
+	} e[ST_BUNDLE_CACHE];
+};
+
+struct st_bundles *
+st_bundles_new(void)
+{
+	return calloc(1, sizeof(struct st_bundles));
+}
+
+void
+st_bundles_free(struct st_bundles *c)
+{
+	if (c == NULL)
+		return;
+	for (size_t i = 0; i < c->n; i++)
+		cm_bundle_free(c->e[i].b);
+	free(c);
+}
+
+const struct cm_bundle *
+st_bundle_get(struct st_ctx *ctx, const char *bundle_id)
+{
+	static const char sql[] =
+	    "SELECT manifest FROM runtime_bundles WHERE id = $1";
+	struct st_bundles *c = ctx->bundles;
+	struct cm_bundle *b = NULL;
+	struct st_stmt *s;
+	char err[256];
+	const char *m;
+
+	for (size_t i = 0; i < c->n; i++)
+		if (strcmp(c->e[i].id, bundle_id) == 0)
+			return c->e[i].b;
+	if (st_db_query(ctx->db, &s, sql, "s", bundle_id) != ST_OK)
+		return NULL;
+	if (st_stmt_step(s) == ST_ROW && (m = st_col_text(s, 0)) != NULL &&
+	    cm_bundle_parse(m, strlen(m), &b, err, sizeof(err)) != 0) {
+		cm_warnx("store: stored bundle %s does not parse: %s", bundle_id,
+		    err);
+		b = NULL;
+	}
+	st_stmt_done(s);
+	if (b == NULL)
+		return NULL;
+	if (c->n == ST_BUNDLE_CACHE) {
+		/* Rare: more live bundles than slots.  Start over. */
+		for (size_t i = 0; i < c->n; i++)
+			cm_bundle_free(c->e[i].b);
+		c->n = 0;
+	}
+	snprintf(c->e[c->n].id, sizeof(c->e[c->n].id), "%s", bundle_id);
+	c->e[c->n].b = b;
+	c->n++;
+	return b;
+}
+
+int
+st_task_finalize(struct st_ctx *ctx, const char *workspace_id,
+    const char *space_id, const char *task_id, const char *status,
+    const char *result, const char *error_code, const char *error_message)
+{
+	static const char upd[] =
+	    "UPDATE browser_space_tasks SET status = $2, result = $3,"
+	    " error_code = $4, error_message = $5, finished_at = $6,"
+	    " updated_at = $6, lease_holder = NULL, lease_expires_at = NULL"
+	    " WHERE id = $1 AND status IN ('queued', 'running')";
+	static const char idle[] = "UPDATE browser_spaces SET status = 'idle'"
+	                           " WHERE id = $1 AND status = 'running'";
+	char *payload = NULL;
+	int rc;
+
+	if (st_db_run(ctx->db, upd, "sssssi", task_id, status, result,
+	        error_code, error_message, ctx->now) != ST_DONE)
+		return -1;
+	if (st_db_changes(ctx->db) != 1)
+		return -1; /* not active: a caller bug, the transaction aborts */
+	if (error_code != NULL)
+		payload = st_payload("{s:s, s:s}", "error_code", error_code,
+		    "error_message", error_message ? error_message : "");
+	rc = st_event_append(ctx, workspace_id, space_id, task_id, status,
+	    payload);
+	free(payload);
+	if (rc != 0 || st_db_run(ctx->db, idle, "s", space_id) != ST_DONE)
+		return -1;
+	if (st_db_changes(ctx->db) == 1 &&
+	    st_space_touch(ctx, space_id, NULL) != 0)
+		return -1;
+	return 0;
+}
+
+int
+st_task_request_cancel(struct st_ctx *ctx, const char *workspace_id,
+    const char *space_id, const char *task_id)
+{
+	static const char upd[] =
+	    "UPDATE browser_space_tasks SET cancel_requested = 1, updated_at = $2"
+	    " WHERE id = $1 AND cancel_requested = 0"
+	    " AND status IN ('queued', 'running')";
+
+	if (st_db_run(ctx->db, upd, "si", task_id, ctx->now) != ST_DONE)
+		return -1;
+	if (st_db_changes(ctx->db) == 0)
+		return 0;
+	return st_event_append(ctx, workspace_id, space_id, task_id,
+	           "cancel_requested", NULL) == 0
+	           ? 1
+	           : -1;
+}
+
+/* Answers a submit whose request_id exists.  1 answered, 0 new, -1 err. */
+static int
+submit_repeat(struct st_ctx *ctx, const struct pr_req *req, const char *args,
+    struct pr_rep *rep)
+{
+	static const char sql[] =
+	    "SELECT id, capability, args FROM browser_space_tasks"
+	    " WHERE space_id = $1 AND request_id = $2";
+	struct st_stmt *s;
+	char id[CM_ID_MAX + 1];
+	bool same;
+
+	if (st_db_query(ctx->db, &s, sql, "ss", req->space_id,
+	        req->request_id) != ST_OK) {
+		st_db_failed(ctx, rep, "task submit");
+		return -1;
+	}
+	if (st_stmt_step(s) != ST_ROW) {
+		st_stmt_done(s);
+		return 0;
+	}
+	snprintf(id, sizeof(id), "%s", st_col_text(s, 0));
+	same = strcmp(st_col_text(s, 1), req->capability) == 0 &&
+	       strcmp(st_col_text(s, 2), args) == 0;
+	st_stmt_done(s);
+	if (!same) {
+		pr_rep_error(rep, CM_E_IDEMPOTENCY_REUSED,
+		    "request_id was used with a different capability or args");
+		return 1;
+	}
+	/* The original task, and no second runtime call (SPEC 3 rule 6). */
+	st_load_task(ctx, rep, id);
+	return 1;
+}
+
+/*
+ * Parses and validates args, returning their canonical text (caller frees)
+ * or NULL with rep->err set.  Also checks the capability against the
+ * Space's grant and its bundle, through the one validator.
+ */
+static char *
+submit_check(struct st_ctx *ctx, const struct pr_req *req,
+    const char *bundle_id, struct pr_rep *rep)
+{
+	const struct pr_space *sp = &rep->spaces[0];
+	const struct cm_bundle *b;
+	const char *text = req->args ? req->args : "{}";
+	json_t *args = NULL;
+	char err[256];
+	char *canon;
+	enum cm_err e;
+
+	if ((b = st_bundle_get(ctx, bundle_id)) == NULL) {
+		pr_rep_error(rep, CM_E_INTERNAL, "the instance's bundle is unusable");
+		return NULL;
+	}
+	if (cm_json_parse(text, strlen(text), CM_ARGS_MAX, CM_JSON_DEPTH_MAX,
+	        &args, err, sizeof(err)) != 0 ||
+	    !json_is_object(args)) {
+		json_decref(args);
+		pr_rep_error(rep, CM_E_INVALID_ARGS, "args must be a JSON object");
+		return NULL;
+	}
+	e = cm_capability_check(b, sp->granted.v, sp->granted.n, req->capability,
+	    args, err, sizeof(err));
+	if (e != CM_OK) {
+		json_decref(args);
+		pr_rep_error(rep, e, "%s", err);
+		return NULL;
+	}
+	canon = cm_json_canonical(args);
+	json_decref(args);
+	if (canon == NULL)
+		pr_rep_error(rep, CM_E_INTERNAL, "out of memory");
+	return canon;
+}
+
+void
+st_op_task_submit(struct st_ctx *ctx, const struct pr_req *req,
+    struct pr_rep *rep)
+{
+	static const char inst_sql[] =
+	    "SELECT i.status, i.bundle_id FROM browser_spaces s"
+	    " JOIN browser_instances i ON i.id = s.browser_instance_id"
+	    " WHERE s.id = $1";
+	static const char ins[] =
+	    "INSERT INTO browser_space_tasks (id, space_id, workspace_id,"
+	    " request_id, operation_id, capability, args, timeout_ms, status,"
+	    " created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8,"
+	    " 'queued', $9, $9)";
+	int64_t max_ms = (int64_t)ctx->opts->task_timeout_max_s * 1000;
+	int64_t timeout = req->timeout_ms ? req->timeout_ms
+	                                  : (int64_t)ctx->opts->task_timeout_default_s *
+	                                        1000;
+	char id[CM_UUID_LEN], op[CM_UUID_LEN];
+	char inst_status[16], bundle_id[CM_ID_MAX + 1];
+	const struct pr_space *sp;
+	struct st_stmt *s;
+	char *args = NULL, *payload = NULL;
+	bool ready;
+	int rc;
+
+	if (req->request_id[0] == '\0' || req->capability[0] == '\0') {
+		pr_rep_error(rep, CM_E_INVALID_REQUEST,
+		    "request_id and capability must not be empty");
+		return;
+	}
+	if (timeout < CM_TIMEOUT_MIN_S * 1000 || timeout > max_ms ||
+	    timeout % 1000 != 0) {
+		pr_rep_error(rep, CM_E_INVALID_TIMEOUT,
+		    "timeout must be 1..%d seconds", ctx->opts->task_timeout_max_s);
+		return;
+	}
+	if (st_load_space(ctx, rep, req->workspace_id, req->space_id) != 1)
+		return;
+	sp = &rep->spaces[0];
+
+	if (st_db_query(ctx->db, &s, inst_sql, "s", req->space_id) != ST_OK ||
+	    st_stmt_step(s) != ST_ROW) {
+		st_stmt_done(s);
+		st_db_failed(ctx, rep, "task submit");
+		return;
+	}
+	snprintf(inst_status, sizeof(inst_status), "%s", st_col_text(s, 0));
+	snprintf(bundle_id, sizeof(bundle_id), "%s", st_col_text(s, 1));
+	st_stmt_done(s);
+
+	if ((args = submit_check(ctx, req, bundle_id, rep)) == NULL)
+		goto out;
+	rep->n_spaces = 0;
+	if (submit_repeat(ctx, req, args, rep) != 0)
+		goto out;
+	if (strcmp(sp->status, "closed") == 0 || sp->close_requested) {
+		pr_rep_error(rep, CM_E_SPACE_CLOSED, "the browser space is %s",
+		    strcmp(sp->status, "closed") == 0 ? "closed" : "closing");
+		goto out;
+	}
+	if (strcmp(sp->status, "error") == 0) {
+		pr_rep_error(rep, CM_E_SPACE_UNUSABLE,
+		    "the browser space is in error (%s)",
+		    sp->last_error_code ? sp->last_error_code : "unknown");
+		goto out;
+	}
+
+	cm_uuid7(id);
+	cm_uuid7(op);
+	rc = st_db_run(ctx->db, ins, "sssssssii", id, req->space_id,
+	    req->workspace_id, req->request_id, op, req->capability, args,
+	    timeout, ctx->now);
+	if (rc == ST_CONSTRAINT) {
+		/* The partial unique index: one queued or running task. */
+		pr_rep_error(rep, CM_E_TASK_IN_PROGRESS,
+		    "another task of this browser space is queued or running");
+		goto out;
+	}
+	payload = st_payload("{s:s, s:s}", "capability", req->capability,
+	    "request_id", req->request_id);
+	if (rc != ST_DONE || st_event_append(ctx, req->workspace_id,
+	                         req->space_id, id, "queued", payload) != 0) {
+		st_db_failed(ctx, rep, "task submit");
+		goto out;
+	}
+
+	/* A runtime that is not ready fails the task, which stays on record
+	 * (SPEC 2, 503). */
+	ready = strcmp(inst_status, "ready") == 0;
+	if (!ready && st_task_finalize(ctx, req->workspace_id, req->space_id, id,
+	                  "failed", NULL, "runtime_not_ready",
+	                  "the browser instance is not ready") != 0) {
+		st_db_failed(ctx, rep, "task submit");
+		goto out;
+	}
+	if (st_load_task(ctx, rep, id) == 1) {
+		rep->created = true;
+		if (!ready) {
+			ctx->keep_on_error = true;
+			pr_rep_error(rep, CM_E_RUNTIME_NOT_READY,
+			    "the browser instance is not ready");
+		}
+	}
+out:
+	free(payload);
+	free(args);
+}
+
+/* Loads a task and checks it belongs to the Space in the workspace. */
+static int
+load_space_task(struct st_ctx *ctx, const struct pr_req *req,
+    struct pr_rep *rep)
+{
+	if (st_load_space(ctx, rep, req->workspace_id, req->space_id) != 1)
+		return 0;
+	rep->n_spaces = 0;
+	if (st_load_task(ctx, rep, req->task_id) != 1)
+		return 0;
+	if (strcmp(rep->tasks[0].space_id, req->space_id) != 0) {
+		rep->n_tasks = 0;
+		pr_rep_error(rep, CM_E_NOT_FOUND, "no such task");
+		return 0;
+	}
+	return 1;
+}
+
+void
+st_op_task_get(struct st_ctx *ctx, const struct pr_req *req,
+    struct pr_rep *rep)
+{
+	load_space_task(ctx, req, rep);
+}
+
+void
+st_op_task_list(struct st_ctx *ctx, const struct pr_req *req,
+    struct pr_rep *rep)
+{
+	static const char sql[] =
+	    "SELECT " ST_TASK_COLS " FROM browser_space_tasks WHERE space_id = $1"
+	    " ORDER BY created_at DESC, id DESC LIMIT $2";
+	struct st_stmt *s;
+	struct pr_task *t;
+	int64_t limit = req->limit ? req->limit : CM_LIST_LIMIT_DEFAULT;
+	int rc;
+
+	if (limit < 1 || limit > CM_LIST_LIMIT_MAX) {
+		pr_rep_error(rep, CM_E_INVALID_REQUEST, "limit must be 1..%d",
+		    CM_LIST_LIMIT_MAX);
+		return;
+	}
+	if (st_load_space(ctx, rep, req->workspace_id, req->space_id) != 1)
+		return;
+	rep->n_spaces = 0;
+	if (st_db_query(ctx->db, &s, sql, "si", req->space_id, limit) != ST_OK) {
+		st_db_failed(ctx, rep, "task list");
+		return;
+	}
+	while ((rc = st_stmt_step(s)) == ST_ROW) {
+		if ((t = ST_PUSH(rep, tasks)) == NULL)
+			break;
+		st_row_task(rep, s, t);
+	}
+	st_stmt_done(s);
+	if (rc == ST_ERROR)
+		st_db_failed(ctx, rep, "task list");
+}
+
+/*
+ * Cancel (SPEC 3 rule 7).  A queued task ends at once; a running one only
+ * records the request, and its actor finishes it as cancelled after it has
+ * aborted the call and cleaned up.  rep->created is true when this call
+ * changed something.
+ */
+void
+st_op_task_cancel(struct st_ctx *ctx, const struct pr_req *req,
+    struct pr_rep *rep)
+{
+	static const char latest[] =
+	    "SELECT " ST_TASK_COLS " FROM browser_space_tasks WHERE space_id = $1"
+	    " ORDER BY created_at DESC, id DESC LIMIT 1";
+	struct st_stmt *s;
+	const struct pr_task *t;
+	char task_id[CM_ID_MAX + 1];
+	int rc;
+
+	if (req->task_id != NULL) {
+		if (load_space_task(ctx, req, rep) != 1)
+			return;
+	} else {
+		if (st_load_space(ctx, rep, req->workspace_id, req->space_id) != 1)
+			return;
+		rep->n_spaces = 0;
+		if (st_db_query(ctx->db, &s, latest, "s", req->space_id) != ST_OK) {
+			st_db_failed(ctx, rep, "task cancel");
+			return;
+		}
+		/* At most one task is active, and it is the newest. */
+		if ((rc = st_stmt_step(s)) == ST_ROW) {
+			struct pr_task *nt = ST_PUSH(rep, tasks);
+			if (nt != NULL)
+				st_row_task(rep, s, nt);
+		}
+		st_stmt_done(s);
+		if (rep->n_tasks == 0) {
+			pr_rep_error(rep, CM_E_NO_TASK,
+			    "the browser space has no task");
+			return;
+		}
+	}
+	t = &rep->tasks[0];
+	if (strcmp(t->status, "queued") != 0 && strcmp(t->status, "running") != 0)
+		return; /* terminal: report it as it is */
+	snprintf(task_id, sizeof(task_id), "%s", t->task_id);
+	rc = st_task_request_cancel(ctx, req->workspace_id, req->space_id,
+	    task_id);
+	if (rc < 0)
+		goto fail;
+	rep->created = rc == 1;
+	if (strcmp(t->status, "queued") == 0) {
+		if (st_task_finalize(ctx, req->workspace_id, req->space_id, task_id,
+		        "cancelled", NULL, NULL, NULL) != 0)
+			goto fail;
+		rep->created = true;
+	}
+	rep->n_tasks = 0;
+	if (st_load_task(ctx, rep, task_id) == 1)
+		return;
+fail:
+	st_db_failed(ctx, rep, "task cancel");
+}

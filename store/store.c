@@ -1,0 +1,311 @@
+/*
+ * store.c: the engine behind spaced-store.  Group commit, op_id memory and
+ * publish-after-commit live here; the operations live in ops_*.c.
+ */
+#include "store.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "db.h"
+#include "log.h"
+#include "migrate.h"
+#include "ops.h"
+
+struct st_store {
+	struct st_db *db;
+	struct st_store_opts opts;
+	struct st_ctx ctx;
+};
+
+static int64_t
+store_now(struct st_store *st)
+{
+	return st->opts.now_ms ? st->opts.now_ms(st->opts.now_arg) : cm_now_ms();
+}
+
+int
+st_store_open(struct st_store **out, const struct st_store_opts *opts)
+{
+	struct st_store *st;
+
+	*out = NULL;
+	if ((st = calloc(1, sizeof(*st))) == NULL)
+		return -1;
+	st->opts = *opts;
+	if (st->opts.max_spaces_per_workspace <= 0)
+		st->opts.max_spaces_per_workspace = CM_SPACES_PER_WS_DEFAULT;
+	if (st->opts.task_timeout_default_s <= 0)
+		st->opts.task_timeout_default_s = CM_TIMEOUT_DEFAULT_S;
+	if (st->opts.task_timeout_max_s <= 0)
+		st->opts.task_timeout_max_s = CM_TIMEOUT_MAX_S;
+	if (st->opts.host_id == NULL)
+		st->opts.host_id = "localhost";
+	if (st_db_open_sqlite(&st->db, opts->sqlite_path) != ST_OK ||
+	    st_migrate(st->db) != 0 ||
+	    (st->ctx.bundles = st_bundles_new()) == NULL) {
+		st_store_close(st);
+		return -1;
+	}
+	st->ctx.db = st->db;
+	st->ctx.opts = &st->opts;
+	*out = st;
+	return 0;
+}
+
+void
+st_store_close(struct st_store *st)
+{
+	if (st == NULL)
+		return;
+	st_bundles_free(st->ctx.bundles);
+	free(st->ctx.pubs);
+	st_db_close(st->db);
+	free(st);
+}
+
+static void
+pubs_clear(struct st_ctx *ctx, size_t from)
+{
+	for (size_t i = from; i < ctx->n_pubs; i++)
+		free(ctx->pubs[i].buf);
+	ctx->n_pubs = from;
+}
+
+/* Encodes rep into the item, or a bare error reply if that fails. */
+static void
+item_reply(struct st_item *it, const struct pr_rep *rep)
+{
+	struct pr_rep fallback;
+
+	if (pr_rep_encode(rep, &it->rep, &it->rep_len) == 0)
+		return;
+	cm_warnx("store: cannot encode a reply");
+	memset(&fallback, 0, sizeof(fallback));
+	fallback.err = CM_E_INTERNAL;
+	if (pr_rep_encode(&fallback, &it->rep, &it->rep_len) != 0) {
+		it->rep = NULL;
+		it->rep_len = 0;
+	}
+}
+
+static void
+item_error(struct st_item *it, enum cm_err err, const char *msg)
+{
+	struct pr_rep rep;
+
+	memset(&rep, 0, sizeof(rep));
+	rep.err = err;
+	rep.msg = msg;
+	free(it->rep);
+	item_reply(it, &rep);
+}
+
+/* A write seen before: its first reply, from the op_id memory. */
+static bool
+remembered(struct st_store *st, const char *op_id, struct st_item *it)
+{
+	static const char sql[] = "SELECT reply FROM store_ops WHERE op_id = $1";
+	struct st_stmt *s;
+	const void *blob;
+	size_t n;
+	bool found = false;
+
+	if (st_db_query(st->db, &s, sql, "s", op_id) != ST_OK)
+		return false;
+	if (st_stmt_step(s) == ST_ROW &&
+	    (blob = st_col_blob(s, 0, &n)) != NULL && n > 0 &&
+	    (it->rep = malloc(n)) != NULL) {
+		memcpy(it->rep, blob, n);
+		it->rep_len = n;
+		found = true;
+	}
+	st_stmt_done(s);
+	return found;
+}
+
+static int
+remember(struct st_store *st, const char *op_id, const struct st_item *it)
+{
+	static const char sql[] = "INSERT INTO store_ops (op_id, reply,"
+	                          " created_at) VALUES ($1, $2, $3)";
+
+	return st_db_run(st->db, sql, "sBi", op_id, (const void *)it->rep,
+	           it->rep_len, st->ctx.now) == ST_DONE
+	           ? 0
+	           : -1;
+}
+
+/*
+ * One write inside its savepoint.  A failed operation rolls back to the
+ * savepoint, so the group's other writes stand.
+ */
+static void
+exec_write(struct st_store *st, const struct pr_req *req, struct st_item *it)
+{
+	struct st_ctx *ctx = &st->ctx;
+	struct pr_rep rep;
+	size_t mark = ctx->n_pubs;
+	int64_t changes;
+	bool keep;
+
+	if (remembered(st, req->op_id, it))
+		return;
+	memset(&rep, 0, sizeof(rep));
+	if (st_db_run(st->db, "SAVEPOINT op", "") != ST_DONE) {
+		item_error(it, CM_E_INTERNAL, "database error");
+		return;
+	}
+	ctx->keep_on_error = false;
+	changes = st_db_total_changes(st->db);
+	st_ops_dispatch(ctx, req, &rep);
+	keep = rep.err == CM_OK || ctx->keep_on_error;
+	if (!keep) {
+		st_db_run(st->db, "ROLLBACK TO op", "");
+		pubs_clear(ctx, mark);
+	}
+	item_reply(it, &rep);
+	pr_rep_free(&rep);
+	/*
+	 * Only a write that changed something is remembered: one that changed
+	 * nothing (a claim that found no task, a failed check) is just as
+	 * harmless to apply again, and an idle actor's polling then costs no
+	 * row.
+	 */
+	if (keep && st_db_total_changes(st->db) != changes && it->rep != NULL &&
+	    remember(st, req->op_id, it) != 0) {
+		st_db_run(st->db, "ROLLBACK TO op", "");
+		pubs_clear(ctx, mark);
+		item_error(it, CM_E_INTERNAL, "database error");
+	}
+	st_db_run(st->db, "RELEASE op", "");
+}
+
+int
+st_store_exec(struct st_store *st, struct st_item *items, size_t n,
+    st_publish_fn publish, void *arg)
+{
+	struct st_ctx *ctx = &st->ctx;
+	struct pr_req *reqs;
+	bool *ok;
+	char err[256];
+	int rc = 0;
+
+	reqs = calloc(n ? n : 1, sizeof(*reqs));
+	ok = calloc(n ? n : 1, sizeof(*ok));
+	if (reqs == NULL || ok == NULL) {
+		free(reqs);
+		free(ok);
+		for (size_t i = 0; i < n; i++)
+			item_error(&items[i], CM_E_INTERNAL, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		items[i].rep = NULL;
+		items[i].rep_len = 0;
+		if (pr_req_decode(items[i].req, items[i].req_len, &reqs[i], err,
+		        sizeof(err)) != 0) {
+			/* A sibling process sent garbage: that is a bug. */
+			cm_warnx("store: rejected a malformed request: %s", err);
+			item_error(&items[i], CM_E_INVALID_REQUEST, err);
+			continue;
+		}
+		ok[i] = true;
+	}
+
+	pubs_clear(ctx, 0);
+	if (st_db_run(st->db, "BEGIN IMMEDIATE", "") != ST_DONE) {
+		for (size_t i = 0; i < n; i++)
+			if (ok[i])
+				item_error(&items[i], CM_E_STORE_UNAVAILABLE,
+				    "the database cannot start a transaction");
+		rc = -1;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct pr_rep rep;
+
+		if (!ok[i])
+			continue;
+		ctx->now = store_now(st);
+		if (pr_op_is_write(reqs[i].op)) {
+			exec_write(st, &reqs[i], &items[i]);
+			continue;
+		}
+		memset(&rep, 0, sizeof(rep));
+		st_ops_dispatch(ctx, &reqs[i], &rep);
+		item_reply(&items[i], &rep);
+		pr_rep_free(&rep);
+	}
+	if (st_db_run(st->db, "COMMIT", "") != ST_DONE) {
+		cm_warnx("store: commit failed: %s", st_db_errmsg(st->db));
+		st_db_run(st->db, "ROLLBACK", "");
+		pubs_clear(ctx, 0);
+		for (size_t i = 0; i < n; i++)
+			if (ok[i] && pr_op_is_write(reqs[i].op))
+				item_error(&items[i], CM_E_STORE_UNAVAILABLE,
+				    "the database could not commit");
+		rc = -1;
+		goto out;
+	}
+	/* Published only now: no subscriber sees an event it cannot read. */
+	for (size_t i = 0; i < ctx->n_pubs; i++)
+		if (publish != NULL)
+			publish(arg, ctx->pubs[i].buf, ctx->pubs[i].len);
+	pubs_clear(ctx, 0);
+out:
+	for (size_t i = 0; i < n; i++)
+		pr_req_free(&reqs[i]);
+	free(reqs);
+	free(ok);
+	return rc;
+}
+
+int
+st_store_call(struct st_store *st, const struct pr_req *req,
+    struct pr_rep *rep, st_publish_fn publish, void *arg)
+{
+	struct st_item it;
+	char *buf;
+	size_t len;
+	char err[256];
+	int rc;
+
+	memset(rep, 0, sizeof(*rep));
+	if (pr_req_encode(req, &buf, &len) != 0) {
+		rep->err = CM_E_INTERNAL;
+		return -1;
+	}
+	it.req = buf;
+	it.req_len = len;
+	rc = st_store_exec(st, &it, 1, publish, arg);
+	free(buf);
+	if (it.rep == NULL) {
+		rep->err = CM_E_INTERNAL;
+		return -1;
+	}
+	if (pr_rep_decode(it.rep, it.rep_len, rep, err, sizeof(err)) != 0) {
+		cm_warnx("store: cannot decode its own reply: %s", err);
+		rep->err = CM_E_INTERNAL;
+		rc = -1;
+	}
+	free(it.rep);
+	return rc;
+}
+
+void
+st_store_prune(struct st_store *st)
+{
+	static const char sql[] = "DELETE FROM store_ops WHERE created_at < $1";
+
+	if (st_db_run(st->db, sql, "i", store_now(st) - CM_OPID_TTL_MS) !=
+	    ST_DONE)
+		cm_warnx("store: op_id prune failed: %s", st_db_errmsg(st->db));
+}
+
+int
+st_store_synchronous(struct st_store *st)
+{
+	return st_db_synchronous(st->db);
+}

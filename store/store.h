@@ -1,0 +1,72 @@
+/*
+ * store.h: the store engine, independent of any socket.
+ *
+ * spaced-store's loop (loop.c) feeds it encoded requests in groups; tests
+ * drive it directly against a temporary or in-memory database.  It is
+ * single-threaded: one st_store is used by one thread.
+ */
+#ifndef ST_STORE_H
+#define ST_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "proto.h"
+
+struct st_store;
+
+struct st_store_opts {
+	const char *sqlite_path;      /* file path, or ":memory:" */
+	int max_spaces_per_workspace; /* 0: CM_SPACES_PER_WS_DEFAULT */
+	int task_timeout_default_s;   /* 0: CM_TIMEOUT_DEFAULT_S */
+	int task_timeout_max_s;       /* 0: CM_TIMEOUT_MAX_S */
+	const char *host_id;          /* default host of new instances */
+	/* Clock for timestamps and leases; NULL means cm_now_ms. */
+	int64_t (*now_ms)(void *arg);
+	void *now_arg;
+};
+
+/*
+ * Called once per committed event, after the commit, with the message to
+ * publish (topic and msgpack record, see pr_pub_encode).  The buffer is
+ * valid only during the call.
+ */
+typedef void (*st_publish_fn)(void *arg, const void *msg, size_t len);
+
+/* Opens the database, applies pending migrations.  Returns 0 or -1. */
+int st_store_open(struct st_store **out, const struct st_store_opts *opts);
+void st_store_close(struct st_store *st);
+
+/* One request in a group: the caller sets req/req_len; exec sets rep. */
+struct st_item {
+	const void *req;
+	size_t req_len;
+	char *rep;      /* malloc'd encoded reply; the caller frees */
+	size_t rep_len;
+};
+
+/*
+ * Group commit (DESIGN 1): runs every item inside one BEGIN IMMEDIATE, each
+ * write in its own SAVEPOINT, commits once, then calls publish for every
+ * event of the group in commit order, then returns.  A request that cannot
+ * be decoded gets an invalid_request reply and is logged as a bug.  A
+ * write whose op_id was seen before gets its first reply again.  When the
+ * commit fails every write in the group is answered store_unavailable and
+ * nothing is published.  Every item gets a reply unless allocation fails,
+ * in which case rep is NULL.  Returns 0, or -1 when the commit failed.
+ */
+int st_store_exec(struct st_store *st, struct st_item *items, size_t n,
+    st_publish_fn publish, void *arg);
+
+/* Convenience for tests and tools: one request through st_store_exec. */
+int st_store_call(struct st_store *st, const struct pr_req *req,
+    struct pr_rep *rep, st_publish_fn publish, void *arg);
+
+/* Deletes remembered op_id replies older than CM_OPID_TTL_MS. */
+void st_store_prune(struct st_store *st);
+
+/* The PRAGMA synchronous value (2 is FULL), for tests. */
+int st_store_synchronous(struct st_store *st);
+
+#endif

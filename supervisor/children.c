@@ -1,0 +1,211 @@
+/*
+ * children.c: spawning children.  After fork the child only calls
+ * async-signal-safe functions and execs at once: nng and SQLite are never
+ * touched between fork and exec (DESIGN 6).
+ */
+#include "children.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "log.h"
+
+const struct sup_kind_info sup_kinds[SUP_KIND__COUNT] = {
+    [SUP_STORE] = {"store", "spaced-store", &sup_policy_permanent},
+    [SUP_API] = {"api", "spaced-api", &sup_policy_permanent},
+    [SUP_ACTOR] = {"actor", "spaced-actor", &sup_policy_actor},
+};
+
+int
+sup_children_init(struct sup_children *c, const struct cm_config *cfg)
+{
+	char self[CM_PATH_MAX];
+	ssize_t n;
+	int argc;
+
+	memset(c, 0, sizeof(*c));
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0 || (size_t)n >= sizeof(self) - 1)
+		return -1;
+	self[n] = '\0';
+	snprintf(c->bin_dir, sizeof(c->bin_dir), "%s", dirname(self));
+	c->conf_argv = calloc(64, sizeof(char *));
+	if (c->conf_argv == NULL)
+		return -1;
+	if ((argc = cm_config_to_argv(cfg, c->conf_argv, 64)) < 0)
+		return -1;
+	c->conf_argc = (size_t)argc;
+	return 0;
+}
+
+void
+sup_children_fini(struct sup_children *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		if (c->v[i]->notify_fd >= 0)
+			close(c->v[i]->notify_fd);
+		free(c->v[i]);
+	}
+	free(c->v);
+	if (c->conf_argv != NULL)
+		cm_config_argv_free(c->conf_argv, c->conf_argc);
+	free(c->conf_argv);
+	memset(c, 0, sizeof(*c));
+}
+
+struct sup_child *
+sup_child_add(struct sup_children *c, enum sup_kind kind, const char *space_id)
+{
+	struct sup_child *ch;
+
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 16;
+		struct sup_child **v = realloc(c->v, cap * sizeof(*v));
+
+		if (v == NULL)
+			return NULL;
+		c->v = v;
+		c->cap = cap;
+	}
+	if ((ch = calloc(1, sizeof(*ch))) == NULL)
+		return NULL;
+	ch->kind = kind;
+	ch->notify_fd = -1;
+	if (space_id != NULL)
+		snprintf(ch->space_id, sizeof(ch->space_id), "%s", space_id);
+	c->v[c->n++] = ch;
+	return ch;
+}
+
+void
+sup_child_remove(struct sup_children *c, struct sup_child *ch)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		if (c->v[i] != ch)
+			continue;
+		if (ch->notify_fd >= 0)
+			close(ch->notify_fd);
+		free(ch);
+		c->v[i] = c->v[--c->n];
+		return;
+	}
+}
+
+struct sup_child *
+sup_child_by_pid(struct sup_children *c, pid_t pid)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->v[i]->pid == pid)
+			return c->v[i];
+	return NULL;
+}
+
+struct sup_child *
+sup_child_by_space(struct sup_children *c, const char *space_id)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->v[i]->kind == SUP_ACTOR &&
+		    strcmp(c->v[i]->space_id, space_id) == 0)
+			return c->v[i];
+	return NULL;
+}
+
+struct sup_child *
+sup_child_by_kind(struct sup_children *c, enum sup_kind kind)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->v[i]->kind == kind)
+			return c->v[i];
+	return NULL;
+}
+
+bool
+sup_kind_available(const struct sup_children *c, enum sup_kind kind)
+{
+	char path[CM_PATH_MAX + 64];
+
+	snprintf(
+	    path, sizeof(path), "%s/%s", c->bin_dir, sup_kinds[kind].binary);
+	return access(path, X_OK) == 0;
+}
+
+int
+sup_child_spawn(struct sup_children *c, struct sup_child *ch, int64_t now_ms)
+{
+	char path[CM_PATH_MAX + 64], fdarg[32], spacearg[CM_ID_MAX + 16];
+	const char *argv[80];
+	size_t argc = 0;
+	int fds[2];
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/%s", c->bin_dir,
+	    sup_kinds[ch->kind].binary);
+	if (pipe2(fds, O_CLOEXEC) != 0) {
+		cm_warn("supervisor: pipe");
+		return -1;
+	}
+	/* Everything the child needs is built before fork. */
+	snprintf(fdarg, sizeof(fdarg), "--notify-fd=%d", fds[1]);
+	snprintf(spacearg, sizeof(spacearg), "--space=%s", ch->space_id);
+	argv[argc++] = path;
+	for (size_t i = 0; i < c->conf_argc && argc < 76; i++)
+		argv[argc++] = c->conf_argv[i];
+	argv[argc++] = fdarg;
+	if (ch->kind == SUP_ACTOR)
+		argv[argc++] = spacearg;
+	argv[argc] = NULL;
+
+	if ((pid = fork()) < 0) {
+		cm_warn("supervisor: fork");
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		sigset_t none;
+
+		if (ch->kind == SUP_ACTOR)
+			setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		fcntl(fds[1], F_SETFD, 0); /* the one fd that crosses exec */
+		execv(path, (char *const *)argv);
+		_exit(127);
+	}
+	/* Set it here too: whichever of parent and child runs first. */
+	if (ch->kind == SUP_ACTOR)
+		setpgid(pid, pid);
+	close(fds[1]);
+	if (ch->notify_fd >= 0)
+		close(ch->notify_fd);
+	ch->notify_fd = fds[0];
+	ch->pid = pid;
+	ch->state = SUP_STARTING;
+	ch->started_ms = now_ms;
+	return 0;
+}
+
+const char *
+sup_state_name(enum sup_state s)
+{
+	switch (s) {
+	case SUP_STARTING:
+		return "starting";
+	case SUP_READY:
+		return "ready";
+	case SUP_BACKOFF:
+		return "backoff";
+	case SUP_STOPPING:
+		return "stopping";
+	}
+	return "unknown";
+}

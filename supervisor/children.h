@@ -1,0 +1,80 @@
+/*
+ * children.h: the supervisor's table of children, one row per process,
+ * and the kinds they come in (OpenBSD privsep style).
+ */
+#ifndef SUP_CHILDREN_H
+#define SUP_CHILDREN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "limits.h"
+#include "policy.h"
+
+enum sup_kind { SUP_STORE, SUP_API, SUP_ACTOR, SUP_KIND__COUNT };
+
+enum sup_state {
+	SUP_STARTING, /* forked, readiness line not seen yet */
+	SUP_READY,    /* said it is ready */
+	SUP_BACKOFF,  /* dead; restarts at restart_at_ms */
+	SUP_STOPPING, /* told to stop; reaped when it exits */
+};
+
+struct sup_kind_info {
+	const char *name;   /* "store", "api", "actor" */
+	const char *binary; /* found beside the supervisor's own executable */
+	const struct sup_policy *policy;
+};
+extern const struct sup_kind_info sup_kinds[SUP_KIND__COUNT];
+
+struct sup_child {
+	enum sup_kind kind;
+	enum sup_state state;
+	pid_t pid;                    /* 0 when not running */
+	int notify_fd;                /* readiness pipe, -1 once read */
+	char space_id[CM_ID_MAX + 1]; /* actors only */
+	int64_t started_ms;           /* monotonic */
+	int64_t restart_at_ms;
+	int restarts;
+	bool finalize_pending; /* died mid-task: finalise first */
+	struct sup_history history;
+};
+
+struct sup_children {
+	size_t n, cap;
+	struct sup_child **v;
+	char bin_dir[CM_PATH_MAX];
+	char **conf_argv; /* the config every child gets */
+	size_t conf_argc;
+};
+
+/* Finds the binaries' directory and renders the config once. */
+int sup_children_init(struct sup_children *c, const struct cm_config *cfg);
+void sup_children_fini(struct sup_children *c);
+
+/* Adds a row (not started).  NULL on allocation failure. */
+struct sup_child *sup_child_add(
+    struct sup_children *c, enum sup_kind kind, const char *space_id);
+void sup_child_remove(struct sup_children *c, struct sup_child *ch);
+struct sup_child *sup_child_by_pid(struct sup_children *c, pid_t pid);
+struct sup_child *sup_child_by_space(
+    struct sup_children *c, const char *space_id);
+struct sup_child *sup_child_by_kind(struct sup_children *c, enum sup_kind kind);
+
+/*
+ * fork+exec of the row's binary with the config, --notify-fd and, for an
+ * actor, --space.  Actors get their own process group so that killing the
+ * group takes their browser with them.  Every child dies with the
+ * supervisor (PR_SET_PDEATHSIG).  Returns 0, or -1 (nothing started).
+ */
+int sup_child_spawn(
+    struct sup_children *c, struct sup_child *ch, int64_t now_ms);
+
+/* True when the binary of a kind exists (the api may not be built). */
+bool sup_kind_available(const struct sup_children *c, enum sup_kind kind);
+
+const char *sup_state_name(enum sup_state s);
+
+#endif

@@ -1,0 +1,85 @@
+#include "control.h"
+
+#include <nng/protocol/reqrep0/rep.h>
+#include <nng/transport/ipc/ipc.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "proto.h"
+
+int
+sup_control_open(nng_socket *s, const char *url, int *recv_fd)
+{
+	nng_listener l;
+	int rv;
+
+	if ((rv = nng_rep0_open(s)) != 0)
+		return rv;
+	if ((rv = nng_socket_set_size(*s, NNG_OPT_RECVMAXSZ, 4096)) != 0 ||
+	    (rv = nng_listener_create(&l, *s, url)) != 0 ||
+	    (rv = nng_listener_set_int(l, NNG_OPT_IPC_PERMISSIONS, 0600)) !=
+	        0 ||
+	    (rv = nng_listener_start(l, 0)) != 0 ||
+	    (rv = nng_socket_get_int(*s, NNG_OPT_RECVFD, recv_fd)) != 0) {
+		nng_close(*s);
+		return rv;
+	}
+	return 0;
+}
+
+static void
+status_reply(const struct sup_children *c, int64_t now, struct pr_rep *rep)
+{
+	size_t n = c->n < CM_PROTO_LIST_MAX ? c->n : CM_PROTO_LIST_MAX;
+
+	rep->children = pr_rep_alloc(rep, (n ? n : 1) * sizeof(*rep->children));
+	if (rep->children == NULL) {
+		pr_rep_error(rep, CM_E_INTERNAL, "out of memory");
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct sup_child *ch = c->v[i];
+		struct pr_child *o = &rep->children[i];
+
+		o->kind = sup_kinds[ch->kind].name;
+		o->pid = ch->pid;
+		o->space_id = ch->space_id[0] ? ch->space_id : NULL;
+		o->state = sup_state_name(ch->state);
+		o->restarts = ch->restarts;
+		o->uptime_ms = ch->pid > 0 ? now - ch->started_ms : 0;
+	}
+	rep->n_children = n;
+}
+
+void
+sup_control_serve(nng_socket s, const struct sup_children *c, int64_t now_ms)
+{
+	nng_msg *m;
+
+	while (nng_recvmsg(s, &m, NNG_FLAG_NONBLOCK) == 0) {
+		struct pr_req req;
+		struct pr_rep rep;
+		char err[128], *buf = NULL;
+		size_t len = 0;
+
+		memset(&req, 0, sizeof(req));
+		memset(&rep, 0, sizeof(rep));
+		if (pr_req_decode(nng_msg_body(m), nng_msg_len(m), &req, err,
+		        sizeof(err)) != 0)
+			pr_rep_error(&rep, CM_E_INVALID_REQUEST, "%s", err);
+		else if (req.op != PR_OP_SUP_STATUS)
+			pr_rep_error(&rep, CM_E_INVALID_REQUEST,
+			    "the supervisor answers only sup.status");
+		else
+			status_reply(c, now_ms, &rep);
+		nng_msg_clear(m);
+		if (pr_rep_encode(&rep, &buf, &len) != 0 ||
+		    nng_msg_append(m, buf, len) != 0 ||
+		    nng_sendmsg(s, m, 0) != 0)
+			nng_msg_free(m);
+		free(buf);
+		pr_req_free(&req);
+		pr_rep_free(&rep);
+	}
+}

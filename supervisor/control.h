@@ -1,0 +1,15 @@
+/* control.h: the supervisor's control socket (REP), answering sup.status. */
+#ifndef SUP_CONTROL_H
+#define SUP_CONTROL_H
+
+#include <nng/nng.h>
+
+#include "children.h"
+
+/* Listens on url (mode 0600).  Returns 0 and the socket's receive fd. */
+int sup_control_open(nng_socket *s, const char *url, int *recv_fd);
+/* Answers every request waiting on s from the child table. */
+void sup_control_serve(
+    nng_socket s, const struct sup_children *c, int64_t now_ms);
+
+#endif

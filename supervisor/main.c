@@ -1,0 +1,616 @@
+/*
+ * spaced: the supervisor, and the binary users run.
+ *
+ * It starts the store, waits for its readiness line, starts the api (when
+ * built), then one actor per Space that is not closed, and keeps them
+ * alive: reaping through a signalfd, finalising the task of an actor that
+ * died (SPEC 3 rule 10) and restarting by the policy table.  Exit codes:
+ * 0 stopped cleanly, 1 gave up on a permanent child (let systemd restart
+ * the whole service), 100 bad configuration or data dir in use.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <nng/nng.h>
+#include <nng/protocol/pubsub0/sub.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "children.h"
+#include "clock.h"
+#include "config.h"
+#include "control.h"
+#include "log.h"
+#include "rpc.h"
+
+#define SUP_RESCAN_MS 2000
+#define SUP_SWEEP_MS 5000
+#define SUP_STOP_API_MS 5000
+#define SUP_STOP_ACTORS_MS 15000
+#define SUP_STOP_STORE_MS 5000
+
+struct sup {
+	struct cm_config cfg;
+	struct sup_children kids;
+	nng_socket store;   /* REQ */
+	nng_socket events;  /* SUB to the store's PUB */
+	nng_socket control; /* REP */
+	int events_fd;
+	int control_fd;
+	int sig_fd;
+	int notify_fd; /* our own readiness line, for whoever started us */
+	bool store_up; /* the store said ready at least once */
+	bool running;  /* store up and first scan done */
+	bool stop;
+	int exit_code;
+	int64_t next_rescan, next_sweep;
+};
+
+static void
+req_init(struct pr_req *q, enum pr_op op)
+{
+	memset(q, 0, sizeof(*q));
+	q->op = op;
+}
+
+/* A store call whose outcome only matters as success or not. */
+static bool
+store_call(struct sup *s, struct pr_req *q, struct pr_rep *r)
+{
+	enum cm_err e = cm_rpc_call(s->store, q, r, 3000);
+
+	return e == CM_OK && r->err == CM_OK;
+}
+
+static int
+finalize_lost(struct sup *s, const char *space_id)
+{
+	struct pr_req q;
+	struct pr_rep r;
+	bool ok;
+
+	req_init(&q, PR_OP_SUP_FINALIZE_LOST);
+	q.space_id = space_id;
+	ok = store_call(s, &q, &r) || r.err == CM_E_NOT_FOUND;
+	if (ok && r.count > 0)
+		cm_info("supervisor: space %s: the lost actor's task is %s",
+		    space_id, r.n_tasks ? r.tasks[0].status : "finalised");
+	pr_rep_free(&r);
+	return ok ? 0 : -1;
+}
+
+static void
+mark_space(struct sup *s, const char *space_id, enum pr_op op, const char *code)
+{
+	struct pr_req q;
+	struct pr_rep r;
+
+	req_init(&q, op);
+	q.space_id = space_id;
+	q.error_code = code;
+	if (!store_call(s, &q, &r))
+		cm_warnx("supervisor: space %s: %s failed: %s", space_id,
+		    pr_op_name(op), cm_err_code(r.err));
+	pr_rep_free(&r);
+}
+
+static void
+start_child(struct sup *s, struct sup_child *ch)
+{
+	int64_t now = cm_mono_ms();
+
+	if (sup_child_spawn(&s->kids, ch, now) != 0) {
+		ch->state = SUP_BACKOFF;
+		ch->restart_at_ms =
+		    now + sup_kinds[ch->kind].policy->backoff_min_ms;
+		return;
+	}
+	cm_debug("supervisor: started %s %s pid %d", sup_kinds[ch->kind].name,
+	    ch->space_id, (int)ch->pid);
+}
+
+static void
+ensure_actor(struct sup *s, const char *space_id)
+{
+	struct sup_child *ch;
+
+	if (s->stop || sup_child_by_space(&s->kids, space_id) != NULL)
+		return;
+	if ((ch = sup_child_add(&s->kids, SUP_ACTOR, space_id)) != NULL)
+		start_child(s, ch);
+}
+
+/* The fallback for lost notices: what should run, from the store. */
+static void
+rescan(struct sup *s)
+{
+	struct pr_req q;
+	struct pr_rep r;
+
+	s->next_rescan = cm_mono_ms() + SUP_RESCAN_MS;
+	req_init(&q, PR_OP_SUP_LIST_ACTIVE);
+	q.host = s->cfg.host_id;
+	if (!store_call(s, &q, &r)) {
+		pr_rep_free(&r);
+		return;
+	}
+	for (size_t i = 0; i < r.n_spaces; i++) {
+		const struct pr_space *sp = &r.spaces[i];
+
+		if (strcmp(sp->status, "error") != 0) {
+			ensure_actor(s, sp->space_id);
+			continue;
+		}
+		/* No actor serves a Space in error: close it on its behalf. */
+		if (sp->close_requested &&
+		    sup_child_by_space(&s->kids, sp->space_id) == NULL)
+			mark_space(
+			    s, sp->space_id, PR_OP_SPACE_MARK_CLOSED, NULL);
+	}
+	pr_rep_free(&r);
+	s->running = true;
+}
+
+static void
+sweep(struct sup *s)
+{
+	struct pr_req q;
+	struct pr_rep r;
+
+	s->next_sweep = cm_mono_ms() + SUP_SWEEP_MS;
+	req_init(&q, PR_OP_SUP_SWEEP_LEASES);
+	if (store_call(s, &q, &r) && r.count > 0)
+		cm_info("supervisor: %lld expired leases", (long long)r.count);
+	pr_rep_free(&r);
+}
+
+static void
+child_died(struct sup *s, struct sup_child *ch, int status)
+{
+	const struct sup_policy *p = sup_kinds[ch->kind].policy;
+	bool exited = WIFEXITED(status);
+	int code = exited ? WEXITSTATUS(status) : 0;
+	int64_t now = cm_mono_ms(), delay;
+	enum sup_verdict v;
+
+	/* No browser outlives its actor. */
+	if (ch->kind == SUP_ACTOR)
+		kill(-ch->pid, SIGKILL);
+	ch->pid = 0;
+	if (ch->notify_fd >= 0) {
+		close(ch->notify_fd);
+		ch->notify_fd = -1;
+	}
+	if (s->stop || ch->state == SUP_STOPPING) {
+		sup_child_remove(&s->kids, ch);
+		return;
+	}
+	if (exited && code == 0)
+		cm_debug("supervisor: %s %s exited", sup_kinds[ch->kind].name,
+		    ch->space_id);
+	else
+		cm_warnx("supervisor: %s %s died (%s %d)",
+		    sup_kinds[ch->kind].name, ch->space_id,
+		    exited ? "exit" : "signal",
+		    exited ? code : WTERMSIG(status));
+
+	if (ch->kind == SUP_ACTOR && !(exited && code == 0))
+		ch->finalize_pending = true;
+	v = sup_policy_exit(p, &ch->history, now, exited, code, &delay);
+	switch (v) {
+	case SUP_RESTART:
+		ch->state = SUP_BACKOFF;
+		ch->restart_at_ms = now + delay;
+		ch->restarts++;
+		break;
+	case SUP_DONE:
+		if (ch->finalize_pending)
+			finalize_lost(s, ch->space_id);
+		sup_child_remove(&s->kids, ch);
+		break;
+	case SUP_GIVE_UP:
+		if (ch->kind != SUP_ACTOR) {
+			cm_warnx("supervisor: the %s keeps failing; giving up",
+			    sup_kinds[ch->kind].name);
+			s->stop = true;
+			s->exit_code = 1;
+			sup_child_remove(&s->kids, ch);
+			break;
+		}
+		cm_warnx(
+		    "supervisor: space %s: actor crash loop", ch->space_id);
+		finalize_lost(s, ch->space_id);
+		mark_space(s, ch->space_id, PR_OP_SPACE_MARK_ERROR,
+		    "actor_crash_loop");
+		sup_child_remove(&s->kids, ch);
+		break;
+	}
+}
+
+static void
+reap(struct sup *s)
+{
+	struct signalfd_siginfo si;
+	int status;
+	pid_t pid;
+
+	while (read(s->sig_fd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
+			cm_info("supervisor: signal %u, shutting down",
+			    si.ssi_signo);
+			s->stop = true;
+		}
+	}
+	/* One SIGCHLD may stand for many exits: reap until none is left. */
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		struct sup_child *ch = sup_child_by_pid(&s->kids, pid);
+
+		if (ch != NULL)
+			child_died(s, ch, status);
+	}
+}
+
+static void
+read_ready(struct sup *s, struct sup_child *ch)
+{
+	char line[16];
+	ssize_t n = read(ch->notify_fd, line, sizeof(line));
+
+	close(ch->notify_fd);
+	ch->notify_fd = -1;
+	if (n > 0 && strncmp(line, "ready", 5) == 0) {
+		ch->state = SUP_READY;
+		if (ch->kind == SUP_STORE && !s->store_up) {
+			s->store_up = true;
+			if (sup_kind_available(&s->kids, SUP_API)) {
+				struct sup_child *api =
+				    sup_child_add(&s->kids, SUP_API, NULL);
+				if (api != NULL)
+					start_child(s, api);
+			}
+			rescan(s);
+		}
+	}
+}
+
+/* A row whose backoff is over starts again; an actor's lost task is
+ * finalised before its replacement may claim anything. */
+static void
+restart_due(struct sup *s, int64_t now)
+{
+	for (size_t i = 0; i < s->kids.n; i++) {
+		struct sup_child *ch = s->kids.v[i];
+
+		if (ch->state != SUP_BACKOFF || now < ch->restart_at_ms)
+			continue;
+		if (ch->finalize_pending) {
+			if (finalize_lost(s, ch->space_id) != 0) {
+				ch->restart_at_ms = now + 100;
+				continue;
+			}
+			ch->finalize_pending = false;
+		}
+		start_child(s, ch);
+	}
+}
+
+static void
+drain_events(struct sup *s)
+{
+	nng_msg *m;
+
+	while (nng_recvmsg(s->events, &m, NNG_FLAG_NONBLOCK) == 0) {
+		struct pr_arena arena = {0};
+		struct pr_event ev;
+		char err[128];
+
+		if (pr_pub_decode(nng_msg_body(m), nng_msg_len(m), &ev, &arena,
+		        err, sizeof(err)) == 0 &&
+		    strcmp(ev.kind, "space_opened") == 0)
+			ensure_actor(s, ev.space_id);
+		pr_arena_free(&arena);
+		nng_msg_free(m);
+	}
+}
+
+static int64_t
+next_wake(struct sup *s)
+{
+	int64_t wake = s->running ? s->next_rescan : -1;
+
+	if (s->running && s->next_sweep < wake)
+		wake = s->next_sweep;
+	for (size_t i = 0; i < s->kids.n; i++) {
+		const struct sup_child *ch = s->kids.v[i];
+
+		if (ch->state == SUP_BACKOFF &&
+		    (wake < 0 || ch->restart_at_ms < wake))
+			wake = ch->restart_at_ms;
+	}
+	return wake;
+}
+
+static void
+notify_ready(struct sup *s)
+{
+	static const char ready[] = "ready\n";
+
+	if (s->notify_fd < 0)
+		return;
+	if (write(s->notify_fd, ready, sizeof(ready) - 1) < 0)
+		cm_warn("supervisor: readiness notification");
+	close(s->notify_fd);
+	s->notify_fd = -1;
+}
+
+static void
+serve(struct sup *s)
+{
+	struct pollfd *pfd = NULL;
+	struct sup_child **owner = NULL;
+	size_t cap = 0;
+
+	while (!s->stop) {
+		int64_t now = cm_mono_ms(), wake;
+		size_t n = 0;
+		int timeout;
+
+		if (s->kids.n + 3 > cap) {
+			cap = (s->kids.n + 3) * 2;
+			pfd = realloc(pfd, cap * sizeof(*pfd));
+			owner = realloc(owner, cap * sizeof(*owner));
+			if (pfd == NULL || owner == NULL)
+				cm_fatalx("supervisor: out of memory");
+		}
+		pfd[n].fd = s->sig_fd;
+		pfd[n++].events = POLLIN;
+		pfd[n].fd = s->events_fd;
+		pfd[n++].events = POLLIN;
+		pfd[n].fd = s->control_fd;
+		pfd[n++].events = POLLIN;
+		for (size_t i = 0; i < s->kids.n; i++) {
+			if (s->kids.v[i]->notify_fd < 0)
+				continue;
+			owner[n] = s->kids.v[i];
+			pfd[n].fd = s->kids.v[i]->notify_fd;
+			pfd[n++].events = POLLIN;
+		}
+		wake = next_wake(s);
+		timeout = wake < 0 ? -1 : wake <= now ? 0 : (int)(wake - now);
+		if (poll(pfd, n, timeout) < 0 && errno != EINTR)
+			cm_fatalx("supervisor: poll: %s", strerror(errno));
+
+		for (size_t i = 3; i < n; i++)
+			if (pfd[i].revents & (POLLIN | POLLHUP))
+				read_ready(s, owner[i]);
+		if (pfd[0].revents & POLLIN)
+			reap(s);
+		if (pfd[1].revents & POLLIN)
+			drain_events(s);
+		if (pfd[2].revents & POLLIN)
+			sup_control_serve(s->control, &s->kids, cm_mono_ms());
+
+		now = cm_mono_ms();
+		restart_due(s, now);
+		if (s->store_up && now >= s->next_rescan)
+			rescan(s);
+		if (s->running && now >= s->next_sweep)
+			sweep(s);
+		if (s->running)
+			notify_ready(s);
+	}
+	free(pfd);
+	free(owner);
+}
+
+/* Sends SIGTERM to every child of a kind and reaps them, SIGKILL after
+ * timeout_ms.  Other children that die meanwhile are reaped too. */
+static void
+stop_kind(struct sup *s, enum sup_kind kind, int timeout_ms)
+{
+	int64_t deadline = cm_mono_ms() + timeout_ms;
+	bool left;
+
+	for (size_t i = 0; i < s->kids.n; i++) {
+		struct sup_child *ch = s->kids.v[i];
+
+		if (ch->kind != kind)
+			continue;
+		ch->state = SUP_STOPPING;
+		if (ch->pid > 0)
+			kill(ch->pid, SIGTERM);
+	}
+	for (;;) {
+		int status;
+		pid_t pid;
+
+		left = false;
+		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+			struct sup_child *ch = sup_child_by_pid(&s->kids, pid);
+			if (ch != NULL)
+				child_died(s, ch, status);
+		}
+		for (size_t i = 0; i < s->kids.n; i++)
+			if (s->kids.v[i]->kind == kind && s->kids.v[i]->pid > 0)
+				left = true;
+		if (!left)
+			break;
+		if (cm_mono_ms() >= deadline) {
+			for (size_t i = 0; i < s->kids.n; i++) {
+				struct sup_child *ch = s->kids.v[i];
+				if (ch->kind == kind && ch->pid > 0)
+					kill(ch->kind == SUP_ACTOR ? -ch->pid
+					                           : ch->pid,
+					    SIGKILL);
+			}
+			deadline = cm_mono_ms() + 5000;
+		}
+		/* SIGCHLD is blocked and read from the signalfd. */
+		{
+			struct pollfd p = {s->sig_fd, POLLIN, 0};
+			struct signalfd_siginfo si;
+
+			if (poll(&p, 1, 50) > 0)
+				while (read(s->sig_fd, &si, sizeof(si)) ==
+				       sizeof(si))
+					;
+		}
+	}
+	for (size_t i = s->kids.n; i-- > 0;)
+		if (s->kids.v[i]->kind == kind)
+			sup_child_remove(&s->kids, s->kids.v[i]);
+}
+
+static int
+lock_data_dir(const struct cm_config *cfg)
+{
+	char path[CM_PATH_MAX + 16], pid[32];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/spaced.pid", cfg->run_dir);
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0) {
+		cm_warn("supervisor: %s", path);
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		ssize_t n = read(fd, pid, sizeof(pid) - 1);
+
+		pid[n > 0 ? n : 0] = '\0';
+		pid[strcspn(pid, "\n")] = '\0';
+		cm_warnx("supervisor: another spaced (pid %s) is running on %s",
+		    pid[0] ? pid : "?", cfg->data_dir);
+		close(fd);
+		return -1;
+	}
+	if (ftruncate(fd, 0) == 0) {
+		int len = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+		if (write(fd, pid, (size_t)len) < 0)
+			cm_warn("supervisor: %s", path);
+	}
+	return fd; /* held open, and so locked, until we exit */
+}
+
+static int
+make_dir(const char *path)
+{
+	if (mkdir(path, 0700) == 0 || errno == EEXIST)
+		return 0;
+	cm_warn("supervisor: mkdir %s", path);
+	return -1;
+}
+
+static int
+open_sockets(struct sup *s)
+{
+	char url[CM_PATH_MAX];
+	int rv;
+
+	if (cm_ipc_url(url, sizeof(url), s->cfg.run_dir, "store.ipc") != 0 ||
+	    cm_rpc_open(&s->store, url) != 0)
+		return -1;
+	if (cm_ipc_url(url, sizeof(url), s->cfg.run_dir, "store-events.ipc") !=
+	        0 ||
+	    (rv = nng_sub0_open(&s->events)) != 0 ||
+	    (rv = nng_socket_set(s->events, NNG_OPT_SUB_SUBSCRIBE, "ev/", 3)) !=
+	        0 ||
+	    (rv = nng_socket_set_int(s->events, NNG_OPT_RECVBUF, CM_PUB_BUF)) !=
+	        0 ||
+	    (rv = nng_socket_set_size(
+	         s->events, NNG_OPT_RECVMAXSZ, CM_MSG_MAX)) != 0 ||
+	    (rv = nng_dial(s->events, url, NULL, NNG_FLAG_NONBLOCK)) != 0 ||
+	    (rv = nng_socket_get_int(
+	         s->events, NNG_OPT_RECVFD, &s->events_fd)) != 0)
+		return -1;
+	if (cm_ipc_url(url, sizeof(url), s->cfg.run_dir, "supervisor.ipc") !=
+	        0 ||
+	    sup_control_open(&s->control, url, &s->control_fd) != 0)
+		return -1;
+	return 0;
+}
+
+int
+main(int argc, char **argv, char **envp)
+{
+	static const char *const extra[] = {"notify-fd", NULL};
+	static struct sup s;
+	enum cm_log_level level = CM_LOG_INFO;
+	const char *fd_arg;
+	struct sup_child *store;
+	char err[256];
+	sigset_t mask;
+	int lock_fd;
+
+	cm_log_init("spaced", CM_LOG_INFO, false);
+	if (cm_config_load(&s.cfg, argc, argv, envp, extra, err, sizeof(err)) !=
+	    0) {
+		cm_warnx("config: %s", err);
+		return SUP_EXIT_PERMANENT;
+	}
+	cm_log_level_parse(s.cfg.log_level, &level);
+	cm_log_init("spaced", level, strcmp(s.cfg.log_format, "text") != 0);
+	s.notify_fd = -1;
+	if ((fd_arg = cm_config_extra(&s.cfg, "notify-fd")) != NULL) {
+		char *end;
+		long v = strtol(fd_arg, &end, 10);
+
+		if (*end != '\0' || v < 0 || v > 65535) {
+			cm_warnx("config: notify-fd must be a file descriptor "
+			         "number");
+			return SUP_EXIT_PERMANENT;
+		}
+		s.notify_fd = (int)v;
+		fcntl(s.notify_fd, F_SETFD, FD_CLOEXEC);
+	}
+	if (make_dir(s.cfg.data_dir) != 0 || make_dir(s.cfg.run_dir) != 0)
+		return SUP_EXIT_PERMANENT;
+	if ((lock_fd = lock_data_dir(&s.cfg)) < 0)
+		return SUP_EXIT_PERMANENT;
+	if (sup_children_init(&s.kids, &s.cfg) != 0) {
+		cm_warnx("supervisor: cannot find its own binaries");
+		return SUP_EXIT_PERMANENT;
+	}
+
+	/* Signals are read from a signalfd, never handled. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if ((s.sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
+		cm_warn("supervisor: signalfd");
+		return 1;
+	}
+	if (open_sockets(&s) != 0) {
+		cm_warnx(
+		    "supervisor: cannot open its sockets in %s", s.cfg.run_dir);
+		return SUP_EXIT_PERMANENT;
+	}
+	s.next_rescan = s.next_sweep = cm_mono_ms();
+	if ((store = sup_child_add(&s.kids, SUP_STORE, NULL)) == NULL)
+		return 1;
+	start_child(&s, store);
+	cm_info("supervisor: data in %s", s.cfg.data_dir);
+
+	serve(&s);
+
+	/* In order: the front, then the actors (each cancels its task and
+	 * tears its runtime down), then the store. */
+	stop_kind(&s, SUP_API, SUP_STOP_API_MS);
+	stop_kind(&s, SUP_ACTOR, SUP_STOP_ACTORS_MS);
+	stop_kind(&s, SUP_STORE, SUP_STOP_STORE_MS);
+	nng_close(s.control);
+	nng_close(s.events);
+	nng_close(s.store);
+	sup_children_fini(&s.kids);
+	close(lock_fd);
+	cm_info("supervisor: stopped");
+	return s.exit_code;
+}

@@ -1,0 +1,187 @@
+/*
+ * store_bench: cycles of submit -> claim -> finish through the real
+ * spaced-store over nng, from N concurrent clients, each on its own Space.
+ * Prints writes per second (three writes a cycle) at synchronous=FULL.
+ *
+ *   store_bench [clients ...]      default: 1 8 64
+ *   STORE_BENCH_SECONDS=N          duration of each run (default 3)
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "testkit.h"
+
+struct client {
+	const char *url;
+	const char *workspace_id;
+	char space_id[CM_ID_MAX + 1];
+	int64_t deadline;
+	long cycles;
+	long errors;
+	int id;
+};
+
+static int
+call_ok(nng_socket s, const struct pr_req *q, struct pr_rep *r)
+{
+	return cm_rpc_call(s, q, r, 10000) == CM_OK && r->err == CM_OK;
+}
+
+static void *
+client_run(void *arg)
+{
+	struct client *c = arg;
+	char rid[64], holder[32], task_id[CM_ID_MAX + 1];
+	struct pr_req q;
+	struct pr_rep r;
+	nng_socket s;
+
+	if (cm_rpc_open(&s, c->url) != 0)
+		return NULL;
+	snprintf(holder, sizeof(holder), "bench-%d", c->id);
+	while (cm_mono_ms() < c->deadline) {
+		memset(&q, 0, sizeof(q));
+		q.op = PR_OP_TASK_SUBMIT;
+		q.workspace_id = c->workspace_id;
+		q.space_id = c->space_id;
+		snprintf(rid, sizeof(rid), "c%d-%ld", c->id, c->cycles);
+		q.request_id = rid;
+		q.capability = "noop";
+		if (!call_ok(s, &q, &r)) {
+			c->errors++;
+			pr_rep_free(&r);
+			continue;
+		}
+		pr_rep_free(&r);
+
+		memset(&q, 0, sizeof(q));
+		q.op = PR_OP_ACTOR_CLAIM;
+		q.space_id = c->space_id;
+		q.lease_holder = holder;
+		if (!call_ok(s, &q, &r) || r.n_tasks != 1) {
+			c->errors++;
+			pr_rep_free(&r);
+			continue;
+		}
+		snprintf(task_id, sizeof(task_id), "%s", r.tasks[0].task_id);
+		pr_rep_free(&r);
+
+		memset(&q, 0, sizeof(q));
+		q.op = PR_OP_ACTOR_FINISH;
+		q.task_id = task_id;
+		q.lease_holder = holder;
+		q.status = "completed";
+		q.result = "{\"ok\":true}";
+		if (!call_ok(s, &q, &r))
+			c->errors++;
+		else
+			c->cycles++;
+		pr_rep_free(&r);
+	}
+	nng_close(s);
+	return NULL;
+}
+
+static int
+run(int n_clients, int seconds)
+{
+	struct tk_proc p;
+	struct tk_world w;
+	struct client *cl;
+	pthread_t *th;
+	nng_socket s;
+	char dir[128];
+	int64_t t0, t1;
+	long cycles = 0, errors = 0;
+
+	tk_tmpdir(dir, sizeof(dir), "bench");
+	if (tk_store_start(&p, dir, NULL) != 0 ||
+	    cm_rpc_open(&s, p.store_url) != 0 ||
+	    tk_provision(s, &w, (size_t)n_clients) != 0) {
+		fprintf(stderr, "store_bench: setup failed\n");
+		return -1;
+	}
+	cl = calloc((size_t)n_clients, sizeof(*cl));
+	th = calloc((size_t)n_clients, sizeof(*th));
+	for (int i = 0; i < n_clients; i++) {
+		struct pr_req q;
+		struct pr_rep r;
+
+		memset(&q, 0, sizeof(q));
+		q.op = PR_OP_SPACE_CREATE;
+		q.workspace_id = w.workspace_id;
+		q.browser_instance_id = w.instance_id[i];
+		q.owner_type = "operator";
+		q.owner_id = w.operator_id;
+		if (!call_ok(s, &q, &r)) {
+			fprintf(stderr, "store_bench: create: %s\n",
+			    cm_err_code(r.err));
+			return -1;
+		}
+		snprintf(cl[i].space_id, sizeof(cl[i].space_id), "%s",
+		    r.spaces[0].space_id);
+		pr_rep_free(&r);
+		cl[i].url = p.store_url;
+		cl[i].workspace_id = w.workspace_id;
+		cl[i].id = i;
+	}
+	t0 = cm_mono_ms();
+	for (int i = 0; i < n_clients; i++) {
+		cl[i].deadline = t0 + seconds * 1000;
+		pthread_create(&th[i], NULL, client_run, &cl[i]);
+	}
+	for (int i = 0; i < n_clients; i++) {
+		pthread_join(th[i], NULL);
+		cycles += cl[i].cycles;
+		errors += cl[i].errors;
+	}
+	t1 = cm_mono_ms();
+	printf("store_bench: clients=%d seconds=%.2f cycles=%ld writes=%ld "
+	       "errors=%ld writes_per_s=%.0f (synchronous=FULL)\n",
+	    n_clients, (t1 - t0) / 1000.0, cycles, cycles * 3, errors,
+	    cycles * 3 * 1000.0 / (double)(t1 - t0));
+	fflush(stdout);
+	nng_close(s);
+	tk_proc_stop(&p, SIGTERM);
+	tk_rmrf(dir);
+	free(cl);
+	free(th);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const int dflt[] = {1, 8, 64};
+	const char *env = getenv("STORE_BENCH_SECONDS");
+	int seconds = 3;
+
+	if (env != NULL) {
+		char *end;
+		long v = strtol(env, &end, 10);
+		if (*end == '\0' && v > 0 && v < 3600)
+			seconds = (int)v;
+	}
+	if (argc > 1) {
+		for (int i = 1; i < argc; i++) {
+			char *end;
+			long n = strtol(argv[i], &end, 10);
+			if (*end != '\0' || n < 1 || n > TK_MAX_INSTANCES) {
+				fprintf(stderr,
+				    "usage: store_bench [clients ...]\n");
+				return 2;
+			}
+			if (run((int)n, seconds) != 0)
+				return 1;
+		}
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(dflt) / sizeof(dflt[0]); i++)
+		if (run(dflt[i], seconds) != 0)
+			return 1;
+	return 0;
+}

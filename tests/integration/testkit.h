@@ -1,0 +1,59 @@
+/*
+ * testkit.h: what integration tests and benchmarks share: temporary
+ * directories, starting the real binaries, bounded waits, provisioning.
+ */
+#ifndef TK_TESTKIT_H
+#define TK_TESTKIT_H
+
+#include <nng/nng.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "proto.h"
+#include "rpc.h"
+
+struct tk_proc {
+	pid_t pid;
+	char dir[128]; /* data_dir */
+	char run_dir[160];
+	char store_url[256];
+	char events_url[256];
+};
+
+/* Makes a fresh directory /tmp/spaced-<tag>-XXXXXX; aborts on failure. */
+void tk_tmpdir(char *out, size_t len, const char *tag);
+/* Removes a directory tree (only under /tmp/spaced-). */
+void tk_rmrf(const char *dir);
+
+/*
+ * Starts spaced-store from the build tree on data_dir dir, with extra
+ * config flags (NULL-terminated, may be NULL), and waits (bounded) for its
+ * readiness line.  Returns 0, or -1 if it exited or never became ready.
+ */
+int tk_store_start(
+    struct tk_proc *p, const char *dir, const char *const *flags);
+/* Sends sig and reaps the process. */
+void tk_proc_stop(struct tk_proc *p, int sig);
+
+/* Polls cond every few ms until it holds or timeout_ms passes. */
+bool tk_wait_until(bool (*cond)(void *), void *arg, int timeout_ms);
+
+/* A provisioned world: one workspace, an operator who manages it, the fake
+ * bundle and n_instances fake instances bound to the workspace. */
+#define TK_MAX_INSTANCES 128
+struct tk_world {
+	char workspace_id[CM_ID_MAX + 1];
+	char operator_id[CM_ID_MAX + 1];
+	char bundle_id[CM_ID_MAX + 1];
+	size_t n_instances;
+	char instance_id[TK_MAX_INSTANCES][CM_ID_MAX + 1];
+};
+int tk_provision(nng_socket s, struct tk_world *w, size_t n_instances);
+
+/* Reads a whole file into a malloc'd NUL-terminated buffer. */
+char *tk_read_file(const char *path, size_t *len);
+
+/* Calls the store and aborts the test if transport fails. */
+enum cm_err tk_call(nng_socket s, const struct pr_req *req, struct pr_rep *rep);
+
+#endif

@@ -1,0 +1,680 @@
+/*
+ * test_ops_space.c: Space reservation, reads, close and error, and the
+ * event log (section "events").
+ */
+#include "store_fixture.h"
+
+static struct fx fx;
+
+static void
+setup(void)
+{
+	fx_setup(&fx, 0);
+	fx_provision(&fx, 3);
+}
+
+static void
+teardown(void)
+{
+	fx_teardown(&fx);
+}
+
+/* The quota suite opens its store with max_spaces_per_workspace 2. */
+static void
+setup_quota(void)
+{
+	fx_setup(&fx, 2);
+	fx_provision(&fx, 4);
+}
+
+TestSuite(space, .init = setup, .fini = teardown);
+TestSuite(quota, .init = setup_quota, .fini = teardown);
+TestSuite(events, .init = setup, .fini = teardown);
+
+static int64_t
+open_spaces_on(const char *inst)
+{
+	return fx_sql_int(&fx,
+	    "SELECT count(*) FROM browser_spaces WHERE browser_instance_id = ?1"
+	    " AND status <> 'closed'",
+	    inst, (const char *)NULL);
+}
+
+static int64_t
+spaces_on(const char *inst)
+{
+	return fx_sql_int(&fx,
+	    "SELECT count(*) FROM browser_spaces WHERE browser_instance_id = "
+	    "?1",
+	    inst, (const char *)NULL);
+}
+
+static struct pr_strlist
+names(const char **v, size_t n)
+{
+	struct pr_strlist l = {n, v};
+
+	return l;
+}
+
+/* ---- create
+ * ------------------------------------------------------------------ */
+
+Test(space, create_returns_space_scoped_to_workspace_and_owner)
+{
+	static const char *granted[] = {"sleep", "noop", "sleep"};
+	const struct pr_space *s;
+	struct pr_req q;
+	struct pr_rep *r;
+	size_t pubs = fx.n_pubs;
+
+	fx_create_req(&fx, &q, 0);
+	q.owner_type = "runtime_agent";
+	q.owner_id = fx.agent;
+	q.granted = names(granted, 3);
+	r = FX_CALL(&fx, &q, CM_OK);
+	cr_assert(r->created);
+	cr_assert_eq(r->n_spaces, 1);
+	s = &r->spaces[0];
+	cr_assert_str_eq(s->workspace_id, fx.ws);
+	cr_assert_str_eq(s->browser_instance_id, fx.inst[0]);
+	cr_assert_str_eq(s->binding_id, fx.binding[0]);
+	cr_assert_str_eq(s->owner_type, "runtime_agent");
+	cr_assert_str_eq(s->owner_id, fx.agent);
+	cr_assert_str_eq(s->status, "idle");
+	cr_assert_eq(s->revision, 1);
+	cr_assert_not(s->close_requested);
+	cr_assert_null(s->last_error_code);
+	cr_assert_eq(s->created_at, FX_T0);
+	cr_assert_eq(s->updated_at, FX_T0);
+	cr_assert_eq(s->closed_at, 0);
+	/* Sorted and without duplicates. */
+	cr_assert_eq(s->granted.n, 2);
+	cr_assert_str_eq(s->granted.v[0], "noop");
+	cr_assert_str_eq(s->granted.v[1], "sleep");
+
+	/* One space_opened event, published after commit. */
+	cr_assert_eq(fx.n_pubs, pubs + 1);
+	cr_assert_str_eq(fx.pubs[pubs].ev.kind, "space_opened");
+	cr_assert_str_eq(fx.pubs[pubs].ev.space_id, s->space_id);
+	cr_assert_str_eq(fx.pubs[pubs].ev.workspace_id, fx.ws);
+	FX_LOG(&fx, s->space_id, "space_opened");
+
+	/* Not visible from another workspace. */
+	FX_EXPECT(fx_space_get(&fx, fx.ws2, s->space_id), CM_E_NOT_FOUND);
+}
+
+Test(space, create_without_granted_grants_the_whole_bundle)
+{
+	struct pr_rep *r = fx_space_get(&fx, fx.ws, fx_space(&fx, 0));
+
+	FX_EXPECT(r, CM_OK);
+	cr_assert_eq(r->spaces[0].granted.n, 4);
+	cr_assert_str_eq(r->spaces[0].granted.v[0], "navigate");
+	cr_assert_str_eq(r->spaces[0].granted.v[3], "type_text");
+}
+
+Test(space, second_create_on_an_instance_is_in_use_and_leaves_no_row)
+{
+	struct pr_req q;
+	size_t pubs;
+
+	fx_space(&fx, 0);
+	pubs = fx.n_pubs;
+	fx_create_req(&fx, &q, 0);
+	q.owner_id = fx.member;
+	FX_CALL(&fx, &q, CM_E_INSTANCE_IN_USE);
+	cr_assert_eq(spaces_on(fx.inst[0]), 1);
+	cr_assert_eq(fx.n_pubs, pubs, "a refused create published an event");
+	/* Another instance is free. */
+	fx_space(&fx, 1);
+}
+
+Test(space, after_mark_closed_the_instance_can_be_reserved_again)
+{
+	struct pr_req q;
+	const char *first, *second;
+
+	first = fx_space(&fx, 0);
+	fx_close(&fx, first);
+	/* Closing, not closed: still reserved. */
+	fx_create_req(&fx, &q, 0);
+	FX_CALL(&fx, &q, CM_E_INSTANCE_IN_USE);
+	fx_mark_closed(&fx, first);
+	second = fx_space(&fx, 0);
+	cr_assert_str_neq(first, second);
+	cr_assert_eq(open_spaces_on(fx.inst[0]), 1);
+	cr_assert_eq(spaces_on(fx.inst[0]), 2);
+}
+
+Test(space, two_creates_in_one_group_exactly_one_wins)
+{
+	struct pr_req q[2];
+	struct st_item it[2];
+	struct pr_rep *r[2];
+	size_t pubs = fx.n_pubs;
+
+	fx_create_req(&fx, &q[0], 0);
+	fx_create_req(&fx, &q[1], 0);
+	q[1].owner_type = "runtime_agent";
+	q[1].owner_id = fx.agent;
+	memset(it, 0, sizeof(it));
+	for (size_t i = 0; i < 2; i++)
+		it[i].req = fx_encode(&q[i], &it[i].req_len);
+	cr_assert_eq(fx_exec(&fx, it, 2), 0);
+	r[0] = fx_item_rep(&fx, &it[0], PR_OP_SPACE_CREATE);
+	r[1] = fx_item_rep(&fx, &it[1], PR_OP_SPACE_CREATE);
+	FX_EXPECT(r[0], CM_OK);
+	FX_EXPECT(r[1], CM_E_INSTANCE_IN_USE);
+	cr_assert_eq(r[1]->n_spaces, 0);
+	cr_assert_eq(spaces_on(fx.inst[0]), 1);
+	cr_assert_eq(fx.n_pubs, pubs + 1);
+	for (size_t i = 0; i < 2; i++) {
+		free((void *)it[i].req);
+		free(it[i].rep);
+	}
+}
+
+Test(space, foreign_instance_and_binding_mismatch_are_not_found)
+{
+	struct pr_req q;
+	const char *unbound, *other;
+
+	unbound = fx_instance(&fx, "unbound", fx.bundle, NULL);
+	other = fx_instance(&fx, "other-ws-only", fx.bundle, NULL);
+	fx_binding(&fx, fx.ws2, other);
+
+	fx_create_req(&fx, &q, 0);
+	q.browser_instance_id = unbound;
+	FX_CALL(&fx, &q, CM_E_NOT_FOUND);
+	fx_create_req(&fx, &q, 0);
+	q.browser_instance_id = other;
+	FX_CALL(&fx, &q, CM_E_NOT_FOUND);
+	fx_create_req(&fx, &q, 0);
+	q.browser_instance_id = "no-such-instance";
+	FX_CALL(&fx, &q, CM_E_NOT_FOUND);
+	/* The binding of another instance does not unlock this one. */
+	fx_create_req(&fx, &q, 0);
+	q.binding_id = fx.binding[1];
+	FX_CALL(&fx, &q, CM_E_NOT_FOUND);
+	cr_assert_eq(fx_sql_int(&fx, "SELECT count(*) FROM browser_spaces",
+	                 (const char *)NULL),
+	    0);
+	/* The right binding, given explicitly, works. */
+	fx_create_req(&fx, &q, 0);
+	q.binding_id = fx.binding[0];
+	cr_assert_str_eq(
+	    FX_CALL(&fx, &q, CM_OK)->spaces[0].binding_id, fx.binding[0]);
+}
+
+Test(space, owner_must_be_a_member_of_that_kind)
+{
+	struct pr_req q;
+	const char *loner = fx_principal(&fx, "operator", "loner");
+
+	fx_create_req(&fx, &q, 0);
+	q.owner_id = loner; /* no membership */
+	FX_CALL(&fx, &q, CM_E_FORBIDDEN);
+	fx_create_req(&fx, &q, 0);
+	q.owner_id = fx.outsider; /* member elsewhere */
+	FX_CALL(&fx, &q, CM_E_FORBIDDEN);
+	fx_create_req(&fx, &q, 0);
+	q.owner_type = "runtime_agent"; /* but mgr is an operator */
+	FX_CALL(&fx, &q, CM_E_FORBIDDEN);
+	fx_create_req(&fx, &q, 0);
+	q.owner_type = "operator";
+	q.owner_id = fx.agent; /* and agent is a runtime_agent */
+	FX_CALL(&fx, &q, CM_E_FORBIDDEN);
+	fx_create_req(&fx, &q, 0);
+	q.owner_id = "no-such-principal";
+	FX_CALL(&fx, &q, CM_E_FORBIDDEN);
+	fx_create_req(&fx, &q, 0);
+	q.owner_type = "robot";
+	FX_CALL(&fx, &q, CM_E_INVALID_REQUEST);
+	cr_assert_eq(spaces_on(fx.inst[0]), 0);
+	/* A plain member may own a Space. */
+	fx_create_req(&fx, &q, 0);
+	q.owner_id = fx.member;
+	FX_CALL(&fx, &q, CM_OK);
+}
+
+Test(space, granted_names_must_be_in_the_bundle)
+{
+	static const char *bad[] = {"noop", "evaluate_js"};
+	static const char *empty[] = {""};
+	struct pr_req q;
+
+	fx_create_req(&fx, &q, 0);
+	q.granted = names(bad, 2);
+	FX_CALL(&fx, &q, CM_E_CAPABILITY_UNKNOWN);
+	fx_create_req(&fx, &q, 0);
+	q.granted = names(empty, 1);
+	FX_CALL(&fx, &q, CM_E_INVALID_REQUEST);
+	cr_assert_eq(spaces_on(fx.inst[0]), 0);
+}
+
+Test(quota, create_beyond_the_workspace_quota_is_refused)
+{
+	struct pr_req q;
+	const char *a;
+
+	a = fx_space(&fx, 0);
+	fx_space(&fx, 1);
+	fx_create_req(&fx, &q, 2);
+	FX_CALL(&fx, &q, CM_E_QUOTA_EXCEEDED);
+	cr_assert_eq(spaces_on(fx.inst[2]), 0);
+	/* Closing (not yet closed) does not free quota; closed does. */
+	fx_close(&fx, a);
+	fx_create_req(&fx, &q, 2);
+	FX_CALL(&fx, &q, CM_E_QUOTA_EXCEEDED);
+	fx_mark_closed(&fx, a);
+	fx_space(&fx, 2);
+	fx_create_req(&fx, &q, 3);
+	FX_CALL(&fx, &q, CM_E_QUOTA_EXCEEDED);
+}
+
+Test(space, create_is_idempotent_by_request_id)
+{
+	static const char *g1[] = {"noop"};
+	static const char *g2[] = {"noop", "sleep"};
+	struct pr_req q;
+	struct pr_rep *a, *b;
+	size_t pubs;
+
+	fx_create_req(&fx, &q, 0);
+	q.request_id = "create-1";
+	q.granted = names(g1, 1);
+	a = FX_CALL(&fx, &q, CM_OK);
+	cr_assert(a->created);
+
+	pubs = fx.n_pubs;
+	fx_advance(&fx, 1000);
+	fx_create_req(&fx, &q, 0); /* a new op_id: a genuine repeat */
+	q.request_id = "create-1";
+	q.granted = names(g1, 1);
+	b = FX_CALL(&fx, &q, CM_OK);
+	cr_assert_not(b->created);
+	cr_assert_str_eq(b->spaces[0].space_id, a->spaces[0].space_id);
+	cr_assert_eq(b->spaces[0].created_at, FX_T0);
+	cr_assert_eq(fx.n_pubs, pubs);
+
+	/* Giving the binding explicitly is the same request. */
+	fx_create_req(&fx, &q, 0);
+	q.request_id = "create-1";
+	q.binding_id = fx.binding[0];
+	q.granted = names(g1, 1);
+	cr_assert_not(FX_CALL(&fx, &q, CM_OK)->created);
+
+	/* Different content under the same key. */
+	fx_create_req(&fx, &q, 0);
+	q.request_id = "create-1";
+	q.granted = names(g2, 2);
+	FX_CALL(&fx, &q, CM_E_IDEMPOTENCY_REUSED);
+	fx_create_req(&fx, &q, 1);
+	q.request_id = "create-1";
+	q.granted = names(g1, 1);
+	FX_CALL(&fx, &q, CM_E_IDEMPOTENCY_REUSED);
+	fx_create_req(&fx, &q, 0);
+	q.request_id = "create-1";
+	q.owner_id = fx.member;
+	q.granted = names(g1, 1);
+	FX_CALL(&fx, &q, CM_E_IDEMPOTENCY_REUSED);
+
+	cr_assert_eq(fx_sql_int(&fx, "SELECT count(*) FROM browser_spaces",
+	                 (const char *)NULL),
+	    1);
+	FX_LOG(&fx, a->spaces[0].space_id, "space_opened");
+}
+
+/* ---- get and list
+ * ----------------------------------------------------------------- */
+
+Test(space, get_shows_the_active_task)
+{
+	const char *sp = fx_space(&fx, 0), *task;
+	struct pr_rep *r;
+
+	r = fx_space_get(&fx, fx.ws, sp);
+	FX_EXPECT(r, CM_OK);
+	cr_assert_eq(r->n_tasks, 0, "a Space without tasks shows one");
+
+	task = fx_task(&fx, sp, "r1");
+	r = fx_space_get(&fx, fx.ws, sp);
+	cr_assert_eq(r->n_tasks, 1);
+	cr_assert_str_eq(r->tasks[0].task_id, task);
+	cr_assert_str_eq(r->tasks[0].status, "queued");
+
+	fx_claim(&fx, sp, "actor-1");
+	r = fx_space_get(&fx, fx.ws, sp);
+	cr_assert_str_eq(r->spaces[0].status, "running");
+	cr_assert_eq(r->n_tasks, 1);
+	cr_assert_str_eq(r->tasks[0].status, "running");
+
+	FX_FINISH(&fx, task, "actor-1", "completed", NULL, NULL, CM_OK);
+	r = fx_space_get(&fx, fx.ws, sp);
+	cr_assert_str_eq(r->spaces[0].status, "idle");
+	cr_assert_eq(r->n_tasks, 0, "a finished task is still shown active");
+
+	FX_EXPECT(fx_space_get(&fx, fx.ws, "no-such-space"), CM_E_NOT_FOUND);
+}
+
+static struct pr_rep *
+space_list(
+    const char *status, const char *owner, int64_t limit, enum cm_err want)
+{
+	struct pr_req q;
+
+	fx_req(&fx, &q, PR_OP_SPACE_LIST);
+	q.workspace_id = fx.ws;
+	q.status = status;
+	q.owner_id = owner;
+	q.limit = limit;
+	return FX_CALL(&fx, &q, want);
+}
+
+Test(space, list_filters_by_status_and_owner)
+{
+	struct pr_req q;
+	struct pr_rep *r;
+	const char *a, *b, *c;
+
+	a = fx_space(&fx, 0);
+	fx_advance(&fx, 10);
+	fx_create_req(&fx, &q, 1);
+	q.owner_id = fx.member;
+	b = FX_CALL(&fx, &q, CM_OK)->spaces[0].space_id;
+	fx_advance(&fx, 10);
+	c = fx_space(&fx, 2);
+	fx_mark_closed(&fx, c);
+
+	r = space_list(NULL, NULL, 0, CM_OK);
+	cr_assert_eq(r->n_spaces, 3);
+	/* Newest first. */
+	cr_assert_str_eq(r->spaces[0].space_id, c);
+	cr_assert_str_eq(r->spaces[1].space_id, b);
+	cr_assert_str_eq(r->spaces[2].space_id, a);
+
+	r = space_list("idle", NULL, 0, CM_OK);
+	cr_assert_eq(r->n_spaces, 2);
+	r = space_list("closed", NULL, 0, CM_OK);
+	cr_assert_eq(r->n_spaces, 1);
+	cr_assert_str_eq(r->spaces[0].space_id, c);
+	r = space_list(NULL, fx.member, 0, CM_OK);
+	cr_assert_eq(r->n_spaces, 1);
+	cr_assert_str_eq(r->spaces[0].space_id, b);
+	r = space_list("closed", fx.member, 0, CM_OK);
+	cr_assert_eq(r->n_spaces, 0);
+	space_list("open", NULL, 0, CM_E_INVALID_REQUEST);
+
+	/* Another workspace sees none of them. */
+	fx_req(&fx, &q, PR_OP_SPACE_LIST);
+	q.workspace_id = fx.ws2;
+	cr_assert_eq(FX_CALL(&fx, &q, CM_OK)->n_spaces, 0);
+}
+
+Test(space, list_limit_bounds)
+{
+	/* 25 Spaces, one after another on the same instance. */
+	for (int i = 0; i < 25; i++) {
+		fx_mark_closed(&fx, fx_space(&fx, 0));
+		fx_advance(&fx, 1);
+	}
+	cr_assert_eq(
+	    space_list(NULL, NULL, 0, CM_OK)->n_spaces, CM_LIST_LIMIT_DEFAULT);
+	cr_assert_eq(space_list(NULL, NULL, 1, CM_OK)->n_spaces, 1);
+	cr_assert_eq(space_list(NULL, NULL, 100, CM_OK)->n_spaces, 25);
+	space_list(NULL, NULL, 101, CM_E_INVALID_REQUEST);
+	space_list(NULL, NULL, -1, CM_E_INVALID_REQUEST);
+}
+
+/* ---- close, mark_closed, mark_error
+ * -------------------------------------------------- */
+
+Test(space, close_of_an_idle_space_blocks_new_tasks)
+{
+	const char *sp = fx_space(&fx, 0);
+	struct pr_rep *r;
+	size_t pubs = fx.n_pubs;
+
+	fx_advance(&fx, 50);
+	fx.pub_check_commit = true;
+	r = fx_close(&fx, sp);
+	/* The actor is woken by a notice, which is not a log event. */
+	cr_assert_eq(fx.n_pubs, pubs + 1);
+	cr_assert(fx_is_notice(&fx.pubs[pubs]));
+	cr_assert_str_eq(fx.pubs[pubs].ev.kind, "close_requested");
+	cr_assert_str_eq(fx.pubs[pubs].ev.space_id, sp);
+	cr_assert(fx.pubs[pubs].visible, "notice published before its commit");
+	cr_assert_eq(r->n_spaces, 1);
+	cr_assert(r->spaces[0].close_requested);
+	/* Not closed until the actor has torn the browser down. */
+	cr_assert_str_eq(r->spaces[0].status, "idle");
+	cr_assert_eq(r->spaces[0].closed_at, 0);
+	cr_assert_eq(r->spaces[0].revision, 2);
+	cr_assert_eq(r->spaces[0].updated_at, FX_T0 + 50);
+
+	FX_SUBMIT(&fx, sp, "after-close", "noop", "{}", CM_E_SPACE_CLOSED);
+	cr_assert_eq(fx_count_tasks(&fx, sp), 0);
+	/* A second close changes nothing and wakes no one. */
+	r = fx_close(&fx, sp);
+	cr_assert_eq(r->spaces[0].revision, 2);
+	cr_assert_eq(fx.n_pubs, pubs + 1);
+
+	fx_advance(&fx, 50);
+	r = fx_mark_closed(&fx, sp);
+	cr_assert_str_eq(r->spaces[0].status, "closed");
+	cr_assert_eq(r->spaces[0].closed_at, FX_T0 + 100);
+	FX_SUBMIT(&fx, sp, "after-closed", "noop", "{}", CM_E_SPACE_CLOSED);
+	/* mark_closed twice: one space_closed. */
+	fx_mark_closed(&fx, sp);
+	FX_LOG(&fx, sp, "space_opened", "space_closed");
+}
+
+Test(space, close_cancels_a_queued_task)
+{
+	const char *sp = fx_space(&fx, 0), *task;
+	struct pr_rep *r;
+
+	task = fx_task(&fx, sp, "r1");
+	r = fx_close(&fx, sp);
+	cr_assert_eq(r->n_tasks, 0, "the queued task is still active");
+	r = fx_task_get(&fx, sp, task);
+	cr_assert_str_eq(r->tasks[0].status, "cancelled");
+	cr_assert(r->tasks[0].cancel_requested);
+	cr_assert_eq(r->tasks[0].finished_at, FX_T0);
+	FX_LOG(
+	    &fx, sp, "space_opened", "queued", "cancel_requested", "cancelled");
+	fx_mark_closed(&fx, sp);
+	FX_LOG(&fx, sp, "space_opened", "queued", "cancel_requested",
+	    "cancelled", "space_closed");
+}
+
+Test(space, close_of_a_running_task_goes_through_cancel)
+{
+	const char *sp = fx_space(&fx, 0), *task;
+	struct pr_rep *r;
+
+	task = fx_task(&fx, sp, "r1");
+	fx_claim(&fx, sp, "actor-1");
+	r = fx_close(&fx, sp);
+	cr_assert_eq(r->n_tasks, 1);
+	cr_assert_str_eq(r->tasks[0].status, "running");
+	cr_assert(r->tasks[0].cancel_requested);
+	FX_FINISH(&fx, task, "actor-1", "cancelled", NULL, NULL, CM_OK);
+	fx_mark_closed(&fx, sp);
+	FX_LOG(&fx, sp, "space_opened", "queued", "started", "cancel_requested",
+	    "cancelled", "space_closed");
+	cr_assert_str_eq(
+	    fx_task_get(&fx, sp, task)->tasks[0].status, "cancelled");
+}
+
+Test(space, mark_closed_ends_a_task_the_teardown_interrupted)
+{
+	const char *sp = fx_space(&fx, 0), *task;
+
+	task = fx_task(&fx, sp, "r1");
+	fx_claim(&fx, sp, "actor-1");
+	fx_close(&fx, sp);
+	fx_mark_closed(&fx, sp);
+	cr_assert_str_eq(
+	    fx_task_get(&fx, sp, task)->tasks[0].status, "cancelled");
+	FX_LOG(&fx, sp, "space_opened", "queued", "started", "cancel_requested",
+	    "cancelled", "space_closed");
+}
+
+static struct pr_rep *
+mark_error(const char *sp, const char *code, enum cm_err want)
+{
+	struct pr_req q;
+
+	fx_req(&fx, &q, PR_OP_SPACE_MARK_ERROR);
+	q.space_id = sp;
+	q.error_code = code;
+	q.error_message = "the browser will not relaunch";
+	return FX_CALL(&fx, &q, want);
+}
+
+Test(space, mark_error_makes_the_space_unusable)
+{
+	const char *sp = fx_space(&fx, 0), *task;
+	struct pr_rep *r;
+
+	task = fx_task(&fx, sp, "r1");
+	fx_claim(&fx, sp, "actor-1");
+	r = mark_error(sp, "actor_crash_loop", CM_OK);
+	cr_assert_str_eq(r->spaces[0].status, "error");
+	cr_assert_str_eq(r->spaces[0].last_error_code, "actor_crash_loop");
+	r = fx_task_get(&fx, sp, task);
+	cr_assert_str_eq(r->tasks[0].status, "failed");
+	cr_assert_str_eq(r->tasks[0].error_code, "actor_crash_loop");
+
+	FX_SUBMIT(&fx, sp, "r2", "noop", "{}", CM_E_SPACE_UNUSABLE);
+	cr_assert_eq(fx_count_tasks(&fx, sp), 1);
+	/* Still reserved; a second mark_error writes nothing. */
+	cr_assert_eq(open_spaces_on(fx.inst[0]), 1);
+	mark_error(sp, "actor_crash_loop", CM_OK);
+	FX_LOG(&fx, sp, "space_opened", "queued", "started", "failed",
+	    "space_error");
+	/* An errored Space can still be closed, which frees the instance. */
+	fx_close(&fx, sp);
+	fx_mark_closed(&fx, sp);
+	mark_error(sp, "late", CM_E_SPACE_CLOSED);
+	fx_space(&fx, 0);
+}
+
+/* ---- events
+ * ------------------------------------------------------------------------- */
+
+static struct pr_rep *
+event_list(const char *ws, const char *sp, int64_t after, int64_t limit,
+    enum cm_err want)
+{
+	struct pr_req q;
+
+	fx_req(&fx, &q, PR_OP_EVENT_LIST);
+	q.workspace_id = ws;
+	q.space_id = sp;
+	q.after_sequence = after;
+	q.limit = limit;
+	return FX_CALL(&fx, &q, want);
+}
+
+Test(events, paging_after_sequence_and_limits)
+{
+	const char *sp = fx_space(&fx, 0);
+	struct pr_rep *r;
+	char rid[32];
+	size_t n;
+
+	/* 34 submit + cancel cycles: 1 + 34 * 3 = 103 events. */
+	for (int i = 0; i < 34; i++) {
+		snprintf(rid, sizeof(rid), "r%d", i);
+		fx_task(&fx, sp, rid);
+		FX_CANCEL(&fx, sp, NULL, CM_OK);
+	}
+	n = FX_LOG_LEN(&fx, sp);
+	cr_assert_eq(n, 103);
+	cr_assert_eq(
+	    fx_check_log_at(&fx, fx.ws, sp, 7, NULL, 0, __FILE__, __LINE__),
+	    103, "paging by 7 reads a different log");
+
+	r = event_list(fx.ws, sp, 0, 0, CM_OK);
+	cr_assert_eq(r->n_events, 100, "the default page is 100");
+	cr_assert_eq(r->events[0].sequence, 1);
+	cr_assert_eq(r->events[99].sequence, 100);
+	r = event_list(fx.ws, sp, 0, 100, CM_OK);
+	cr_assert_eq(r->n_events, 100);
+	r = event_list(fx.ws, sp, 100, 100, CM_OK);
+	cr_assert_eq(r->n_events, 3);
+	cr_assert_eq(r->events[0].sequence, 101);
+	cr_assert_eq(r->events[2].sequence, 103);
+	cr_assert_str_eq(r->events[2].kind, "cancelled");
+	r = event_list(fx.ws, sp, 50, 10, CM_OK);
+	cr_assert_eq(r->n_events, 10);
+	cr_assert_eq(r->events[0].sequence, 51);
+	cr_assert_eq(r->events[9].sequence, 60);
+	r = event_list(fx.ws, sp, 103, 0, CM_OK);
+	cr_assert_eq(r->n_events, 0);
+	r = event_list(fx.ws, sp, 5000, 0, CM_OK);
+	cr_assert_eq(r->n_events, 0);
+
+	event_list(fx.ws, sp, 0, 101, CM_E_INVALID_REQUEST);
+	event_list(fx.ws, sp, 0, -1, CM_E_INVALID_REQUEST);
+	event_list(fx.ws, sp, -1, 0, CM_E_INVALID_REQUEST);
+	/* Another workspace, or an unknown Space, sees nothing. */
+	event_list(fx.ws2, sp, 0, 0, CM_E_NOT_FOUND);
+	event_list(fx.ws, "no-such-space", 0, 0, CM_E_NOT_FOUND);
+}
+
+Test(events, every_event_is_published_once_with_its_sequence)
+{
+	const char *a = fx_space(&fx, 0), *b = fx_space(&fx, 1), *task;
+	size_t pubs = 0;
+	int64_t next_a = 1, next_b = 1;
+	struct pr_rep *r;
+
+	task = fx_task(&fx, a, "r1");
+	fx_task(&fx, b, "r1");
+	fx_claim(&fx, a, "actor-a");
+	FX_FINISH(&fx, task, "actor-a", "failed", NULL, "runtime_error", CM_OK);
+	FX_CANCEL(&fx, b, NULL, CM_OK);
+	fx_close(&fx, a);
+	fx_mark_closed(&fx, a);
+
+	/* Per Space, the published sequences are 1, 2, 3... in order. */
+	for (size_t i = 0; i < fx.n_pubs; i++) {
+		const struct pr_event *ev = &fx.pubs[i].ev;
+
+		if (fx_is_notice(&fx.pubs[i]))
+			continue;
+		if (strcmp(ev->space_id, a) == 0)
+			cr_assert_eq(ev->sequence, next_a++,
+			    "a: published %s #%lld, want #%lld", ev->kind,
+			    (long long)ev->sequence, (long long)(next_a - 1));
+		else if (strcmp(ev->space_id, b) == 0)
+			cr_assert_eq(ev->sequence, next_b++,
+			    "b: published %s #%lld, want #%lld", ev->kind,
+			    (long long)ev->sequence, (long long)(next_b - 1));
+		else
+			continue;
+		cr_assert_str_eq(ev->workspace_id, fx.ws);
+		pubs++;
+	}
+	cr_assert_eq(
+	    next_a - 1, (int64_t)FX_LOG(&fx, a, "space_opened", "queued",
+	                    "started", "failed", "space_closed"));
+	cr_assert_eq(
+	    next_b - 1, (int64_t)FX_LOG(&fx, b, "space_opened", "queued",
+	                    "cancel_requested", "cancelled"));
+	cr_assert_eq(pubs, 9);
+	/* Besides the log, one wake-up notice: a's close. */
+	cr_assert_eq(fx_pubs_count(&fx, 0, a, true), 1);
+	cr_assert_eq(fx_pubs_count(&fx, 0, b, true), 0);
+
+	/* The failed event says why; the stored log matches what was sent. */
+	r = event_list(fx.ws, a, 3, 1, CM_OK);
+	cr_assert_str_eq(r->events[0].kind, "failed");
+	cr_assert_str_eq(r->events[0].task_id, task);
+	cr_assert(strstr(r->events[0].payload, "runtime_error") != NULL,
+	    "failed payload: %s", r->events[0].payload);
+}
