@@ -84,7 +84,6 @@ enum pr_type { PR_STR, PR_INT, PR_BOOL, PR_STRLIST };
 	X(LABEL, label, PR_STR, CM_NAME_MAX)                     \
 	X(EXPIRES_AT, expires_at, PR_INT, 0)                     \
 	X(ROLE, role, PR_STR, 32)                                \
-	X(VERSION, version, PR_STR, CM_NAME_MAX)                 \
 	X(MANIFEST, manifest, PR_STR, CM_MANIFEST_MAX)           \
 	X(DRIVER, driver, PR_STR, 32)                            \
 	X(ENDPOINT, endpoint, PR_STR, CM_ENDPOINT_MAX)           \

@@ -142,13 +142,14 @@ db_map_params(struct st_stmt *s)
 
 	for (int k = 1; k <= ST_PARAMS_MAX; k++) {
 		snprintf(name, sizeof(name), "$%d", k);
-		if ((s->idx[k] = sqlite3_bind_parameter_index(s->stmt, name)) == 0)
+		if ((s->idx[k] = sqlite3_bind_parameter_index(s->stmt, name)) ==
+		    0)
 			break;
 		s->n_params = k;
 	}
 	if (s->n_params != total)
-		cm_fatalx("store: parameters of \"%.60s\" are not $1..$%d", s->sql,
-		    total);
+		cm_fatalx("store: parameters of \"%.60s\" are not $1..$%d",
+		    s->sql, total);
 }
 
 static struct st_stmt *
@@ -191,21 +192,25 @@ db_bind(struct st_stmt *s, const char *types, va_list ap)
 		int i = k <= n ? s->idx[k] : 0;
 
 		if (i == 0)
-			cm_fatalx("store: too many parameters for \"%.60s\"", s->sql);
+			cm_fatalx(
+			    "store: too many parameters for \"%.60s\"", s->sql);
 		switch (types[k - 1]) {
 		case 's': {
 			const char *v = va_arg(ap, const char *);
-			rc = v ? sqlite3_bind_text(s->stmt, i, v, -1, SQLITE_TRANSIENT)
+			rc = v ? sqlite3_bind_text(
+			             s->stmt, i, v, -1, SQLITE_TRANSIENT)
 			       : sqlite3_bind_null(s->stmt, i);
 			break;
 		}
 		case 'i':
-			rc = sqlite3_bind_int64(s->stmt, i, va_arg(ap, int64_t));
+			rc =
+			    sqlite3_bind_int64(s->stmt, i, va_arg(ap, int64_t));
 			break;
 		case 'B': {
 			const void *v = va_arg(ap, const void *);
 			size_t len = va_arg(ap, size_t);
-			rc = sqlite3_bind_blob64(s->stmt, i, v, len, SQLITE_TRANSIENT);
+			rc = sqlite3_bind_blob64(
+			    s->stmt, i, v, len, SQLITE_TRANSIENT);
 			break;
 		}
 		case 'b':
@@ -218,12 +223,13 @@ db_bind(struct st_stmt *s, const char *types, va_list ap)
 			break;
 		}
 		default:
-			cm_fatalx("store: bad parameter type '%c'", types[k - 1]);
+			cm_fatalx(
+			    "store: bad parameter type '%c'", types[k - 1]);
 		}
 	}
 	if (rc == SQLITE_OK && k - 1 != n)
-		cm_fatalx("store: %d parameters for \"%.60s\", which has %d", k - 1,
-		    s->sql, n);
+		cm_fatalx("store: %d parameters for \"%.60s\", which has %d",
+		    k - 1, s->sql, n);
 	return db_rc(s->db, rc);
 }
 

@@ -14,10 +14,10 @@
 
 enum st_rc {
 	ST_OK = 0,
-	ST_ROW = 1,          /* st_stmt_step: a row is ready */
-	ST_DONE = 2,         /* st_stmt_step: no more rows */
-	ST_ERROR = -1,       /* anything else; see st_db_errmsg */
-	ST_CONSTRAINT = -2,  /* a UNIQUE, CHECK or FOREIGN KEY constraint */
+	ST_ROW = 1,         /* st_stmt_step: a row is ready */
+	ST_DONE = 2,        /* st_stmt_step: no more rows */
+	ST_ERROR = -1,      /* anything else; see st_db_errmsg */
+	ST_CONSTRAINT = -2, /* a UNIQUE, CHECK or FOREIGN KEY constraint */
 };
 
 struct st_db;

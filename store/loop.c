@@ -76,7 +76,8 @@ serve_batch(struct st_store *st, nng_socket rep, nng_socket *pub)
 		/* The raw header routes the reply back to its requester. */
 		nng_msg_clear(msgs[i]);
 		if (items[i].rep == NULL ||
-		    nng_msg_append(msgs[i], items[i].rep, items[i].rep_len) != 0 ||
+		    nng_msg_append(msgs[i], items[i].rep, items[i].rep_len) !=
+		        0 ||
 		    nng_sendmsg(rep, msgs[i], 0) != 0)
 			nng_msg_free(msgs[i]); /* the requester re-sends */
 		free(items[i].rep);
@@ -94,12 +95,14 @@ st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
 	int64_t next_prune = cm_mono_ms();
 
 	if ((rv = nng_rep0_open_raw(&rep)) != 0 ||
-	    (rv = nng_socket_set_size(rep, NNG_OPT_RECVMAXSZ, CM_MSG_MAX)) != 0 ||
-	    (rv = nng_socket_set_int(rep, NNG_OPT_RECVBUF, CM_GROUP_COMMIT_MAX)) !=
+	    (rv = nng_socket_set_size(rep, NNG_OPT_RECVMAXSZ, CM_MSG_MAX)) !=
 	        0 ||
+	    (rv = nng_socket_set_int(
+	         rep, NNG_OPT_RECVBUF, CM_GROUP_COMMIT_MAX)) != 0 ||
 	    (rv = listen_private(rep, rep_url)) != 0 ||
 	    (rv = nng_socket_get_int(rep, NNG_OPT_RECVFD, &recv_fd)) != 0) {
-		cm_warnx("store: cannot serve %s: %s", rep_url, nng_strerror(rv));
+		cm_warnx(
+		    "store: cannot serve %s: %s", rep_url, nng_strerror(rv));
 		return -1;
 	}
 	if ((rv = nng_pub0_open(&pub)) != 0 ||
@@ -143,7 +146,8 @@ st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
 		if (pfd[1].revents & POLLIN) {
 			struct signalfd_siginfo si;
 			if (read(sig_fd, &si, sizeof(si)) == sizeof(si)) {
-				cm_info("store: signal %u, stopping", si.ssi_signo);
+				cm_info(
+				    "store: signal %u, stopping", si.ssi_signo);
 				break;
 			}
 		}

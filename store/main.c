@@ -59,7 +59,8 @@ main(int argc, char **argv, char **envp)
 	int notify_fd, rc;
 
 	cm_log_init("spaced-store", CM_LOG_INFO, false);
-	if (cm_config_load(&cfg, argc, argv, envp, extra, err, sizeof(err)) != 0) {
+	if (cm_config_load(&cfg, argc, argv, envp, extra, err, sizeof(err)) !=
+	    0) {
 		cm_warnx("config: %s", err);
 		return EXIT_PERMANENT;
 	}
@@ -70,13 +71,15 @@ main(int argc, char **argv, char **envp)
 		return EXIT_PERMANENT;
 	}
 	if (cfg.store_backend != CM_STORE_SQLITE) {
-		cm_warnx("config: store_backend %s is not available in this build",
+		cm_warnx(
+		    "config: store_backend %s is not available in this build",
 		    "postgres");
 		return EXIT_PERMANENT;
 	}
 	if (make_dir(cfg.data_dir) != 0 || make_dir(cfg.run_dir) != 0)
 		return EXIT_PERMANENT;
-	if (cm_ipc_url(rep_url, sizeof(rep_url), cfg.run_dir, "store.ipc") != 0 ||
+	if (cm_ipc_url(rep_url, sizeof(rep_url), cfg.run_dir, "store.ipc") !=
+	        0 ||
 	    cm_ipc_url(pub_url, sizeof(pub_url), cfg.run_dir,
 	        "store-events.ipc") != 0) {
 		cm_warnx("config: run_dir is too long for an ipc path");

@@ -54,7 +54,8 @@ st_migrate(struct st_db *db)
 	struct st_stmt *s;
 
 	if (st_migrate_head(dialect) < 0) {
-		cm_warnx("store: the %s migrations do not form one line", dialect);
+		cm_warnx(
+		    "store: the %s migrations do not form one line", dialect);
 		return -1;
 	}
 	if (st_db_exec(db, create) != ST_OK)
@@ -65,7 +66,8 @@ st_migrate(struct st_db *db)
 
 		if (!for_dialect(m, dialect))
 			continue;
-		if (st_db_query(db, &s, applied, "i", (int64_t)m->version) != ST_OK)
+		if (st_db_query(db, &s, applied, "i", (int64_t)m->version) !=
+		    ST_OK)
 			return -1;
 		done = st_stmt_step(s) == ST_ROW;
 		st_stmt_done(s);
@@ -82,7 +84,8 @@ st_migrate(struct st_db *db)
 			st_db_exec(db, "ROLLBACK");
 			return -1;
 		}
-		cm_info("store: applied migration %04d_%s", m->version, m->name);
+		cm_info(
+		    "store: applied migration %04d_%s", m->version, m->name);
 	}
 	return 0;
 }

@@ -50,8 +50,8 @@ static st_op_fn *const st_op_table[PR_OP__COUNT] = {
 };
 
 void
-st_ops_dispatch(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+st_ops_dispatch(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
 	if ((unsigned)req->op >= PR_OP__COUNT || st_op_table[req->op] == NULL)
 		cm_fatalx("store: no handler for op %d", (int)req->op);
@@ -89,8 +89,8 @@ st_rep_push(struct pr_rep *rep, void **list, size_t *n, size_t size)
 }
 
 int
-st_strlist_from_json(struct pr_rep *rep, const char *json,
-    struct pr_strlist *out)
+st_strlist_from_json(
+    struct pr_rep *rep, const char *json, struct pr_strlist *out)
 {
 	json_t *arr = json_loads(json ? json : "[]", 0, NULL);
 	size_t i;
@@ -102,15 +102,18 @@ st_strlist_from_json(struct pr_rep *rep, const char *json,
 		return -1;
 	}
 	if (json_array_size(arr) > 0) {
-		out->v = pr_rep_alloc(rep, json_array_size(arr) * sizeof(char *));
+		out->v =
+		    pr_rep_alloc(rep, json_array_size(arr) * sizeof(char *));
 		if (out->v == NULL) {
 			json_decref(arr);
 			return -1;
 		}
 	}
-	json_array_foreach (arr, i, v) {
+	json_array_foreach(arr, i, v)
+	{
 		if (json_is_string(v))
-			out->v[out->n++] = pr_rep_strdup(rep, json_string_value(v));
+			out->v[out->n++] =
+			    pr_rep_strdup(rep, json_string_value(v));
 	}
 	json_decref(arr);
 	return 0;
@@ -142,8 +145,8 @@ st_row_space(struct pr_rep *rep, struct st_stmt *s, struct pr_space *o)
 }
 
 /* arg_keys: the names of the args object, never its values (SPEC 3.12). */
-static void
-task_arg_keys(struct pr_rep *rep, const char *args, struct pr_strlist *out)
+void
+st_task_arg_keys(struct pr_rep *rep, const char *args, struct pr_strlist *out)
 {
 	json_t *obj = json_loads(args ? args : "{}", 0, NULL);
 	const char *key;
@@ -156,7 +159,8 @@ task_arg_keys(struct pr_rep *rep, const char *args, struct pr_strlist *out)
 		if (n > CM_SCHEMA_PROPS_MAX)
 			n = CM_SCHEMA_PROPS_MAX;
 		out->v = pr_rep_alloc(rep, n * sizeof(char *));
-		json_object_foreach (obj, key, v) {
+		json_object_foreach(obj, key, v)
+		{
 			if (out->v == NULL || out->n == n)
 				break;
 			out->v[out->n++] = pr_rep_strdup(rep, key);
@@ -174,7 +178,7 @@ st_row_task(struct pr_rep *rep, struct st_stmt *s, struct pr_task *o)
 	o->request_id = col_dup(rep, s, 3);
 	o->operation_id = col_dup(rep, s, 4);
 	o->capability = col_dup(rep, s, 5);
-	task_arg_keys(rep, st_col_text(s, 6), &o->arg_keys);
+	st_task_arg_keys(rep, st_col_text(s, 6), &o->arg_keys);
 	o->timeout_ms = st_col_int(s, 7);
 	o->status = col_dup(rep, s, 8);
 	o->cancel_requested = st_col_int(s, 9) != 0;
@@ -188,8 +192,8 @@ st_row_task(struct pr_rep *rep, struct st_stmt *s, struct pr_task *o)
 }
 
 int
-st_load_space(struct st_ctx *ctx, struct pr_rep *rep,
-    const char *workspace_id, const char *space_id)
+st_load_space(struct st_ctx *ctx, struct pr_rep *rep, const char *workspace_id,
+    const char *space_id)
 {
 	static const char sql[] =
 	    "SELECT " ST_SPACE_COLS " FROM browser_spaces WHERE id = $1";
@@ -266,12 +270,13 @@ st_load_task(struct st_ctx *ctx, struct pr_rep *rep, const char *task_id)
 }
 
 int
-st_load_active_task(struct st_ctx *ctx, struct pr_rep *rep,
-    const char *space_id)
+st_load_active_task(
+    struct st_ctx *ctx, struct pr_rep *rep, const char *space_id)
 {
-	static const char sql[] = "SELECT " ST_TASK_COLS
-	                          " FROM browser_space_tasks WHERE space_id = $1"
-	                          " AND status IN ('queued', 'running')";
+	static const char sql[] =
+	    "SELECT " ST_TASK_COLS
+	    " FROM browser_space_tasks WHERE space_id = $1"
+	    " AND status IN ('queued', 'running')";
 
 	return load_task_where(ctx, rep, sql, space_id, false);
 }
@@ -299,16 +304,18 @@ st_event_append(struct st_ctx *ctx, const char *workspace_id,
     const char *space_id, const char *task_id, const char *kind,
     const char *payload)
 {
+	/* A plain read then write: cheaper in SQLite than UPDATE RETURNING,
+	 * and safe because the store is the only writer. */
 	static const char next_sql[] =
-	    "UPDATE browser_spaces SET last_sequence = last_sequence + 1"
-	    " WHERE id = $1 RETURNING last_sequence";
+	    "SELECT last_sequence + 1 FROM browser_spaces WHERE id = $1";
+	static const char set_sql[] =
+	    "UPDATE browser_spaces SET last_sequence = $2 WHERE id = $1";
 	static const char insert_sql[] =
 	    "INSERT INTO browser_space_events"
-	    " (id, space_id, task_id, sequence, kind, payload, created_at)"
-	    " VALUES ($1, $2, $3, $4, $5, $6, $7)";
+	    " (space_id, task_id, sequence, kind, payload, created_at)"
+	    " VALUES ($1, $2, $3, $4, $5, $6)";
 	struct pr_event ev;
 	struct st_stmt *s;
-	char id[CM_UUID_LEN];
 	char *buf;
 	size_t len;
 	int64_t seq;
@@ -323,9 +330,10 @@ st_event_append(struct st_ctx *ctx, const char *workspace_id,
 	}
 	seq = st_col_int(s, 0);
 	st_stmt_done(s);
+	if (st_db_run(ctx->db, set_sql, "si", space_id, seq) != ST_DONE)
+		return -1;
 
-	cm_uuid7(id);
-	if (st_db_run(ctx->db, insert_sql, "sssissi", id, space_id, task_id, seq,
+	if (st_db_run(ctx->db, insert_sql, "ssissi", space_id, task_id, seq,
 	        kind, payload, ctx->now) != ST_DONE)
 		return -1;
 

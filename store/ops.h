@@ -26,20 +26,20 @@ struct st_pub {
 struct st_ctx {
 	struct st_db *db;
 	const struct st_store_opts *opts;
-	int64_t now;          /* ms, fixed for one request */
-	bool keep_on_error;   /* set by a handler; reset per request */
+	int64_t now;                /* ms, fixed for one request */
+	bool keep_on_error;         /* set by a handler; reset per request */
 	struct st_bundles *bundles; /* owned by the st_store */
 	/* Events appended so far in this group, in commit order. */
 	struct st_pub *pubs;
 	size_t n_pubs, cap_pubs;
 };
 
-typedef void st_op_fn(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep);
+typedef void st_op_fn(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep);
 
 /* Runs the handler for req->op. */
-void st_ops_dispatch(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep);
+void st_ops_dispatch(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep);
 
 /* Handlers, by file. */
 st_op_fn st_op_ping, st_op_auth_resolve, st_op_workspace_create,
@@ -47,15 +47,15 @@ st_op_fn st_op_ping, st_op_auth_resolve, st_op_workspace_create,
     st_op_token_issue, st_op_token_revoke, st_op_member_put,
     st_op_member_remove, st_op_bundle_create, st_op_bundle_list,
     st_op_instance_register, st_op_instance_list, st_op_instance_set_status,
-    st_op_binding_create, st_op_binding_delete;                  /* ops_admin */
+    st_op_binding_create, st_op_binding_delete; /* ops_admin */
 st_op_fn st_op_space_create, st_op_space_get, st_op_space_list,
     st_op_space_close, st_op_space_mark_closed, st_op_space_mark_error,
-    st_op_event_list;                                            /* ops_space */
+    st_op_event_list; /* ops_space */
 st_op_fn st_op_task_submit, st_op_task_get, st_op_task_list,
-    st_op_task_cancel;                                           /* ops_task */
+    st_op_task_cancel; /* ops_task */
 st_op_fn st_op_actor_load, st_op_actor_claim, st_op_actor_heartbeat,
     st_op_actor_finish, st_op_sup_finalize_lost, st_op_sup_sweep_leases,
-    st_op_sup_list_active;                                       /* ops_actor */
+    st_op_sup_list_active; /* ops_actor */
 
 /*
  * Shared helpers (ops.c).
@@ -86,20 +86,23 @@ int st_notice(struct st_ctx *ctx, const char *workspace_id,
  * Bumps a Space's revision and updated_at; a non-NULL status replaces its
  * status.  Returns 0 or -1.
  */
-int st_space_touch(struct st_ctx *ctx, const char *space_id,
-    const char *status);
+int st_space_touch(
+    struct st_ctx *ctx, const char *space_id, const char *status);
 
 /* Column lists and row readers: SELECT ST_SPACE_COLS FROM browser_spaces. */
 #define ST_SPACE_COLS                                                         \
-	"id, workspace_id, browser_instance_id, binding_id, owner_type, "         \
-	"owner_id, status, granted_capabilities, revision, last_error_code, "     \
+	"id, workspace_id, browser_instance_id, binding_id, owner_type, "     \
+	"owner_id, status, granted_capabilities, revision, last_error_code, " \
 	"close_requested, created_at, updated_at, closed_at"
-#define ST_TASK_COLS                                                          \
-	"id, space_id, workspace_id, request_id, operation_id, capability, "      \
-	"args, timeout_ms, status, cancel_requested, result, error_code, "        \
+#define ST_TASK_COLS                                                         \
+	"id, space_id, workspace_id, request_id, operation_id, capability, " \
+	"args, timeout_ms, status, cancel_requested, result, error_code, "   \
 	"error_message, created_at, started_at, finished_at, updated_at"
 void st_row_space(struct pr_rep *rep, struct st_stmt *s, struct pr_space *out);
 void st_row_task(struct pr_rep *rep, struct st_stmt *s, struct pr_task *out);
+/* The names of an args object (never its values, SPEC 3 rule 12). */
+void st_task_arg_keys(
+    struct pr_rep *rep, const char *args, struct pr_strlist *out);
 
 /*
  * Loads one Space (or task) into a new one-element rep->spaces (tasks).
@@ -112,19 +115,18 @@ int st_load_space(struct st_ctx *ctx, struct pr_rep *rep,
 int st_load_task(struct st_ctx *ctx, struct pr_rep *rep, const char *task_id);
 /* The active (queued or running) task of a Space, appended to rep->tasks
  * when there is one.  Returns 1, 0 or -1. */
-int st_load_active_task(struct st_ctx *ctx, struct pr_rep *rep,
-    const char *space_id);
+int st_load_active_task(
+    struct st_ctx *ctx, struct pr_rep *rep, const char *space_id);
 
 /* Grows a reply list by one zeroed element; NULL on allocation failure. */
 void *st_rep_push(struct pr_rep *rep, void **list, size_t *n, size_t size);
-#define ST_PUSH(rep, list)                                                    \
-	((__typeof__((rep)->list))st_rep_push((rep), (void **)&(rep)->list,       \
+#define ST_PUSH(rep, list)                                                  \
+	((__typeof__((rep)->list))st_rep_push((rep), (void **)&(rep)->list, \
 	    &(rep)->n_##list, sizeof(*(rep)->list)))
 
 /* Parses a JSON array of strings (granted) into an arena strlist. */
-int st_strlist_from_json(struct pr_rep *rep, const char *json,
-    struct pr_strlist *out);
-
+int st_strlist_from_json(
+    struct pr_rep *rep, const char *json, struct pr_strlist *out);
 
 /*
  * Task finalisation, shared by cancel, finish, the supervisor's recovery,
@@ -143,8 +145,8 @@ int st_task_request_cancel(struct st_ctx *ctx, const char *workspace_id,
 
 /* Parsed runtime bundles, cached by id (bundles are immutable). */
 struct st_bundles;
-const struct cm_bundle *st_bundle_get(struct st_ctx *ctx,
-    const char *bundle_id);
+const struct cm_bundle *st_bundle_get(
+    struct st_ctx *ctx, const char *bundle_id);
 struct st_bundles *st_bundles_new(void);
 void st_bundles_free(struct st_bundles *b);
 

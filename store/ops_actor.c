@@ -10,8 +10,8 @@
 
 /* The only reader of an instance's secret columns. */
 void
-st_op_actor_load(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+st_op_actor_load(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
 	static const char sql[] =
 	    "SELECT i.id, i.name, i.driver, i.profile_mode, i.bundle_id,"
@@ -67,53 +67,53 @@ st_op_actor_load(struct st_ctx *ctx, const struct pr_req *req,
 }
 
 void
-st_op_actor_claim(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+st_op_actor_claim(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
 	static const char args_sql[] =
 	    "SELECT args FROM browser_space_tasks WHERE id = $1";
 	static const char claim[] =
-	    "UPDATE browser_space_tasks SET status = 'running', started_at = $2,"
+	    "UPDATE browser_space_tasks SET status = 'running', started_at = "
+	    "$2,"
 	    " updated_at = $2, lease_holder = $3, lease_expires_at = $4"
 	    " WHERE id = $1 AND status = 'queued'";
-	const struct pr_space *sp;
-	const struct pr_task *t;
+	struct pr_space *sp;
+	struct pr_task *t;
 	struct st_stmt *s;
-	char task_id[CM_ID_MAX + 1];
 	int rc;
 
 	if (st_load_space(ctx, rep, NULL, req->space_id) != 1)
 		return;
 	sp = &rep->spaces[0];
 	rep->close_requested = sp->close_requested;
-	if (strcmp(sp->status, "closed") == 0 || strcmp(sp->status, "error") == 0)
+	if (strcmp(sp->status, "closed") == 0 ||
+	    strcmp(sp->status, "error") == 0)
 		return;
 	if ((rc = st_load_active_task(ctx, rep, req->space_id)) != 1)
 		return;
 	t = &rep->tasks[0];
-	snprintf(task_id, sizeof(task_id), "%s", t->task_id);
-	if (strcmp(t->status, "running") == 0) {
-		/* Running under another lease: not ours to run.  Under ours: a
-		 * re-claim after a lost reply gets the same task back. */
+	/*
+	 * Running already: under another lease it is not ours to run, and a
+	 * claim whose reply was lost is answered from the op_id memory.  A
+	 * closing Space starts nothing new.
+	 */
+	if (strcmp(t->status, "running") == 0 || sp->close_requested) {
 		rep->n_tasks = 0;
 		return;
 	}
-	if (sp->close_requested) {
-		rep->n_tasks = 0;
-		return;
-	}
-	if (st_db_run(ctx->db, claim, "sisi", task_id, ctx->now,
+	if (st_db_run(ctx->db, claim, "sisi", t->task_id, ctx->now,
 	        req->lease_holder, ctx->now + CM_LEASE_TTL_MS) != ST_DONE ||
 	    st_space_touch(ctx, req->space_id, "running") != 0 ||
-	    st_event_append(ctx, sp->workspace_id, req->space_id, task_id,
+	    st_event_append(ctx, sp->workspace_id, req->space_id, t->task_id,
 	        "started", NULL) != 0)
 		goto fail;
-	rep->n_tasks = 0;
-	rep->n_spaces = 0;
-	if (st_load_space(ctx, rep, NULL, req->space_id) != 1 ||
-	    st_load_task(ctx, rep, task_id) != 1)
-		return;
-	if (st_db_query(ctx->db, &s, args_sql, "s", task_id) != ST_OK)
+	/* The rows as they now are, without reading them again. */
+	sp->status = "running";
+	sp->revision++;
+	sp->updated_at = ctx->now;
+	t->status = "running";
+	t->started_at = t->updated_at = ctx->now;
+	if (st_db_query(ctx->db, &s, args_sql, "s", t->task_id) != ST_OK)
 		goto fail;
 	if (st_stmt_step(s) == ST_ROW)
 		rep->args = pr_rep_strdup(rep, st_col_text(s, 0));
@@ -166,11 +166,11 @@ load_held(struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 }
 
 void
-st_op_actor_heartbeat(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+st_op_actor_heartbeat(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
-	static const char upd[] =
-	    "UPDATE browser_space_tasks SET lease_expires_at = $2 WHERE id = $1";
+	static const char upd[] = "UPDATE browser_space_tasks SET "
+	                          "lease_expires_at = $2 WHERE id = $1";
 
 	if (load_held(ctx, req, rep) != 1)
 		return;
@@ -180,10 +180,10 @@ st_op_actor_heartbeat(struct st_ctx *ctx, const struct pr_req *req,
 }
 
 void
-st_op_actor_finish(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+st_op_actor_finish(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
-	const struct pr_task *t;
+	struct pr_task *t;
 	const char *status = req->status;
 	bool failed = strcmp(status, "failed") == 0;
 
@@ -202,7 +202,8 @@ st_op_actor_finish(struct st_ctx *ctx, const struct pr_req *req,
 	if (load_held(ctx, req, rep) != 1) {
 		/* Already finished by this same call (a re-send after a store
 		 * restart lost the op_id memory): report it, do nothing. */
-		if (rep->n_tasks == 1 && strcmp(rep->tasks[0].status, status) == 0)
+		if (rep->n_tasks == 1 &&
+		    strcmp(rep->tasks[0].status, status) == 0)
 			rep->err = CM_OK, rep->msg = NULL;
 		return;
 	}
@@ -215,12 +216,17 @@ st_op_actor_finish(struct st_ctx *ctx, const struct pr_req *req,
 		return;
 	t = &rep->tasks[0];
 	if (st_task_finalize(ctx, t->workspace_id, t->space_id, t->task_id,
-	        status, req->result, req->error_code, req->error_message) != 0) {
+	        status, req->result, req->error_code,
+	        req->error_message) != 0) {
 		st_db_failed(ctx, rep, "finish");
 		return;
 	}
-	rep->n_tasks = 0;
-	st_load_task(ctx, rep, req->task_id);
+	/* The row as it now is, without reading it again. */
+	t->status = status;
+	t->result = req->result;
+	t->error_code = req->error_code;
+	t->error_message = req->error_message;
+	t->finished_at = t->updated_at = ctx->now;
 }
 
 /* Ends a lost executor's task: cancelled if a cancel was asked for,
@@ -235,15 +241,15 @@ end_lost(struct st_ctx *ctx, const char *ws, const char *space_id,
 	    "the executor stopped renewing the task's lease";
 
 	if (cancel_requested)
-		return st_task_finalize(ctx, ws, space_id, task_id, "cancelled",
-		    NULL, NULL, NULL);
-	return st_task_finalize(ctx, ws, space_id, task_id, "failed", NULL, code,
-	    strcmp(code, "lease_expired") == 0 ? msg_lease : msg_unknown);
+		return st_task_finalize(
+		    ctx, ws, space_id, task_id, "cancelled", NULL, NULL, NULL);
+	return st_task_finalize(ctx, ws, space_id, task_id, "failed", NULL,
+	    code, strcmp(code, "lease_expired") == 0 ? msg_lease : msg_unknown);
 }
 
 void
-st_op_sup_finalize_lost(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+st_op_sup_finalize_lost(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
 	const struct pr_task *t;
 
@@ -270,8 +276,8 @@ st_op_sup_finalize_lost(struct st_ctx *ctx, const struct pr_req *req,
 }
 
 void
-st_op_sup_sweep_leases(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+st_op_sup_sweep_leases(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
 	static const char sql[] =
 	    "SELECT id, space_id, workspace_id, cancel_requested"
@@ -305,8 +311,8 @@ st_op_sup_sweep_leases(struct st_ctx *ctx, const struct pr_req *req,
 	}
 	st_stmt_done(s);
 	for (size_t i = 0; i < n; i++) {
-		if (end_lost(ctx, due[i].ws, due[i].space, due[i].id, due[i].cancel,
-		        "lease_expired") != 0) {
+		if (end_lost(ctx, due[i].ws, due[i].space, due[i].id,
+		        due[i].cancel, "lease_expired") != 0) {
 			st_db_failed(ctx, rep, "sweep");
 			break;
 		}
@@ -316,11 +322,12 @@ st_op_sup_sweep_leases(struct st_ctx *ctx, const struct pr_req *req,
 }
 
 void
-st_op_sup_list_active(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+st_op_sup_list_active(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
 	static const char sql[] =
-	    "SELECT " ST_SPACE_COLS " FROM browser_spaces WHERE status <> 'closed'"
+	    "SELECT " ST_SPACE_COLS
+	    " FROM browser_spaces WHERE status <> 'closed'"
 	    " AND ($1 IS NULL OR browser_instance_id IN"
 	    " (SELECT id FROM browser_instances WHERE host = $1))"
 	    " ORDER BY created_at LIMIT 1024";

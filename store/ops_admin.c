@@ -36,8 +36,8 @@ st_op_ping(struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 }
 
 static void
-read_memberships(struct st_ctx *ctx, struct pr_rep *rep, const char *sql,
-    const char *key)
+read_memberships(
+    struct st_ctx *ctx, struct pr_rep *rep, const char *sql, const char *key)
 {
 	struct st_stmt *s;
 	struct pr_membership *m;
@@ -61,12 +61,13 @@ read_memberships(struct st_ctx *ctx, struct pr_rep *rep, const char *sql,
 }
 
 void
-st_op_auth_resolve(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+st_op_auth_resolve(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
 	static const char sql[] =
 	    "SELECT t.id, t.principal_id, t.label, t.expires_at, t.revoked_at,"
-	    " t.created_at, p.kind, p.name, p.is_admin, p.disabled, p.created_at"
+	    " t.created_at, p.kind, p.name, p.is_admin, p.disabled, "
+	    "p.created_at"
 	    " FROM api_tokens t JOIN principals p ON p.id = t.principal_id"
 	    " WHERE t.token_hash = $1";
 	static const char members_sql[] =
@@ -142,18 +143,20 @@ select_rows(struct st_ctx *ctx, struct pr_rep *rep, const char *sql,
 }
 
 void
-st_op_workspace_create(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+st_op_workspace_create(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
-	static const char ins[] = "INSERT INTO workspaces (id, name, created_at)"
-	                          " VALUES ($1, $2, $3)";
+	static const char ins[] =
+	    "INSERT INTO workspaces (id, name, created_at)"
+	    " VALUES ($1, $2, $3)";
 	static const char sel[] =
 	    "SELECT id, name, created_at FROM workspaces WHERE id = $1";
 	char id[CM_UUID_LEN];
 	int rc;
 
 	if (!name_ok(req->name)) {
-		pr_rep_error(rep, CM_E_INVALID_REQUEST, "name must be 1..255 bytes");
+		pr_rep_error(
+		    rep, CM_E_INVALID_REQUEST, "name must be 1..255 bytes");
 		return;
 	}
 	cm_uuid7(id);
@@ -171,11 +174,11 @@ st_op_workspace_create(struct st_ctx *ctx, const struct pr_req *req,
 }
 
 void
-st_op_workspace_list(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+st_op_workspace_list(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
-	static const char sql[] =
-	    "SELECT id, name, created_at FROM workspaces ORDER BY name LIMIT 1000";
+	static const char sql[] = "SELECT id, name, created_at FROM workspaces "
+	                          "ORDER BY name LIMIT 1000";
 
 	(void)req;
 	select_rows(ctx, rep, sql, NULL, workspace_row);
@@ -199,8 +202,8 @@ principal_row(struct pr_rep *rep, struct st_stmt *s)
 #define PRINCIPAL_COLS "id, kind, name, is_admin, disabled, created_at"
 
 void
-st_op_principal_create(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+st_op_principal_create(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
 	static const char *const kinds[] = {"operator", "runtime_agent", NULL};
 	static const char ins[] =
@@ -212,7 +215,8 @@ st_op_principal_create(struct st_ctx *ctx, const struct pr_req *req,
 
 	if (!one_of(req->kind, kinds) || !name_ok(req->name)) {
 		pr_rep_error(rep, CM_E_INVALID_REQUEST,
-		    "kind must be operator or runtime_agent, name 1..255 bytes");
+		    "kind must be operator or runtime_agent, name 1..255 "
+		    "bytes");
 		return;
 	}
 	cm_uuid7(id);
@@ -226,11 +230,12 @@ st_op_principal_create(struct st_ctx *ctx, const struct pr_req *req,
 }
 
 void
-st_op_principal_list(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+st_op_principal_list(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
-	static const char sql[] = "SELECT " PRINCIPAL_COLS
-	                          " FROM principals ORDER BY created_at LIMIT 1000";
+	static const char sql[] =
+	    "SELECT " PRINCIPAL_COLS
+	    " FROM principals ORDER BY created_at LIMIT 1000";
 
 	(void)req;
 	select_rows(ctx, rep, sql, NULL, principal_row);
@@ -251,8 +256,8 @@ token_row(struct pr_rep *rep, struct st_stmt *s)
 	t->created_at = st_col_int(s, 5);
 }
 
-#define TOKEN_SEL                                                             \
-	"SELECT id, principal_id, label, expires_at, revoked_at, created_at"      \
+#define TOKEN_SEL                                                            \
+	"SELECT id, principal_id, label, expires_at, revoked_at, created_at" \
 	" FROM api_tokens WHERE id = $1"
 
 static bool
@@ -280,10 +285,11 @@ hex64(const char *v)
 }
 
 void
-st_op_token_issue(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+st_op_token_issue(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
-	static const char has_principal[] = "SELECT 1 FROM principals WHERE id = $1";
+	static const char has_principal[] =
+	    "SELECT 1 FROM principals WHERE id = $1";
 	static const char ins[] =
 	    "INSERT INTO api_tokens"
 	    " (id, principal_id, token_hash, label, expires_at, created_at)"
@@ -318,8 +324,8 @@ st_op_token_issue(struct st_ctx *ctx, const struct pr_req *req,
 }
 
 void
-st_op_token_revoke(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+st_op_token_revoke(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
 	static const char upd[] = "UPDATE api_tokens SET revoked_at = $2"
 	                          " WHERE id = $1 AND revoked_at IS NULL";
@@ -348,18 +354,21 @@ membership_row(struct pr_rep *rep, struct st_stmt *s)
 }
 
 void
-st_op_member_put(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+st_op_member_put(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
 	static const char *const roles[] = {"member", "manager", NULL};
 	static const char has_ws[] = "SELECT 1 FROM workspaces WHERE id = $1";
-	static const char has_principal[] = "SELECT 1 FROM principals WHERE id = $1";
+	static const char has_principal[] =
+	    "SELECT 1 FROM principals WHERE id = $1";
 	static const char put[] =
-	    "INSERT INTO memberships (workspace_id, principal_id, role, created_at)"
+	    "INSERT INTO memberships (workspace_id, principal_id, role, "
+	    "created_at)"
 	    " VALUES ($1, $2, $3, $4) ON CONFLICT (workspace_id, principal_id)"
 	    " DO UPDATE SET role = excluded.role";
 	static const char sel[] =
-	    "SELECT workspace_id, principal_id, role, created_at FROM memberships"
+	    "SELECT workspace_id, principal_id, role, created_at FROM "
+	    "memberships"
 	    " WHERE workspace_id = $1 AND principal_id = $2";
 	struct st_stmt *s;
 
@@ -370,7 +379,8 @@ st_op_member_put(struct st_ctx *ctx, const struct pr_req *req,
 	}
 	if (!exists(ctx, has_ws, req->workspace_id) ||
 	    !exists(ctx, has_principal, req->principal_id)) {
-		pr_rep_error(rep, CM_E_NOT_FOUND, "no such workspace or principal");
+		pr_rep_error(
+		    rep, CM_E_NOT_FOUND, "no such workspace or principal");
 		return;
 	}
 	if (st_db_run(ctx->db, put, "sssi", req->workspace_id,
@@ -389,11 +399,12 @@ st_op_member_put(struct st_ctx *ctx, const struct pr_req *req,
 }
 
 void
-st_op_member_remove(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+st_op_member_remove(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
-	static const char del[] = "DELETE FROM memberships"
-	                          " WHERE workspace_id = $1 AND principal_id = $2";
+	static const char del[] =
+	    "DELETE FROM memberships"
+	    " WHERE workspace_id = $1 AND principal_id = $2";
 
 	if (st_db_run(ctx->db, del, "ss", req->workspace_id,
 	        req->principal_id) != ST_DONE) {
@@ -421,8 +432,8 @@ bundle_row(struct pr_rep *rep, struct st_stmt *s)
 #define BUNDLE_COLS "id, name, version, manifest, created_at"
 
 void
-st_op_bundle_create(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+st_op_bundle_create(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
 	static const char ins[] = "INSERT INTO runtime_bundles"
 	                          " (id, name, version, manifest, created_at)"
@@ -458,8 +469,8 @@ st_op_bundle_create(struct st_ctx *ctx, const struct pr_req *req,
 }
 
 void
-st_op_bundle_list(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+st_op_bundle_list(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
 	static const char sql[] = "SELECT " BUNDLE_COLS " FROM runtime_bundles"
 	                          " ORDER BY name, version LIMIT 1000";
@@ -469,10 +480,11 @@ st_op_bundle_list(struct st_ctx *ctx, const struct pr_req *req,
 }
 
 /* The public columns only: the secret ones never reach this reader. */
-#define INSTANCE_COLS                                                         \
-	"i.id, i.name, i.driver, i.profile_mode, i.bundle_id, i.network_policy,"  \
-	" i.status, i.host, EXISTS (SELECT 1 FROM browser_spaces s"               \
-	" WHERE s.browser_instance_id = i.id AND s.status <> 'closed'),"          \
+#define INSTANCE_COLS                                                    \
+	"i.id, i.name, i.driver, i.profile_mode, i.bundle_id, "          \
+	"i.network_policy,"                                              \
+	" i.status, i.host, EXISTS (SELECT 1 FROM browser_spaces s"      \
+	" WHERE s.browser_instance_id = i.id AND s.status <> 'closed')," \
 	" i.created_at, i.updated_at"
 
 static void
@@ -496,8 +508,8 @@ instance_row(struct pr_rep *rep, struct st_stmt *s)
 }
 
 void
-st_op_instance_register(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+st_op_instance_register(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
 	static const char *const drivers[] = {"managed", "cdp", "fake", NULL};
 	static const char has_bundle[] =
@@ -506,9 +518,10 @@ st_op_instance_register(struct st_ctx *ctx, const struct pr_req *req,
 	    "INSERT INTO browser_instances (id, name, driver, endpoint, config,"
 	    " profile, profile_mode, bundle_id, network_policy, status, host,"
 	    " created_at, updated_at)"
-	    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'ready', $10, $11, $11)";
-	static const char sel[] = "SELECT " INSTANCE_COLS
-	                          " FROM browser_instances i WHERE i.id = $1";
+	    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'ready', $10, $11, "
+	    "$11)";
+	static const char sel[] =
+	    "SELECT " INSTANCE_COLS " FROM browser_instances i WHERE i.id = $1";
 	const char *config = req->config ? req->config : "{}";
 	const char *policy = req->network_policy ? req->network_policy : "{}";
 	const char *profile = req->profile ? req->profile : "";
@@ -526,21 +539,24 @@ st_op_instance_register(struct st_ctx *ctx, const struct pr_req *req,
 	}
 	if (strcmp(req->driver, "cdp") == 0 &&
 	    (req->endpoint == NULL || req->endpoint[0] == '\0')) {
-		pr_rep_error(rep, CM_E_INVALID_REQUEST, "a cdp instance needs an "
-		                                        "endpoint");
+		pr_rep_error(rep, CM_E_INVALID_REQUEST,
+		    "a cdp instance needs an "
+		    "endpoint");
 		return;
 	}
 	if (cm_json_parse(config, strlen(config), CM_INSTANCE_CONFIG_MAX,
 	        CM_JSON_DEPTH_MAX, &cfg, err, sizeof(err)) != 0 ||
 	    !json_is_object(cfg)) {
 		json_decref(cfg);
-		pr_rep_error(rep, CM_E_INVALID_REQUEST, "config must be an object");
+		pr_rep_error(
+		    rep, CM_E_INVALID_REQUEST, "config must be an object");
 		return;
 	}
 	json_decref(cfg);
 	if (cm_policy_parse(policy, strlen(policy), &pol, err, sizeof(err)) !=
 	    0) {
-		pr_rep_error(rep, CM_E_INVALID_REQUEST, "network_policy: %s", err);
+		pr_rep_error(
+		    rep, CM_E_INVALID_REQUEST, "network_policy: %s", err);
 		return;
 	}
 	if (host == NULL || host[0] == '\0') {
@@ -552,8 +568,8 @@ st_op_instance_register(struct st_ctx *ctx, const struct pr_req *req,
 		return;
 	}
 	cm_uuid7(id);
-	rc = st_db_run(ctx->db, ins, "ssssssssssi", id, req->name,
-	    req->driver, req->endpoint ? req->endpoint : "", config, profile,
+	rc = st_db_run(ctx->db, ins, "ssssssssssi", id, req->name, req->driver,
+	    req->endpoint ? req->endpoint : "", config, profile,
 	    profile[0] ? "persistent" : "ephemeral", req->bundle_id, policy,
 	    host, ctx->now);
 	if (rc == ST_CONSTRAINT) {
@@ -569,12 +585,12 @@ st_op_instance_register(struct st_ctx *ctx, const struct pr_req *req,
 }
 
 void
-st_op_instance_list(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+st_op_instance_list(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
-	static const char all[] = "SELECT " INSTANCE_COLS
-	                          " FROM browser_instances i ORDER BY i.name"
-	                          " LIMIT 1000";
+	static const char all[] =
+	    "SELECT " INSTANCE_COLS " FROM browser_instances i ORDER BY i.name"
+	    " LIMIT 1000";
 	static const char bound[] =
 	    "SELECT " INSTANCE_COLS " FROM browser_instances i"
 	    " JOIN browser_bindings b ON b.browser_instance_id = i.id"
@@ -587,15 +603,15 @@ st_op_instance_list(struct st_ctx *ctx, const struct pr_req *req,
 }
 
 void
-st_op_instance_set_status(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+st_op_instance_set_status(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
-	static const char *const statuses[] = {"ready", "unavailable",
-	    "disabled", NULL};
+	static const char *const statuses[] = {
+	    "ready", "unavailable", "disabled", NULL};
 	static const char upd[] = "UPDATE browser_instances SET status = $2,"
 	                          " updated_at = $3 WHERE id = $1";
-	static const char sel[] = "SELECT " INSTANCE_COLS
-	                          " FROM browser_instances i WHERE i.id = $1";
+	static const char sel[] =
+	    "SELECT " INSTANCE_COLS " FROM browser_instances i WHERE i.id = $1";
 
 	if (!one_of(req->status, statuses)) {
 		pr_rep_error(rep, CM_E_INVALID_REQUEST,
@@ -628,8 +644,8 @@ binding_row(struct pr_rep *rep, struct st_stmt *s)
 }
 
 void
-st_op_binding_create(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+st_op_binding_create(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
 	static const char has_ws[] = "SELECT 1 FROM workspaces WHERE id = $1";
 	static const char has_instance[] =
@@ -638,14 +654,16 @@ st_op_binding_create(struct st_ctx *ctx, const struct pr_req *req,
 	    "INSERT INTO browser_bindings"
 	    " (id, workspace_id, browser_instance_id, created_at)"
 	    " VALUES ($1, $2, $3, $4)";
-	static const char sel[] = "SELECT id, workspace_id, browser_instance_id,"
-	                          " created_at FROM browser_bindings WHERE id = $1";
+	static const char sel[] =
+	    "SELECT id, workspace_id, browser_instance_id,"
+	    " created_at FROM browser_bindings WHERE id = $1";
 	char id[CM_UUID_LEN];
 	int rc;
 
 	if (!exists(ctx, has_ws, req->workspace_id) ||
 	    !exists(ctx, has_instance, req->browser_instance_id)) {
-		pr_rep_error(rep, CM_E_NOT_FOUND, "no such workspace or instance");
+		pr_rep_error(
+		    rep, CM_E_NOT_FOUND, "no such workspace or instance");
 		return;
 	}
 	cm_uuid7(id);
@@ -665,8 +683,8 @@ st_op_binding_create(struct st_ctx *ctx, const struct pr_req *req,
 }
 
 void
-st_op_binding_delete(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+st_op_binding_delete(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
 	static const char in_use[] =
 	    "SELECT 1 FROM browser_bindings b JOIN browser_spaces s"

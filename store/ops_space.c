@@ -73,13 +73,12 @@ granted_json(struct st_ctx *ctx, const struct pr_req *req,
 
 /* The content a create's request_id stands for. */
 static char *
-create_digest(const struct pr_req *req, const char *binding_id,
-    const char *granted)
+create_digest(
+    const struct pr_req *req, const char *binding_id, const char *granted)
 {
-	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s}",
-	    "instance", req->browser_instance_id, "binding", binding_id,
-	    "owner_type", req->owner_type, "owner_id", req->owner_id,
-	    "granted", granted);
+	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s}", "instance",
+	    req->browser_instance_id, "binding", binding_id, "owner_type",
+	    req->owner_type, "owner_id", req->owner_id, "granted", granted);
 	char *out = cm_json_canonical(o);
 
 	json_decref(o);
@@ -89,11 +88,12 @@ create_digest(const struct pr_req *req, const char *binding_id,
 /* Answers a create whose request_id was seen before.  Returns 1 if the
  * reply is complete (repeat or reuse), 0 to go on creating, -1 on error. */
 static int
-create_repeat(struct st_ctx *ctx, const struct pr_req *req,
-    const char *digest, struct pr_rep *rep)
+create_repeat(struct st_ctx *ctx, const struct pr_req *req, const char *digest,
+    struct pr_rep *rep)
 {
-	static const char sql[] = "SELECT id, request_digest FROM browser_spaces"
-	                          " WHERE workspace_id = $1 AND request_id = $2";
+	static const char sql[] =
+	    "SELECT id, request_digest FROM browser_spaces"
+	    " WHERE workspace_id = $1 AND request_id = $2";
 	struct st_stmt *s;
 	char id[CM_ID_MAX + 1];
 	bool same;
@@ -122,8 +122,8 @@ create_repeat(struct st_ctx *ctx, const struct pr_req *req,
 }
 
 void
-st_op_space_create(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+st_op_space_create(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
 	static const char binding_sql[] =
 	    "SELECT b.id, i.bundle_id FROM browser_bindings b"
@@ -174,14 +174,15 @@ st_op_space_create(struct st_ctx *ctx, const struct pr_req *req,
 	}
 	rc = st_stmt_step(s);
 	if (rc == ST_ROW) {
-		snprintf(binding_id, sizeof(binding_id), "%s", st_col_text(s, 0));
+		snprintf(
+		    binding_id, sizeof(binding_id), "%s", st_col_text(s, 0));
 		snprintf(bundle_id, sizeof(bundle_id), "%s", st_col_text(s, 1));
 	}
 	st_stmt_done(s);
 	if (rc != ST_ROW || (req->binding_id != NULL &&
 	                        strcmp(req->binding_id, binding_id) != 0)) {
-		pr_rep_error(rep, CM_E_NOT_FOUND,
-		    "no such browser instance or binding");
+		pr_rep_error(
+		    rep, CM_E_NOT_FOUND, "no such browser instance or binding");
 		return;
 	}
 
@@ -202,7 +203,8 @@ st_op_space_create(struct st_ctx *ctx, const struct pr_req *req,
 	}
 
 	if ((bundle = st_bundle_get(ctx, bundle_id)) == NULL) {
-		pr_rep_error(rep, CM_E_INTERNAL, "the instance's bundle is unusable");
+		pr_rep_error(
+		    rep, CM_E_INTERNAL, "the instance's bundle is unusable");
 		return;
 	}
 	if ((granted = granted_json(ctx, req, bundle, rep)) == NULL)
@@ -214,8 +216,8 @@ st_op_space_create(struct st_ctx *ctx, const struct pr_req *req,
 	if (create_repeat(ctx, req, digest, rep) != 0)
 		goto out;
 
-	if (st_db_query(ctx->db, &s, in_use_sql, "s", req->browser_instance_id) !=
-	    ST_OK) {
+	if (st_db_query(ctx->db, &s, in_use_sql, "s",
+	        req->browser_instance_id) != ST_OK) {
 		st_db_failed(ctx, rep, "space create");
 		goto out;
 	}
@@ -243,9 +245,9 @@ st_op_space_create(struct st_ctx *ctx, const struct pr_req *req,
 
 	cm_uuid7(id);
 	rc = st_db_run(ctx->db, ins, "sssssssssi", id, req->workspace_id,
-	    req->browser_instance_id, binding_id, req->owner_type, req->owner_id,
-	    granted, req->request_id, req->request_id ? digest : NULL,
-	    ctx->now);
+	    req->browser_instance_id, binding_id, req->owner_type,
+	    req->owner_id, granted, req->request_id,
+	    req->request_id ? digest : NULL, ctx->now);
 	if (rc == ST_CONSTRAINT) {
 		/* The partial unique index: the backstop of the check above. */
 		pr_rep_error(rep, CM_E_INSTANCE_IN_USE,
@@ -273,24 +275,24 @@ out:
 }
 
 void
-st_op_space_get(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+st_op_space_get(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
 	if (st_load_space(ctx, rep, req->workspace_id, req->space_id) == 1)
 		st_load_active_task(ctx, rep, req->space_id);
 }
 
 void
-st_op_space_list(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+st_op_space_list(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
 	static const char sql[] =
 	    "SELECT " ST_SPACE_COLS " FROM browser_spaces"
 	    " WHERE workspace_id = $1 AND ($2 IS NULL OR status = $2)"
 	    " AND ($3 IS NULL OR owner_id = $3)"
 	    " ORDER BY created_at DESC, id DESC LIMIT $4";
-	static const char *const statuses[] = {"idle", "running", "closed",
-	    "error"};
+	static const char *const statuses[] = {
+	    "idle", "running", "closed", "error"};
 	struct st_stmt *s;
 	struct pr_space *sp;
 	bool known = req->status == NULL;
@@ -327,11 +329,12 @@ st_op_space_list(struct st_ctx *ctx, const struct pr_req *req,
  * reserved (SPEC 3 rule 9).
  */
 void
-st_op_space_close(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+st_op_space_close(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
-	static const char upd[] = "UPDATE browser_spaces SET close_requested = 1"
-	                          " WHERE id = $1";
+	static const char upd[] =
+	    "UPDATE browser_spaces SET close_requested = 1"
+	    " WHERE id = $1";
 	const struct pr_space *sp;
 	const struct pr_task *t;
 
@@ -344,14 +347,14 @@ st_op_space_close(struct st_ctx *ctx, const struct pr_req *req,
 	}
 	if (st_db_run(ctx->db, upd, "s", req->space_id) != ST_DONE ||
 	    st_space_touch(ctx, req->space_id, NULL) != 0 ||
-	    st_notice(ctx, req->workspace_id, req->space_id, "close_requested") !=
-	        0 ||
+	    st_notice(ctx, req->workspace_id, req->space_id,
+	        "close_requested") != 0 ||
 	    st_load_active_task(ctx, rep, req->space_id) < 0)
 		goto fail;
 	if (rep->n_tasks == 1) {
 		t = &rep->tasks[0];
-		if (st_task_request_cancel(ctx, req->workspace_id, req->space_id,
-		        t->task_id) < 0)
+		if (st_task_request_cancel(
+		        ctx, req->workspace_id, req->space_id, t->task_id) < 0)
 			goto fail;
 		/* A queued task never reached a runtime: it ends here. */
 		if (strcmp(t->status, "queued") == 0 &&
@@ -387,8 +390,8 @@ end_active_task(struct st_ctx *ctx, struct pr_rep *rep, const char *ws,
 }
 
 void
-st_op_space_mark_closed(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+st_op_space_mark_closed(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
 	static const char upd[] =
 	    "UPDATE browser_spaces SET status = 'closed', close_requested = 1,"
@@ -402,11 +405,12 @@ st_op_space_mark_closed(struct st_ctx *ctx, const struct pr_req *req,
 	ws = rep->spaces[0].workspace_id;
 	/* The actor tore the browser down: a task still open was cancelled by
 	 * that teardown. */
-	if (end_active_task(ctx, rep, ws, req->space_id, "cancelled", NULL) != 0 ||
+	if (end_active_task(ctx, rep, ws, req->space_id, "cancelled", NULL) !=
+	        0 ||
 	    st_db_run(ctx->db, upd, "si", req->space_id, ctx->now) != ST_DONE ||
 	    st_space_touch(ctx, req->space_id, NULL) != 0 ||
-	    st_event_append(ctx, ws, req->space_id, NULL, "space_closed", NULL) !=
-	        0) {
+	    st_event_append(
+	        ctx, ws, req->space_id, NULL, "space_closed", NULL) != 0) {
 		st_db_failed(ctx, rep, "space mark_closed");
 		return;
 	}
@@ -415,8 +419,8 @@ st_op_space_mark_closed(struct st_ctx *ctx, const struct pr_req *req,
 }
 
 void
-st_op_space_mark_error(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+st_op_space_mark_error(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
 	static const char upd[] =
 	    "UPDATE browser_spaces SET last_error_code = $2 WHERE id = $1";
@@ -427,20 +431,21 @@ st_op_space_mark_error(struct st_ctx *ctx, const struct pr_req *req,
 	if (st_load_space(ctx, rep, NULL, req->space_id) != 1)
 		return;
 	if (strcmp(rep->spaces[0].status, "closed") == 0) {
-		pr_rep_error(rep, CM_E_SPACE_CLOSED, "the browser space is closed");
+		pr_rep_error(
+		    rep, CM_E_SPACE_CLOSED, "the browser space is closed");
 		return;
 	}
 	if (strcmp(rep->spaces[0].status, "error") == 0)
 		return;
 	ws = rep->spaces[0].workspace_id;
 	payload = st_payload("{s:s}", "error_code", req->error_code);
-	rc = end_active_task(ctx, rep, ws, req->space_id, "failed",
-	         req->error_code) != 0 ||
+	rc = end_active_task(
+	         ctx, rep, ws, req->space_id, "failed", req->error_code) != 0 ||
 	     st_db_run(ctx->db, upd, "ss", req->space_id, req->error_code) !=
 	         ST_DONE ||
 	     st_space_touch(ctx, req->space_id, "error") != 0 ||
-	     st_event_append(ctx, ws, req->space_id, NULL, "space_error",
-	         payload) != 0;
+	     st_event_append(
+	         ctx, ws, req->space_id, NULL, "space_error", payload) != 0;
 	free(payload);
 	if (rc) {
 		st_db_failed(ctx, rep, "space mark_error");
@@ -451,8 +456,8 @@ st_op_space_mark_error(struct st_ctx *ctx, const struct pr_req *req,
 }
 
 void
-st_op_event_list(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+st_op_event_list(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
 	static const char sql[] =
 	    "SELECT task_id, sequence, kind, payload, created_at"

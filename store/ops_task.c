@@ -56,8 +56,8 @@ st_bundle_get(struct st_ctx *ctx, const char *bundle_id)
 		return NULL;
 	if (st_stmt_step(s) == ST_ROW && (m = st_col_text(s, 0)) != NULL &&
 	    cm_bundle_parse(m, strlen(m), &b, err, sizeof(err)) != 0) {
-		cm_warnx("store: stored bundle %s does not parse: %s", bundle_id,
-		    err);
+		cm_warnx("store: stored bundle %s does not parse: %s",
+		    bundle_id, err);
 		b = NULL;
 	}
 	st_stmt_done(s);
@@ -85,8 +85,10 @@ st_task_finalize(struct st_ctx *ctx, const char *workspace_id,
 	    " error_code = $4, error_message = $5, finished_at = $6,"
 	    " updated_at = $6, lease_holder = NULL, lease_expires_at = NULL"
 	    " WHERE id = $1 AND status IN ('queued', 'running')";
-	static const char idle[] = "UPDATE browser_spaces SET status = 'idle'"
-	                           " WHERE id = $1 AND status = 'running'";
+	static const char idle[] =
+	    "UPDATE browser_spaces SET status = 'idle', revision = revision + "
+	    "1,"
+	    " updated_at = $2 WHERE id = $1 AND status = 'running'";
 	char *payload = NULL;
 	int rc;
 
@@ -94,17 +96,16 @@ st_task_finalize(struct st_ctx *ctx, const char *workspace_id,
 	        error_code, error_message, ctx->now) != ST_DONE)
 		return -1;
 	if (st_db_changes(ctx->db) != 1)
-		return -1; /* not active: a caller bug, the transaction aborts */
+		return -1; /* not active: a caller bug, the transaction aborts
+		            */
 	if (error_code != NULL)
 		payload = st_payload("{s:s, s:s}", "error_code", error_code,
 		    "error_message", error_message ? error_message : "");
-	rc = st_event_append(ctx, workspace_id, space_id, task_id, status,
-	    payload);
+	rc = st_event_append(
+	    ctx, workspace_id, space_id, task_id, status, payload);
 	free(payload);
-	if (rc != 0 || st_db_run(ctx->db, idle, "s", space_id) != ST_DONE)
-		return -1;
-	if (st_db_changes(ctx->db) == 1 &&
-	    st_space_touch(ctx, space_id, NULL) != 0)
+	if (rc != 0 ||
+	    st_db_run(ctx->db, idle, "si", space_id, ctx->now) != ST_DONE)
 		return -1;
 	return 0;
 }
@@ -113,10 +114,10 @@ int
 st_task_request_cancel(struct st_ctx *ctx, const char *workspace_id,
     const char *space_id, const char *task_id)
 {
-	static const char upd[] =
-	    "UPDATE browser_space_tasks SET cancel_requested = 1, updated_at = $2"
-	    " WHERE id = $1 AND cancel_requested = 0"
-	    " AND status IN ('queued', 'running')";
+	static const char upd[] = "UPDATE browser_space_tasks SET "
+	                          "cancel_requested = 1, updated_at = $2"
+	                          " WHERE id = $1 AND cancel_requested = 0"
+	                          " AND status IN ('queued', 'running')";
 
 	if (st_db_run(ctx->db, upd, "si", task_id, ctx->now) != ST_DONE)
 		return -1;
@@ -181,18 +182,20 @@ submit_check(struct st_ctx *ctx, const struct pr_req *req,
 	enum cm_err e;
 
 	if ((b = st_bundle_get(ctx, bundle_id)) == NULL) {
-		pr_rep_error(rep, CM_E_INTERNAL, "the instance's bundle is unusable");
+		pr_rep_error(
+		    rep, CM_E_INTERNAL, "the instance's bundle is unusable");
 		return NULL;
 	}
 	if (cm_json_parse(text, strlen(text), CM_ARGS_MAX, CM_JSON_DEPTH_MAX,
 	        &args, err, sizeof(err)) != 0 ||
 	    !json_is_object(args)) {
 		json_decref(args);
-		pr_rep_error(rep, CM_E_INVALID_ARGS, "args must be a JSON object");
+		pr_rep_error(
+		    rep, CM_E_INVALID_ARGS, "args must be a JSON object");
 		return NULL;
 	}
-	e = cm_capability_check(b, sp->granted.v, sp->granted.n, req->capability,
-	    args, err, sizeof(err));
+	e = cm_capability_check(b, sp->granted.v, sp->granted.n,
+	    req->capability, args, err, sizeof(err));
 	if (e != CM_OK) {
 		json_decref(args);
 		pr_rep_error(rep, e, "%s", err);
@@ -206,8 +209,8 @@ submit_check(struct st_ctx *ctx, const struct pr_req *req,
 }
 
 void
-st_op_task_submit(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+st_op_task_submit(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
 	static const char inst_sql[] =
 	    "SELECT i.status, i.bundle_id FROM browser_spaces s"
@@ -219,12 +222,13 @@ st_op_task_submit(struct st_ctx *ctx, const struct pr_req *req,
 	    " created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8,"
 	    " 'queued', $9, $9)";
 	int64_t max_ms = (int64_t)ctx->opts->task_timeout_max_s * 1000;
-	int64_t timeout = req->timeout_ms ? req->timeout_ms
-	                                  : (int64_t)ctx->opts->task_timeout_default_s *
-	                                        1000;
+	int64_t timeout =
+	    req->timeout_ms ? req->timeout_ms
+	                    : (int64_t)ctx->opts->task_timeout_default_s * 1000;
 	char id[CM_UUID_LEN], op[CM_UUID_LEN];
 	char inst_status[16], bundle_id[CM_ID_MAX + 1];
 	const struct pr_space *sp;
+	struct pr_task *t;
 	struct st_stmt *s;
 	char *args = NULL, *payload = NULL;
 	bool ready;
@@ -238,7 +242,8 @@ st_op_task_submit(struct st_ctx *ctx, const struct pr_req *req,
 	if (timeout < CM_TIMEOUT_MIN_S * 1000 || timeout > max_ms ||
 	    timeout % 1000 != 0) {
 		pr_rep_error(rep, CM_E_INVALID_TIMEOUT,
-		    "timeout must be 1..%d seconds", ctx->opts->task_timeout_max_s);
+		    "timeout must be 1..%d seconds",
+		    ctx->opts->task_timeout_max_s);
 		return;
 	}
 	if (st_load_space(ctx, rep, req->workspace_id, req->space_id) != 1)
@@ -294,20 +299,37 @@ st_op_task_submit(struct st_ctx *ctx, const struct pr_req *req,
 	/* A runtime that is not ready fails the task, which stays on record
 	 * (SPEC 2, 503). */
 	ready = strcmp(inst_status, "ready") == 0;
-	if (!ready && st_task_finalize(ctx, req->workspace_id, req->space_id, id,
-	                  "failed", NULL, "runtime_not_ready",
+	if (!ready && st_task_finalize(ctx, req->workspace_id, req->space_id,
+	                  id, "failed", NULL, "runtime_not_ready",
 	                  "the browser instance is not ready") != 0) {
 		st_db_failed(ctx, rep, "task submit");
 		goto out;
 	}
-	if (st_load_task(ctx, rep, id) == 1) {
-		rep->created = true;
-		if (!ready) {
+	if (!ready) {
+		if (st_load_task(ctx, rep, id) == 1) {
+			rep->created = true;
 			ctx->keep_on_error = true;
 			pr_rep_error(rep, CM_E_RUNTIME_NOT_READY,
 			    "the browser instance is not ready");
 		}
+		goto out;
 	}
+	/* The row just written, without reading it again. */
+	if ((t = ST_PUSH(rep, tasks)) == NULL) {
+		pr_rep_error(rep, CM_E_INTERNAL, "out of memory");
+		goto out;
+	}
+	t->task_id = pr_rep_strdup(rep, id);
+	t->space_id = req->space_id;
+	t->workspace_id = req->workspace_id;
+	t->request_id = req->request_id;
+	t->operation_id = pr_rep_strdup(rep, op);
+	t->capability = req->capability;
+	st_task_arg_keys(rep, args, &t->arg_keys);
+	t->timeout_ms = timeout;
+	t->status = "queued";
+	t->created_at = t->updated_at = ctx->now;
+	rep->created = true;
 out:
 	free(payload);
 	free(args);
@@ -315,8 +337,8 @@ out:
 
 /* Loads a task and checks it belongs to the Space in the workspace. */
 static int
-load_space_task(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+load_space_task(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
 	if (st_load_space(ctx, rep, req->workspace_id, req->space_id) != 1)
 		return 0;
@@ -332,18 +354,18 @@ load_space_task(struct st_ctx *ctx, const struct pr_req *req,
 }
 
 void
-st_op_task_get(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+st_op_task_get(struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
 	load_space_task(ctx, req, rep);
 }
 
 void
-st_op_task_list(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+st_op_task_list(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
 	static const char sql[] =
-	    "SELECT " ST_TASK_COLS " FROM browser_space_tasks WHERE space_id = $1"
+	    "SELECT " ST_TASK_COLS
+	    " FROM browser_space_tasks WHERE space_id = $1"
 	    " ORDER BY created_at DESC, id DESC LIMIT $2";
 	struct st_stmt *s;
 	struct pr_task *t;
@@ -358,7 +380,8 @@ st_op_task_list(struct st_ctx *ctx, const struct pr_req *req,
 	if (st_load_space(ctx, rep, req->workspace_id, req->space_id) != 1)
 		return;
 	rep->n_spaces = 0;
-	if (st_db_query(ctx->db, &s, sql, "si", req->space_id, limit) != ST_OK) {
+	if (st_db_query(ctx->db, &s, sql, "si", req->space_id, limit) !=
+	    ST_OK) {
 		st_db_failed(ctx, rep, "task list");
 		return;
 	}
@@ -379,11 +402,12 @@ st_op_task_list(struct st_ctx *ctx, const struct pr_req *req,
  * changed something.
  */
 void
-st_op_task_cancel(struct st_ctx *ctx, const struct pr_req *req,
-    struct pr_rep *rep)
+st_op_task_cancel(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
 	static const char latest[] =
-	    "SELECT " ST_TASK_COLS " FROM browser_space_tasks WHERE space_id = $1"
+	    "SELECT " ST_TASK_COLS
+	    " FROM browser_space_tasks WHERE space_id = $1"
 	    " ORDER BY created_at DESC, id DESC LIMIT 1";
 	struct st_stmt *s;
 	const struct pr_task *t;
@@ -394,10 +418,12 @@ st_op_task_cancel(struct st_ctx *ctx, const struct pr_req *req,
 		if (load_space_task(ctx, req, rep) != 1)
 			return;
 	} else {
-		if (st_load_space(ctx, rep, req->workspace_id, req->space_id) != 1)
+		if (st_load_space(ctx, rep, req->workspace_id, req->space_id) !=
+		    1)
 			return;
 		rep->n_spaces = 0;
-		if (st_db_query(ctx->db, &s, latest, "s", req->space_id) != ST_OK) {
+		if (st_db_query(ctx->db, &s, latest, "s", req->space_id) !=
+		    ST_OK) {
 			st_db_failed(ctx, rep, "task cancel");
 			return;
 		}
@@ -409,23 +435,24 @@ st_op_task_cancel(struct st_ctx *ctx, const struct pr_req *req,
 		}
 		st_stmt_done(s);
 		if (rep->n_tasks == 0) {
-			pr_rep_error(rep, CM_E_NO_TASK,
-			    "the browser space has no task");
+			pr_rep_error(
+			    rep, CM_E_NO_TASK, "the browser space has no task");
 			return;
 		}
 	}
 	t = &rep->tasks[0];
-	if (strcmp(t->status, "queued") != 0 && strcmp(t->status, "running") != 0)
+	if (strcmp(t->status, "queued") != 0 &&
+	    strcmp(t->status, "running") != 0)
 		return; /* terminal: report it as it is */
 	snprintf(task_id, sizeof(task_id), "%s", t->task_id);
-	rc = st_task_request_cancel(ctx, req->workspace_id, req->space_id,
-	    task_id);
+	rc = st_task_request_cancel(
+	    ctx, req->workspace_id, req->space_id, task_id);
 	if (rc < 0)
 		goto fail;
 	rep->created = rc == 1;
 	if (strcmp(t->status, "queued") == 0) {
-		if (st_task_finalize(ctx, req->workspace_id, req->space_id, task_id,
-		        "cancelled", NULL, NULL, NULL) != 0)
+		if (st_task_finalize(ctx, req->workspace_id, req->space_id,
+		        task_id, "cancelled", NULL, NULL, NULL) != 0)
 			goto fail;
 		rep->created = true;
 	}

@@ -22,7 +22,8 @@ struct st_store {
 static int64_t
 store_now(struct st_store *st)
 {
-	return st->opts.now_ms ? st->opts.now_ms(st->opts.now_arg) : cm_now_ms();
+	return st->opts.now_ms ? st->opts.now_ms(st->opts.now_arg)
+	                       : cm_now_ms();
 }
 
 int
@@ -106,7 +107,8 @@ item_error(struct st_item *it, enum cm_err err, const char *msg)
 static bool
 remembered(struct st_store *st, const char *op_id, struct st_item *it)
 {
-	static const char sql[] = "SELECT reply FROM store_ops WHERE op_id = $1";
+	static const char sql[] =
+	    "SELECT reply FROM store_ops WHERE op_id = $1";
 	struct st_stmt *s;
 	const void *blob;
 	size_t n;
@@ -207,7 +209,8 @@ st_store_exec(struct st_store *st, struct st_item *items, size_t n,
 		if (pr_req_decode(items[i].req, items[i].req_len, &reqs[i], err,
 		        sizeof(err)) != 0) {
 			/* A sibling process sent garbage: that is a bug. */
-			cm_warnx("store: rejected a malformed request: %s", err);
+			cm_warnx(
+			    "store: rejected a malformed request: %s", err);
 			item_error(&items[i], CM_E_INVALID_REQUEST, err);
 			continue;
 		}
@@ -263,8 +266,8 @@ out:
 }
 
 int
-st_store_call(struct st_store *st, const struct pr_req *req,
-    struct pr_rep *rep, st_publish_fn publish, void *arg)
+st_store_call(struct st_store *st, const struct pr_req *req, struct pr_rep *rep,
+    st_publish_fn publish, void *arg)
 {
 	struct st_item it;
 	char *buf;

@@ -42,7 +42,7 @@ void st_store_close(struct st_store *st);
 struct st_item {
 	const void *req;
 	size_t req_len;
-	char *rep;      /* malloc'd encoded reply; the caller frees */
+	char *rep; /* malloc'd encoded reply; the caller frees */
 	size_t rep_len;
 };
 
@@ -51,7 +51,11 @@ struct st_item {
  * write in its own SAVEPOINT, commits once, then calls publish for every
  * event of the group in commit order, then returns.  A request that cannot
  * be decoded gets an invalid_request reply and is logged as a bug.  A
- * write whose op_id was seen before gets its first reply again.  When the
+ * write that changed something is remembered by op_id, in the same
+ * transaction, and a request repeating that op_id gets the first reply
+ * again, even after a restart; a write that changed nothing (a failed
+ * check, a claim that found no task) is not remembered, since applying it
+ * again is just as harmless.  When the
  * commit fails every write in the group is answered store_unavailable and
  * nothing is published.  Every item gets a reply unless allocation fails,
  * in which case rep is NULL.  Returns 0, or -1 when the commit failed.

@@ -133,8 +133,10 @@ CREATE INDEX browser_space_tasks_space ON browser_space_tasks (space_id, created
 CREATE INDEX browser_space_tasks_lease
   ON browser_space_tasks (lease_expires_at) WHERE status = 'running';
 
+-- id is the row's place in the global log: the order of (space_id,
+-- sequence) is what clients read.
 CREATE TABLE browser_space_events (
-  id          TEXT PRIMARY KEY CHECK (length(id) <= 64),
+  id          BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   space_id    TEXT NOT NULL REFERENCES browser_spaces (id) ON DELETE CASCADE,
   task_id     TEXT REFERENCES browser_space_tasks (id) ON DELETE CASCADE,
   sequence    BIGINT NOT NULL CHECK (sequence >= 1),

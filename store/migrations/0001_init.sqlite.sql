@@ -1,4 +1,6 @@
--- The whole data model of SPEC section 1.  Times are Unix milliseconds;
+-- The whole data model of SPEC section 1.  Enumerations are checked with
+-- OR chains, not IN lists: SQLite evaluates an IN list through a temporary
+-- b-tree on every write.  Times are Unix milliseconds;
 -- JSON is TEXT; booleans are 0/1.  Names of constraints and indexes are the
 -- same in the PostgreSQL variant.
 
@@ -10,10 +12,10 @@ CREATE TABLE workspaces (
 
 CREATE TABLE principals (
   id          TEXT PRIMARY KEY CHECK (length(id) <= 64),
-  kind        TEXT NOT NULL CHECK (kind IN ('operator', 'runtime_agent')),
+  kind        TEXT NOT NULL CHECK ((kind = 'operator' OR kind = 'runtime_agent')),
   name        TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 255),
-  is_admin    INTEGER NOT NULL DEFAULT 0 CHECK (is_admin IN (0, 1)),
-  disabled    INTEGER NOT NULL DEFAULT 0 CHECK (disabled IN (0, 1)),
+  is_admin    INTEGER NOT NULL DEFAULT 0 CHECK ((is_admin = 0 OR is_admin = 1)),
+  disabled    INTEGER NOT NULL DEFAULT 0 CHECK ((disabled = 0 OR disabled = 1)),
   created_at  INTEGER NOT NULL
 );
 
@@ -31,7 +33,7 @@ CREATE INDEX api_tokens_principal ON api_tokens (principal_id);
 CREATE TABLE memberships (
   workspace_id  TEXT NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
   principal_id  TEXT NOT NULL REFERENCES principals (id) ON DELETE CASCADE,
-  role          TEXT NOT NULL CHECK (role IN ('member', 'manager')),
+  role          TEXT NOT NULL CHECK ((role = 'member' OR role = 'manager')),
   created_at    INTEGER NOT NULL,
   PRIMARY KEY (workspace_id, principal_id)
 );
@@ -51,14 +53,14 @@ CREATE TABLE runtime_bundles (
 CREATE TABLE browser_instances (
   id              TEXT PRIMARY KEY CHECK (length(id) <= 64),
   name            TEXT NOT NULL UNIQUE CHECK (length(name) BETWEEN 1 AND 255),
-  driver          TEXT NOT NULL CHECK (driver IN ('managed', 'cdp', 'fake')),
+  driver          TEXT NOT NULL CHECK ((driver = 'managed' OR driver = 'cdp' OR driver = 'fake')),
   endpoint        TEXT NOT NULL DEFAULT '',
   config          TEXT NOT NULL DEFAULT '{}',
   profile         TEXT NOT NULL DEFAULT '',
-  profile_mode    TEXT NOT NULL CHECK (profile_mode IN ('ephemeral', 'persistent')),
+  profile_mode    TEXT NOT NULL CHECK ((profile_mode = 'ephemeral' OR profile_mode = 'persistent')),
   bundle_id       TEXT NOT NULL REFERENCES runtime_bundles (id),
   network_policy  TEXT NOT NULL DEFAULT '{}',
-  status          TEXT NOT NULL CHECK (status IN ('ready', 'unavailable', 'disabled')),
+  status          TEXT NOT NULL CHECK ((status = 'ready' OR status = 'unavailable' OR status = 'disabled')),
   host            TEXT NOT NULL CHECK (length(host) <= 253),
   created_at      INTEGER NOT NULL,
   updated_at      INTEGER NOT NULL
@@ -79,13 +81,13 @@ CREATE TABLE browser_spaces (
   workspace_id          TEXT NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
   browser_instance_id   TEXT NOT NULL REFERENCES browser_instances (id),
   binding_id            TEXT REFERENCES browser_bindings (id) ON DELETE SET NULL,
-  owner_type            TEXT NOT NULL CHECK (owner_type IN ('operator', 'runtime_agent')),
+  owner_type            TEXT NOT NULL CHECK ((owner_type = 'operator' OR owner_type = 'runtime_agent')),
   owner_id              TEXT NOT NULL CHECK (length(owner_id) <= 64),
-  status                TEXT NOT NULL CHECK (status IN ('idle', 'running', 'closed', 'error')),
+  status                TEXT NOT NULL CHECK ((status = 'idle' OR status = 'running' OR status = 'closed' OR status = 'error')),
   granted_capabilities  TEXT NOT NULL DEFAULT '[]',
   revision              INTEGER NOT NULL DEFAULT 1 CHECK (revision >= 1),
   last_error_code       TEXT CHECK (length(last_error_code) <= 64),
-  close_requested       INTEGER NOT NULL DEFAULT 0 CHECK (close_requested IN (0, 1)),
+  close_requested       INTEGER NOT NULL DEFAULT 0 CHECK ((close_requested = 0 OR close_requested = 1)),
   -- The create's idempotency key and a digest of its content.
   request_id            TEXT CHECK (length(request_id) <= 64),
   request_digest        TEXT,
@@ -112,8 +114,8 @@ CREATE TABLE browser_space_tasks (
   capability        TEXT NOT NULL CHECK (length(capability) BETWEEN 1 AND 255),
   args              TEXT NOT NULL DEFAULT '{}',
   timeout_ms        INTEGER NOT NULL CHECK (timeout_ms BETWEEN 1000 AND 600000),
-  status            TEXT NOT NULL CHECK (status IN ('queued', 'running', 'completed', 'failed', 'cancelled')),
-  cancel_requested  INTEGER NOT NULL DEFAULT 0 CHECK (cancel_requested IN (0, 1)),
+  status            TEXT NOT NULL CHECK ((status = 'queued' OR status = 'running' OR status = 'completed' OR status = 'failed' OR status = 'cancelled')),
+  cancel_requested  INTEGER NOT NULL DEFAULT 0 CHECK ((cancel_requested = 0 OR cancel_requested = 1)),
   result            TEXT CHECK (length(result) <= 65536),
   error_code        TEXT CHECK (length(error_code) <= 64),
   error_message     TEXT CHECK (length(error_message) <= 1024),
@@ -127,18 +129,19 @@ CREATE TABLE browser_space_tasks (
 );
 -- The second invariant: at most one queued or running task per Space.
 CREATE UNIQUE INDEX browser_space_tasks_active
-  ON browser_space_tasks (space_id) WHERE status IN ('queued', 'running');
+  ON browser_space_tasks (space_id) WHERE (status = 'queued' OR status = 'running');
 CREATE INDEX browser_space_tasks_space ON browser_space_tasks (space_id, created_at);
 CREATE INDEX browser_space_tasks_lease
   ON browser_space_tasks (lease_expires_at) WHERE status = 'running';
 
+-- id is the row's place in the global log (a rowid): the order of
+-- (space_id, sequence) is what clients read.
 CREATE TABLE browser_space_events (
-  id          TEXT PRIMARY KEY CHECK (length(id) <= 64),
+  id          INTEGER PRIMARY KEY,
   space_id    TEXT NOT NULL REFERENCES browser_spaces (id) ON DELETE CASCADE,
   task_id     TEXT REFERENCES browser_space_tasks (id) ON DELETE CASCADE,
   sequence    INTEGER NOT NULL CHECK (sequence >= 1),
-  kind        TEXT NOT NULL CHECK (kind IN ('queued', 'started', 'completed', 'failed',
-                'cancel_requested', 'cancelled', 'space_opened', 'space_closed', 'space_error')),
+  kind        TEXT NOT NULL CHECK ((kind = 'queued' OR kind = 'started' OR kind = 'completed' OR kind = 'failed' OR kind = 'cancel_requested' OR kind = 'cancelled' OR kind = 'space_opened' OR kind = 'space_closed' OR kind = 'space_error')),
   payload     TEXT NOT NULL DEFAULT '{}' CHECK (length(payload) <= 65536),
   created_at  INTEGER NOT NULL,
   UNIQUE (space_id, sequence)

@@ -64,7 +64,7 @@ count_spaces(nng_socket s, const struct tk_world *w, const char *instance)
 	return n;
 }
 
-Test(store_process, concurrent_creates_one_winner)
+Test(store_process, concurrent_creates_one_winner, .fini = tk_cleanup)
 {
 	struct tk_proc p;
 	struct tk_world w;
@@ -104,7 +104,7 @@ Test(store_process, concurrent_creates_one_winner)
 }
 
 /* Every event that arrives on PUB can already be read over REQ. */
-Test(store_process, event_published_only_after_commit)
+Test(store_process, event_published_only_after_commit, .fini = tk_cleanup)
 {
 	struct tk_proc p;
 	struct tk_world w;
@@ -202,7 +202,7 @@ Test(store_process, event_published_only_after_commit)
 
 /* A re-sent write (same op_id) is answered, not applied, even by a store
  * that restarted in between; and kill -9 loses no acknowledged write. */
-Test(store_process, op_id_memory_and_durability_across_kill)
+Test(store_process, op_id_memory_and_durability_across_kill, .fini = tk_cleanup)
 {
 	struct tk_proc p;
 	struct tk_world w;

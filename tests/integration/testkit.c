@@ -1,5 +1,6 @@
 #include "testkit.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -57,11 +59,65 @@ tk_wait_until(bool (*cond)(void *), void *arg, int timeout_ms)
 	}
 }
 
-int
-tk_store_start(struct tk_proc *p, const char *dir, const char *const *flags)
+/*
+ * Every process a test started, by pid, so that a failed assertion still
+ * leaves none behind (tk_cleanup runs as the Criterion fini and at exit).
+ * Pids, not tk_proc pointers: a failed assertion unwinds the test's stack,
+ * so a tk_proc that lived there is gone by the time the fini runs.
+ */
+#define TK_PROCS_MAX 16
+static pid_t tk_started[TK_PROCS_MAX];
+
+static void
+reap(pid_t pid)
+{
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
+void
+tk_cleanup(void)
+{
+	for (int i = 0; i < TK_PROCS_MAX; i++) {
+		if (tk_started[i] > 0) {
+			kill(tk_started[i], SIGKILL);
+			reap(tk_started[i]);
+		}
+		tk_started[i] = 0;
+	}
+}
+
+static void
+track(pid_t pid)
+{
+	static bool registered;
+
+	if (!registered) {
+		atexit(tk_cleanup);
+		registered = true;
+	}
+	for (int i = 0; i < TK_PROCS_MAX; i++) {
+		if (tk_started[i] <= 0) {
+			tk_started[i] = pid;
+			return;
+		}
+	}
+}
+
+static void
+untrack(pid_t pid)
+{
+	for (int i = 0; i < TK_PROCS_MAX; i++)
+		if (tk_started[i] == pid)
+			tk_started[i] = 0;
+}
+
+static int
+start_bin(struct tk_proc *p, const char *binary, const char *dir,
+    const char *const *defaults, const char *const *flags, const char *output)
 {
 	char bin[512], data[300], fdarg[32];
-	const char *argv[32];
+	const char *argv[48];
 	char line[16];
 	struct pollfd pfd;
 	size_t argc = 0;
@@ -74,7 +130,7 @@ tk_store_start(struct tk_proc *p, const char *dir, const char *const *flags)
 	cm_ipc_url(p->store_url, sizeof(p->store_url), p->run_dir, "store.ipc");
 	cm_ipc_url(p->events_url, sizeof(p->events_url), p->run_dir,
 	    "store-events.ipc");
-	snprintf(bin, sizeof(bin), "%s/spaced-store", SPACED_BIN_DIR);
+	snprintf(bin, sizeof(bin), "%s/%s", SPACED_BIN_DIR, binary);
 	snprintf(data, sizeof(data), "--data-dir=%s", dir);
 	if (pipe2(fds, O_CLOEXEC) != 0)
 		return -1;
@@ -84,23 +140,35 @@ tk_store_start(struct tk_proc *p, const char *dir, const char *const *flags)
 	argv[argc++] = fdarg;
 	argv[argc++] = "--log-format=text";
 	argv[argc++] = "--config=/dev/null";
-	for (size_t i = 0; flags && flags[i] && argc < 30; i++)
+	for (size_t i = 0; defaults && defaults[i] && argc < 30; i++)
+		argv[argc++] = defaults[i];
+	for (size_t i = 0; flags && flags[i] && argc < 46; i++)
 		argv[argc++] = flags[i];
 	argv[argc] = NULL;
 
 	if ((p->pid = fork()) < 0)
 		return -1;
 	if (p->pid == 0) {
-		/* The write end survives exec: clear close-on-exec on it. */
+		/* The write end survives exec: clear close-on-exec on it.  The
+		 * service dies with the test that started it. */
 		fcntl(fds[1], F_SETFD, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (output != NULL) {
+			int out = open(output,
+			    O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+
+			if (out < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
+				_exit(127);
+		}
 		execv(bin, (char *const *)argv);
 		_exit(127);
 	}
+	track(p->pid);
 	close(fds[1]);
 	pfd.fd = fds[0];
 	pfd.events = POLLIN;
 	n = 0;
-	if (poll(&pfd, 1, 20000) == 1)
+	if (poll(&pfd, 1, 30000) == 1)
 		n = read(fds[0], line, sizeof(line));
 	close(fds[0]);
 	if (n <= 0 || strncmp(line, "ready", 5) != 0) {
@@ -110,14 +178,90 @@ tk_store_start(struct tk_proc *p, const char *dir, const char *const *flags)
 	return 0;
 }
 
+int
+tk_store_start(struct tk_proc *p, const char *dir, const char *const *flags)
+{
+	return start_bin(p, "spaced-store", dir, NULL, flags, NULL);
+}
+
+int
+tk_spaced_start(struct tk_proc *p, const char *dir, const char *const *flags)
+{
+	return tk_spaced_start_logged(p, dir, flags, NULL);
+}
+
+int
+tk_spaced_start_logged(struct tk_proc *p, const char *dir,
+    const char *const *flags, const char *output)
+{
+	static const char *const defaults[] = {
+	    "--allow-fake-driver=true", NULL};
+
+	return start_bin(p, "spaced", dir, defaults, flags, output);
+}
+
+int
+tk_actor_pids(pid_t parent, const char *space_id, pid_t *pids, int max)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int found = 0;
+
+	if (d == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		char path[300], buf[4096], want[128];
+		char *status;
+		long pid, ppid = -1;
+		size_t len = 0;
+		char *end;
+		FILE *f;
+
+		pid = strtol(e->d_name, &end, 10);
+		if (*end != '\0' || pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+		if ((status = tk_read_file(path, NULL)) == NULL)
+			continue;
+		{
+			char *pp = strstr(status, "\nPPid:");
+			if (pp != NULL)
+				ppid = strtol(pp + 6, NULL, 10);
+		}
+		free(status);
+		if (ppid != parent)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
+		if ((f = fopen(path, "rb")) == NULL)
+			continue;
+		len = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[len] = '\0';
+		for (size_t i = 0; i < len; i++)
+			if (buf[i] == '\0')
+				buf[i] = ' ';
+		if (strstr(buf, "spaced-actor") == NULL)
+			continue;
+		snprintf(
+		    want, sizeof(want), "--space=%s", space_id ? space_id : "");
+		if (space_id != NULL && strstr(buf, want) == NULL)
+			continue;
+		if (found < max)
+			pids[found] = (pid_t)pid;
+		found++;
+	}
+	closedir(d);
+	return found;
+}
+
 void
 tk_proc_stop(struct tk_proc *p, int sig)
 {
 	if (p->pid <= 0)
 		return;
 	kill(p->pid, sig);
-	while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR)
-		;
+	reap(p->pid);
+	untrack(p->pid);
 	p->pid = 0;
 }
 
@@ -125,24 +269,36 @@ char *
 tk_read_file(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	long n;
+	size_t n = 0, cap = 4096;
+	char *buf = malloc(cap + 1), *grown;
 
-	if (f == NULL)
+	if (f == NULL || buf == NULL) {
+		if (f != NULL)
+			fclose(f);
+		free(buf);
 		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
-	    fseek(f, 0, SEEK_SET) == 0 &&
-	    (buf = malloc((size_t)n + 1)) != NULL) {
-		if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
-			free(buf);
-			buf = NULL;
-		} else {
-			buf[n] = '\0';
-			if (len)
-				*len = (size_t)n;
+	}
+	/* Read to EOF: /proc files report a size of 0. */
+	for (;;) {
+		size_t got = fread(buf + n, 1, cap - n, f);
+
+		n += got;
+		if (got == 0)
+			break;
+		if (n == cap) {
+			if ((grown = realloc(buf, cap * 2 + 1)) == NULL) {
+				free(buf);
+				fclose(f);
+				return NULL;
+			}
+			buf = grown;
+			cap *= 2;
 		}
 	}
 	fclose(f);
+	buf[n] = '\0';
+	if (len)
+		*len = n;
 	return buf;
 }
 
@@ -168,6 +324,13 @@ copy_id(char *dst, const char *src)
 
 int
 tk_provision(nng_socket s, struct tk_world *w, size_t n_instances)
+{
+	return tk_provision_with(s, w, n_instances, NULL);
+}
+
+int
+tk_provision_with(nng_socket s, struct tk_world *w, size_t n_instances,
+    const char *instance_config)
 {
 	char path[512], name[64];
 	struct pr_req q;
@@ -228,6 +391,7 @@ tk_provision(nng_socket s, struct tk_world *w, size_t n_instances)
 		q.name = name;
 		q.driver = "fake";
 		q.bundle_id = w->bundle_id;
+		q.config = instance_config;
 		if (tk_call(s, &q, &r) != CM_OK)
 			rc = -1;
 		else

@@ -32,6 +32,27 @@ void tk_rmrf(const char *dir);
  */
 int tk_store_start(
     struct tk_proc *p, const char *dir, const char *const *flags);
+/*
+ * Starts the supervisor, spaced, from the build tree on data_dir dir with
+ * the fake driver allowed and extra flags, and waits (bounded) for its
+ * readiness line: the store is up and the first scan of Spaces is done.
+ */
+int tk_spaced_start(
+    struct tk_proc *p, const char *dir, const char *const *flags);
+/* The same, with the service's stdout and stderr (its log, and that of
+ * every child it starts) appended to the file output (NULL: inherited). */
+int tk_spaced_start_logged(struct tk_proc *p, const char *dir,
+    const char *const *flags, const char *output);
+
+/* Pids of the running spaced-actor children of parent, for space_id (or
+ * any Space when NULL), read from /proc.  Returns how many were found. */
+int tk_actor_pids(pid_t parent, const char *space_id, pid_t *pids, int max);
+
+/* Kills (SIGKILL) and reaps every process this test started and did not
+ * stop yet.  Use as a Criterion .fini so a failed assertion leaves nothing
+ * running; it also runs at exit. */
+void tk_cleanup(void);
+
 /* Sends sig and reaps the process. */
 void tk_proc_stop(struct tk_proc *p, int sig);
 
@@ -49,6 +70,9 @@ struct tk_world {
 	char instance_id[TK_MAX_INSTANCES][CM_ID_MAX + 1];
 };
 int tk_provision(nng_socket s, struct tk_world *w, size_t n_instances);
+/* The same, registering every instance with this config JSON (NULL: none). */
+int tk_provision_with(nng_socket s, struct tk_world *w, size_t n_instances,
+    const char *instance_config);
 
 /* Reads a whole file into a malloc'd NUL-terminated buffer. */
 char *tk_read_file(const char *path, size_t *len);

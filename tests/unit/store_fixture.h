@@ -49,47 +49,32 @@
 #define FX_SECRET_CONFIG "{\"api_key\":\"" FX_CANARY_CONFIG "\"}"
 #define FX_SECRET_PROFILE "/var/lib/spaced/profiles/" FX_CANARY_PROFILE
 
-/* Every args schema is a closed object (additionalProperties false). */
-#define FX_OBJ(props) \
-	"{\"type\":\"object\",\"additionalProperties\":false" props "}"
-#define FX_MANIFEST_NAMED(name)                                                                                                      \
-	"{\"name\":\"" name "\",\"version\":\"1\",\"capabilities\":["                                                                \
-	"{\"name\":\"noop\",\"network\":false,\"args\":" FX_OBJ(                                                                     \
-	    ",\"properties\":{}") "},"                                                                                               \
-	                          "{\"name\":\"sleep\",\"network\":false,"                                                           \
-	                          "\"args\":" FX_OBJ(                                                                                \
-	                              ",\"required\":[\"ms\"],\"properties\":"                                                       \
-	                              "{\"ms\":{\"type\":"                                                                           \
-	                              "\"integer\",\"minimum\":0,\"maximum\":"                                                       \
-	                              "600000}}") "},"                                                                               \
-	                                          "{\"name\":\"navigate\","                                                          \
-	                                          "\"network\":true,"                                                                \
-	                                          "\"args\":" FX_OBJ(                                                                \
-	                                              ",\"required\":["                                                              \
-	                                              "\"url\"],"                                                                    \
-	                                              "\"properties\":{"                                                             \
-	                                              "\"url\":{\"type\":"                                                           \
-	                                              "\"string\",\"format\":"                                                       \
-	                                              "\"http-url\"}}") "},"                                                         \
-	                                                                "{\"n"                                                       \
-	                                                                "ame"                                                        \
-	                                                                "\":"                                                        \
-	                                                                "\"ty"                                                       \
-	                                                                "pe_"                                                        \
-	                                                                "text"                                                       \
-	                                                                "\","                                                        \
-	                                                                "\"ne"                                                       \
-	                                                                "twor"                                                       \
-	                                                                "k\":"                                                       \
-	                                                                "fals"                                                       \
-	                                                                "e,"                                                         \
-	                                                                "\"ar"                                                       \
-	                                                                "gs\""                                                       \
-	                                                                ":" FX_OBJ(                                                  \
-	                                                                    ",\"required\":[\"selector\",\"text\"],\"properties\":{" \
-	                                                                    "\"selector\":{\"type\":\"string\",\"minLength\":1,"     \
-	                                                                    "\"maxLength\":200},\"text\":{\"type\":\"string\","      \
-	                                                                    "\"maxLength\":1000}}") "}]}"
+/*
+ * The fixture bundle: noop {}, sleep {ms: integer 0..600000, required},
+ * navigate {url: http-url string, required} and type_text {selector,
+ * text}; every args schema is a closed object.
+ */
+/* clang-format off */
+#define FX_MANIFEST_NAMED(name)                                              \
+	"{\"name\":\"" name "\",\"version\":\"1\",\"capabilities\":["        \
+	"{\"name\":\"noop\",\"network\":false,\"args\":"                     \
+	  "{\"type\":\"object\",\"additionalProperties\":false,"             \
+	  "\"properties\":{}}},"                                             \
+	"{\"name\":\"sleep\",\"network\":false,\"args\":"                    \
+	  "{\"type\":\"object\",\"additionalProperties\":false,"             \
+	  "\"required\":[\"ms\"],\"properties\":{\"ms\":"                    \
+	  "{\"type\":\"integer\",\"minimum\":0,\"maximum\":600000}}}},"      \
+	"{\"name\":\"navigate\",\"network\":true,\"args\":"                  \
+	  "{\"type\":\"object\",\"additionalProperties\":false,"             \
+	  "\"required\":[\"url\"],\"properties\":{\"url\":"                  \
+	  "{\"type\":\"string\",\"format\":\"http-url\"}}}},"                \
+	"{\"name\":\"type_text\",\"network\":false,\"args\":"                \
+	  "{\"type\":\"object\",\"additionalProperties\":false,"             \
+	  "\"required\":[\"selector\",\"text\"],\"properties\":{"            \
+	  "\"selector\":{\"type\":\"string\",\"minLength\":1,"              \
+	  "\"maxLength\":200},"                                               \
+	  "\"text\":{\"type\":\"string\",\"maxLength\":1000}}}}]}"
+/* clang-format on */
 #define FX_MANIFEST FX_MANIFEST_NAMED("fx-bundle")
 
 /*

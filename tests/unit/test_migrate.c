@@ -87,6 +87,105 @@ Test(migrate, every_file_names_a_known_dialect)
 	}
 }
 
+/* Names of the tables, indexes and triggers a migration creates. */
+#define NAMES_MAX 64
+struct schema_names {
+	size_t n;
+	char v[NAMES_MAX][64];
+};
+
+static void
+schema_names(const char *sql, struct schema_names *out)
+{
+	static const char *const kinds[] = {"CREATE TABLE ",
+	    "CREATE UNIQUE INDEX ", "CREATE INDEX ", "CREATE TRIGGER "};
+	const char *p = sql;
+
+	memset(out, 0, sizeof(*out));
+	while (*p != '\0') {
+		bool hit = false;
+
+		if (p[0] == '-' && p[1] == '-') {
+			while (*p != '\0' && *p != '\n')
+				p++;
+			continue;
+		}
+		for (size_t k = 0; k < 4 && !hit; k++) {
+			size_t len = strlen(kinds[k]), n = 0;
+
+			if (strncmp(p, kinds[k], len) != 0)
+				continue;
+			hit = true;
+			p += len;
+			cr_assert_lt(out->n, NAMES_MAX);
+			while ((*p >= 'a' && *p <= 'z') ||
+			       (*p >= '0' && *p <= '9') || *p == '_') {
+				cr_assert_lt(n, sizeof(out->v[0]) - 1);
+				out->v[out->n][n++] = *p++;
+			}
+			cr_assert_gt(n, 0, "an unnamed %s", kinds[k]);
+			out->n++;
+		}
+		if (!hit)
+			p++;
+	}
+}
+
+static bool
+has_name(const struct schema_names *s, const char *name)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (strcmp(s->v[i], name) == 0)
+			return true;
+	return false;
+}
+
+static const struct st_migration *
+find_migration(int version, const char *dialect)
+{
+	for (size_t i = 0; i < st_n_migrations; i++)
+		if (st_migrations[i].version == version &&
+		    (st_migrations[i].dialect[0] == '\0' ||
+		        strcmp(st_migrations[i].dialect, dialect) == 0))
+			return &st_migrations[i];
+	return NULL;
+}
+
+/*
+ * The two dialects build the same schema: every table, index and trigger
+ * of a SQLite migration exists, by the same name, in the PostgreSQL one of
+ * that version, and the other way round.  (Applying the PostgreSQL files
+ * needs a server; this is what can be checked without one.)
+ */
+Test(migrate, dialects_create_the_same_objects)
+{
+	int head = st_migrate_head("sqlite");
+	struct schema_names sq, pg;
+
+	cr_assert_gt(head, 0);
+	for (int v = 1; v <= head; v++) {
+		const struct st_migration *a = find_migration(v, "sqlite");
+		const struct st_migration *b = find_migration(v, "postgres");
+
+		cr_assert_not_null(a, "no sqlite migration %d", v);
+		cr_assert_not_null(b, "no postgres migration %d", v);
+		schema_names(a->sql, &sq);
+		schema_names(b->sql, &pg);
+		cr_assert_gt(sq.n, 0, "migration %d creates nothing", v);
+		for (size_t i = 0; i < sq.n; i++)
+			cr_assert(has_name(&pg, sq.v[i]),
+			    "migration %d: postgres lacks %s", v, sq.v[i]);
+		for (size_t i = 0; i < pg.n; i++)
+			cr_assert(has_name(&sq, pg.v[i]),
+			    "migration %d: sqlite lacks %s", v, pg.v[i]);
+	}
+	/* The invariants that must never differ between backends. */
+	schema_names(find_migration(1, "postgres")->sql, &pg);
+	cr_assert(has_name(&pg, "browser_spaces_active_instance"));
+	cr_assert(has_name(&pg, "browser_space_tasks_active"));
+	cr_assert(has_name(&pg, "browser_space_events_no_update"));
+}
+
 /* ---- applying
  * ----------------------------------------------------------------- */
 
@@ -207,10 +306,10 @@ Test(migrate, check_constraints_reject_unknown_enum_values)
 	/* browser_space_events.kind */
 #define EVENT_SQL                                                            \
 	"INSERT INTO browser_space_events (id, space_id, task_id, sequence," \
-	" kind, created_at) VALUES ('%s', 's-ok', NULL, %d, '%s', 0)"
-	RAWF(SQLITE_OK, EVENT_SQL, "e-ok", 1, "space_closed");
-	RAWF(SQLITE_CONSTRAINT_CHECK, EVENT_SQL, "e-b1", 2, "exploded");
-	RAWF(SQLITE_CONSTRAINT_CHECK, EVENT_SQL, "e-b2", 0, "space_opened");
+	" kind, created_at) VALUES (%d, 's-ok', NULL, %d, '%s', 0)"
+	RAWF(SQLITE_OK, EVENT_SQL, 900001, 1, "space_closed");
+	RAWF(SQLITE_CONSTRAINT_CHECK, EVENT_SQL, 900002, 2, "exploded");
+	RAWF(SQLITE_CONSTRAINT_CHECK, EVENT_SQL, 900003, 0, "space_opened");
 #undef EVENT_SQL
 
 	/* The engine's own rows are untouched by all this. */
@@ -330,8 +429,8 @@ Test(migrate, events_cannot_be_updated)
 
 	/* UNIQUE(space_id, sequence): a second row 2 cannot be slipped in. */
 	RAWF(SQLITE_CONSTRAINT_UNIQUE,
-	    "INSERT INTO browser_space_events (id, space_id, sequence, kind,"
-	    " created_at) VALUES ('dup', '%s', 2, 'space_error', 0)",
+	    "INSERT INTO browser_space_events (space_id, sequence, kind,"
+	    " created_at) VALUES ('%s', 2, 'space_error', 0)",
 	    sp);
 	cr_assert_eq(fx_count_events(&fx, sp), 2);
 }

@@ -1,0 +1,75 @@
+/*
+ * libFuzzer target for everything that judges outside input as text: the
+ * strict JSON parser, manifest, args schema and network policy checks,
+ * URL host extraction and the redactor.  A crash, leak or sanitizer
+ * report is a finding; so is a redaction that leaves a planted secret.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capability.h"
+#include "json.h"
+#include "redact.h"
+
+static const char manifest[] =
+    "{\"name\":\"fz\",\"version\":\"1\",\"capabilities\":["
+    "{\"name\":\"nav\",\"network\":true,\"args\":{\"type\":\"object\","
+    "\"additionalProperties\":false,\"required\":[\"url\"],\"properties\":{"
+    "\"url\":{\"type\":\"string\",\"format\":\"http-url\",\"maxLength\":2048},"
+    "\"n\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":10},"
+    "\"k\":{\"type\":\"string\",\"enum\":[\"a\",\"b\"]},"
+    "\"l\":{\"type\":\"array\",\"maxItems\":4,\"items\":{\"type\":\"boolean\"}}"
+    "}}}]}";
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct cm_bundle *bundle;
+	const char *text = (const char *)data;
+	struct cm_bundle *b = NULL;
+	struct cm_policy pol;
+	struct cm_secrets sec = {0};
+	char err[256], host[CM_HOST_MAX + 1], *s, *z;
+	json_t *v = NULL;
+
+	if (bundle == NULL && cm_bundle_parse(manifest, strlen(manifest),
+	                          &bundle, err, sizeof(err)) != 0)
+		abort();
+	if ((z = malloc(size + 1)) == NULL)
+		return 0;
+	memcpy(z, data, size);
+	z[size] = '\0';
+
+	if (cm_json_parse(text, size, CM_BODY_MAX, CM_JSON_DEPTH_MAX, &v, err,
+	        sizeof(err)) == 0) {
+		const char *g[] = {"nav"};
+
+		cm_capability_check(bundle, g, 1, "nav", v, err, sizeof(err));
+		cm_redact_json(v, NULL);
+		s = cm_bound_json(v, CM_RESULT_MAX);
+		free(s);
+		json_decref(v);
+	}
+	if (cm_bundle_parse(text, size, &b, err, sizeof(err)) == 0)
+		cm_bundle_free(b);
+	cm_policy_parse(text, size, &pol, err, sizeof(err));
+	cm_url_host(z, host, sizeof(host));
+	cm_policy_check_url(&pol, z);
+
+	/* A planted literal secret never survives redaction. */
+	cm_secrets_add(&sec, "planted-secret-4242");
+	s = cm_redact_text(text, size, &sec);
+	if (s != NULL && strstr(s, "planted-secret-4242") != NULL)
+		abort();
+	free(s);
+	s = cm_redact_result(text, size, &sec);
+	if (s != NULL && strstr(s, "planted-secret-4242") != NULL)
+		abort();
+	free(s);
+	free(z);
+	return 0;
+}
