@@ -41,6 +41,7 @@ fuzz: setup
 
 bench: build
 	@./$(BUILD)/store_bench
+	@./$(BUILD)/actor_bench
 
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')

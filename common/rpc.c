@@ -1,13 +1,120 @@
 #include "rpc.h"
 
 #include <nng/protocol/reqrep0/req.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "ids.h"
 #include "limits.h"
 #include "log.h"
+
+/*
+ * nng 1.5.2 can leave a dialer that never redials: a REQ socket that
+ * dials while the store is being killed may stay without a pipe for good,
+ * while its siblings reconnect to the restarted store (measured: an actor
+ * started as the store died waited on it for ever).  So every socket
+ * opened here keeps its dialer and a count of its pipes, and a call on a
+ * socket that has had no pipe for CM_RPC_RESEND_MS replaces the dialer,
+ * before it sends and again after a timeout.  A healthy dialer that is
+ * merely waiting to reconnect loses nothing by being replaced.  Entries
+ * are never freed (a process opens a handful of sockets); the pipe
+ * callbacks point at them.
+ */
+#define RPC_LINKS_MAX 64
+
+struct rpc_link {
+	uint32_t socket_id;
+	nng_dialer dialer;
+	int64_t dialed_ms; /* monotonic */
+	atomic_int pipes;
+	char url[CM_IPC_PATH_MAX + 16];
+};
+
+static struct rpc_link *rpc_links[RPC_LINKS_MAX];
+static pthread_mutex_t rpc_links_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* On an nng thread: a pipe to the store came or went. */
+static void
+rpc_pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	struct rpc_link *l = arg;
+
+	(void)p;
+	atomic_fetch_add(&l->pipes, ev == NNG_PIPE_EV_ADD_PRE ? 1 : -1);
+}
+
+/* The link of socket s; NULL when it has none.  Call locked. */
+static struct rpc_link *
+rpc_link_find(nng_socket s)
+{
+	uint32_t id = (uint32_t)nng_socket_id(s);
+
+	for (size_t i = 0; i < RPC_LINKS_MAX && rpc_links[i] != NULL; i++)
+		if (rpc_links[i]->socket_id == id)
+			return rpc_links[i];
+	return NULL;
+}
+
+/* Dials url for s, remembering the dialer when there is room to. */
+static int
+rpc_dial(nng_socket s, const char *url)
+{
+	struct rpc_link *l;
+	size_t i;
+	int rv;
+
+	pthread_mutex_lock(&rpc_links_lock);
+	if ((l = rpc_link_find(s)) == NULL) {
+		for (i = 0; i < RPC_LINKS_MAX && rpc_links[i] != NULL; i++)
+			;
+		if (i < RPC_LINKS_MAX && strlen(url) < sizeof(l->url) &&
+		    (l = calloc(1, sizeof(*l))) != NULL)
+			rpc_links[i] = l;
+	}
+	if (l != NULL) {
+		/* A socket id seen before belongs to a closed socket. */
+		l->socket_id = (uint32_t)nng_socket_id(s);
+		atomic_store(&l->pipes, 0);
+		snprintf(l->url, sizeof(l->url), "%s", url);
+		if ((rv = nng_pipe_notify(
+		         s, NNG_PIPE_EV_ADD_PRE, rpc_pipe_event, l)) != 0 ||
+		    (rv = nng_pipe_notify(
+		         s, NNG_PIPE_EV_REM_POST, rpc_pipe_event, l)) != 0) {
+			pthread_mutex_unlock(&rpc_links_lock);
+			return rv;
+		}
+	}
+	rv = nng_dial(s, url, l != NULL ? &l->dialer : NULL, NNG_FLAG_NONBLOCK);
+	if (l != NULL)
+		l->dialed_ms = cm_mono_ms();
+	pthread_mutex_unlock(&rpc_links_lock);
+	return rv;
+}
+
+/* A socket that has had no pipe for a while gets a new dialer. */
+static void
+rpc_redial_if_lost(nng_socket s)
+{
+	struct rpc_link *l;
+	int64_t now = cm_mono_ms();
+
+	pthread_mutex_lock(&rpc_links_lock);
+	if ((l = rpc_link_find(s)) != NULL && atomic_load(&l->pipes) <= 0 &&
+	    now - l->dialed_ms >= CM_RPC_RESEND_MS) {
+		nng_dialer old = l->dialer;
+
+		if (nng_dial(s, l->url, &l->dialer, NNG_FLAG_NONBLOCK) == 0) {
+			nng_dialer_close(old);
+			l->dialed_ms = now;
+			cm_warnx("rpc: no pipe to %s; dialing again", l->url);
+		}
+	}
+	pthread_mutex_unlock(&rpc_links_lock);
+}
 
 int
 cm_rpc_open(nng_socket *s, const char *url)
@@ -27,7 +134,7 @@ cm_rpc_open(nng_socket *s, const char *url)
 	        0 ||
 	    (rv = nng_socket_set_ms(*s, NNG_OPT_RECONNMINT, 10)) != 0 ||
 	    (rv = nng_socket_set_ms(*s, NNG_OPT_RECONNMAXT, 200)) != 0 ||
-	    (rv = nng_dial(*s, url, NULL, NNG_FLAG_NONBLOCK)) != 0) {
+	    (rv = rpc_dial(*s, url)) != 0) {
 		nng_close(*s);
 		return rv;
 	}
@@ -52,6 +159,7 @@ cm_rpc_call(
 	if (timeout_ms <= 0)
 		timeout_ms = CM_RPC_TIMEOUT_MS;
 
+	rpc_redial_if_lost(s);
 	copy = *req;
 	if (pr_op_is_write(req->op) && req->op_id == NULL) {
 		cm_uuid7(op_id);
@@ -124,6 +232,8 @@ cm_rpc_call(
 unavailable:
 	nng_aio_free(aio);
 	nng_ctx_close(ctx);
+	if (rv == NNG_ETIMEDOUT)
+		rpc_redial_if_lost(s);
 	rep->err = CM_E_STORE_UNAVAILABLE;
 	return CM_E_STORE_UNAVAILABLE;
 }

@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <nng/nng.h>
-#include <nng/protocol/pubsub0/sub.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,8 +36,7 @@ struct actor {
 	char workspace_id[CM_ID_MAX + 1];
 	char holder[CM_ID_MAX + 1];
 	nng_socket req;
-	nng_socket sub;
-	int sub_fd;
+	int wake_fd; /* -1: no supervisor, timers only */
 	int sig_fd;
 
 	struct pr_rep load; /* owns the strings the env points at */
@@ -181,31 +179,6 @@ actor_load(struct actor *a)
 	a->env.policy = &a->policy;
 	a->env.cfg = a->cfg;
 	return 1;
-}
-
-static int
-actor_subscribe(struct actor *a, const char *url)
-{
-	char topic[CM_TOPIC_MAX];
-	int n, rv;
-
-	n = pr_event_topic(a->workspace_id, a->space_id, topic, sizeof(topic));
-	if (n < 0)
-		return -1;
-	if ((rv = nng_sub0_open(&a->sub)) != 0 ||
-	    (rv = nng_socket_set(
-	         a->sub, NNG_OPT_SUB_SUBSCRIBE, topic, (size_t)n)) != 0 ||
-	    (rv = nng_socket_set_int(a->sub, NNG_OPT_RECVBUF, 64)) != 0 ||
-	    (rv = nng_socket_set_size(a->sub, NNG_OPT_RECVMAXSZ, CM_MSG_MAX)) !=
-	        0 ||
-	    (rv = nng_dial(a->sub, url, NULL, NNG_FLAG_NONBLOCK)) != 0 ||
-	    (rv = nng_socket_get_int(a->sub, NNG_OPT_RECVFD, &a->sub_fd)) !=
-	        0) {
-		cm_warnx(
-		    "actor: cannot subscribe to %s: %s", url, nng_strerror(rv));
-		return -1;
-	}
-	return 0;
 }
 
 /* Cuts s to at most max bytes without splitting a UTF-8 sequence. */
@@ -438,33 +411,24 @@ time_out_running(struct actor *a)
 	finish(a, "failed", NULL, CM_E_TASK_TIMEOUT, msg);
 }
 
+/*
+ * The supervisor writes a byte on the wake pipe when the store publishes
+ * something this Space's actor acts on (a queued task, a cancel or close
+ * request).  Idle, the actor then claims; running, it asks the store at
+ * once (a heartbeat) whether the task is to be cancelled or the Space
+ * closed.  The byte says only "look now": the store says what.
+ */
 static void
-drain_events(struct actor *a)
+drain_wake(struct actor *a)
 {
-	nng_msg *m;
+	char buf[64];
 
-	while (nng_recvmsg(a->sub, &m, NNG_FLAG_NONBLOCK) == 0) {
-		struct pr_arena arena = {0};
-		struct pr_event ev;
-		char err[128];
-
-		if (pr_pub_decode(nng_msg_body(m), nng_msg_len(m), &ev, &arena,
-		        err, sizeof(err)) != 0) {
-			cm_warnx("actor: bad event from the store: %s", err);
-		} else if (strcmp(ev.space_id, a->space_id) == 0) {
-			if (strcmp(ev.kind, "queued") == 0)
-				a->need_claim = true;
-			else if (strcmp(ev.kind, "close_requested") == 0 ||
-			         strcmp(ev.kind, "space_closed") == 0)
-				a->closing = true;
-			else if (strcmp(ev.kind, "cancel_requested") == 0 &&
-			         a->running && ev.task_id != NULL &&
-			         strcmp(ev.task_id, a->task_id) == 0)
-				a->cancel_wanted = true;
-		}
-		pr_arena_free(&arena);
-		nng_msg_free(m);
-	}
+	while (read(a->wake_fd, buf, sizeof(buf)) > 0)
+		;
+	if (a->running)
+		a->next_heartbeat_ms = cm_mono_ms();
+	else
+		a->need_claim = true;
 }
 
 static int
@@ -537,7 +501,7 @@ actor_turn(struct actor *a)
 		wake = a->next_claim_ms;
 	}
 
-	pfd[0].fd = a->sub_fd;
+	pfd[0].fd = a->wake_fd;
 	pfd[0].events = POLLIN;
 	pfd[1].fd = a->sig_fd;
 	pfd[1].events = POLLIN;
@@ -556,7 +520,7 @@ actor_turn(struct actor *a)
 			a->stopping = true;
 	}
 	if (pfd[0].revents & POLLIN)
-		drain_events(a);
+		drain_wake(a);
 	if (a->running && !a->cancel_wanted) {
 		struct act_outcome out;
 
@@ -587,7 +551,8 @@ notify_ready(int fd)
 }
 
 int
-act_run(const struct cm_config *cfg, const char *space_id, int notify_fd)
+act_run(const struct cm_config *cfg, const char *space_id, int notify_fd,
+    int wake_fd)
 {
 	struct actor a;
 	char url[CM_PATH_MAX], err[256];
@@ -596,7 +561,7 @@ act_run(const struct cm_config *cfg, const char *space_id, int notify_fd)
 
 	memset(&a, 0, sizeof(a));
 	a.cfg = cfg;
-	a.sub_fd = -1;
+	a.wake_fd = wake_fd;
 	snprintf(a.space_id, sizeof(a.space_id), "%s", space_id);
 	snprintf(a.holder, sizeof(a.holder), "actor-%ld-", (long)getpid());
 	cm_uuid7(a.holder + strlen(a.holder));
@@ -629,10 +594,6 @@ act_run(const struct cm_config *cfg, const char *space_id, int notify_fd)
 		notify_ready(notify_fd);
 		goto out;
 	}
-	if (cm_ipc_url(url, sizeof(url), cfg->run_dir, "store-events.ipc") !=
-	        0 ||
-	    actor_subscribe(&a, url) != 0)
-		goto out;
 	notify_ready(notify_fd);
 	cm_debug("actor: space %s ready (%s)", a.space_id, a.env.driver);
 
@@ -652,8 +613,8 @@ out:
 	cm_bundle_free(a.bundle);
 	pr_rep_free(&a.load);
 	nng_close(a.req);
-	if (a.sub_fd >= 0)
-		nng_close(a.sub);
+	if (a.wake_fd >= 0)
+		close(a.wake_fd);
 	close(a.sig_fd);
 	return rc;
 }

@@ -16,16 +16,34 @@
 
 #define EXIT_PERMANENT 100
 
+/* An inherited descriptor given on the command line; absent leaves *fd. */
+static int
+parse_fd(const char *arg, int *fd)
+{
+	char *end;
+	long v;
+
+	if (arg == NULL)
+		return 0;
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno != 0 || *end != '\0' || v < 0 || v > 65535)
+		return -1;
+	*fd = (int)v;
+	return 0;
+}
+
 int
 main(int argc, char **argv, char **envp)
 {
-	static const char *const extra[] = {"space", "notify-fd", NULL};
+	static const char *const extra[] = {
+	    "space", "notify-fd", "wake-fd", NULL};
 	struct cm_config cfg;
 	enum cm_log_level level = CM_LOG_INFO;
-	const char *space_id, *fd_arg;
+	const char *space_id;
 	char err[256];
 	sigset_t mask;
-	int notify_fd = -1;
+	int notify_fd = -1, wake_fd = -1;
 
 	cm_log_init("spaced-actor", CM_LOG_INFO, false);
 	if (cm_config_load(&cfg, argc, argv, envp, extra, err, sizeof(err)) !=
@@ -40,23 +58,16 @@ main(int argc, char **argv, char **envp)
 		cm_warnx("usage: spaced-actor --space <space id>");
 		return EXIT_PERMANENT;
 	}
-	if ((fd_arg = cm_config_extra(&cfg, "notify-fd")) != NULL) {
-		char *end;
-		long v;
-
-		errno = 0;
-		v = strtol(fd_arg, &end, 10);
-		if (errno != 0 || *end != '\0' || v < 0 || v > 65535) {
-			cm_warnx("config: notify-fd must be a file descriptor "
-			         "number");
-			return EXIT_PERMANENT;
-		}
-		notify_fd = (int)v;
+	if (parse_fd(cm_config_extra(&cfg, "notify-fd"), &notify_fd) != 0 ||
+	    parse_fd(cm_config_extra(&cfg, "wake-fd"), &wake_fd) != 0) {
+		cm_warnx(
+		    "config: notify-fd and wake-fd must be descriptor numbers");
+		return EXIT_PERMANENT;
 	}
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	return act_run(&cfg, space_id, notify_fd);
+	return act_run(&cfg, space_id, notify_fd, wake_fd);
 }

@@ -50,8 +50,7 @@ void
 sup_children_fini(struct sup_children *c)
 {
 	for (size_t i = 0; i < c->n; i++) {
-		if (c->v[i]->notify_fd >= 0)
-			close(c->v[i]->notify_fd);
+		sup_child_gone(c->v[i]);
 		free(c->v[i]);
 	}
 	free(c->v);
@@ -79,6 +78,7 @@ sup_child_add(struct sup_children *c, enum sup_kind kind, const char *space_id)
 		return NULL;
 	ch->kind = kind;
 	ch->notify_fd = -1;
+	ch->wake_fd = -1;
 	if (space_id != NULL)
 		snprintf(ch->space_id, sizeof(ch->space_id), "%s", space_id);
 	c->v[c->n++] = ch;
@@ -91,8 +91,7 @@ sup_child_remove(struct sup_children *c, struct sup_child *ch)
 	for (size_t i = 0; i < c->n; i++) {
 		if (c->v[i] != ch)
 			continue;
-		if (ch->notify_fd >= 0)
-			close(ch->notify_fd);
+		sup_child_gone(ch);
 		free(ch);
 		c->v[i] = c->v[--c->n];
 		return;
@@ -137,13 +136,34 @@ sup_kind_available(const struct sup_children *c, enum sup_kind kind)
 	return access(path, X_OK) == 0;
 }
 
+void
+sup_child_wake(struct sup_child *ch)
+{
+	static const char one = 'w';
+
+	if (ch->wake_fd >= 0 && write(ch->wake_fd, &one, 1) < 0 &&
+	    errno != EAGAIN)
+		cm_warn("supervisor: wake %s", ch->space_id);
+}
+
+void
+sup_child_gone(struct sup_child *ch)
+{
+	if (ch->notify_fd >= 0)
+		close(ch->notify_fd);
+	if (ch->wake_fd >= 0)
+		close(ch->wake_fd);
+	ch->notify_fd = ch->wake_fd = -1;
+}
+
 int
 sup_child_spawn(struct sup_children *c, struct sup_child *ch, int64_t now_ms)
 {
-	char path[CM_PATH_MAX + 64], fdarg[32], spacearg[CM_ID_MAX + 16];
+	char path[CM_PATH_MAX + 64], fdarg[32], wakearg[32];
+	char spacearg[CM_ID_MAX + 16];
 	const char *argv[80];
 	size_t argc = 0;
-	int fds[2];
+	int fds[2], wake[2] = {-1, -1};
 	pid_t pid;
 
 	snprintf(path, sizeof(path), "%s/%s", c->bin_dir,
@@ -152,21 +172,35 @@ sup_child_spawn(struct sup_children *c, struct sup_child *ch, int64_t now_ms)
 		cm_warn("supervisor: pipe");
 		return -1;
 	}
+	/* The wake pipe never blocks the supervisor: a full one is awake. */
+	if (ch->kind == SUP_ACTOR && pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+		cm_warn("supervisor: pipe");
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
 	/* Everything the child needs is built before fork. */
 	snprintf(fdarg, sizeof(fdarg), "--notify-fd=%d", fds[1]);
+	snprintf(wakearg, sizeof(wakearg), "--wake-fd=%d", wake[0]);
 	snprintf(spacearg, sizeof(spacearg), "--space=%s", ch->space_id);
 	argv[argc++] = path;
-	for (size_t i = 0; i < c->conf_argc && argc < 76; i++)
+	for (size_t i = 0; i < c->conf_argc && argc < 75; i++)
 		argv[argc++] = c->conf_argv[i];
 	argv[argc++] = fdarg;
-	if (ch->kind == SUP_ACTOR)
+	if (ch->kind == SUP_ACTOR) {
 		argv[argc++] = spacearg;
+		argv[argc++] = wakearg;
+	}
 	argv[argc] = NULL;
 
 	if ((pid = fork()) < 0) {
 		cm_warn("supervisor: fork");
 		close(fds[0]);
 		close(fds[1]);
+		if (wake[0] >= 0) {
+			close(wake[0]);
+			close(wake[1]);
+		}
 		return -1;
 	}
 	if (pid == 0) {
@@ -177,7 +211,10 @@ sup_child_spawn(struct sup_children *c, struct sup_child *ch, int64_t now_ms)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		fcntl(fds[1], F_SETFD, 0); /* the one fd that crosses exec */
+		/* The only fds that cross exec. */
+		fcntl(fds[1], F_SETFD, 0);
+		if (wake[0] >= 0)
+			fcntl(wake[0], F_SETFD, 0);
 		execv(path, (char *const *)argv);
 		_exit(127);
 	}
@@ -185,9 +222,12 @@ sup_child_spawn(struct sup_children *c, struct sup_child *ch, int64_t now_ms)
 	if (ch->kind == SUP_ACTOR)
 		setpgid(pid, pid);
 	close(fds[1]);
-	if (ch->notify_fd >= 0)
-		close(ch->notify_fd);
+	sup_child_gone(ch);
 	ch->notify_fd = fds[0];
+	if (wake[0] >= 0) {
+		close(wake[0]);
+		ch->wake_fd = wake[1];
+	}
 	ch->pid = pid;
 	ch->state = SUP_STARTING;
 	ch->started_ms = now_ms;

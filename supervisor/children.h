@@ -34,6 +34,7 @@ struct sup_child {
 	enum sup_state state;
 	pid_t pid;                    /* 0 when not running */
 	int notify_fd;                /* readiness pipe, -1 once read */
+	int wake_fd;                  /* actors: write end of the wake pipe */
 	char space_id[CM_ID_MAX + 1]; /* actors only */
 	int64_t started_ms;           /* monotonic */
 	int64_t restart_at_ms;
@@ -65,12 +66,22 @@ struct sup_child *sup_child_by_kind(struct sup_children *c, enum sup_kind kind);
 
 /*
  * fork+exec of the row's binary with the config, --notify-fd and, for an
- * actor, --space.  Actors get their own process group so that killing the
- * group takes their browser with them.  Every child dies with the
- * supervisor (PR_SET_PDEATHSIG).  Returns 0, or -1 (nothing started).
+ * actor, --space and --wake-fd (the read end of a pipe whose write end
+ * the row keeps; see sup_child_wake).  Actors get their own process group so
+ * that killing the group takes their browser with them.  Every child dies with
+ * the supervisor (PR_SET_PDEATHSIG).  Returns 0, or -1 (nothing started).
  */
 int sup_child_spawn(
     struct sup_children *c, struct sup_child *ch, int64_t now_ms);
+
+/*
+ * Wakes an actor: one byte on its wake pipe, never blocking (a full pipe
+ * already holds a wake-up).  A no-op for a row with no running actor.
+ */
+void sup_child_wake(struct sup_child *ch);
+
+/* Closes the row's pipes to a process that is gone. */
+void sup_child_gone(struct sup_child *ch);
 
 /* True when the binary of a kind exists (the api may not be built). */
 bool sup_kind_available(const struct sup_children *c, enum sup_kind kind);
