@@ -459,3 +459,39 @@ Test(actor, close_releases_the_instance, .fini = tk_cleanup)
 	cr_assert_neq(sf_wait_actor(&e, again, 0, SF_WAIT_MS), 0);
 	sf_stop(&e);
 }
+
+/* A call that outlives its task's timeout is aborted and cleaned up, and
+ * the task fails with task_timeout; the Space runs the next task. */
+Test(actor, task_timeout_aborts_the_call, .fini = tk_cleanup)
+{
+	static struct sf_env e;
+	char space[CM_ID_MAX + 1], task[CM_ID_MAX + 1], t2[CM_ID_MAX + 1];
+	struct sf_task t;
+	json_t *lines, *end;
+	int n;
+
+	sf_start(&e, "tmo", 1);
+	sf_create_ok(&e, 0, space);
+	cr_assert_eq(sf_submit(&e, space, "slow", "sleep", "{\"ms\": 600000}",
+	                 1000, task),
+	    CM_OK);
+	cr_assert(sf_wait_task(&e, space, task, "failed", SF_WAIT_MS));
+	sf_task_get(&e, space, task, &t);
+	cr_assert_str_eq(t.error_code, "task_timeout");
+	cr_assert_null(t.result);
+	sf_task_free(&t);
+	sf_event_seq(&e, space, task, "failed", &n);
+	cr_assert_eq(n, 1);
+
+	/* The runtime was told to stop, and cleaned up, before the failure
+	 * was recorded. */
+	lines = sf_fake_lines(&e);
+	end = sf_fake_find(lines, "end", "task_id", task, 0);
+	cr_assert_not_null(end, "the call was never ended in the runtime");
+	cr_assert(json_is_true(json_object_get(end, "cleanup")));
+	json_decref(lines);
+
+	cr_assert_eq(sf_submit(&e, space, "next", "noop", NULL, 0, t2), CM_OK);
+	cr_assert(sf_wait_task(&e, space, t2, "completed", SF_WAIT_MS));
+	sf_stop(&e);
+}
