@@ -109,18 +109,39 @@ fake_open(const struct act_env *env, struct act_driver **out, char *err,
 	return 0;
 }
 
+/*
+ * Canaries for the redactor.  The patterned ones (a cookie, a bearer
+ * token, token=, URL userinfo) sit under harmless keys; the instance's own
+ * secrets (endpoint, profile, every string of its config) are echoed in a
+ * plain list, where only the literal-secret rule can find them.
+ */
 static char *
 leak_result(const struct act_env *env)
 {
-	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "headers",
+	json_t *o = json_pack("{s:s, s:s, s:s, s:s}", "headers",
 	    "Cookie: session=fake-cookie-canary-7f3a; theme=dark", "auth",
 	    "Authorization: Bearer fake-bearer-canary-91c2", "url",
-	    "https://example.test/cb?token=fake-token-canary-55e1&x=1",
-	    "endpoint", env->endpoint ? env->endpoint : "", "profile",
-	    env->profile ? env->profile : "", "link",
+	    "https://example.test/cb?token=fake-token-canary-55e1&x=1", "link",
 	    "https://fakeuser:fake-pass-canary-0b9d@example.test/");
-	char *s = json_dumps(o, JSON_COMPACT);
+	json_t *echo = json_array();
+	const char *key;
+	json_t *v;
+	char *s;
 
+	if (o == NULL || echo == NULL) {
+		json_decref(o);
+		json_decref(echo);
+		return NULL;
+	}
+	if (env->endpoint != NULL)
+		json_array_append_new(echo, json_string(env->endpoint));
+	if (env->profile != NULL)
+		json_array_append_new(echo, json_string(env->profile));
+	json_object_foreach(
+	    (json_t *)env->config, key, v) if (json_is_string(v))
+	    json_array_append_new(echo, json_string(json_string_value(v)));
+	json_object_set_new(o, "echo", echo);
+	s = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	return s;
 }
