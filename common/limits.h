@@ -54,6 +54,12 @@
 #define CM_OPID_TTL_MS (10 * 60 * 1000)
 #define CM_PUB_BUF 8192 /* nng SENDBUF/RECVBUF on pub/sub */
 
+/* Metrics of the api (api/metrics.h). */
+#define CM_METRICS_SERIES_MAX 512 /* (route, method, status) series */
+#define CM_METRICS_TASKS_MAX                          \
+	4096 /* unfinished tasks tracked for latency; \
+	        a power of two */
+
 /* Leases (SPEC 3 rule 10). */
 #define CM_LEASE_TTL_MS 15000
 #define CM_HEARTBEAT_MS 5000
@@ -64,5 +70,12 @@
 #define CM_PATH_MAX 1024
 #define CM_IPC_PATH_MAX 107 /* sun_path less its NUL */
 #define CM_LOG_LINE_MAX 2048
+
+/* Tokens (SPEC 1): "spd_" and 32 random bytes in unpadded base64url. */
+#define CM_TOKEN_RANDOM 32   /* random bytes in a new token */
+#define CM_TOKEN_LEN 48      /* 4 + 43 characters and the NUL */
+#define CM_TOKEN_HASH_LEN 65 /* 64 lowercase hex digits and the NUL */
+#define CM_TOKEN_MAX 256     /* longest bearer token accepted */
+#define CM_TOKEN_TTL_MAX_S (10LL * 365 * 24 * 3600) /* expires_in_seconds */
 
 #endif

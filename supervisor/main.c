@@ -1,10 +1,11 @@
 /*
  * spaced: the supervisor, and the binary users run.
  *
- * It starts the store, waits for its readiness line, starts the api (when
- * built), then one actor per Space that is not closed, and keeps them
- * alive: reaping through a signalfd, finalising the task of an actor that
- * died (SPEC 3 rule 10) and restarting by the policy table.  Exit codes:
+ * It starts the store, waits for its readiness line, bootstraps an empty
+ * store (bootstrap.h), starts the api (when built), then one actor per
+ * Space that is not closed, and keeps them alive: reaping through a
+ * signalfd, finalising the task of an actor that died (SPEC 3 rule 10)
+ * and restarting by the policy table.  Exit codes:
  * 0 stopped cleanly, 1 gave up on a permanent child (let systemd restart
  * the whole service), 100 bad configuration or data dir in use.
  */
@@ -24,6 +25,7 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include "bootstrap.h"
 #include "children.h"
 #include "clock.h"
 #include "config.h"
@@ -49,6 +51,7 @@ struct sup {
 	int sig_fd;
 	int notify_fd; /* our own readiness line, for whoever started us */
 	bool store_up; /* the store said ready at least once */
+	bool booted;   /* sup_bootstrap has nothing left to do */
 	bool running;  /* store up and first scan done */
 	bool stop;
 	int exit_code;
@@ -266,6 +269,11 @@ read_ready(struct sup *s, struct sup_child *ch)
 	ch->notify_fd = -1;
 	if (n > 0 && strncmp(line, "ready", 5) == 0) {
 		ch->state = SUP_READY;
+		/* Before the api can take a request; an unfinished bootstrap
+		 * is resumed when the store is next ready. */
+		if (ch->kind == SUP_STORE && !s->booted)
+			s->booted = sup_bootstrap(s->store, &s->cfg,
+			                s->kids.bin_dir) == 0;
 		if (ch->kind == SUP_STORE && !s->store_up) {
 			s->store_up = true;
 			if (sup_kind_available(&s->kids, SUP_API)) {

@@ -45,26 +45,6 @@ struct sf_env {
 	struct tk_world w;
 };
 
-/* A TCP port on 127.0.0.1 that was free a moment ago, so that an api
- * child (when built) listens on an address of this test's own. */
-static inline int
-sf_free_port(void)
-{
-	struct sockaddr_in sa;
-	socklen_t len = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port;
-
-	cr_assert_geq(fd, 0);
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	cr_assert_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	cr_assert_eq(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
-	port = ntohs(sa.sin_port);
-	close(fd);
-	return port;
-}
-
 /* Starts (or restarts) spaced on e's directory, output and address. */
 static inline void
 sf_spaced_start(struct sf_env *e)
@@ -85,7 +65,7 @@ sf_start(struct sf_env *e, const char *tag, size_t n_instances)
 	snprintf(e->fake_log, sizeof(e->fake_log), "%s/fake.log", e->dir);
 	snprintf(e->out, sizeof(e->out), "%s/spaced.out", e->dir);
 	snprintf(e->listen, sizeof(e->listen), "--http-listen=127.0.0.1:%d",
-	    sf_free_port());
+	    tk_free_port());
 	e->flags[0] = e->listen;
 	e->flags[1] = NULL;
 	sf_spaced_start(e);

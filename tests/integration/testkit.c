@@ -1,21 +1,43 @@
 #include "testkit.h"
 
+#include <curl/curl.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
+
+int
+tk_free_port(void)
+{
+	struct sockaddr_in sa;
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = -1;
+
+	if (fd < 0)
+		return -1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
+		port = ntohs(sa.sin_port);
+	close(fd);
+	return port;
+}
 
 void
 tk_tmpdir(char *out, size_t len, const char *tag)
@@ -194,10 +216,28 @@ int
 tk_spaced_start_logged(struct tk_proc *p, const char *dir,
     const char *const *flags, const char *output)
 {
-	static const char *const defaults[] = {
-	    "--allow-fake-driver=true", NULL};
+	static const char prefix[] = "--http-listen=";
+	const char *defaults[3] = {"--allow-fake-driver=true", NULL, NULL};
+	char listen[64];
+	const char *port = NULL;
+	int http_port = -1, rc;
 
-	return start_bin(p, "spaced", dir, defaults, flags, output);
+	for (size_t i = 0; flags && flags[i]; i++)
+		if (strncmp(flags[i], prefix, sizeof(prefix) - 1) == 0 &&
+		    (port = strrchr(flags[i], ':')) != NULL)
+			http_port = (int)strtol(port + 1, NULL, 10);
+	if (port == NULL) {
+		if ((http_port = tk_free_port()) < 0)
+			return -1;
+		snprintf(listen, sizeof(listen), "%s127.0.0.1:%d", prefix,
+		    http_port);
+		defaults[1] = listen;
+	}
+	rc = start_bin(p, "spaced", dir, defaults, flags, output);
+	p->http_port = http_port;
+	snprintf(p->http_base, sizeof(p->http_base), "http://127.0.0.1:%d",
+	    http_port);
+	return rc;
 }
 
 int
@@ -265,6 +305,88 @@ tk_proc_stop(struct tk_proc *p, int sig)
 	p->pid = 0;
 }
 
+struct tk_buf {
+	char *data;
+	size_t len;
+};
+
+static size_t
+http_collect(char *ptr, size_t size, size_t nmemb, void *arg)
+{
+	struct tk_buf *b = arg;
+	size_t n = size * nmemb;
+	char *grown = realloc(b->data, b->len + n + 1);
+
+	if (grown == NULL)
+		return 0;
+	memcpy(grown + b->len, ptr, n);
+	b->data = grown;
+	b->len += n;
+	b->data[b->len] = '\0';
+	return n;
+}
+
+int
+tk_http(const struct tk_proc *p, const char *method, const char *path,
+    const char *token, const char *req_body, const char *const *headers,
+    char **body)
+{
+	struct curl_slist *hdrs = NULL;
+	struct tk_buf buf = {NULL, 0};
+	char url[512], auth[CM_TOKEN_MAX + 32];
+	long status = -1;
+	CURL *c;
+
+	if (body != NULL)
+		*body = NULL;
+	if ((c = curl_easy_init()) == NULL)
+		return -1;
+	snprintf(url, sizeof(url), "%s%s", p->http_base, path);
+	if (token != NULL) {
+		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
+		hdrs = curl_slist_append(hdrs, auth);
+	}
+	if (req_body != NULL) {
+		hdrs =
+		    curl_slist_append(hdrs, "Content-Type: application/json");
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, req_body);
+		curl_easy_setopt(
+		    c, CURLOPT_POSTFIELDSIZE, (long)strlen(req_body));
+	}
+	for (size_t i = 0; headers && headers[i]; i++)
+		hdrs = curl_slist_append(hdrs, headers[i]);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	if (strcmp(method, "HEAD") == 0)
+		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, http_collect);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &buf);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 30000L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	if (curl_easy_perform(c) == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	curl_slist_free_all(hdrs);
+	curl_easy_cleanup(c);
+	if (body != NULL && status >= 0)
+		*body = buf.data;
+	else
+		free(buf.data);
+	return (int)status;
+}
+
+static bool
+http_healthy(void *arg)
+{
+	return tk_http(arg, "GET", "/healthz", NULL, NULL, NULL, NULL) == 200;
+}
+
+bool
+tk_http_ready(const struct tk_proc *p, int timeout_ms)
+{
+	return tk_wait_until(http_healthy, (void *)p, timeout_ms);
+}
+
 char *
 tk_read_file(const char *path, size_t *len)
 {
@@ -322,6 +444,28 @@ copy_id(char *dst, const char *src)
 	return 0;
 }
 
+/* The id of the workspace or bundle called name, into out ("" when there
+ * is none): spaced bootstraps a workspace "default" and etc/bundles. */
+static void
+find_named(nng_socket s, enum pr_op op, const char *name, char *out)
+{
+	struct pr_req q;
+	struct pr_rep r;
+
+	memset(&q, 0, sizeof(q));
+	q.op = op;
+	out[0] = '\0';
+	if (tk_call(s, &q, &r) == CM_OK) {
+		for (size_t i = 0; i < r.n_workspaces; i++)
+			if (strcmp(r.workspaces[i].name, name) == 0)
+				copy_id(out, r.workspaces[i].workspace_id);
+		for (size_t i = 0; i < r.n_bundles; i++)
+			if (strcmp(r.bundles[i].name, name) == 0)
+				copy_id(out, r.bundles[i].bundle_id);
+	}
+	pr_rep_free(&r);
+}
+
 int
 tk_provision(nng_socket s, struct tk_world *w, size_t n_instances)
 {
@@ -342,14 +486,18 @@ tk_provision_with(nng_socket s, struct tk_world *w, size_t n_instances,
 	if (n_instances > TK_MAX_INSTANCES)
 		return -1;
 
-	memset(&q, 0, sizeof(q));
-	q.op = PR_OP_WORKSPACE_CREATE;
-	q.name = "default";
-	if (tk_call(s, &q, &r) != CM_OK)
-		rc = -1;
-	else
-		rc = copy_id(w->workspace_id, r.workspaces[0].workspace_id);
-	pr_rep_free(&r);
+	find_named(s, PR_OP_WORKSPACE_LIST, "default", w->workspace_id);
+	if (w->workspace_id[0] == '\0') {
+		memset(&q, 0, sizeof(q));
+		q.op = PR_OP_WORKSPACE_CREATE;
+		q.name = "default";
+		if (tk_call(s, &q, &r) != CM_OK)
+			rc = -1;
+		else
+			rc = copy_id(
+			    w->workspace_id, r.workspaces[0].workspace_id);
+		pr_rep_free(&r);
+	}
 
 	memset(&q, 0, sizeof(q));
 	q.op = PR_OP_PRINCIPAL_CREATE;
@@ -370,19 +518,22 @@ tk_provision_with(nng_socket s, struct tk_world *w, size_t n_instances,
 		rc = -1;
 	pr_rep_free(&r);
 
+	find_named(s, PR_OP_BUNDLE_LIST, "fake", w->bundle_id);
 	snprintf(
 	    path, sizeof(path), "%s/etc/bundles/fake.json", SPACED_SOURCE_DIR);
-	if ((manifest = tk_read_file(path, NULL)) == NULL)
-		return -1;
-	memset(&q, 0, sizeof(q));
-	q.op = PR_OP_BUNDLE_CREATE;
-	q.manifest = manifest;
-	if (rc != 0 || tk_call(s, &q, &r) != CM_OK)
-		rc = -1;
-	else
-		rc = copy_id(w->bundle_id, r.bundles[0].bundle_id);
-	pr_rep_free(&r);
-	free(manifest);
+	if (w->bundle_id[0] == '\0') {
+		if ((manifest = tk_read_file(path, NULL)) == NULL)
+			return -1;
+		memset(&q, 0, sizeof(q));
+		q.op = PR_OP_BUNDLE_CREATE;
+		q.manifest = manifest;
+		if (rc != 0 || tk_call(s, &q, &r) != CM_OK)
+			rc = -1;
+		else
+			rc = copy_id(w->bundle_id, r.bundles[0].bundle_id);
+		pr_rep_free(&r);
+		free(manifest);
+	}
 
 	for (size_t i = 0; rc == 0 && i < n_instances; i++) {
 		memset(&q, 0, sizeof(q));

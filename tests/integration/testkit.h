@@ -18,7 +18,12 @@ struct tk_proc {
 	char run_dir[160];
 	char store_url[256];
 	char events_url[256];
+	int http_port;      /* spaced: the api's port, on 127.0.0.1 */
+	char http_base[64]; /* "http://127.0.0.1:<port>" */
 };
+
+/* A TCP port on 127.0.0.1 that was free a moment ago. */
+int tk_free_port(void);
 
 /* Makes a fresh directory /tmp/spaced-<tag>-XXXXXX; aborts on failure. */
 void tk_tmpdir(char *out, size_t len, const char *tag);
@@ -33,8 +38,9 @@ void tk_rmrf(const char *dir);
 int tk_store_start(
     struct tk_proc *p, const char *dir, const char *const *flags);
 /*
- * Starts the supervisor, spaced, from the build tree on data_dir dir with
- * the fake driver allowed and extra flags, and waits (bounded) for its
+ * Starts the supervisor, spaced, from the build tree (the api listening on
+ * a free port of this test's own unless flags give --http-listen) on data_dir
+ * dir with the fake driver allowed and extra flags, and waits (bounded) for its
  * readiness line: the store is up and the first scan of Spaces is done.
  */
 int tk_spaced_start(
@@ -73,6 +79,19 @@ int tk_provision(nng_socket s, struct tk_world *w, size_t n_instances);
 /* The same, registering every instance with this config JSON (NULL: none). */
 int tk_provision_with(nng_socket s, struct tk_world *w, size_t n_instances,
     const char *instance_config);
+
+/*
+ * One HTTP request to the api of p with libcurl: method, path (with any
+ * query), an optional bearer token and body (sent as application/json),
+ * extra headers (NULL-terminated, may be NULL).  Returns the status, or -1
+ * when no answer came; *body gets the malloc'd response body (caller
+ * frees) when body is not NULL.
+ */
+int tk_http(const struct tk_proc *p, const char *method, const char *path,
+    const char *token, const char *req_body, const char *const *headers,
+    char **body);
+/* Polls GET /healthz until the api answers 200 (bounded). */
+bool tk_http_ready(const struct tk_proc *p, int timeout_ms);
 
 /* Reads a whole file into a malloc'd NUL-terminated buffer. */
 char *tk_read_file(const char *path, size_t *len);

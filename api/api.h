@@ -1,0 +1,175 @@
+/*
+ * api.h: what the HTTP front's files share.  Internal to spaced-api.
+ *
+ * A request arrives on an nng HTTP thread, is queued, and one of a small
+ * pool of workers runs it to the end: authenticate, authorize, call the
+ * store, build the JSON answer.  nng's own threads never block.
+ */
+#ifndef API_API_H
+#define API_API_H
+
+#include <jansson.h>
+#include <nng/nng.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "authz.h"
+#include "config.h"
+#include "errors.h"
+#include "proto.h"
+
+/* One HTTP request, as the worker sees it. */
+struct api_req {
+	const char *method;
+	char path[CM_URL_MAX + 1]; /* percent-decoding is not needed: ids are
+	                              plain */
+	char query[CM_URL_MAX + 1];
+	const char *body;
+	size_t body_len;
+	const char *authorization;
+	const char *accept;
+	const char *last_event_id;
+};
+
+/* The answer: a status and a body the worker sends. */
+struct api_res {
+	int status;
+	char *body;               /* malloc'd; NULL for none */
+	const char *content_type; /* NULL: application/json */
+};
+
+struct api_ctx {
+	const struct cm_config *cfg;
+	nng_socket store; /* REQ, shared by every worker */
+	const struct api_req *req;
+	struct api_res *res;
+	/* The caller, once authenticated; valid for the request. */
+	struct pr_rep auth;
+	struct api_identity id;
+	/* Path parameters, by route. */
+	const char *workspace_id;
+	const char *space_id;
+	const char *task_id;
+	char params[3][CM_ID_MAX + 1];
+	/* The connection, for a route that takes it over (SSE); hijacked
+	 * tells the worker to send no answer of its own. */
+	void *conn;
+	bool hijacked;
+	/* The matched route's pattern (metrics label); NULL: no route. */
+	const char *route;
+};
+
+/* Runs one request: routing, then the route's handler. */
+void api_dispatch(struct api_ctx *c);
+/* Route i of the table ('*' per id segment); false past its end. */
+bool api_route_at(
+    size_t i, const char **method, const char **pattern, bool *auth);
+
+/* --- answers (respond.c) ------------------------------------------------ */
+
+/* {"data": data}; takes the reference. */
+void api_ok(struct api_ctx *c, int status, json_t *data);
+/* The error envelope, with the code's HTTP status unless status > 0. */
+void api_fail(
+    struct api_ctx *c, int status, enum cm_err err, const char *message);
+/* The store's verdict in rep, as an error answer. */
+void api_fail_rep(struct api_ctx *c, const struct pr_rep *rep);
+
+/* --- requests (respond.c) ----------------------------------------------- */
+
+/*
+ * Parses the body as a JSON object with only the allowed keys (strict:
+ * duplicates, depth and size checked).  On failure answers 413 or 422 and
+ * returns NULL.  An empty body is {} when empty_ok.
+ */
+json_t *api_body(struct api_ctx *c, const char *const *allowed, bool empty_ok);
+/*
+ * A string member of a parsed body: absent (or null) is fine unless
+ * required; present, it must be 1..max bytes with no NUL.  *out borrows
+ * from o.  Answers 422 and returns false otherwise.
+ */
+bool api_body_str(struct api_ctx *c, json_t *o, const char *key, size_t max,
+    bool required, const char **out);
+/* A query parameter's value copied into buf; false when absent. */
+bool api_query(
+    const struct api_ctx *c, const char *name, char *buf, size_t len);
+/* An integer query parameter in [min, max]; dflt when absent.  Answers 422
+ * and returns false when malformed or out of range. */
+bool api_query_int(struct api_ctx *c, const char *name, long min, long max,
+    long dflt, long *out);
+
+/* --- the store (respond.c) ---------------------------------------------- */
+
+/* cm_rpc_call; a store that does not answer becomes a 503 answer and
+ * false. */
+bool api_call(struct api_ctx *c, const struct pr_req *q, struct pr_rep *r);
+
+/* --- authentication (auth.c) -------------------------------------------- */
+
+/* Resolves the bearer token into c->id; answers 401 and returns false. */
+bool api_authenticate(struct api_ctx *c);
+void api_auth_release(struct api_ctx *c);
+
+/* --- records as JSON (dto.c): the only builders of response bodies ----- */
+
+json_t *api_dto_space(const struct pr_space *s, const struct pr_task *active);
+json_t *api_dto_task(const struct pr_task *t);
+json_t *api_dto_event(const struct pr_event *e);
+json_t *api_dto_instance(const struct pr_instance *i);
+json_t *api_dto_workspace(const struct pr_workspace *w);
+json_t *api_dto_principal(const struct pr_principal *p);
+/* token: the raw token, shown once when it is issued; NULL otherwise. */
+json_t *api_dto_token(const struct pr_token *t, const char *token);
+json_t *api_dto_membership(const struct pr_membership *m);
+json_t *api_dto_bundle(const struct pr_bundle *b);
+/* api_dto_instance and the host; never endpoint, config or profile. */
+json_t *api_dto_instance_admin(const struct pr_instance *i);
+json_t *api_dto_binding(const struct pr_binding *b);
+/* {key: id, "deleted": true}, and key2: id2 unless key2 is NULL. */
+json_t *api_dto_deleted(
+    const char *key, const char *id, const char *key2, const char *id2);
+char *api_rfc3339(int64_t ms, char *buf, size_t len);
+
+/* --- routes (routes_space.c) ------------------------------------------- */
+
+void api_space_list(struct api_ctx *c);
+void api_space_create(struct api_ctx *c);
+void api_space_get(struct api_ctx *c);
+void api_task_submit(struct api_ctx *c);
+void api_task_list(struct api_ctx *c);
+void api_task_get(struct api_ctx *c);
+void api_space_cancel(struct api_ctx *c);
+void api_space_close(struct api_ctx *c);
+void api_event_list(struct api_ctx *c);
+void api_instance_list(struct api_ctx *c);
+
+/* --- routes (routes_admin.c): API_ACT_ADMIN, c->params in path order --- */
+
+void api_admin_workspace_create(struct api_ctx *c);
+void api_admin_workspace_list(struct api_ctx *c);
+void api_admin_principal_create(struct api_ctx *c);
+void api_admin_principal_list(struct api_ctx *c);
+void api_admin_token_issue(struct api_ctx *c);
+void api_admin_token_revoke(struct api_ctx *c);
+void api_admin_member_put(struct api_ctx *c);
+void api_admin_member_remove(struct api_ctx *c);
+void api_admin_bundle_create(struct api_ctx *c);
+void api_admin_bundle_list(struct api_ctx *c);
+void api_admin_instance_register(struct api_ctx *c);
+void api_admin_instance_list(struct api_ctx *c);
+void api_admin_instance_disable(struct api_ctx *c);
+void api_admin_instance_enable(struct api_ctx *c);
+void api_admin_binding_create(struct api_ctx *c);
+void api_admin_binding_delete(struct api_ctx *c);
+
+/* --- routes (routes_meta.c): no token ----------------------------------- */
+
+/* GET /metrics: asks the store and the supervisor, then renders. */
+void api_metrics_get(struct api_ctx *c);
+/* GET /api/v1/openapi.json: the document embedded at build time. */
+void api_openapi_get(struct api_ctx *c);
+/* api/openapi.json, NUL-terminated, generated by api/embed_file.cmake. */
+extern const char api_openapi_json[];
+extern const size_t api_openapi_json_len;
+
+#endif

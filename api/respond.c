@@ -1,0 +1,171 @@
+/*
+ * respond.c: the one place where errors become HTTP answers, request
+ * bodies and query strings are parsed, and the store is called.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "json.h"
+#include "log.h"
+#include "rpc.h"
+
+#define API_RPC_TIMEOUT_MS 10000
+
+void
+api_ok(struct api_ctx *c, int status, json_t *data)
+{
+	json_t *env = json_pack("{s:o}", "data", data ? data : json_null());
+
+	free(c->res->body);
+	c->res->status = status;
+	c->res->body = env ? json_dumps(env, JSON_COMPACT) : NULL;
+	json_decref(env);
+	if (c->res->body == NULL)
+		api_fail(c, 500, CM_E_INTERNAL, "out of memory");
+}
+
+void
+api_fail(struct api_ctx *c, int status, enum cm_err err, const char *message)
+{
+	json_t *env = json_pack("{s:{s:s, s:s, s:b}}", "error", "code",
+	    cm_err_code(err), "message", message ? message : cm_err_code(err),
+	    "retryable", cm_err_retryable(err));
+
+	free(c->res->body);
+	c->res->status = status > 0 ? status : cm_err_http(err);
+	c->res->body = env ? json_dumps(env, JSON_COMPACT) : NULL;
+	json_decref(env);
+}
+
+void
+api_fail_rep(struct api_ctx *c, const struct pr_rep *rep)
+{
+	api_fail(c, 0, rep->err, rep->msg);
+}
+
+json_t *
+api_body(struct api_ctx *c, const char *const *allowed, bool empty_ok)
+{
+	char err[256];
+	json_t *v = NULL;
+
+	if (c->req->body_len > CM_BODY_MAX) {
+		api_fail(
+		    c, 0, CM_E_PAYLOAD_TOO_LARGE, "the body is over 64 KiB");
+		return NULL;
+	}
+	if (c->req->body_len == 0 && empty_ok)
+		return json_object();
+	/* The parser's own text may quote the body, and a body may hold a
+	 * secret: the client gets a fixed message. */
+	if (cm_json_parse(c->req->body, c->req->body_len, CM_BODY_MAX,
+	        CM_JSON_DEPTH_MAX, &v, err, sizeof(err)) != 0) {
+		api_fail(c, 0, CM_E_INVALID_REQUEST,
+		    "the body is not one strict JSON value (well formed, no "
+		    "duplicate keys, nested at most 32 deep)");
+		return NULL;
+	}
+	if (!json_is_object(v)) {
+		json_decref(v);
+		api_fail(
+		    c, 0, CM_E_INVALID_REQUEST, "the body must be an object");
+		return NULL;
+	}
+	if (cm_json_only_keys(v, allowed, err, sizeof(err)) != 0) {
+		json_decref(v);
+		api_fail(c, 0, CM_E_INVALID_REQUEST, err);
+		return NULL;
+	}
+	return v;
+}
+
+bool
+api_body_str(struct api_ctx *c, json_t *o, const char *key, size_t max,
+    bool required, const char **out)
+{
+	json_t *v = json_object_get(o, key);
+	char msg[128];
+
+	*out = NULL;
+	if (v == NULL || json_is_null(v)) {
+		if (!required)
+			return true;
+		snprintf(msg, sizeof(msg), "%s is required", key);
+		api_fail(c, 0, CM_E_INVALID_REQUEST, msg);
+		return false;
+	}
+	if (!json_is_string(v) || json_string_length(v) == 0 ||
+	    json_string_length(v) > max ||
+	    strlen(json_string_value(v)) != json_string_length(v)) {
+		snprintf(msg, sizeof(msg),
+		    "%s must be a string of 1..%zu bytes", key, max);
+		api_fail(c, 0, CM_E_INVALID_REQUEST, msg);
+		return false;
+	}
+	*out = json_string_value(v);
+	return true;
+}
+
+bool
+api_query(const struct api_ctx *c, const char *name, char *buf, size_t len)
+{
+	size_t n = strlen(name);
+	const char *p = c->req->query;
+
+	while (p != NULL && *p != '\0') {
+		const char *end = strchr(p, '&');
+		size_t seg = end ? (size_t)(end - p) : strlen(p);
+
+		if (seg > n && strncmp(p, name, n) == 0 && p[n] == '=') {
+			size_t vlen = seg - n - 1;
+
+			if (vlen >= len)
+				vlen = len - 1;
+			memcpy(buf, p + n + 1, vlen);
+			buf[vlen] = '\0';
+			return true;
+		}
+		p = end ? end + 1 : NULL;
+	}
+	return false;
+}
+
+bool
+api_query_int(struct api_ctx *c, const char *name, long min, long max,
+    long dflt, long *out)
+{
+	char buf[32], msg[96];
+	char *end;
+	long v;
+
+	if (!api_query(c, name, buf, sizeof(buf))) {
+		*out = dflt;
+		return true;
+	}
+	errno = 0;
+	v = strtol(buf, &end, 10);
+	if (buf[0] == '\0' || *end != '\0' || errno != 0 || v < min ||
+	    v > max) {
+		snprintf(msg, sizeof(msg), "%s must be an integer in %ld..%ld",
+		    name, min, max);
+		api_fail(c, 0, CM_E_INVALID_REQUEST, msg);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+bool
+api_call(struct api_ctx *c, const struct pr_req *q, struct pr_rep *r)
+{
+	if (cm_rpc_call(c->store, q, r, API_RPC_TIMEOUT_MS) != CM_OK) {
+		api_fail(c, 0, r->err,
+		    r->err == CM_E_INTERNAL ? "internal error"
+		                            : "the store is not answering");
+		return false;
+	}
+	return true;
+}

@@ -1,0 +1,115 @@
+/*
+ * routes_meta.c: the routes about the service itself that need no token:
+ * GET /metrics and GET /api/v1/openapi.json.
+ *
+ * A scrape asks two processes for what only they know, each with a short
+ * timeout so that a dead source costs the scrape a bounded wait and its
+ * gauges, never the request counters: the store for the Spaces that are
+ * not closed (sup.list_active), and the supervisor's control socket for
+ * the actors' restart counts (sup.status).
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "metrics.h"
+#include "rpc.h"
+
+/* A scrape is retried by the scraper: waiting longer buys nothing. */
+#define META_STORE_TIMEOUT_MS 2000
+#define META_SUP_TIMEOUT_MS 1000
+
+/* The supervisor's control socket, opened on the first scrape and kept:
+ * the dial retries in the background when the supervisor restarts. */
+static struct {
+	pthread_mutex_t lock;
+	bool open;
+	nng_socket s;
+} sup = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static bool
+sup_socket(const struct cm_config *cfg, nng_socket *out)
+{
+	char url[CM_PATH_MAX];
+	bool ok;
+
+	pthread_mutex_lock(&sup.lock);
+	if (!sup.open &&
+	    cm_ipc_url(url, sizeof(url), cfg->run_dir, "supervisor.ipc") == 0 &&
+	    cm_rpc_open(&sup.s, url) == 0)
+		sup.open = true;
+	*out = sup.s;
+	ok = sup.open;
+	pthread_mutex_unlock(&sup.lock);
+	return ok;
+}
+
+static void
+scrape_store(struct api_ctx *c)
+{
+	struct pr_req q;
+	struct pr_rep r;
+
+	memset(&q, 0, sizeof(q));
+	memset(&r, 0, sizeof(r));
+	q.op = PR_OP_SUP_LIST_ACTIVE; /* every host: host stays NULL */
+	if (cm_rpc_call(c->store, &q, &r, META_STORE_TIMEOUT_MS) == CM_OK &&
+	    r.err == CM_OK)
+		api_metrics_gauge_spaces((long)r.n_spaces);
+	else
+		api_metrics_gauge_spaces(-1);
+	pr_rep_free(&r);
+}
+
+static void
+scrape_supervisor(struct api_ctx *c)
+{
+	struct pr_req q;
+	struct pr_rep r;
+	nng_socket s;
+
+	memset(&q, 0, sizeof(q));
+	memset(&r, 0, sizeof(r));
+	q.op = PR_OP_SUP_STATUS;
+	if (sup_socket(c->cfg, &s) &&
+	    cm_rpc_call(s, &q, &r, META_SUP_TIMEOUT_MS) == CM_OK &&
+	    r.err == CM_OK)
+		api_metrics_actor_restarts(r.children, (long)r.n_children);
+	else
+		api_metrics_actor_restarts(NULL, -1);
+	pr_rep_free(&r);
+}
+
+void
+api_metrics_get(struct api_ctx *c)
+{
+	char *text;
+
+	scrape_store(c);
+	scrape_supervisor(c);
+	if ((text = api_metrics_render()) == NULL) {
+		api_fail(c, 500, CM_E_INTERNAL, "out of memory");
+		return;
+	}
+	free(c->res->body);
+	c->res->status = 200;
+	c->res->body = text;
+	c->res->content_type = "text/plain; version=0.0.4; charset=utf-8";
+}
+
+void
+api_openapi_get(struct api_ctx *c)
+{
+	char *doc = malloc(api_openapi_json_len + 1);
+
+	if (doc == NULL) {
+		api_fail(c, 500, CM_E_INTERNAL, "out of memory");
+		return;
+	}
+	memcpy(doc, api_openapi_json, api_openapi_json_len + 1);
+	free(c->res->body);
+	c->res->status = 200;
+	c->res->body = doc;
+	c->res->content_type = NULL; /* application/json */
+}

@@ -1,0 +1,475 @@
+/*
+ * routes_space.c: the Space routes of SPEC section 2.  Each handler
+ * authorizes through the one authz module, calls the store, and answers
+ * through the one set of builders.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "clock.h"
+#include "events.h"
+
+static struct pr_req
+req_for(const struct api_ctx *c, enum pr_op op)
+{
+	struct pr_req q;
+
+	memset(&q, 0, sizeof(q));
+	q.op = op;
+	q.workspace_id = c->workspace_id;
+	q.space_id = c->space_id;
+	return q;
+}
+
+/* Answers an authorization refusal; true when allowed. */
+static bool
+allowed(struct api_ctx *c, enum api_action a, const struct pr_space *sp,
+    const char *owner_type, const char *owner_id)
+{
+	const char *why = NULL;
+	enum cm_err e = api_authz_check(
+	    &c->id, a, c->workspace_id, sp, owner_type, owner_id, &why);
+
+	if (e == CM_OK)
+		return true;
+	api_fail(c, 0, e, why && *why ? why : NULL);
+	return false;
+}
+
+/*
+ * Loads the Space of the path and checks the caller may act on it.  The
+ * caller frees *r.  A Space the store does not know (or that belongs to
+ * another workspace) is judged with no Space: 403 for a non-member, 404
+ * for everyone else.
+ */
+static bool
+space_for(struct api_ctx *c, enum api_action a, struct pr_rep *r)
+{
+	struct pr_req q = req_for(c, PR_OP_SPACE_GET);
+
+	if (!api_call(c, &q, r))
+		return false;
+	if (r->err != CM_OK && r->err != CM_E_NOT_FOUND) {
+		api_fail_rep(c, r);
+		return false;
+	}
+	return allowed(
+	    c, a, r->err == CM_OK ? &r->spaces[0] : NULL, NULL, NULL);
+}
+
+void
+api_space_list(struct api_ctx *c)
+{
+	struct pr_req q = req_for(c, PR_OP_SPACE_LIST);
+	char status[16], owner[CM_ID_MAX + 2];
+	const char *filter = NULL, *why = NULL;
+	struct pr_rep r;
+	json_t *list;
+	enum cm_err e;
+	long limit;
+
+	if (!api_query_int(c, "limit", 1, CM_LIST_LIMIT_MAX,
+	        CM_LIST_LIMIT_DEFAULT, &limit))
+		return;
+	e = api_authz_list_filter(&c->id, c->workspace_id,
+	    api_query(c, "owner_id", owner, sizeof(owner)) && owner[0] ? owner
+	                                                               : NULL,
+	    &filter, &why);
+	if (e != CM_OK) {
+		api_fail(c, 0, e, why);
+		return;
+	}
+	if (api_query(c, "status", status, sizeof(status)) && status[0])
+		q.status = status;
+	q.owner_id = filter;
+	q.limit = limit;
+	q.space_id = NULL;
+	if (!api_call(c, &q, &r))
+		return;
+	if (r.err != CM_OK) {
+		api_fail_rep(c, &r);
+	} else {
+		list = json_array();
+		for (size_t i = 0; i < r.n_spaces; i++)
+			json_array_append_new(
+			    list, api_dto_space(&r.spaces[i], NULL));
+		api_ok(c, 200, list);
+	}
+	pr_rep_free(&r);
+}
+
+void
+api_space_create(struct api_ctx *c)
+{
+	static const char *const keys[] = {"browser_instance_id", "binding_id",
+	    "owner_type", "owner_id", "granted_capabilities", "request_id",
+	    NULL};
+	const char *granted[CM_GRANTED_MAX];
+	struct pr_req q = req_for(c, PR_OP_SPACE_CREATE);
+	struct pr_rep r;
+	json_t *body, *g, *item;
+	size_t i;
+
+	if ((body = api_body(c, keys, false)) == NULL)
+		return;
+	if (!api_body_str(c, body, "browser_instance_id", CM_ID_MAX, true,
+	        &q.browser_instance_id) ||
+	    !api_body_str(
+	        c, body, "binding_id", CM_ID_MAX, false, &q.binding_id) ||
+	    !api_body_str(c, body, "owner_type", 32, true, &q.owner_type) ||
+	    !api_body_str(c, body, "owner_id", CM_ID_MAX, true, &q.owner_id) ||
+	    !api_body_str(
+	        c, body, "request_id", CM_ID_MAX, false, &q.request_id))
+		goto out;
+	if ((g = json_object_get(body, "granted_capabilities")) != NULL) {
+		if (!json_is_array(g) || json_array_size(g) > CM_GRANTED_MAX) {
+			api_fail(c, 0, CM_E_INVALID_REQUEST,
+			    "granted_capabilities must be an array of at most "
+			    "32 names");
+			goto out;
+		}
+		json_array_foreach(g, i, item)
+		{
+			if (!json_is_string(item) ||
+			    json_string_length(item) == 0 ||
+			    json_string_length(item) > CM_CAPABILITY_MAX) {
+				api_fail(c, 0, CM_E_INVALID_REQUEST,
+				    "granted_capabilities must hold capability "
+				    "names");
+				goto out;
+			}
+			granted[i] = json_string_value(item);
+		}
+		q.granted.n = json_array_size(g);
+		q.granted.v = granted;
+	}
+	if (!allowed(c, API_ACT_SPACE_CREATE, NULL, q.owner_type, q.owner_id))
+		goto out;
+	q.space_id = NULL;
+	if (!api_call(c, &q, &r))
+		goto out;
+	if (r.err != CM_OK)
+		api_fail_rep(c, &r);
+	else
+		api_ok(c, r.created ? 201 : 200,
+		    api_dto_space(&r.spaces[0], NULL));
+	pr_rep_free(&r);
+out:
+	json_decref(body);
+}
+
+void
+api_space_get(struct api_ctx *c)
+{
+	struct pr_rep r;
+
+	if (space_for(c, API_ACT_SPACE_READ, &r))
+		api_ok(c, 200,
+		    api_dto_space(
+		        &r.spaces[0], r.n_tasks ? &r.tasks[0] : NULL));
+	pr_rep_free(&r);
+}
+
+static bool
+terminal(const char *status)
+{
+	return strcmp(status, "completed") == 0 ||
+	       strcmp(status, "failed") == 0 ||
+	       strcmp(status, "cancelled") == 0;
+}
+
+/*
+ * ?wait=SECONDS: answers 200 with the finished task, or 202 with the task
+ * as it stands when the wait runs out (SPEC 3 rule 3).
+ */
+static void
+wait_for_task(struct api_ctx *c, const struct pr_rep *submitted, long wait)
+{
+	int64_t deadline = cm_mono_ms() + wait * 1000;
+	struct pr_req q = req_for(c, PR_OP_TASK_GET);
+	struct pr_rep r;
+
+	q.task_id = submitted->tasks[0].task_id;
+	for (;;) {
+		api_events_wait(deadline);
+		if (!api_call(c, &q, &r))
+			return;
+		if (r.err != CM_OK) {
+			api_fail_rep(c, &r);
+			pr_rep_free(&r);
+			return;
+		}
+		if (terminal(r.tasks[0].status) || cm_mono_ms() >= deadline) {
+			api_ok(c, terminal(r.tasks[0].status) ? 200 : 202,
+			    api_dto_task(&r.tasks[0]));
+			pr_rep_free(&r);
+			return;
+		}
+		pr_rep_free(&r);
+	}
+}
+
+void
+api_task_submit(struct api_ctx *c)
+{
+	static const char *const keys[] = {
+	    "request_id", "capability", "args", "timeout_seconds", NULL};
+	struct pr_req q = req_for(c, PR_OP_TASK_SUBMIT);
+	struct pr_rep sp, r;
+	json_t *body, *args, *t;
+	char *args_text = NULL;
+	long wait;
+
+	if (!api_query_int(c, "wait", 0, CM_WAIT_MAX_S, 0, &wait))
+		return;
+	if ((body = api_body(c, keys, false)) == NULL)
+		return;
+	if (!api_body_str(
+	        c, body, "request_id", CM_ID_MAX, true, &q.request_id) ||
+	    !api_body_str(
+	        c, body, "capability", CM_CAPABILITY_MAX, true, &q.capability))
+		goto out;
+	args = json_object_get(body, "args");
+	if (args != NULL && !json_is_object(args)) {
+		api_fail(c, 0, CM_E_INVALID_ARGS, "args must be an object");
+		goto out;
+	}
+	if (args != NULL) {
+		args_text = json_dumps(args, JSON_COMPACT);
+		if (args_text == NULL || strlen(args_text) > CM_ARGS_MAX) {
+			api_fail(
+			    c, 0, CM_E_INVALID_ARGS, "args are over 16 KiB");
+			goto out;
+		}
+		q.args = args_text;
+	}
+	if ((t = json_object_get(body, "timeout_seconds")) != NULL) {
+		if (!json_is_integer(t) ||
+		    json_integer_value(t) < CM_TIMEOUT_MIN_S ||
+		    json_integer_value(t) > c->cfg->task_timeout_max) {
+			api_fail(c, 0, CM_E_INVALID_TIMEOUT,
+			    "timeout_seconds must be an integer in 1..600");
+			goto out;
+		}
+		q.timeout_ms = json_integer_value(t) * 1000;
+	}
+	if (!space_for(c, API_ACT_SPACE_SUBMIT, &sp)) {
+		pr_rep_free(&sp);
+		goto out;
+	}
+	pr_rep_free(&sp);
+	if (!api_call(c, &q, &r))
+		goto out;
+	if (r.err == CM_E_RUNTIME_NOT_READY && r.n_tasks == 1) {
+		/* The failed task is on record: it is the answer's data. */
+		json_t *env = json_pack("{s:o, s:{s:s, s:s, s:b}}", "data",
+		    api_dto_task(&r.tasks[0]), "error", "code",
+		    cm_err_code(r.err), "message", r.msg ? r.msg : "",
+		    "retryable", true);
+		free(c->res->body);
+		c->res->status = 503;
+		c->res->body = json_dumps(env, JSON_COMPACT);
+		json_decref(env);
+	} else if (r.err != CM_OK) {
+		api_fail_rep(c, &r);
+	} else if (wait > 0 && !terminal(r.tasks[0].status)) {
+		wait_for_task(c, &r, wait);
+	} else {
+		api_ok(c, terminal(r.tasks[0].status) || !r.created ? 200 : 202,
+		    api_dto_task(&r.tasks[0]));
+	}
+	pr_rep_free(&r);
+out:
+	free(args_text);
+	json_decref(body);
+}
+
+void
+api_task_list(struct api_ctx *c)
+{
+	struct pr_req q = req_for(c, PR_OP_TASK_LIST);
+	struct pr_rep sp, r;
+	json_t *list;
+	long limit;
+
+	if (!api_query_int(c, "limit", 1, CM_LIST_LIMIT_MAX,
+	        CM_LIST_LIMIT_DEFAULT, &limit))
+		return;
+	if (!space_for(c, API_ACT_SPACE_READ, &sp)) {
+		pr_rep_free(&sp);
+		return;
+	}
+	pr_rep_free(&sp);
+	q.limit = limit;
+	if (!api_call(c, &q, &r))
+		return;
+	if (r.err != CM_OK) {
+		api_fail_rep(c, &r);
+	} else {
+		list = json_array();
+		for (size_t i = 0; i < r.n_tasks; i++)
+			json_array_append_new(list, api_dto_task(&r.tasks[i]));
+		api_ok(c, 200, list);
+	}
+	pr_rep_free(&r);
+}
+
+void
+api_task_get(struct api_ctx *c)
+{
+	struct pr_req q = req_for(c, PR_OP_TASK_GET);
+	struct pr_rep sp, r;
+
+	if (!space_for(c, API_ACT_SPACE_READ, &sp)) {
+		pr_rep_free(&sp);
+		return;
+	}
+	pr_rep_free(&sp);
+	q.task_id = c->task_id;
+	if (!api_call(c, &q, &r))
+		return;
+	if (r.err != CM_OK)
+		api_fail_rep(c, &r);
+	else
+		api_ok(c, 200, api_dto_task(&r.tasks[0]));
+	pr_rep_free(&r);
+}
+
+void
+api_space_cancel(struct api_ctx *c)
+{
+	static const char *const keys[] = {"task_id", NULL};
+	struct pr_req q = req_for(c, PR_OP_TASK_CANCEL);
+	struct pr_rep sp, r;
+	json_t *body;
+
+	if ((body = api_body(c, keys, true)) == NULL)
+		return;
+	if (!api_body_str(c, body, "task_id", CM_ID_MAX, false, &q.task_id))
+		goto out;
+	if (!space_for(c, API_ACT_SPACE_CANCEL, &sp)) {
+		pr_rep_free(&sp);
+		goto out;
+	}
+	pr_rep_free(&sp);
+	if (!api_call(c, &q, &r))
+		goto out;
+	if (r.err != CM_OK)
+		api_fail_rep(c, &r);
+	else /* 202 until the executor has acknowledged and cleaned up */
+		api_ok(c, terminal(r.tasks[0].status) ? 200 : 202,
+		    api_dto_task(&r.tasks[0]));
+	pr_rep_free(&r);
+out:
+	json_decref(body);
+}
+
+void
+api_space_close(struct api_ctx *c)
+{
+	struct pr_req q = req_for(c, PR_OP_SPACE_CLOSE);
+	struct pr_rep sp, r;
+
+	if (c->req->body_len > 0) {
+		json_t *body = api_body(c, (const char *const[]){NULL}, true);
+		if (body == NULL)
+			return;
+		json_decref(body);
+	}
+	if (!space_for(c, API_ACT_SPACE_CLOSE, &sp)) {
+		pr_rep_free(&sp);
+		return;
+	}
+	pr_rep_free(&sp);
+	if (!api_call(c, &q, &r))
+		return;
+	if (r.err != CM_OK)
+		api_fail_rep(c, &r);
+	else /* closed only once the actor has torn the browser down */
+		api_ok(c, strcmp(r.spaces[0].status, "closed") == 0 ? 200 : 202,
+		    api_dto_space(
+		        &r.spaces[0], r.n_tasks ? &r.tasks[0] : NULL));
+	pr_rep_free(&r);
+}
+
+void
+api_event_list(struct api_ctx *c)
+{
+	struct pr_req q = req_for(c, PR_OP_EVENT_LIST);
+	struct pr_rep sp, r;
+	long after, limit;
+	json_t *list;
+
+	if (!api_query_int(c, "after_sequence", 0, INT32_MAX, 0, &after) ||
+	    !api_query_int(c, "limit", 1, CM_EVENTS_LIMIT_MAX,
+	        CM_EVENTS_LIMIT_DEFAULT, &limit))
+		return;
+	if (!space_for(c, API_ACT_SPACE_READ, &sp)) {
+		pr_rep_free(&sp);
+		return;
+	}
+	pr_rep_free(&sp);
+	if (c->req->accept != NULL &&
+	    strstr(c->req->accept, "text/event-stream") != NULL) {
+		/* Last-Event-ID, when the client reconnects, wins. */
+		if (c->req->last_event_id != NULL) {
+			char *end;
+			long long v = strtoll(c->req->last_event_id, &end, 10);
+
+			if (*end != '\0' || v < 0) {
+				api_fail(c, 0, CM_E_INVALID_REQUEST,
+				    "Last-Event-ID must be a sequence number");
+				return;
+			}
+			after = (long)v;
+		}
+		if (c->conn == NULL ||
+		    nng_http_hijack((nng_http_conn *)c->conn) != 0) {
+			api_fail(c, 500, CM_E_INTERNAL, "cannot stream");
+			return;
+		}
+		c->hijacked = true;
+		api_sse_serve(c, (nng_http_conn *)c->conn, after);
+		return;
+	}
+	q.after_sequence = after;
+	q.limit = limit;
+	if (!api_call(c, &q, &r))
+		return;
+	if (r.err != CM_OK) {
+		api_fail_rep(c, &r);
+	} else {
+		list = json_array();
+		for (size_t i = 0; i < r.n_events; i++)
+			json_array_append_new(
+			    list, api_dto_event(&r.events[i]));
+		api_ok(c, 200, list);
+	}
+	pr_rep_free(&r);
+}
+
+void
+api_instance_list(struct api_ctx *c)
+{
+	struct pr_req q = req_for(c, PR_OP_INSTANCE_LIST);
+	struct pr_rep r;
+	json_t *list;
+
+	if (!allowed(c, API_ACT_INSTANCE_LIST, NULL, NULL, NULL))
+		return;
+	q.space_id = NULL;
+	if (!api_call(c, &q, &r))
+		return;
+	if (r.err != CM_OK) {
+		api_fail_rep(c, &r);
+	} else {
+		list = json_array();
+		for (size_t i = 0; i < r.n_instances; i++)
+			json_array_append_new(
+			    list, api_dto_instance(&r.instances[i]));
+		api_ok(c, 200, list);
+	}
+	pr_rep_free(&r);
+}

@@ -1,0 +1,33 @@
+/*
+ * token.h: API bearer tokens (SPEC 1, 4).
+ *
+ * A token is "spd_" followed by CM_TOKEN_RANDOM bytes from getrandom(2)
+ * in unpadded base64url.  Only its SHA-256, in lowercase hex, is ever
+ * stored; the token itself is shown once, to whoever asked for it, and
+ * never logged.
+ */
+#ifndef CM_TOKEN_H
+#define CM_TOKEN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "limits.h"
+
+#define CM_TOKEN_PREFIX "spd_"
+
+/* Writes a new NUL-terminated token of CM_TOKEN_LEN - 1 characters. */
+void cm_token_new(char out[CM_TOKEN_LEN]);
+
+/*
+ * Writes the lowercase hex SHA-256 of the len bytes at token (any bytes;
+ * the token need not be one cm_token_new made) and a NUL into out.
+ * Returns 0, or -1 when len is 0 or above CM_TOKEN_MAX, or when libcrypto
+ * fails (out is then an empty string).
+ */
+int cm_token_hash(const char *token, size_t len, char out[CM_TOKEN_HASH_LEN]);
+
+/* True when the len bytes at s have the shape cm_token_new produces. */
+bool cm_token_valid(const char *s, size_t len);
+
+#endif
