@@ -59,14 +59,45 @@ space_for(struct api_ctx *c, enum api_action a, struct pr_rep *r)
 	    c, a, r->err == CM_OK ? &r->spaces[0] : NULL, NULL, NULL);
 }
 
+/* The lists a route can answer with. */
+enum list_of { LIST_SPACES, LIST_TASKS, LIST_EVENTS, LIST_INSTANCES };
+
+/* Calls the store and answers 200 with the reply's list of one kind. */
+static void
+answer_list(struct api_ctx *c, const struct pr_req *q, enum list_of what)
+{
+	struct pr_rep r;
+	json_t *list;
+	size_t n;
+
+	if (!api_call(c, q, &r))
+		return;
+	if (r.err != CM_OK) {
+		api_fail_rep(c, &r);
+		pr_rep_free(&r);
+		return;
+	}
+	n = what == LIST_SPACES   ? r.n_spaces
+	    : what == LIST_TASKS  ? r.n_tasks
+	    : what == LIST_EVENTS ? r.n_events
+	                          : r.n_instances;
+	list = json_array();
+	for (size_t i = 0; list != NULL && i < n; i++)
+		json_array_append_new(list,
+		    what == LIST_SPACES   ? api_dto_space(&r.spaces[i], NULL)
+		    : what == LIST_TASKS  ? api_dto_task(&r.tasks[i])
+		    : what == LIST_EVENTS ? api_dto_event(&r.events[i])
+		                          : api_dto_instance(&r.instances[i]));
+	api_ok(c, 200, list);
+	pr_rep_free(&r);
+}
+
 void
 api_space_list(struct api_ctx *c)
 {
 	struct pr_req q = req_for(c, PR_OP_SPACE_LIST);
 	char status[16], owner[CM_ID_MAX + 2];
 	const char *filter = NULL, *why = NULL;
-	struct pr_rep r;
-	json_t *list;
 	enum cm_err e;
 	long limit;
 
@@ -86,18 +117,7 @@ api_space_list(struct api_ctx *c)
 	q.owner_id = filter;
 	q.limit = limit;
 	q.space_id = NULL;
-	if (!api_call(c, &q, &r))
-		return;
-	if (r.err != CM_OK) {
-		api_fail_rep(c, &r);
-	} else {
-		list = json_array();
-		for (size_t i = 0; i < r.n_spaces; i++)
-			json_array_append_new(
-			    list, api_dto_space(&r.spaces[i], NULL));
-		api_ok(c, 200, list);
-	}
-	pr_rep_free(&r);
+	answer_list(c, &q, LIST_SPACES);
 }
 
 void
@@ -290,8 +310,7 @@ void
 api_task_list(struct api_ctx *c)
 {
 	struct pr_req q = req_for(c, PR_OP_TASK_LIST);
-	struct pr_rep sp, r;
-	json_t *list;
+	struct pr_rep sp;
 	long limit;
 
 	if (!api_query_int(c, "limit", 1, CM_LIST_LIMIT_MAX,
@@ -303,17 +322,7 @@ api_task_list(struct api_ctx *c)
 	}
 	pr_rep_free(&sp);
 	q.limit = limit;
-	if (!api_call(c, &q, &r))
-		return;
-	if (r.err != CM_OK) {
-		api_fail_rep(c, &r);
-	} else {
-		list = json_array();
-		for (size_t i = 0; i < r.n_tasks; i++)
-			json_array_append_new(list, api_dto_task(&r.tasks[i]));
-		api_ok(c, 200, list);
-	}
-	pr_rep_free(&r);
+	answer_list(c, &q, LIST_TASKS);
 }
 
 void
@@ -398,9 +407,8 @@ void
 api_event_list(struct api_ctx *c)
 {
 	struct pr_req q = req_for(c, PR_OP_EVENT_LIST);
-	struct pr_rep sp, r;
+	struct pr_rep sp;
 	long after, limit;
-	json_t *list;
 
 	if (!api_query_int(c, "after_sequence", 0, INT32_MAX, 0, &after) ||
 	    !api_query_int(c, "limit", 1, CM_EVENTS_LIMIT_MAX,
@@ -436,40 +444,16 @@ api_event_list(struct api_ctx *c)
 	}
 	q.after_sequence = after;
 	q.limit = limit;
-	if (!api_call(c, &q, &r))
-		return;
-	if (r.err != CM_OK) {
-		api_fail_rep(c, &r);
-	} else {
-		list = json_array();
-		for (size_t i = 0; i < r.n_events; i++)
-			json_array_append_new(
-			    list, api_dto_event(&r.events[i]));
-		api_ok(c, 200, list);
-	}
-	pr_rep_free(&r);
+	answer_list(c, &q, LIST_EVENTS);
 }
 
 void
 api_instance_list(struct api_ctx *c)
 {
 	struct pr_req q = req_for(c, PR_OP_INSTANCE_LIST);
-	struct pr_rep r;
-	json_t *list;
 
 	if (!allowed(c, API_ACT_INSTANCE_LIST, NULL, NULL, NULL))
 		return;
 	q.space_id = NULL;
-	if (!api_call(c, &q, &r))
-		return;
-	if (r.err != CM_OK) {
-		api_fail_rep(c, &r);
-	} else {
-		list = json_array();
-		for (size_t i = 0; i < r.n_instances; i++)
-			json_array_append_new(
-			    list, api_dto_instance(&r.instances[i]));
-		api_ok(c, 200, list);
-	}
-	pr_rep_free(&r);
+	answer_list(c, &q, LIST_INSTANCES);
 }
