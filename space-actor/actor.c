@@ -491,7 +491,9 @@ actor_turn(struct actor *a)
 		}
 		if (cm_mono_ms() >= a->next_heartbeat_ms) {
 			heartbeat(a);
-			if (!a->running)
+			/* A cancel or close it just learnt of is acted on at once,
+			 * not after the next heartbeat. */
+			if (!a->running || a->cancel_wanted || a->closing)
 				return 1;
 		}
 		wake = min_wake(a->deadline_ms, a->next_heartbeat_ms);
