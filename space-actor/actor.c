@@ -491,8 +491,8 @@ actor_turn(struct actor *a)
 		}
 		if (cm_mono_ms() >= a->next_heartbeat_ms) {
 			heartbeat(a);
-			/* A cancel or close it just learnt of is acted on at once,
-			 * not after the next heartbeat. */
+			/* A cancel or close it just learnt of is acted on at
+			 * once, not after the next heartbeat. */
 			if (!a->running || a->cancel_wanted || a->closing)
 				return 1;
 		}
