@@ -84,6 +84,13 @@ void api_fail_rep(struct api_ctx *c, const struct pr_rep *rep);
  */
 json_t *api_body(struct api_ctx *c, const char *const *allowed, bool empty_ok);
 /*
+ * A member of a parsed body: 1 when present (and not null) with *out
+ * set, 0 when absent and optional, -1 when absent and required (answered
+ * 422).
+ */
+int api_body_member(
+    struct api_ctx *c, json_t *o, const char *key, bool required, json_t **out);
+/*
  * A string member of a parsed body: absent (or null) is fine unless
  * required; present, it must be 1..max bytes with no NUL.  *out borrows
  * from o.  Answers 422 and returns false otherwise.

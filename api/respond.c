@@ -82,21 +82,34 @@ api_body(struct api_ctx *c, const char *const *allowed, bool empty_ok)
 	return v;
 }
 
+int
+api_body_member(
+    struct api_ctx *c, json_t *o, const char *key, bool required, json_t **out)
+{
+	char msg[128];
+
+	*out = json_object_get(o, key);
+	if (*out != NULL && !json_is_null(*out))
+		return 1;
+	*out = NULL;
+	if (!required)
+		return 0;
+	snprintf(msg, sizeof(msg), "%s is required", key);
+	api_fail(c, 0, CM_E_INVALID_REQUEST, msg);
+	return -1;
+}
+
 bool
 api_body_str(struct api_ctx *c, json_t *o, const char *key, size_t max,
     bool required, const char **out)
 {
-	json_t *v = json_object_get(o, key);
+	json_t *v;
 	char msg[128];
+	int has = api_body_member(c, o, key, required, &v);
 
 	*out = NULL;
-	if (v == NULL || json_is_null(v)) {
-		if (!required)
-			return true;
-		snprintf(msg, sizeof(msg), "%s is required", key);
-		api_fail(c, 0, CM_E_INVALID_REQUEST, msg);
-		return false;
-	}
+	if (has <= 0)
+		return has == 0;
 	if (!json_is_string(v) || json_string_length(v) == 0 ||
 	    json_string_length(v) > max ||
 	    strlen(json_string_value(v)) != json_string_length(v)) {

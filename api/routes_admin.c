@@ -47,17 +47,13 @@ static bool
 body_object(struct api_ctx *c, json_t *o, const char *key, size_t max,
     bool required, char **text)
 {
-	json_t *v = json_object_get(o, key);
+	json_t *v;
 	char msg[128];
+	int has = api_body_member(c, o, key, required, &v);
 
 	*text = NULL;
-	if (v == NULL || json_is_null(v)) {
-		if (!required)
-			return true;
-		snprintf(msg, sizeof(msg), "%s is required", key);
-		api_fail(c, 0, CM_E_INVALID_REQUEST, msg);
-		return false;
-	}
+	if (has <= 0)
+		return has == 0;
 	if (!json_is_object(v)) {
 		snprintf(msg, sizeof(msg), "%s must be an object", key);
 		api_fail(c, 0, CM_E_INVALID_REQUEST, msg);

@@ -427,7 +427,8 @@ Test(api, task_runs_and_events_replay_in_order, .fini = tk_cleanup)
 	json_decref(out);
 
 	/* ?wait: the finished task, 200; out of range, 422. */
-	cr_assert_eq(call(&e, "POST", strcat(path, "?wait=10"), e.manager,
+	snprintf(path + strlen(path), sizeof(path) - strlen(path), "?wait=10");
+	cr_assert_eq(call(&e, "POST", path, e.manager,
 	                 "{\"request_id\": \"w1\", \"capability\": \"sleep\", "
 	                 "\"args\": {\"ms\": 50}}",
 	                 &out),
