@@ -116,6 +116,9 @@ bool api_call(struct api_ctx *c, const struct pr_req *q, struct pr_rep *r);
 /* Resolves the bearer token into c->id; answers 401 and returns false. */
 bool api_authenticate(struct api_ctx *c);
 void api_auth_release(struct api_ctx *c);
+/* Forgets every cached resolution (after a change to principals, tokens
+ * or memberships). */
+void api_auth_cache_clear(void);
 
 /* --- records as JSON (dto.c): the only builders of response bodies ----- */
 

@@ -155,6 +155,10 @@ api_dispatch(struct api_ctx *c)
 	if (routes[i].auth && !api_authenticate(c))
 		return;
 	routes[i].fn(c);
+	/* Provisioning may have changed who a token is or may do. */
+	if (strncmp(c->req->path, "/api/v1/admin/", 14) == 0 &&
+	    strcmp(c->req->method, "GET") != 0)
+		api_auth_cache_clear();
 }
 
 bool

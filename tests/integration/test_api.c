@@ -499,3 +499,52 @@ Test(api, runtime_not_ready_persists_a_failed_task, .fini = tk_cleanup)
 	json_decref(out);
 	env_stop(&e);
 }
+
+struct revoked_wait {
+	struct api_env *e;
+	const char *token;
+	const char *path;
+};
+
+static bool
+refused(void *arg)
+{
+	struct revoked_wait *w = arg;
+
+	return call(w->e, "GET", w->path, w->token, NULL, NULL) == 401;
+}
+
+/* A token revoked behind the api's back (straight in the store, as another
+ * api process would) stops working once its cached lookup ages out. */
+Test(api, token_revoked_elsewhere_stops_working, .fini = tk_cleanup)
+{
+	static struct api_env e;
+	char path[256], token[CM_TOKEN_LEN], hash[CM_TOKEN_HASH_LEN];
+	char token_id[CM_ID_MAX + 1];
+	struct revoked_wait w;
+	struct pr_req q;
+	struct pr_rep r;
+
+	env_start(&e, "api7", 1);
+	cm_token_new(token);
+	cr_assert_eq(cm_token_hash(token, strlen(token), hash), 0);
+	memset(&q, 0, sizeof(q));
+	q.op = PR_OP_TOKEN_ISSUE;
+	q.principal_id = e.w.operator_id;
+	q.token_hash = hash;
+	cr_assert_eq(tk_call(e.s, &q, &r), CM_OK);
+	snprintf(token_id, sizeof(token_id), "%s", r.tokens[0].token_id);
+	pr_rep_free(&r);
+
+	spaces_path(&e, path, sizeof(path), NULL);
+	cr_assert_eq(call(&e, "GET", path, token, NULL, NULL), 200);
+	memset(&q, 0, sizeof(q));
+	q.op = PR_OP_TOKEN_REVOKE;
+	q.token_id = token_id;
+	cr_assert_eq(tk_call(e.s, &q, &r), CM_OK);
+	pr_rep_free(&r);
+	w = (struct revoked_wait){&e, token, path};
+	cr_assert(
+	    tk_wait_until(refused, &w, 5000), "a revoked token kept working");
+	env_stop(&e);
+}
