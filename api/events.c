@@ -200,7 +200,8 @@ sse_flush(struct sse *s)
 static void
 sse_free(struct sse *s)
 {
-	nng_aio_stop(s->aio); /* waits for the write callback */
+	/* Aborts a write in flight and waits for its callback. */
+	nng_aio_stop(s->aio);
 	nng_http_conn_close(s->conn);
 	nng_aio_free(s->aio);
 	free(s->out);
@@ -303,7 +304,9 @@ pump(void)
 	for (pp = &ev.clients; *pp != NULL;) {
 		struct sse *s = *pp;
 
-		if (s->out == NULL && (s->dead || (s->ending && s->len == 0))) {
+		/* A dead stream goes even with a write stuck in flight:
+		 * sse_free aborts that write before closing the connection. */
+		if (s->dead || (s->out == NULL && s->ending && s->len == 0)) {
 			*pp = s->next;
 			s->next = done;
 			done = s;

@@ -2,16 +2,22 @@
  * Live events (SPEC 5): Server-Sent Events with replay, Last-Event-ID and
  * the end after space_closed; and the external nng PUB socket.
  */
+#include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <jansson.h>
+#include <netinet/in.h>
 #include <nng/nng.h>
 #include <nng/protocol/pubsub0/sub.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include "clock.h"
 #include "testkit.h"
 #include "token.h"
 
@@ -229,5 +235,97 @@ Test(events_http, nng_subscriber_gets_a_workspace_in_order, .fini = tk_cleanup)
 		nng_msg_free(m);
 	}
 	nng_close(sub);
+	env_stop(&e);
+}
+
+/* Opens an SSE stream by hand on a socket with a tiny receive buffer, and
+ * never reads it. */
+static int
+stalled_reader(struct env *e)
+{
+	struct sockaddr_in sa;
+	char req[1024];
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), small = 1024;
+	int n;
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(
+	    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)), 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)e->p.http_port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	cr_assert_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	n = snprintf(req, sizeof(req),
+	    "GET %s/%s/events HTTP/1.1\r\nHost: localhost\r\n"
+	    "Authorization: Bearer %s\r\nAccept: text/event-stream\r\n\r\n",
+	    e->base, e->space, e->token);
+	cr_assert_eq(write(fd, req, (size_t)n), n);
+	return fd;
+}
+
+/* A reader that never reads is cut off; everyone else gets every event. */
+Test(events_http, stalled_reader_is_cut_off_without_stalling_others,
+    .fini = tk_cleanup)
+{
+	enum { N_TASKS = 2500 };
+	static struct env e;
+	static char msg[1001], body[1400], buf[65536];
+	struct stream st = {&e, NULL, NULL, 0};
+	char path[512];
+	bool eof = false, closed_seen = false;
+	int64_t deadline;
+	size_t got = 0;
+	pthread_t t;
+	int fd, n;
+
+	env_start(&e, "slow");
+	fd = stalled_reader(&e);
+	pthread_create(&t, NULL, follow, &st);
+	/*
+	 * More than the stalled stream's 256 KiB and all the kernel will hold
+	 * for it (a send buffer grows to 4 MiB here): failed tasks carrying a
+	 * 1 KiB message, about 1.9 KiB of events each.
+	 */
+	memset(msg, 'm', sizeof(msg) - 1);
+	snprintf(path, sizeof(path), "%s/%s/tasks?wait=10", e.base, e.space);
+	for (int i = 0; i < N_TASKS; i++) {
+		snprintf(body, sizeof(body),
+		    "{\"request_id\": \"r%d\", \"capability\": \"fail\", "
+		    "\"args\": {\"code\": \"runtime_error\", \"message\": "
+		    "\"%s\"}}",
+		    i, msg);
+		cr_assert_eq(
+		    tk_http(&e.p, "POST", path, e.token, body, NULL, NULL),
+		    200);
+	}
+	cr_assert_eq(post(&e, "close", NULL) / 100, 2);
+	pthread_join(t, NULL);
+	cr_assert_eq(st.status, 200);
+	/* opened, 3 per task, closed: nothing missing for the live reader */
+	cr_assert_eq(check_stream(st.text, 1), 3 * N_TASKS + 2);
+	free(st.text);
+
+	/* The stalled one was dropped: its stream ends before the close. */
+	deadline = cm_mono_ms() + 20000;
+	while (!eof && cm_mono_ms() < deadline) {
+		struct pollfd pfd = {fd, POLLIN, 0};
+
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		n = (int)read(fd, buf, sizeof(buf) - 1);
+		if (n <= 0) {
+			eof = true;
+			break;
+		}
+		buf[n] = '\0';
+		got += (size_t)n;
+		if (strstr(buf, "event: space_closed") != NULL)
+			closed_seen = true;
+	}
+	close(fd);
+	cr_assert(eof, "the stalled stream was never closed");
+	cr_assert_not(closed_seen, "the stalled reader got the whole log");
+	cr_assert_gt(got, 0);
 	env_stop(&e);
 }
