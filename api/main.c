@@ -30,7 +30,7 @@
 /* Workers block on the store and on ?wait= long-polls (30 s at most):
  * enough of them that a few long-polls leave room for everyone else. */
 #define API_WORKERS 16
-#define API_COLLECT_MAX (1024 * 1024) /* nng answers 400 beyond this */
+#define API_BODY_TIMEOUT_MS 10000 /* a body must arrive in this time */
 #define EXIT_PERMANENT 100
 
 struct job {
@@ -88,6 +88,72 @@ answer(nng_aio *aio, const struct api_res *res)
 	nng_aio_finish(aio, 0);
 }
 
+/*
+ * Reads the request body ourselves, so that its size is judged from
+ * Content-Length before a byte of it is read: a body over CM_BODY_MAX is
+ * answered 413 however large it claims to be, and memory is only ever
+ * taken for bodies within the bound.  Returns 0 with *body (malloc'd, or
+ * NULL when there is none), or -1 with the answer set.
+ */
+static int
+read_body(struct api_ctx *c, nng_http_req *hreq, void **body, size_t *len)
+{
+	const char *cl = nng_http_req_get_header(hreq, "Content-Length");
+	const char *te = nng_http_req_get_header(hreq, "Transfer-Encoding");
+	nng_aio *aio;
+	nng_iov iov;
+	char *end;
+	unsigned long long n;
+	int rv;
+
+	*body = NULL;
+	*len = 0;
+	if (te != NULL) {
+		api_fail(c, 0, CM_E_INVALID_REQUEST,
+		    "a body must come with Content-Length");
+		return -1;
+	}
+	if (cl == NULL)
+		return 0;
+	errno = 0;
+	n = strtoull(cl, &end, 10);
+	if (errno != 0 || end == cl || *end != '\0') {
+		api_fail(c, 0, CM_E_INVALID_REQUEST, "bad Content-Length");
+		return -1;
+	}
+	if (n > CM_BODY_MAX) {
+		api_fail(
+		    c, 0, CM_E_PAYLOAD_TOO_LARGE, "the body is over 64 KiB");
+		return -1;
+	}
+	if (n == 0)
+		return 0;
+	if ((*body = malloc((size_t)n + 1)) == NULL ||
+	    nng_aio_alloc(&aio, NULL, NULL) != 0) {
+		free(*body);
+		*body = NULL;
+		api_fail(c, 500, CM_E_INTERNAL, "out of memory");
+		return -1;
+	}
+	iov.iov_buf = *body;
+	iov.iov_len = (size_t)n;
+	nng_aio_set_iov(aio, 1, &iov);
+	nng_aio_set_timeout(aio, API_BODY_TIMEOUT_MS);
+	nng_http_conn_read_all(c->conn, aio);
+	nng_aio_wait(aio);
+	rv = nng_aio_result(aio);
+	nng_aio_free(aio);
+	if (rv != 0) {
+		free(*body);
+		*body = NULL;
+		api_fail(c, 0, CM_E_INVALID_REQUEST, "the body did not arrive");
+		return -1;
+	}
+	((char *)*body)[n] = '\0';
+	*len = (size_t)n;
+	return 0;
+}
+
 static void
 run_job(nng_aio *aio)
 {
@@ -106,9 +172,8 @@ run_job(nng_aio *aio)
 	snprintf(req.path, sizeof(req.path), "%.*s",
 	    (int)(qs ? (size_t)(qs - uri) : strlen(uri)), uri);
 	snprintf(req.query, sizeof(req.query), "%s", qs ? qs + 1 : "");
-	nng_http_req_get_data(hreq, &body, &len);
-	req.body = body;
-	req.body_len = len;
+	body = NULL;
+	len = 0;
 	req.authorization = nng_http_req_get_header(hreq, "Authorization");
 	req.accept = nng_http_req_get_header(hreq, "Accept");
 	req.last_event_id = nng_http_req_get_header(hreq, "Last-Event-ID");
@@ -121,8 +186,12 @@ run_job(nng_aio *aio)
 	c.conn = nng_aio_get_input(aio, 2);
 	if (strlen(uri) > CM_URL_MAX)
 		api_fail(&c, 0, CM_E_INVALID_REQUEST, "the URL is too long");
-	else
+	else if (read_body(&c, hreq, &body, &len) == 0) {
+		req.body = body;
+		req.body_len = len;
 		api_dispatch(&c);
+	}
+	free(body);
 	api_auth_release(&c);
 	/* A hijacked stream answered 200 itself; no body will be a 500. */
 	api_metrics_request(c.route, req.method,
@@ -187,8 +256,8 @@ start_server(const struct cm_config *cfg, nng_http_server **out)
 	if ((rv = nng_http_handler_alloc(&h, "/", http_cb)) != 0 ||
 	    (rv = nng_http_handler_set_method(h, NULL)) != 0 ||
 	    (rv = nng_http_handler_set_tree(h)) != 0 ||
-	    (rv = nng_http_handler_collect_body(h, true, API_COLLECT_MAX)) !=
-	        0 ||
+	    /* Bodies are read by the worker, after a look at their size. */
+	    (rv = nng_http_handler_collect_body(h, false, (size_t)-1)) != 0 ||
 	    (rv = nng_http_server_add_handler(*out, h)) != 0)
 		return rv;
 	return nng_http_server_start(*out);

@@ -334,6 +334,17 @@ Test(api, bad_input_is_rejected_with_its_code, .fini = tk_cleanup)
 	cr_assert_str_eq(error_code(out), "payload_too_large");
 	json_decref(out);
 	free(big);
+	/* Judged by its Content-Length, however large: never read whole. */
+	n = 2 * 1024 * 1024;
+	big = malloc(n + 1);
+	memset(big, ' ', n);
+	big[0] = '{';
+	big[n - 1] = '}';
+	big[n] = '\0';
+	cr_assert_eq(call(&e, "POST", path, e.manager, big, &out), 413);
+	cr_assert_str_eq(error_code(out), "payload_too_large");
+	json_decref(out);
+	free(big);
 
 	spaces_path(&e, path, sizeof(path), "?limit=101");
 	cr_assert_eq(call(&e, "GET", path, e.manager, NULL, NULL), 422);
