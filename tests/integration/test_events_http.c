@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -189,6 +190,15 @@ Test(events_http, nng_subscriber_gets_a_workspace_in_order, .fini = tk_cleanup)
 	env_start(&e, "pub");
 	cr_assert_eq(
 	    cm_ipc_url(url, sizeof(url), e.p.run_dir, "events.ipc"), 0);
+	{
+		char file[256];
+		struct stat sb;
+
+		snprintf(file, sizeof(file), "%s/events.ipc", e.p.run_dir);
+		cr_assert_eq(stat(file, &sb), 0);
+		cr_assert_eq(sb.st_mode & 0777, 0660, "events.ipc mode %o",
+		    (unsigned)(sb.st_mode & 0777));
+	}
 	cr_assert_eq(nng_sub0_open(&sub), 0);
 	snprintf(topic, sizeof(topic), "space/%s/", e.w.workspace_id);
 	cr_assert_eq(
@@ -327,5 +337,36 @@ Test(events_http, stalled_reader_is_cut_off_without_stalling_others,
 	cr_assert(eof, "the stalled stream was never closed");
 	cr_assert_not(closed_seen, "the stalled reader got the whole log");
 	cr_assert_gt(got, 0);
+	env_stop(&e);
+}
+
+/* An idle stream gets a comment heartbeat (every 15 s). */
+Test(events_http, idle_stream_gets_a_heartbeat, .fini = tk_cleanup)
+{
+	static struct env e;
+	static char buf[65536];
+	bool beat = false;
+	int64_t deadline;
+	size_t got = 0;
+	int fd, n;
+
+	env_start(&e, "beat");
+	fd = stalled_reader(&e);
+	deadline = cm_mono_ms() + 25000;
+	while (!beat && cm_mono_ms() < deadline) {
+		struct pollfd pfd = {fd, POLLIN, 0};
+
+		if (poll(&pfd, 1, 200) <= 0)
+			continue;
+		n = (int)read(fd, buf + got, sizeof(buf) - 1 - got);
+		cr_assert_gt(n, 0, "the stream ended");
+		got += (size_t)n;
+		buf[got] = '\0';
+		beat = strstr(buf, "\n: heartbeat\n\n") != NULL;
+	}
+	close(fd);
+	cr_assert(beat, "no heartbeat on an idle stream");
+	/* The replay came first: the Space's opening event. */
+	cr_assert_not_null(strstr(buf, "event: space_opened"));
 	env_stop(&e);
 }
