@@ -362,7 +362,8 @@ tk_http(const struct tk_proc *p, const char *method, const char *path,
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, http_collect);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &buf);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 30000L);
+	/* Long enough for a stream that lasts a whole test under ASan. */
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 180000L);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	if (curl_easy_perform(c) == CURLE_OK)
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
