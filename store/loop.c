@@ -9,6 +9,7 @@
 #include <nng/nng.h>
 #include <nng/protocol/pubsub0/pub.h>
 #include <nng/protocol/reqrep0/rep.h>
+#include <nng/supplemental/util/platform.h>
 #include <nng/transport/ipc/ipc.h>
 #include <poll.h>
 #include <signal.h>
@@ -53,9 +54,93 @@ listen_private(nng_socket s, const char *url)
 
 static uint64_t st_requests, st_groups;
 
+/*
+ * Replies leave asynchronously.  nng_sendmsg waits for one of nng's task
+ * threads to acknowledge every message, a thread handoff per reply on the
+ * loop's critical path; an aio from this pool carries it instead, and
+ * its callback returns the slot.  With every slot in flight a reply waits
+ * the plain way.
+ */
+struct reply_slot {
+	struct replier *r;
+	nng_aio *aio;
+	int idx;
+};
+
+struct replier {
+	nng_socket sock;
+	nng_mtx *mtx;
+	struct reply_slot slot[CM_GROUP_COMMIT_MAX];
+	int free[CM_GROUP_COMMIT_MAX];
+	int n_free;
+};
+
+static void
+reply_sent(void *arg)
+{
+	struct reply_slot *sl = arg;
+	struct replier *r = sl->r;
+
+	if (nng_aio_result(sl->aio) != 0)
+		nng_msg_free(nng_aio_get_msg(sl->aio)); /* the requester
+		                                           re-sends */
+	nng_mtx_lock(r->mtx);
+	r->free[r->n_free++] = sl->idx;
+	nng_mtx_unlock(r->mtx);
+}
+
+static int
+replier_init(struct replier *r, nng_socket sock)
+{
+	int rv;
+
+	memset(r, 0, sizeof(*r));
+	r->sock = sock;
+	if ((rv = nng_mtx_alloc(&r->mtx)) != 0)
+		return rv;
+	for (int i = 0; i < CM_GROUP_COMMIT_MAX; i++) {
+		r->slot[i].r = r;
+		r->slot[i].idx = i;
+		if ((rv = nng_aio_alloc(
+		         &r->slot[i].aio, reply_sent, &r->slot[i])) != 0)
+			return rv;
+		r->free[r->n_free++] = i;
+	}
+	return 0;
+}
+
+/* After the socket is closed: waits for every reply still in flight. */
+static void
+replier_fini(struct replier *r)
+{
+	for (int i = 0; i < CM_GROUP_COMMIT_MAX; i++)
+		nng_aio_free(r->slot[i].aio);
+	if (r->mtx != NULL)
+		nng_mtx_free(r->mtx);
+}
+
+static void
+reply_send(struct replier *r, nng_msg *m)
+{
+	int idx = -1;
+
+	nng_mtx_lock(r->mtx);
+	if (r->n_free > 0)
+		idx = r->free[--r->n_free];
+	nng_mtx_unlock(r->mtx);
+	if (idx < 0) {
+		if (nng_sendmsg(r->sock, m, 0) != 0)
+			nng_msg_free(m);
+		return;
+	}
+	nng_aio_set_msg(r->slot[idx].aio, m);
+	nng_send_aio(r->sock, r->slot[idx].aio);
+}
+
 /* Receives up to CM_GROUP_COMMIT_MAX waiting requests, commits, replies. */
 static void
-serve_batch(struct st_store *st, nng_socket rep, nng_socket *pub)
+serve_batch(
+    struct st_store *st, nng_socket rep, struct replier *out, nng_socket *pub)
 {
 	static nng_msg *msgs[CM_GROUP_COMMIT_MAX];
 	static struct st_item items[CM_GROUP_COMMIT_MAX];
@@ -77,9 +162,10 @@ serve_batch(struct st_store *st, nng_socket rep, nng_socket *pub)
 		nng_msg_clear(msgs[i]);
 		if (items[i].rep == NULL ||
 		    nng_msg_append(msgs[i], items[i].rep, items[i].rep_len) !=
-		        0 ||
-		    nng_sendmsg(rep, msgs[i], 0) != 0)
+		        0)
 			nng_msg_free(msgs[i]); /* the requester re-sends */
+		else
+			reply_send(out, msgs[i]);
 		free(items[i].rep);
 	}
 }
@@ -88,10 +174,11 @@ int
 st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
     int notify_fd)
 {
-	nng_socket rep, pub;
+	static struct replier out;
+	nng_socket rep = NNG_SOCKET_INITIALIZER, pub = NNG_SOCKET_INITIALIZER;
 	struct pollfd pfd[2];
 	sigset_t mask;
-	int rv, recv_fd, sig_fd;
+	int rv, recv_fd, sig_fd = -1, rc = -1;
 	int64_t next_prune = cm_mono_ms();
 
 	if ((rv = nng_rep0_open_raw(&rep)) != 0 ||
@@ -99,28 +186,26 @@ st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
 	        0 ||
 	    (rv = nng_socket_set_int(
 	         rep, NNG_OPT_RECVBUF, CM_GROUP_COMMIT_MAX)) != 0 ||
+	    (rv = replier_init(&out, rep)) != 0 ||
 	    (rv = listen_private(rep, rep_url)) != 0 ||
 	    (rv = nng_socket_get_int(rep, NNG_OPT_RECVFD, &recv_fd)) != 0) {
 		cm_warnx(
 		    "store: cannot serve %s: %s", rep_url, nng_strerror(rv));
-		return -1;
+		goto out;
 	}
 	if ((rv = nng_pub0_open(&pub)) != 0 ||
 	    (rv = nng_socket_set_int(pub, NNG_OPT_SENDBUF, CM_PUB_BUF)) != 0 ||
 	    (rv = listen_private(pub, pub_url)) != 0) {
 		cm_warnx("store: cannot publish on %s: %s", pub_url,
 		    nng_strerror(rv));
-		nng_close(rep);
-		return -1;
+		goto out;
 	}
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	if ((sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
 		cm_warn("store: signalfd");
-		nng_close(rep);
-		nng_close(pub);
-		return -1;
+		goto out;
 	}
 
 	if (notify_fd >= 0) {
@@ -152,7 +237,7 @@ st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
 			}
 		}
 		if (pfd[0].revents & POLLIN)
-			serve_batch(st, rep, &pub);
+			serve_batch(st, rep, &out, &pub);
 		/* The one place the periodic job runs. */
 		if (cm_mono_ms() >= next_prune) {
 			st_store_prune(st);
@@ -161,8 +246,12 @@ st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
 	}
 	cm_info("store: served %llu requests in %llu group commits",
 	    (unsigned long long)st_requests, (unsigned long long)st_groups);
-	close(sig_fd);
+	rc = 0;
+out:
+	if (sig_fd >= 0)
+		close(sig_fd);
 	nng_close(rep);
 	nng_close(pub);
-	return 0;
+	replier_fini(&out);
+	return rc;
 }
