@@ -327,6 +327,12 @@ st_db_total_changes(struct st_db *db)
 	return sqlite3_total_changes64(db->conn);
 }
 
+bool
+st_db_in_txn(struct st_db *db)
+{
+	return sqlite3_get_autocommit(db->conn) == 0;
+}
+
 int64_t
 st_db_changes(struct st_db *db)
 {

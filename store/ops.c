@@ -276,7 +276,7 @@ st_load_active_task(
 	static const char sql[] =
 	    "SELECT " ST_TASK_COLS
 	    " FROM browser_space_tasks WHERE space_id = $1"
-	    " AND status IN ('queued', 'running')";
+	    " AND (status = 'queued' OR status = 'running')";
 
 	return load_task_where(ctx, rep, sql, space_id, false);
 }
@@ -299,17 +299,43 @@ pubs_push(struct st_ctx *ctx, char *buf, size_t len)
 	return 0;
 }
 
-int
-st_event_append(struct st_ctx *ctx, const char *workspace_id,
-    const char *space_id, const char *task_id, const char *kind,
-    const char *payload)
+/*
+ * What an event does to its Space's row besides numbering it.  Each is one
+ * statement with the numbering: the row is written once per event.
+ */
+enum space_change {
+	SPACE_SAME,   /* numbering only */
+	SPACE_TOUCH,  /* revision + 1, updated_at, and status unless NULL */
+	SPACE_SETTLE, /* a running Space goes idle; any other stays as it is */
+};
+
+static int
+event_add(struct st_ctx *ctx, const char *workspace_id, const char *space_id,
+    const char *task_id, const char *kind, const char *payload,
+    enum space_change change, const char *status)
 {
-	/* A plain read then write: cheaper in SQLite than UPDATE RETURNING,
-	 * and safe because the store is the only writer. */
+	/*
+	 * A plain read then write: cheaper in SQLite than UPDATE RETURNING
+	 * (which buffers its rows), and safe because the store is the only
+	 * writer.
+	 */
 	static const char next_sql[] =
 	    "SELECT last_sequence + 1 FROM browser_spaces WHERE id = $1";
-	static const char set_sql[] =
+	static const char same_sql[] =
 	    "UPDATE browser_spaces SET last_sequence = $2 WHERE id = $1";
+	static const char touch_sql[] =
+	    "UPDATE browser_spaces SET last_sequence = $2,"
+	    " status = COALESCE($3, status), revision = revision + 1,"
+	    " updated_at = $4 WHERE id = $1";
+	static const char settle_sql[] =
+	    "UPDATE browser_spaces SET last_sequence = $2,"
+	    " status = CASE WHEN status = 'running' THEN 'idle'"
+	    " ELSE status END,"
+	    " revision = revision + CASE WHEN status = 'running' THEN 1"
+	    " ELSE 0 END,"
+	    " updated_at = CASE WHEN status = 'running' THEN $3"
+	    " ELSE updated_at END"
+	    " WHERE id = $1";
 	static const char insert_sql[] =
 	    "INSERT INTO browser_space_events"
 	    " (space_id, task_id, sequence, kind, payload, created_at)"
@@ -319,6 +345,7 @@ st_event_append(struct st_ctx *ctx, const char *workspace_id,
 	char *buf;
 	size_t len;
 	int64_t seq;
+	int rc;
 
 	if (payload == NULL)
 		payload = "{}";
@@ -330,7 +357,20 @@ st_event_append(struct st_ctx *ctx, const char *workspace_id,
 	}
 	seq = st_col_int(s, 0);
 	st_stmt_done(s);
-	if (st_db_run(ctx->db, set_sql, "si", space_id, seq) != ST_DONE)
+	switch (change) {
+	case SPACE_SAME:
+		rc = st_db_run(ctx->db, same_sql, "si", space_id, seq);
+		break;
+	case SPACE_TOUCH:
+		rc = st_db_run(ctx->db, touch_sql, "sisi", space_id, seq,
+		    status, ctx->now);
+		break;
+	default:
+		rc = st_db_run(
+		    ctx->db, settle_sql, "sii", space_id, seq, ctx->now);
+		break;
+	}
+	if (rc != ST_DONE)
 		return -1;
 
 	if (st_db_run(ctx->db, insert_sql, "ssissi", space_id, task_id, seq,
@@ -352,6 +392,33 @@ st_event_append(struct st_ctx *ctx, const char *workspace_id,
 		return -1;
 	}
 	return 0;
+}
+
+int
+st_event_append(struct st_ctx *ctx, const char *workspace_id,
+    const char *space_id, const char *task_id, const char *kind,
+    const char *payload)
+{
+	return event_add(ctx, workspace_id, space_id, task_id, kind, payload,
+	    SPACE_SAME, NULL);
+}
+
+int
+st_event_touch(struct st_ctx *ctx, const char *workspace_id,
+    const char *space_id, const char *task_id, const char *kind,
+    const char *payload, const char *status)
+{
+	return event_add(ctx, workspace_id, space_id, task_id, kind, payload,
+	    SPACE_TOUCH, status);
+}
+
+int
+st_event_settle(struct st_ctx *ctx, const char *workspace_id,
+    const char *space_id, const char *task_id, const char *kind,
+    const char *payload)
+{
+	return event_add(ctx, workspace_id, space_id, task_id, kind, payload,
+	    SPACE_SETTLE, NULL);
 }
 
 int

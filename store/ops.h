@@ -73,6 +73,16 @@ void st_db_failed(struct st_ctx *ctx, struct pr_rep *rep, const char *what);
 int st_event_append(struct st_ctx *ctx, const char *workspace_id,
     const char *space_id, const char *task_id, const char *kind,
     const char *payload);
+/* The same, and in the same statement bumps the Space's revision and
+ * updated_at, and sets its status unless status is NULL. */
+int st_event_touch(struct st_ctx *ctx, const char *workspace_id,
+    const char *space_id, const char *task_id, const char *kind,
+    const char *payload, const char *status);
+/* The same, and in the same statement a running Space goes idle (with a
+ * new revision); a Space in any other status stays as it is. */
+int st_event_settle(struct st_ctx *ctx, const char *workspace_id,
+    const char *space_id, const char *task_id, const char *kind,
+    const char *payload);
 
 /*
  * Queues a wake-up notice (an event record with sequence 0, see proto.h)

@@ -103,9 +103,8 @@ st_op_actor_claim(
 	}
 	if (st_db_run(ctx->db, claim, "sisi", t->task_id, ctx->now,
 	        req->lease_holder, ctx->now + CM_LEASE_TTL_MS) != ST_DONE ||
-	    st_space_touch(ctx, req->space_id, "running") != 0 ||
-	    st_event_append(ctx, sp->workspace_id, req->space_id, t->task_id,
-	        "started", NULL) != 0)
+	    st_event_touch(ctx, sp->workspace_id, req->space_id, t->task_id,
+	        "started", NULL, "running") != 0)
 		goto fail;
 	/* The rows as they now are, without reading them again. */
 	sp->status = "running";

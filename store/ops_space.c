@@ -408,9 +408,8 @@ st_op_space_mark_closed(
 	if (end_active_task(ctx, rep, ws, req->space_id, "cancelled", NULL) !=
 	        0 ||
 	    st_db_run(ctx->db, upd, "si", req->space_id, ctx->now) != ST_DONE ||
-	    st_space_touch(ctx, req->space_id, NULL) != 0 ||
-	    st_event_append(
-	        ctx, ws, req->space_id, NULL, "space_closed", NULL) != 0) {
+	    st_event_touch(ctx, ws, req->space_id, NULL, "space_closed", NULL,
+	        NULL) != 0) {
 		st_db_failed(ctx, rep, "space mark_closed");
 		return;
 	}
@@ -443,9 +442,8 @@ st_op_space_mark_error(
 	         ctx, rep, ws, req->space_id, "failed", req->error_code) != 0 ||
 	     st_db_run(ctx->db, upd, "ss", req->space_id, req->error_code) !=
 	         ST_DONE ||
-	     st_space_touch(ctx, req->space_id, "error") != 0 ||
-	     st_event_append(
-	         ctx, ws, req->space_id, NULL, "space_error", payload) != 0;
+	     st_event_touch(ctx, ws, req->space_id, NULL, "space_error",
+	         payload, "error") != 0;
 	free(payload);
 	if (rc) {
 		st_db_failed(ctx, rep, "space mark_error");

@@ -84,11 +84,7 @@ st_task_finalize(struct st_ctx *ctx, const char *workspace_id,
 	    "UPDATE browser_space_tasks SET status = $2, result = $3,"
 	    " error_code = $4, error_message = $5, finished_at = $6,"
 	    " updated_at = $6, lease_holder = NULL, lease_expires_at = NULL"
-	    " WHERE id = $1 AND status IN ('queued', 'running')";
-	static const char idle[] =
-	    "UPDATE browser_spaces SET status = 'idle', revision = revision + "
-	    "1,"
-	    " updated_at = $2 WHERE id = $1 AND status = 'running'";
+	    " WHERE id = $1 AND (status = 'queued' OR status = 'running')";
 	char *payload = NULL;
 	int rc;
 
@@ -101,23 +97,21 @@ st_task_finalize(struct st_ctx *ctx, const char *workspace_id,
 	if (error_code != NULL)
 		payload = st_payload("{s:s, s:s}", "error_code", error_code,
 		    "error_message", error_message ? error_message : "");
-	rc = st_event_append(
+	rc = st_event_settle(
 	    ctx, workspace_id, space_id, task_id, status, payload);
 	free(payload);
-	if (rc != 0 ||
-	    st_db_run(ctx->db, idle, "si", space_id, ctx->now) != ST_DONE)
-		return -1;
-	return 0;
+	return rc;
 }
 
 int
 st_task_request_cancel(struct st_ctx *ctx, const char *workspace_id,
     const char *space_id, const char *task_id)
 {
-	static const char upd[] = "UPDATE browser_space_tasks SET "
-	                          "cancel_requested = 1, updated_at = $2"
-	                          " WHERE id = $1 AND cancel_requested = 0"
-	                          " AND status IN ('queued', 'running')";
+	static const char upd[] =
+	    "UPDATE browser_space_tasks SET "
+	    "cancel_requested = 1, updated_at = $2"
+	    " WHERE id = $1 AND cancel_requested = 0"
+	    " AND (status = 'queued' OR status = 'running')";
 
 	if (st_db_run(ctx->db, upd, "si", task_id, ctx->now) != ST_DONE)
 		return -1;

