@@ -327,6 +327,18 @@ st_db_total_changes(struct st_db *db)
 	return sqlite3_total_changes64(db->conn);
 }
 
+int64_t
+st_db_work(struct st_db *db)
+{
+	int64_t n = 0;
+
+	for (size_t i = 0; i < ST_STMT_CACHE; i++)
+		if (db->cache[i].stmt != NULL)
+			n += sqlite3_stmt_status(
+			    db->cache[i].stmt, SQLITE_STMTSTATUS_VM_STEP, 0);
+	return n;
+}
+
 bool
 st_db_in_txn(struct st_db *db)
 {

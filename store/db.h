@@ -58,6 +58,11 @@ bool st_col_null(struct st_stmt *st, int col);
 int st_db_run(struct st_db *db, const char *sql, const char *types, ...);
 /* Rows changed since the connection opened, by every statement. */
 int64_t st_db_total_changes(struct st_db *db);
+/*
+ * Work done so far by every prepared statement, in SQLite virtual machine
+ * steps: a measure of what a query costs that no clock disturbs.
+ */
+int64_t st_db_work(struct st_db *db);
 /* Whether a transaction is open (SQLite may end one on its own after an
  * I/O error). */
 bool st_db_in_txn(struct st_db *db);

@@ -386,6 +386,12 @@ st_store_prune(struct st_store *st)
 		cm_warnx("store: op_id prune failed: %s", st_db_errmsg(st->db));
 }
 
+int64_t
+st_store_work(struct st_store *st)
+{
+	return st_db_work(st->db);
+}
+
 int
 st_store_synchronous(struct st_store *st)
 {

@@ -70,6 +70,9 @@ int st_store_call(struct st_store *st, const struct pr_req *req,
 /* Deletes remembered op_id replies older than CM_OPID_TTL_MS. */
 void st_store_prune(struct st_store *st);
 
+/* The work the store's queries have done, in SQLite VM steps (tests). */
+int64_t st_store_work(struct st_store *st);
+
 /* The PRAGMA synchronous value (2 is FULL), for tests. */
 int st_store_synchronous(struct st_store *st);
 

@@ -563,6 +563,58 @@ Test(store, prune_removes_only_op_ids_older_than_the_ttl)
 /* ---- durability
  * ------------------------------------------------------------------- */
 
+/* ---- cost -------------------------------------------------------------- */
+
+/*
+ * The work of one submit -> claim -> finish cycle and a read of the last
+ * events, in SQLite VM steps (a count no clock disturbs).
+ */
+static int64_t
+cycle_work(const char *sp, int i)
+{
+	struct pr_req q;
+	struct pr_rep *r;
+	const char *task;
+	char rid[32];
+	int64_t before = st_store_work(fx.st);
+
+	snprintf(rid, sizeof(rid), "r%d", i);
+	task = fx_task(&fx, sp, rid);
+	r = fx_claim(&fx, sp, "holder");
+	cr_assert_eq(r->n_tasks, 1);
+	FX_FINISH(&fx, task, "holder", "completed", "{}", NULL, CM_OK);
+	fx_req(&fx, &q, PR_OP_EVENT_LIST);
+	q.workspace_id = fx.ws;
+	q.space_id = sp;
+	q.after_sequence = 1 + 3 * (int64_t)i;
+	r = FX_CALL(&fx, &q, CM_OK);
+	cr_assert_eq(r->n_events, 3);
+	return st_store_work(fx.st) - before;
+}
+
+/*
+ * A Space's history must not make its next task dearer: every lookup on
+ * the hot path is an index seek.  (A claim once filtered the Space's
+ * tasks by status, and cost grew with every task the Space had run.)
+ */
+Test(store, a_cycle_costs_the_same_however_long_the_history)
+{
+	const char *sp;
+	int64_t early, late;
+	int i;
+
+	fx_provision(&fx, 1);
+	sp = fx_space(&fx, 0);
+	for (i = 0; i < 5; i++)
+		early = cycle_work(sp, i);
+	for (; i < 400; i++)
+		cycle_work(sp, i);
+	late = cycle_work(sp, i);
+	cr_assert_leq(late, early + early / 10,
+	    "a cycle cost %lld VM steps after 5 tasks, %lld after 400",
+	    (long long)early, (long long)late);
+}
+
 Test(store, synchronous_is_full)
 {
 	cr_assert_eq(st_store_synchronous(fx.st), 2, "PRAGMA synchronous is %d",
