@@ -51,6 +51,9 @@
 #define CM_PROTO_LIST_MAX 1024       /* records in one reply list */
 #define CM_TOPIC_MAX 160
 #define CM_GROUP_COMMIT_MAX 256 /* requests in one transaction */
+#define CM_ACK_GROUPS 4 /* committed groups waiting for their WAL sync */
+#define CM_WAL_CHECKPOINT_PAGES 1000 /* log frames that start a checkpoint */
+#define CM_WAL_MAX_PAGES 8000 /* past it, the writer checkpoints itself */
 #define CM_OPID_TTL_MS (10 * 60 * 1000)
 #define CM_PUB_BUF 8192 /* nng SENDBUF/RECVBUF on pub/sub */
 

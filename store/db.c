@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "log.h"
+#include "vfs.h"
+#include "wal.h"
 
 #define ST_STMT_CACHE 256 /* power of two; well above the SQL texts we have */
 
@@ -29,6 +31,7 @@ struct st_stmt {
 
 struct st_db {
 	sqlite3 *conn;
+	struct st_wal *wal; /* the checkpointer; NULL in memory */
 	int last_rc;
 	struct st_stmt cache[ST_STMT_CACHE];
 };
@@ -55,22 +58,28 @@ int
 st_db_open_sqlite(struct st_db **out, const char *path)
 {
 	struct st_db *db;
+	const char *file;
 	int rc;
 
 	*out = NULL;
 	/*
-	 * The store is single-threaded by design: SQLite's own mutexes and
-	 * memory accounting would only cost a lock per allocation.  This must
-	 * precede any other SQLite call; later calls fail harmlessly.
+	 * Every connection is used by one thread only: the store's, and the
+	 * checkpointer's (wal.c).  Memory accounting would cost a lock per
+	 * allocation.  This must precede any other SQLite call; later calls
+	 * fail harmlessly.
 	 */
-	sqlite3_config(SQLITE_CONFIG_SINGLETHREAD);
+	sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+	if (st_vfs_register() != 0) {
+		cm_warnx("store: cannot register the SQLite VFS");
+		return ST_ERROR;
+	}
 	if ((db = calloc(1, sizeof(*db))) == NULL)
 		return ST_ERROR;
 	rc = sqlite3_open_v2(path, &db->conn,
 	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
 	        SQLITE_OPEN_EXRESCODE,
-	    NULL);
+	    ST_VFS_NAME);
 	if (rc != SQLITE_OK) {
 		cm_warnx("store: cannot open database: %s",
 		    db->conn ? sqlite3_errmsg(db->conn) : sqlite3_errstr(rc));
@@ -93,6 +102,12 @@ st_db_open_sqlite(struct st_db **out, const char *path)
 		st_db_close(db);
 		return ST_ERROR;
 	}
+	file = sqlite3_db_filename(db->conn, "main");
+	if (file != NULL && file[0] != '\0' &&
+	    st_wal_start(&db->wal, db->conn, file) != 0) {
+		st_db_close(db);
+		return ST_ERROR;
+	}
 	*out = db;
 	return ST_OK;
 }
@@ -102,6 +117,7 @@ st_db_close(struct st_db *db)
 {
 	if (db == NULL)
 		return;
+	st_wal_stop(db->wal);
 	for (size_t i = 0; i < ST_STMT_CACHE; i++)
 		sqlite3_finalize(db->cache[i].stmt);
 	sqlite3_close(db->conn);
@@ -325,6 +341,26 @@ int64_t
 st_db_total_changes(struct st_db *db)
 {
 	return sqlite3_total_changes64(db->conn);
+}
+
+int
+st_db_commit(struct st_db *db, int *sync_fd)
+{
+	static const char sql[] = "COMMIT";
+	int rc;
+
+	if (sync_fd == NULL) {
+		rc = st_db_run(db, sql, "");
+	} else {
+		st_vfs_defer_begin();
+		rc = st_db_run(db, sql, "");
+		/* SQLite already counts the commit in: a commit that is not in
+		 * the file may only end the process, and recovery drops it. */
+		if (st_vfs_defer_end(sync_fd) != 0)
+			cm_fatalx("store: cannot write the write-ahead log");
+	}
+	st_wal_after_commit(db->wal);
+	return rc;
 }
 
 int64_t

@@ -2,6 +2,13 @@
  * loop.c: one thread, one poll() over the REP socket's receive fd and a
  * signalfd.  A raw REP socket lets the thread hold many requests at once,
  * which is what makes group commit possible (DESIGN 1).
+ *
+ * A group's commit does not wait for the disk (store.h, defer_sync).  The
+ * loop hands each committed group to the acker thread, which makes the
+ * write-ahead log durable, one fdatasync for every group waiting, and
+ * only then publishes the group's events and sends its replies.
+ * Meanwhile the loop runs the next group, so the disk and the processor
+ * work at the same time.
  */
 #include "loop.h"
 
@@ -12,7 +19,9 @@
 #include <nng/supplemental/util/platform.h>
 #include <nng/transport/ipc/ipc.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,19 +33,6 @@
 #include "log.h"
 
 #define ST_PRUNE_EVERY_MS 60000
-
-static void
-loop_publish(void *arg, const void *buf, size_t len)
-{
-	nng_socket *pub = arg;
-	nng_msg *m;
-
-	if (nng_msg_alloc(&m, 0) != 0)
-		return;
-	if (nng_msg_append(m, buf, len) != 0 ||
-	    nng_sendmsg(*pub, m, NNG_FLAG_NONBLOCK) != 0)
-		nng_msg_free(m); /* subscribers recover from sequence gaps */
-}
 
 static int
 listen_private(nng_socket s, const char *url)
@@ -54,64 +50,67 @@ listen_private(nng_socket s, const char *url)
 
 static uint64_t st_requests, st_groups;
 
-/*
- * Replies leave asynchronously.  nng_sendmsg waits for one of nng's task
- * threads to acknowledge every message, a thread handoff per reply on the
- * loop's critical path; an aio from this pool carries it instead, and
- * its callback returns the slot.  With every slot in flight a reply waits
- * the plain way.
+/* ---- sending --------------------------------------------------------------
+ *
+ * Replies and events leave asynchronously.  nng_sendmsg waits for one of
+ * nng's task threads to acknowledge every message, a thread handoff per
+ * message; an aio from a pool carries it instead, and its callback
+ * returns the slot.  With every slot in flight a message waits the plain
+ * way.  A message that cannot be sent is dropped: a requester re-sends,
+ * and a subscriber recovers from the sequence gap.
  */
-struct reply_slot {
-	struct replier *r;
+struct send_slot {
+	struct sender *r;
 	nng_aio *aio;
 	int idx;
 };
 
-struct replier {
+struct sender {
 	nng_socket sock;
+	int flags; /* of the plain way */
 	nng_mtx *mtx;
-	struct reply_slot slot[CM_GROUP_COMMIT_MAX];
+	struct send_slot slot[CM_GROUP_COMMIT_MAX];
 	int free[CM_GROUP_COMMIT_MAX];
 	int n_free;
 };
 
 static void
-reply_sent(void *arg)
+sent(void *arg)
 {
-	struct reply_slot *sl = arg;
-	struct replier *r = sl->r;
+	struct send_slot *sl = arg;
+	struct sender *r = sl->r;
 
 	if (nng_aio_result(sl->aio) != 0)
-		nng_msg_free(nng_aio_get_msg(sl->aio)); /* the requester
-		                                           re-sends */
+		nng_msg_free(nng_aio_get_msg(sl->aio));
 	nng_mtx_lock(r->mtx);
 	r->free[r->n_free++] = sl->idx;
 	nng_mtx_unlock(r->mtx);
 }
 
 static int
-replier_init(struct replier *r, nng_socket sock)
+sender_init(struct sender *r, nng_socket sock, int flags)
 {
 	int rv;
 
 	memset(r, 0, sizeof(*r));
 	r->sock = sock;
+	r->flags = flags;
 	if ((rv = nng_mtx_alloc(&r->mtx)) != 0)
 		return rv;
 	for (int i = 0; i < CM_GROUP_COMMIT_MAX; i++) {
 		r->slot[i].r = r;
 		r->slot[i].idx = i;
-		if ((rv = nng_aio_alloc(
-		         &r->slot[i].aio, reply_sent, &r->slot[i])) != 0)
+		if ((rv = nng_aio_alloc(&r->slot[i].aio, sent, &r->slot[i])) !=
+		    0)
 			return rv;
 		r->free[r->n_free++] = i;
 	}
 	return 0;
 }
 
-/* After the socket is closed: waits for every reply still in flight. */
+/* After the socket is closed: waits for every message still in flight. */
 static void
-replier_fini(struct replier *r)
+sender_fini(struct sender *r)
 {
 	for (int i = 0; i < CM_GROUP_COMMIT_MAX; i++)
 		nng_aio_free(r->slot[i].aio);
@@ -120,7 +119,7 @@ replier_fini(struct replier *r)
 }
 
 static void
-reply_send(struct replier *r, nng_msg *m)
+send_msg(struct sender *r, nng_msg *m)
 {
 	int idx = -1;
 
@@ -129,7 +128,7 @@ reply_send(struct replier *r, nng_msg *m)
 		idx = r->free[--r->n_free];
 	nng_mtx_unlock(r->mtx);
 	if (idx < 0) {
-		if (nng_sendmsg(r->sock, m, 0) != 0)
+		if (nng_sendmsg(r->sock, m, r->flags) != 0)
 			nng_msg_free(m);
 		return;
 	}
@@ -137,13 +136,178 @@ reply_send(struct replier *r, nng_msg *m)
 	nng_send_aio(r->sock, r->slot[idx].aio);
 }
 
-/* Receives up to CM_GROUP_COMMIT_MAX waiting requests, commits, replies. */
+/* ---- acknowledgements ----------------------------------------------------
+ */
+
+/* A committed group: what leaves once its commit is on disk. */
+struct ack_group {
+	nng_msg *reps[CM_GROUP_COMMIT_MAX];
+	size_t n_reps;
+	nng_msg **pubs;
+	size_t n_pubs, cap_pubs;
+	int sync_fd; /* -1: nothing of its own to sync */
+};
+
+struct acker {
+	pthread_mutex_t mtx;
+	pthread_cond_t cv;
+	struct ack_group ring[CM_ACK_GROUPS];
+	size_t head, count; /* groups waiting: ring[head .. head+count) */
+	bool stop;
+	pthread_t thread;
+	struct sender *out; /* replies */
+	struct sender *pub; /* events */
+};
+
 static void
-serve_batch(
-    struct st_store *st, nng_socket rep, struct replier *out, nng_socket *pub)
+group_send(struct acker *a, struct ack_group *g)
+{
+	/* Events before replies: a requester may read what it caused. */
+	for (size_t i = 0; i < g->n_pubs; i++)
+		send_msg(a->pub, g->pubs[i]);
+	for (size_t i = 0; i < g->n_reps; i++)
+		send_msg(a->out, g->reps[i]);
+	g->n_pubs = 0;
+	g->n_reps = 0;
+	g->sync_fd = -1;
+}
+
+static void *
+acker_run(void *arg)
+{
+	struct acker *a = arg;
+
+	pthread_mutex_lock(&a->mtx);
+	for (;;) {
+		size_t n;
+		int fd = -1;
+
+		while (a->count == 0 && !a->stop)
+			pthread_cond_wait(&a->cv, &a->mtx);
+		if (a->count == 0)
+			break;
+		n = a->count;
+		pthread_mutex_unlock(&a->mtx);
+
+		/* The newest group's sync covers every group before it. */
+		for (size_t i = 0; i < n; i++) {
+			struct ack_group *g =
+			    &a->ring[(a->head + i) % CM_ACK_GROUPS];
+			if (g->sync_fd >= 0)
+				fd = g->sync_fd;
+		}
+		/*
+		 * A failed sync leaves the file's state unknown: crash, and
+		 * let recovery decide.  Nothing of these groups was
+		 * acknowledged; their requesters re-send.
+		 */
+		if (fd >= 0 && fdatasync(fd) != 0)
+			cm_fatalx("store: the write-ahead log cannot be synced:"
+			          " %s",
+			    strerror(errno));
+		for (size_t i = 0; i < n; i++)
+			group_send(a, &a->ring[(a->head + i) % CM_ACK_GROUPS]);
+
+		pthread_mutex_lock(&a->mtx);
+		a->head = (a->head + n) % CM_ACK_GROUPS;
+		a->count -= n;
+		pthread_cond_broadcast(&a->cv);
+	}
+	pthread_mutex_unlock(&a->mtx);
+	return NULL;
+}
+
+static int
+acker_start(struct acker *a, struct sender *out, struct sender *pub)
+{
+	memset(a, 0, sizeof(*a));
+	a->out = out;
+	a->pub = pub;
+	for (size_t i = 0; i < CM_ACK_GROUPS; i++)
+		a->ring[i].sync_fd = -1;
+	pthread_mutex_init(&a->mtx, NULL);
+	pthread_cond_init(&a->cv, NULL);
+	if (pthread_create(&a->thread, NULL, acker_run, a) != 0) {
+		pthread_cond_destroy(&a->cv);
+		pthread_mutex_destroy(&a->mtx);
+		return -1;
+	}
+	return 0;
+}
+
+/* Acknowledges every group handed over, then stops the thread. */
+static void
+acker_stop(struct acker *a)
+{
+	pthread_mutex_lock(&a->mtx);
+	a->stop = true;
+	pthread_cond_broadcast(&a->cv);
+	pthread_mutex_unlock(&a->mtx);
+	pthread_join(a->thread, NULL);
+	for (size_t i = 0; i < CM_ACK_GROUPS; i++)
+		free(a->ring[i].pubs);
+	pthread_cond_destroy(&a->cv);
+	pthread_mutex_destroy(&a->mtx);
+}
+
+/* The next group to fill, once one is free (only the loop fills). */
+static struct ack_group *
+acker_slot(struct acker *a)
+{
+	struct ack_group *g;
+
+	pthread_mutex_lock(&a->mtx);
+	while (a->count == CM_ACK_GROUPS)
+		pthread_cond_wait(&a->cv, &a->mtx);
+	g = &a->ring[(a->head + a->count) % CM_ACK_GROUPS];
+	pthread_mutex_unlock(&a->mtx);
+	return g;
+}
+
+static void
+acker_push(struct acker *a)
+{
+	pthread_mutex_lock(&a->mtx);
+	a->count++;
+	pthread_cond_broadcast(&a->cv);
+	pthread_mutex_unlock(&a->mtx);
+}
+
+/* The store's publish callback: an event waits with its group. */
+static void
+group_publish(void *arg, const void *buf, size_t len)
+{
+	struct ack_group *g = arg;
+	nng_msg *m;
+
+	if (g->n_pubs == g->cap_pubs) {
+		size_t cap = g->cap_pubs ? g->cap_pubs * 2 : 64;
+		nng_msg **p = realloc(g->pubs, cap * sizeof(*p));
+
+		if (p == NULL)
+			return; /* subscribers recover from sequence gaps */
+		g->pubs = p;
+		g->cap_pubs = cap;
+	}
+	if (nng_msg_alloc(&m, 0) != 0)
+		return;
+	if (nng_msg_append(m, buf, len) != 0) {
+		nng_msg_free(m);
+		return;
+	}
+	g->pubs[g->n_pubs++] = m;
+}
+
+/* ---- the loop -------------------------------------------------------------
+ */
+
+/* Receives up to CM_GROUP_COMMIT_MAX waiting requests and commits them. */
+static void
+serve_batch(struct st_store *st, nng_socket rep, struct acker *a)
 {
 	static nng_msg *msgs[CM_GROUP_COMMIT_MAX];
 	static struct st_item items[CM_GROUP_COMMIT_MAX];
+	struct ack_group *g;
 	size_t n = 0;
 
 	while (n < CM_GROUP_COMMIT_MAX &&
@@ -156,7 +320,9 @@ serve_batch(
 		return;
 	st_requests += n;
 	st_groups++;
-	st_store_exec(st, items, n, loop_publish, pub);
+	g = acker_slot(a);
+	st_store_exec(st, items, n, group_publish, g);
+	g->sync_fd = st_store_pending_sync(st);
 	for (size_t i = 0; i < n; i++) {
 		/* The raw header routes the reply back to its requester. */
 		nng_msg_clear(msgs[i]);
@@ -165,19 +331,22 @@ serve_batch(
 		        0)
 			nng_msg_free(msgs[i]); /* the requester re-sends */
 		else
-			reply_send(out, msgs[i]);
+			g->reps[g->n_reps++] = msgs[i];
 		free(items[i].rep);
 	}
+	acker_push(a);
 }
 
 int
 st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
     int notify_fd)
 {
-	static struct replier out;
+	static struct sender out, events;
+	static struct acker ack;
 	nng_socket rep = NNG_SOCKET_INITIALIZER, pub = NNG_SOCKET_INITIALIZER;
 	struct pollfd pfd[2];
 	sigset_t mask;
+	bool acking = false;
 	int rv, recv_fd, sig_fd = -1, rc = -1;
 	int64_t next_prune = cm_mono_ms();
 
@@ -186,7 +355,7 @@ st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
 	        0 ||
 	    (rv = nng_socket_set_int(
 	         rep, NNG_OPT_RECVBUF, CM_GROUP_COMMIT_MAX)) != 0 ||
-	    (rv = replier_init(&out, rep)) != 0 ||
+	    (rv = sender_init(&out, rep, 0)) != 0 ||
 	    (rv = listen_private(rep, rep_url)) != 0 ||
 	    (rv = nng_socket_get_int(rep, NNG_OPT_RECVFD, &recv_fd)) != 0) {
 		cm_warnx(
@@ -195,6 +364,7 @@ st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
 	}
 	if ((rv = nng_pub0_open(&pub)) != 0 ||
 	    (rv = nng_socket_set_int(pub, NNG_OPT_SENDBUF, CM_PUB_BUF)) != 0 ||
+	    (rv = sender_init(&events, pub, NNG_FLAG_NONBLOCK)) != 0 ||
 	    (rv = listen_private(pub, pub_url)) != 0) {
 		cm_warnx("store: cannot publish on %s: %s", pub_url,
 		    nng_strerror(rv));
@@ -207,6 +377,11 @@ st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
 		cm_warn("store: signalfd");
 		goto out;
 	}
+	if (acker_start(&ack, &out, &events) != 0) {
+		cm_warnx("store: cannot start the acknowledging thread");
+		goto out;
+	}
+	acking = true;
 
 	if (notify_fd >= 0) {
 		static const char ready[] = "ready\n";
@@ -237,7 +412,7 @@ st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
 			}
 		}
 		if (pfd[0].revents & POLLIN)
-			serve_batch(st, rep, &out, &pub);
+			serve_batch(st, rep, &ack);
 		/* The one place the periodic job runs. */
 		if (cm_mono_ms() >= next_prune) {
 			st_store_prune(st);
@@ -248,10 +423,13 @@ st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
 	    (unsigned long long)st_requests, (unsigned long long)st_groups);
 	rc = 0;
 out:
+	if (acking)
+		acker_stop(&ack);
 	if (sig_fd >= 0)
 		close(sig_fd);
 	nng_close(rep);
 	nng_close(pub);
-	replier_fini(&out);
+	sender_fini(&out);
+	sender_fini(&events);
 	return rc;
 }

@@ -100,6 +100,7 @@ main(int argc, char **argv, char **envp)
 	opts.task_timeout_default_s = cfg.task_timeout_default;
 	opts.task_timeout_max_s = cfg.task_timeout_max;
 	opts.host_id = cfg.host_id;
+	opts.defer_sync = true; /* the loop syncs before it acknowledges */
 	if (st_store_open(&st, &opts) != 0) {
 		cm_warnx("store: cannot open %s", db_path);
 		return 1;

@@ -17,6 +17,7 @@ struct st_store {
 	struct st_db *db;
 	struct st_store_opts opts;
 	struct st_ctx ctx;
+	int sync_fd; /* see st_store_pending_sync */
 };
 
 static int64_t
@@ -35,6 +36,7 @@ st_store_open(struct st_store **out, const struct st_store_opts *opts)
 	if ((st = calloc(1, sizeof(*st))) == NULL)
 		return -1;
 	st->opts = *opts;
+	st->sync_fd = -1;
 	if (st->opts.max_spaces_per_workspace <= 0)
 		st->opts.max_spaces_per_workspace = CM_SPACES_PER_WS_DEFAULT;
 	if (st->opts.task_timeout_default_s <= 0)
@@ -296,6 +298,7 @@ st_store_exec(struct st_store *st, struct st_item *items, size_t n,
 	}
 
 	pubs_clear(ctx, 0);
+	st->sync_fd = -1;
 	if (st_db_run(st->db, "BEGIN IMMEDIATE", "") != ST_DONE) {
 		fail_writes(items, reqs, ok, n,
 		    "the database cannot start a transaction");
@@ -322,7 +325,8 @@ st_store_exec(struct st_store *st, struct st_item *items, size_t n,
 		}
 		exec_pass(st, reqs, ok, items, n, true);
 	}
-	if (st_db_run(st->db, "COMMIT", "") != ST_DONE) {
+	if (st_db_commit(st->db, st->opts.defer_sync ? &st->sync_fd : NULL) !=
+	    ST_DONE) {
 		cm_warnx("store: commit failed: %s", st_db_errmsg(st->db));
 		st_db_run(st->db, "ROLLBACK", "");
 		pubs_clear(ctx, 0);
@@ -384,6 +388,12 @@ st_store_prune(struct st_store *st)
 	if (st_db_run(st->db, sql, "i", store_now(st) - CM_OPID_TTL_MS) !=
 	    ST_DONE)
 		cm_warnx("store: op_id prune failed: %s", st_db_errmsg(st->db));
+}
+
+int
+st_store_pending_sync(struct st_store *st)
+{
+	return st->sync_fd;
 }
 
 int64_t

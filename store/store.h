@@ -8,6 +8,7 @@
 #ifndef ST_STORE_H
 #define ST_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,6 +23,11 @@ struct st_store_opts {
 	int task_timeout_default_s;   /* 0: CM_TIMEOUT_DEFAULT_S */
 	int task_timeout_max_s;       /* 0: CM_TIMEOUT_MAX_S */
 	const char *host_id;          /* default host of new instances */
+	/*
+	 * A group's commit does not wait for the disk; the caller makes it
+	 * durable (st_store_pending_sync) before acknowledging it.
+	 */
+	bool defer_sync;
 	/* Clock for timestamps and leases; NULL means cm_now_ms. */
 	int64_t (*now_ms)(void *arg);
 	void *now_arg;
@@ -62,6 +68,13 @@ struct st_item {
  */
 int st_store_exec(struct st_store *st, struct st_item *items, size_t n,
     st_publish_fn publish, void *arg);
+
+/*
+ * With opts.defer_sync: a descriptor to fdatasync before any reply to, or
+ * event of, the last group leaves the process (a sync covers every group
+ * before it too), or -1 when that group needs none.
+ */
+int st_store_pending_sync(struct st_store *st);
 
 /* Convenience for tests and tools: one request through st_store_exec. */
 int st_store_call(struct st_store *st, const struct pr_req *req,

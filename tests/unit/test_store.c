@@ -2,6 +2,10 @@
  * test_store.c: the engine itself: op_id memory, group commit, publish
  * after commit, malformed requests, op_id pruning and durability settings.
  */
+#include <sys/stat.h>
+#include <time.h>
+
+#include "clock.h"
 #include "store_fixture.h"
 
 static struct fx fx;
@@ -613,6 +617,109 @@ Test(store, a_cycle_costs_the_same_however_long_the_history)
 	cr_assert_leq(late, early + early / 10,
 	    "a cycle cost %lld VM steps after 5 tasks, %lld after 400",
 	    (long long)early, (long long)late);
+}
+
+/* ---- durability ---------------------------------------------------------
+ */
+
+static off_t
+file_size(const char *suffix)
+{
+	char path[FX_PATH_MAX + 8];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s%s", fx.path, suffix);
+	return stat(path, &st) == 0 ? st.st_size : -1;
+}
+
+/*
+ * With defer_sync a group's commit leaves its WAL sync to the caller,
+ * through a descriptor on the WAL file itself; a group that wrote nothing
+ * leaves nothing to sync.
+ */
+Test(store, deferred_commit_leaves_the_wal_sync_to_the_caller)
+{
+	char wal[FX_PATH_MAX + 8];
+	struct stat a, b;
+	const char *sp;
+	int fd;
+
+	fx.opts.defer_sync = true;
+	fx_reopen(&fx);
+	fx_provision(&fx, 1);
+	sp = fx_space(&fx, 0);
+	fd = st_store_pending_sync(fx.st);
+	cr_assert_geq(fd, 0, "a committed write left nothing to sync");
+	snprintf(wal, sizeof(wal), "%s-wal", fx.path);
+	cr_assert_eq(fstat(fd, &a), 0);
+	cr_assert_eq(stat(wal, &b), 0);
+	cr_assert(a.st_dev == b.st_dev && a.st_ino == b.st_ino,
+	    "the descriptor is not on the write-ahead log");
+	cr_assert_eq(fdatasync(fd), 0);
+
+	fx_space_get(&fx, fx.ws, sp);
+	cr_assert_eq(
+	    st_store_pending_sync(fx.st), -1, "a read left something to sync");
+	fx_task(&fx, sp, "t1");
+	cr_assert_eq(st_store_pending_sync(fx.st), fd,
+	    "the same log has another descriptor");
+}
+
+Test(store, without_deferral_a_commit_syncs_itself)
+{
+	fx_provision(&fx, 1);
+	fx_space(&fx, 0);
+	cr_assert_eq(st_store_pending_sync(fx.st), -1);
+}
+
+/*
+ * Checkpoints run beside the writer and keep the log bounded: after some
+ * 2,100 commits of five frames or more, far past CM_WAL_MAX_PAGES, the log
+ * has started over (it holds no more than CM_WAL_MAX_PAGES and one
+ * group's frames) and the database file holds the copied pages.
+ */
+static void
+checkpoints_bound_the_log(bool defer_sync)
+{
+	const char *sp;
+	off_t db0, frames;
+	int64_t deadline;
+	int i;
+
+	fx.opts.defer_sync = defer_sync;
+	fx_reopen(&fx);
+	fx_provision(&fx, 1);
+	sp = fx_space(&fx, 0);
+	db0 = file_size("");
+	for (i = 0; i < 700; i++) {
+		char rid[32];
+		const char *task;
+
+		snprintf(rid, sizeof(rid), "r%d", i);
+		task = fx_task(&fx, sp, rid);
+		fx_claim(&fx, sp, "holder");
+		FX_FINISH(&fx, task, "holder", "completed", "{}", NULL, CM_OK);
+	}
+	frames = file_size("-wal") / (4096 + 24);
+	cr_assert_leq(frames, CM_WAL_MAX_PAGES + CM_GROUP_COMMIT_MAX,
+	    "the log holds %lld frames: it never started over",
+	    (long long)frames);
+	deadline = cm_mono_ms() + 10000;
+	while (file_size("") <= db0 && cm_mono_ms() < deadline) {
+		struct timespec ts = {0, 10 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	cr_assert_gt(file_size(""), db0, "no page reached the database file");
+}
+
+Test(store, checkpoints_copy_the_log_and_let_it_start_over)
+{
+	checkpoints_bound_the_log(true);
+}
+
+Test(store, checkpoints_bound_the_log_of_commits_that_sync_themselves)
+{
+	checkpoints_bound_the_log(false);
 }
 
 Test(store, synchronous_is_full)
