@@ -41,6 +41,7 @@ fuzz: setup
 
 bench: build
 	@./$(BUILD)/store_bench
+	@./$(BUILD)/store_bench --ping 64
 	@./$(BUILD)/actor_bench
 
 format:

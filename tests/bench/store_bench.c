@@ -3,17 +3,24 @@
  * spaced-store over nng, from N concurrent clients, each on its own Space.
  * Prints writes per second (three writes a cycle) at synchronous=FULL.
  *
- *   store_bench [clients ...]      default: 1 8 64
- *   STORE_BENCH_SECONDS=N          duration of each run (default 3)
+ * With --ping the clients send pings instead, which run no SQL: what the
+ * transport and the store's loop alone can carry, the ceiling of the
+ * writes.
+ *
+ *   store_bench [--ping] [clients ...]      default: 1 8 64
+ *   STORE_BENCH_SECONDS=N                   duration of each run (default 3)
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
 #include "testkit.h"
+
+static bool ping_only;
 
 struct client {
 	const char *url;
@@ -43,7 +50,16 @@ client_run(void *arg)
 	if (cm_rpc_open(&s, c->url) != 0)
 		return NULL;
 	snprintf(holder, sizeof(holder), "bench-%d", c->id);
-	while (cm_mono_ms() < c->deadline) {
+	while (ping_only && cm_mono_ms() < c->deadline) {
+		memset(&q, 0, sizeof(q));
+		q.op = PR_OP_PING;
+		if (!call_ok(s, &q, &r))
+			c->errors++;
+		else
+			c->cycles++;
+		pr_rep_free(&r);
+	}
+	while (!ping_only && cm_mono_ms() < c->deadline) {
 		memset(&q, 0, sizeof(q));
 		q.op = PR_OP_TASK_SUBMIT;
 		q.workspace_id = c->workspace_id;
@@ -140,10 +156,17 @@ run(int n_clients, int seconds)
 		errors += cl[i].errors;
 	}
 	t1 = cm_mono_ms();
-	printf("store_bench: clients=%d seconds=%.2f cycles=%ld writes=%ld "
-	       "errors=%ld writes_per_s=%.0f (synchronous=FULL)\n",
-	    n_clients, (t1 - t0) / 1000.0, cycles, cycles * 3, errors,
-	    cycles * 3 * 1000.0 / (double)(t1 - t0));
+	if (ping_only)
+		printf("store_bench: clients=%d seconds=%.2f pings=%ld "
+		       "errors=%ld pings_per_s=%.0f (no SQL)\n",
+		    n_clients, (t1 - t0) / 1000.0, cycles, errors,
+		    cycles * 1000.0 / (double)(t1 - t0));
+	else
+		printf("store_bench: clients=%d seconds=%.2f cycles=%ld "
+		       "writes=%ld errors=%ld writes_per_s=%.0f "
+		       "(synchronous=FULL)\n",
+		    n_clients, (t1 - t0) / 1000.0, cycles, cycles * 3, errors,
+		    cycles * 3 * 1000.0 / (double)(t1 - t0));
 	fflush(stdout);
 	nng_close(s);
 	tk_proc_stop(&p, SIGTERM);
@@ -166,13 +189,18 @@ main(int argc, char **argv)
 		if (*end == '\0' && v > 0 && v < 3600)
 			seconds = (int)v;
 	}
+	if (argc > 1 && strcmp(argv[1], "--ping") == 0) {
+		ping_only = true;
+		argv++;
+		argc--;
+	}
 	if (argc > 1) {
 		for (int i = 1; i < argc; i++) {
 			char *end;
 			long n = strtol(argv[i], &end, 10);
 			if (*end != '\0' || n < 1 || n > TK_MAX_INSTANCES) {
-				fprintf(stderr,
-				    "usage: store_bench [clients ...]\n");
+				fprintf(stderr, "usage: store_bench [--ping]"
+				                " [clients ...]\n");
 				return 2;
 			}
 			if (run((int)n, seconds) != 0)
