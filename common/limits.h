@@ -55,6 +55,7 @@
 #define CM_WAL_CHECKPOINT_PAGES 1000 /* log frames that start a checkpoint */
 #define CM_WAL_MAX_PAGES 8000 /* past it, the writer checkpoints itself */
 #define CM_OPID_TTL_MS (10 * 60 * 1000)
+#define CM_OPID_PRUNE_MAX 1000 /* expired op_ids deleted at once when idle */
 #define CM_PUB_BUF 8192 /* nng SENDBUF/RECVBUF on pub/sub */
 
 /* Metrics of the api (api/metrics.h). */

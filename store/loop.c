@@ -32,7 +32,8 @@
 #include "limits.h"
 #include "log.h"
 
-#define ST_PRUNE_EVERY_MS 60000
+/* When idle, expired op_ids go a chunk a second (groups prune too). */
+#define ST_PRUNE_EVERY_MS 1000
 
 static int
 listen_private(nng_socket s, const char *url)

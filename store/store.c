@@ -202,6 +202,23 @@ exec_write(struct st_store *st, const struct pr_req *req, struct st_item *it,
 	return true;
 }
 
+/*
+ * Forgets at most limit op_ids older than CM_OPID_TTL_MS, oldest first.
+ * Returns how many, or -1.
+ */
+static int64_t
+prune_expired(struct st_store *st, int64_t limit)
+{
+	static const char sql[] =
+	    "DELETE FROM store_ops WHERE op_id IN (SELECT op_id FROM store_ops"
+	    " WHERE created_at < $1 ORDER BY created_at LIMIT $2)";
+
+	if (st_db_run(st->db, sql, "ii", store_now(st) - CM_OPID_TTL_MS,
+	        limit) != ST_DONE)
+		return -1;
+	return st_db_changes(st->db);
+}
+
 static void
 replies_clear(struct st_item *items, size_t n, const bool *ok)
 {
@@ -325,6 +342,13 @@ st_store_exec(struct st_store *st, struct st_item *items, size_t n,
 		}
 		exec_pass(st, reqs, ok, items, n, true);
 	}
+	/*
+	 * Each group forgets up to twice as many expired op_ids as it holds
+	 * requests: under load the memory shrinks as fast as it grows, a
+	 * little at a time, and never in one long stall.
+	 */
+	if (st_db_in_txn(st->db))
+		prune_expired(st, 2 * (int64_t)n);
 	if (st_db_commit(st->db, st->opts.defer_sync ? &st->sync_fd : NULL) !=
 	    ST_DONE) {
 		cm_warnx("store: commit failed: %s", st_db_errmsg(st->db));
@@ -380,14 +404,14 @@ st_store_call(struct st_store *st, const struct pr_req *req, struct pr_rep *rep,
 	return rc;
 }
 
-void
+int
 st_store_prune(struct st_store *st)
 {
-	static const char sql[] = "DELETE FROM store_ops WHERE created_at < $1";
+	int64_t n = prune_expired(st, CM_OPID_PRUNE_MAX);
 
-	if (st_db_run(st->db, sql, "i", store_now(st) - CM_OPID_TTL_MS) !=
-	    ST_DONE)
+	if (n < 0)
 		cm_warnx("store: op_id prune failed: %s", st_db_errmsg(st->db));
+	return (int)n;
 }
 
 int

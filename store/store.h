@@ -61,7 +61,8 @@ struct st_item {
  * transaction, and a request repeating that op_id gets the first reply
  * again, even after a restart; a write that changed nothing (a failed
  * check, a claim that found no task) is not remembered, since applying it
- * again is just as harmless.  When the
+ * again is just as harmless.  The group also forgets up to 2n op_ids that
+ * have outlived CM_OPID_TTL_MS.  When the
  * commit fails every write in the group is answered store_unavailable and
  * nothing is published.  Every item gets a reply unless allocation fails,
  * in which case rep is NULL.  Returns 0, or -1 when the commit failed.
@@ -80,8 +81,12 @@ int st_store_pending_sync(struct st_store *st);
 int st_store_call(struct st_store *st, const struct pr_req *req,
     struct pr_rep *rep, st_publish_fn publish, void *arg);
 
-/* Deletes remembered op_id replies older than CM_OPID_TTL_MS. */
-void st_store_prune(struct st_store *st);
+/*
+ * Deletes at most CM_OPID_PRUNE_MAX remembered op_id replies older than
+ * CM_OPID_TTL_MS, oldest first (every group also deletes some, see
+ * st_store_exec).  Returns how many, or -1.
+ */
+int st_store_prune(struct st_store *st);
 
 /* The work the store's queries have done, in SQLite VM steps (tests). */
 int64_t st_store_work(struct st_store *st);

@@ -722,6 +722,47 @@ Test(store, checkpoints_bound_the_log_of_commits_that_sync_themselves)
 	checkpoints_bound_the_log(false);
 }
 
+/*
+ * Under load, expired op_ids go with the groups, a few at a time: a group
+ * of one forgets two, oldest first; pruning when idle forgets at most
+ * CM_OPID_PRUNE_MAX at once.
+ */
+Test(store, expired_op_ids_go_a_little_with_every_group)
+{
+	static const char count_sql[] = "SELECT count(*) FROM store_ops";
+	struct pr_req q;
+	char name[32];
+	int64_t before;
+
+	for (int i = 0; i < 5; i++) {
+		fx_req(&fx, &q, PR_OP_WORKSPACE_CREATE);
+		snprintf(name, sizeof(name), "old-%d", i);
+		q.name = name;
+		FX_CALL(&fx, &q, CM_OK);
+		fx_advance(&fx, 1);
+	}
+	before = fx_sql_int(&fx, count_sql, (const char *)NULL);
+	cr_assert_geq(before, 5);
+	fx_advance(&fx, CM_OPID_TTL_MS);
+
+	fx_req(&fx, &q, PR_OP_WORKSPACE_CREATE);
+	q.name = "new";
+	FX_CALL(&fx, &q, CM_OK);
+	/* Two expired gone, one new remembered. */
+	cr_assert_eq(
+	    fx_sql_int(&fx, count_sql, (const char *)NULL), before - 2 + 1);
+	cr_assert_eq(
+	    fx_sql_int(&fx,
+	        "SELECT count(*) FROM store_ops o JOIN workspaces w"
+	        " ON w.name = 'old-0' WHERE o.created_at = w.created_at",
+	        (const char *)NULL),
+	    0, "the oldest op_id was not the first to go");
+
+	cr_assert_eq(st_store_prune(fx.st), (int)(before - 2));
+	cr_assert_eq(st_store_prune(fx.st), 0);
+	cr_assert_eq(fx_sql_int(&fx, count_sql, (const char *)NULL), 1);
+}
+
 Test(store, synchronous_is_full)
 {
 	cr_assert_eq(st_store_synchronous(fx.st), 2, "PRAGMA synchronous is %d",
