@@ -2,6 +2,7 @@
  * test_ops_space.c: Space reservation, reads, close and error, and the
  * event log (section "events").
  */
+#include "ops.h"
 #include "store_fixture.h"
 
 static struct fx fx;
@@ -677,4 +678,54 @@ Test(events, every_event_is_published_once_with_its_sequence)
 	cr_assert_str_eq(r->events[0].task_id, task);
 	cr_assert(strstr(r->events[0].payload, "runtime_error") != NULL,
 	    "failed payload: %s", r->events[0].payload);
+}
+
+/* ---- granted capabilities, as stored ------------------------------------ */
+
+/*
+ * The stored list is read without jansson when it is a plain array of
+ * ASCII strings; anything else goes through the full parser, and the two
+ * agree.
+ */
+Test(granted, plain_and_full_parsing_agree)
+{
+	static const struct {
+		const char *json;
+		int rc;
+		size_t n;
+		const char *first, *last;
+	} cases[] = {
+	    {"[]", 0, 0, NULL, NULL},
+	    {" [ ] ", 0, 0, NULL, NULL},
+	    {"[\"noop\"]", 0, 1, "noop", "noop"},
+	    {"[\"noop\",\"sleep\",\"navigate\"]", 0, 3, "noop", "navigate"},
+	    {"[ \"a]b\" , \"c,d\" ]", 0, 2, "a]b", "c,d"},
+	    /* The full parser: escapes, non-ASCII, other values. */
+	    {"[\"a\\\"b\",\"c\"]", 0, 2, "a\"b", "c"},
+	    {"[\"caf\\u00e9\"]", 0, 1, "caf\xc3\xa9", "caf\xc3\xa9"},
+	    {"[\"x\",1,\"y\"]", 0, 2, "x", "y"},
+	    /* Not an array, or not JSON: refused by both. */
+	    {"{}", -1, 0, NULL, NULL},
+	    {"[\"open", -1, 0, NULL, NULL},
+	    {"[\"a\"] x", -1, 0, NULL, NULL},
+	    {"[\"a\",]", -1, 0, NULL, NULL},
+	    {"", -1, 0, NULL, NULL},
+	};
+	struct pr_rep rep;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct pr_strlist l;
+
+		memset(&rep, 0, sizeof(rep));
+		cr_assert_eq(st_strlist_from_json(&rep, cases[i].json, &l),
+		    cases[i].rc, "%s", cases[i].json);
+		if (cases[i].rc == 0) {
+			cr_assert_eq(l.n, cases[i].n, "%s", cases[i].json);
+			if (l.n > 0) {
+				cr_assert_str_eq(l.v[0], cases[i].first);
+				cr_assert_str_eq(l.v[l.n - 1], cases[i].last);
+			}
+		}
+		pr_rep_free(&rep);
+	}
 }
