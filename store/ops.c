@@ -253,7 +253,7 @@ st_row_task(struct pr_rep *rep, struct st_stmt *s, struct pr_task *o)
 	o->created_at = st_col_int(s, 13);
 	o->started_at = st_col_int(s, 14);
 	o->finished_at = st_col_int(s, 15);
-	o->updated_at = st_col_int(s, 16);
+	o->updated_at = st_col_int(s, ST_TASK_NCOLS - 1);
 }
 
 int
@@ -294,7 +294,7 @@ st_load_space(struct st_ctx *ctx, struct pr_rep *rep, const char *workspace_id,
 
 static int
 load_task_where(struct st_ctx *ctx, struct pr_rep *rep, const char *sql,
-    const char *key, bool missing_is_error)
+    const char *key, bool missing_is_error, const char **args)
 {
 	struct st_stmt *s;
 	struct pr_task *t;
@@ -312,6 +312,9 @@ load_task_where(struct st_ctx *ctx, struct pr_rep *rep, const char *sql,
 			return -1;
 		}
 		st_row_task(rep, s, t);
+		if (args != NULL)
+			*args = pr_rep_strdup(
+			    rep, st_col_text(s, ST_TASK_COL_ARGS));
 		st_stmt_done(s);
 		return 1;
 	}
@@ -331,19 +334,19 @@ st_load_task(struct st_ctx *ctx, struct pr_rep *rep, const char *task_id)
 	static const char sql[] =
 	    "SELECT " ST_TASK_COLS " FROM browser_space_tasks WHERE id = $1";
 
-	return load_task_where(ctx, rep, sql, task_id, true);
+	return load_task_where(ctx, rep, sql, task_id, true, NULL);
 }
 
 int
-st_load_active_task(
-    struct st_ctx *ctx, struct pr_rep *rep, const char *space_id)
+st_load_active_task(struct st_ctx *ctx, struct pr_rep *rep,
+    const char *space_id, const char **args)
 {
 	static const char sql[] =
 	    "SELECT " ST_TASK_COLS
 	    " FROM browser_space_tasks WHERE space_id = $1"
 	    " AND (status = 'queued' OR status = 'running')";
 
-	return load_task_where(ctx, rep, sql, space_id, false);
+	return load_task_where(ctx, rep, sql, space_id, false, args);
 }
 
 static int

@@ -104,10 +104,17 @@ int st_space_touch(
 	"id, workspace_id, browser_instance_id, binding_id, owner_type, "     \
 	"owner_id, status, granted_capabilities, revision, last_error_code, " \
 	"close_requested, created_at, updated_at, closed_at"
-#define ST_TASK_COLS                                                         \
-	"id, space_id, workspace_id, request_id, operation_id, capability, " \
-	"args, timeout_ms, status, cancel_requested, result, error_code, "   \
-	"error_message, created_at, started_at, finished_at, updated_at"
+/* The same columns of a table named p (say "t."), for joins. */
+#define ST_TASK_COLS_OF(p)                                                  \
+	p "id, " p "space_id, " p "workspace_id, " p "request_id, " p       \
+	  "operation_id, " p "capability, " p "args, " p "timeout_ms, " p   \
+	  "status, " p "cancel_requested, " p "result, " p "error_code, " p \
+	  "error_message, " p "created_at, " p "started_at, " p             \
+	  "finished_at, " p "updated_at"
+#define ST_TASK_COLS ST_TASK_COLS_OF("")
+/* Columns past ST_TASK_COLS: the row's args (the text, never a reply's). */
+#define ST_TASK_COL_ARGS 6
+#define ST_TASK_NCOLS 17
 void st_row_space(struct pr_rep *rep, struct st_stmt *s, struct pr_space *out);
 void st_row_task(struct pr_rep *rep, struct st_stmt *s, struct pr_task *out);
 /* The names of an args object (never its values, SPEC 3 rule 12). */
@@ -124,9 +131,10 @@ int st_load_space(struct st_ctx *ctx, struct pr_rep *rep,
     const char *workspace_id, const char *space_id);
 int st_load_task(struct st_ctx *ctx, struct pr_rep *rep, const char *task_id);
 /* The active (queued or running) task of a Space, appended to rep->tasks
- * when there is one.  Returns 1, 0 or -1. */
-int st_load_active_task(
-    struct st_ctx *ctx, struct pr_rep *rep, const char *space_id);
+ * when there is one, and its args text in *args unless args is NULL.
+ * Returns 1, 0 or -1. */
+int st_load_active_task(struct st_ctx *ctx, struct pr_rep *rep,
+    const char *space_id, const char **args);
 
 /* Grows a reply list by one zeroed element; NULL on allocation failure. */
 void *st_rep_push(struct pr_rep *rep, void **list, size_t *n, size_t size);

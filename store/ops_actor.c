@@ -70,8 +70,6 @@ void
 st_op_actor_claim(
     struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
-	static const char args_sql[] =
-	    "SELECT args FROM browser_space_tasks WHERE id = $1";
 	static const char claim[] =
 	    "UPDATE browser_space_tasks SET status = 'running', started_at = "
 	    "$2,"
@@ -79,7 +77,7 @@ st_op_actor_claim(
 	    " WHERE id = $1 AND status = 'queued'";
 	struct pr_space *sp;
 	struct pr_task *t;
-	struct st_stmt *s;
+	const char *args = NULL;
 	int rc;
 
 	if (st_load_space(ctx, rep, NULL, req->space_id) != 1)
@@ -89,7 +87,7 @@ st_op_actor_claim(
 	if (strcmp(sp->status, "closed") == 0 ||
 	    strcmp(sp->status, "error") == 0)
 		return;
-	if ((rc = st_load_active_task(ctx, rep, req->space_id)) != 1)
+	if ((rc = st_load_active_task(ctx, rep, req->space_id, &args)) != 1)
 		return;
 	t = &rep->tasks[0];
 	/*
@@ -112,29 +110,29 @@ st_op_actor_claim(
 	sp->updated_at = ctx->now;
 	t->status = "running";
 	t->started_at = t->updated_at = ctx->now;
-	if (st_db_query(ctx->db, &s, args_sql, "s", t->task_id) != ST_OK)
-		goto fail;
-	if (st_stmt_step(s) == ST_ROW)
-		rep->args = pr_rep_strdup(rep, st_col_text(s, 0));
-	st_stmt_done(s);
+	rep->args = args;
 	return;
 fail:
 	st_db_failed(ctx, rep, "actor claim");
 }
 
 /*
- * Loads the running task held under lease_holder.  Returns 1 when held,
- * 0 when not (rep->err is lease_expired, or the task is terminal and
- * loaded into rep->tasks), -1 on error.
+ * Loads the running task held under lease_holder.  Returns 1 when held
+ * (with keep, the task's row is then in rep->tasks), 0 when not (rep->err
+ * is lease_expired, and a task that is no longer running is in
+ * rep->tasks), -1 on error.
  */
 static int
-load_held(struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
+load_held(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep, bool keep)
 {
-	static const char sql[] =
-	    "SELECT t.status, t.lease_holder, s.close_requested, t.space_id,"
-	    " t.workspace_id, t.cancel_requested FROM browser_space_tasks t"
-	    " JOIN browser_spaces s ON s.id = t.space_id WHERE t.id = $1";
+	static const char sql[] = "SELECT " ST_TASK_COLS_OF(
+	    "t.") ", t.lease_holder,"
+	          " s.close_requested FROM browser_space_tasks t"
+	          " JOIN browser_spaces s ON s.id = t.space_id WHERE t.id = $1";
 	struct st_stmt *s;
+	struct pr_task *t;
+	const char *holder;
 	bool running, held;
 	int rc;
 
@@ -150,17 +148,26 @@ load_held(struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 			pr_rep_error(rep, CM_E_NOT_FOUND, "no such task");
 		return rc == ST_ERROR ? -1 : 0;
 	}
-	running = strcmp(st_col_text(s, 0), "running") == 0;
-	held = running && st_col_text(s, 1) != NULL &&
-	       strcmp(st_col_text(s, 1), req->lease_holder) == 0;
-	rep->close_requested = st_col_int(s, 2) != 0;
-	rep->cancel_requested = st_col_int(s, 5) != 0;
+	if ((t = ST_PUSH(rep, tasks)) == NULL) {
+		st_stmt_done(s);
+		pr_rep_error(rep, CM_E_INTERNAL, "out of memory");
+		return -1;
+	}
+	st_row_task(rep, s, t);
+	holder = st_col_text(s, ST_TASK_NCOLS);
+	running = strcmp(t->status, "running") == 0;
+	held =
+	    running && holder != NULL && strcmp(holder, req->lease_holder) == 0;
+	rep->close_requested = st_col_int(s, ST_TASK_NCOLS + 1) != 0;
+	rep->cancel_requested = t->cancel_requested;
 	st_stmt_done(s);
+	/* A task another actor holds is none of this one's business. */
+	if ((held && !keep) || (running && !held))
+		rep->n_tasks = 0;
 	if (held)
 		return 1;
-	if (running || st_load_task(ctx, rep, req->task_id) == 1)
-		pr_rep_error(rep, CM_E_LEASE_EXPIRED,
-		    "the task's lease is held by no one or someone else");
+	pr_rep_error(rep, CM_E_LEASE_EXPIRED,
+	    "the task's lease is held by no one or someone else");
 	return 0;
 }
 
@@ -171,7 +178,7 @@ st_op_actor_heartbeat(
 	static const char upd[] = "UPDATE browser_space_tasks SET "
 	                          "lease_expires_at = $2 WHERE id = $1";
 
-	if (load_held(ctx, req, rep) != 1)
+	if (load_held(ctx, req, rep, false) != 1)
 		return;
 	if (st_db_run(ctx->db, upd, "si", req->task_id,
 	        ctx->now + CM_LEASE_TTL_MS) != ST_DONE)
@@ -198,7 +205,7 @@ st_op_actor_finish(
 		    "error_code goes with failed, result with completed");
 		return;
 	}
-	if (load_held(ctx, req, rep) != 1) {
+	if (load_held(ctx, req, rep, true) != 1) {
 		/* Already finished by this same call (a re-send after a store
 		 * restart lost the op_id memory): report it, do nothing. */
 		if (rep->n_tasks == 1 &&
@@ -207,12 +214,11 @@ st_op_actor_finish(
 		return;
 	}
 	if (strcmp(status, "cancelled") == 0 && !rep->cancel_requested) {
+		rep->n_tasks = 0;
 		pr_rep_error(rep, CM_E_INVALID_REQUEST,
 		    "a task is cancelled only after a cancel request");
 		return;
 	}
-	if (st_load_task(ctx, rep, req->task_id) != 1)
-		return;
 	t = &rep->tasks[0];
 	if (st_task_finalize(ctx, t->workspace_id, t->space_id, t->task_id,
 	        status, req->result, req->error_code,
@@ -254,7 +260,7 @@ st_op_sup_finalize_lost(
 
 	if (st_load_space(ctx, rep, NULL, req->space_id) != 1)
 		return;
-	if (st_load_active_task(ctx, rep, req->space_id) != 1)
+	if (st_load_active_task(ctx, rep, req->space_id, NULL) != 1)
 		return;
 	t = &rep->tasks[0];
 	/* A queued task never started: the next actor will run it. */

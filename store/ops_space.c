@@ -279,7 +279,7 @@ st_op_space_get(
     struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
 	if (st_load_space(ctx, rep, req->workspace_id, req->space_id) == 1)
-		st_load_active_task(ctx, rep, req->space_id);
+		st_load_active_task(ctx, rep, req->space_id, NULL);
 }
 
 void
@@ -342,14 +342,14 @@ st_op_space_close(
 		return;
 	sp = &rep->spaces[0];
 	if (strcmp(sp->status, "closed") == 0 || sp->close_requested) {
-		st_load_active_task(ctx, rep, req->space_id);
+		st_load_active_task(ctx, rep, req->space_id, NULL);
 		return;
 	}
 	if (st_db_run(ctx->db, upd, "s", req->space_id) != ST_DONE ||
 	    st_space_touch(ctx, req->space_id, NULL) != 0 ||
 	    st_notice(ctx, req->workspace_id, req->space_id,
 	        "close_requested") != 0 ||
-	    st_load_active_task(ctx, rep, req->space_id) < 0)
+	    st_load_active_task(ctx, rep, req->space_id, NULL) < 0)
 		goto fail;
 	if (rep->n_tasks == 1) {
 		t = &rep->tasks[0];
@@ -365,7 +365,7 @@ st_op_space_close(
 	rep->n_spaces = 0;
 	rep->n_tasks = 0;
 	if (st_load_space(ctx, rep, req->workspace_id, req->space_id) == 1)
-		st_load_active_task(ctx, rep, req->space_id);
+		st_load_active_task(ctx, rep, req->space_id, NULL);
 	return;
 fail:
 	st_db_failed(ctx, rep, "space close");
@@ -379,7 +379,7 @@ end_active_task(struct st_ctx *ctx, struct pr_rep *rep, const char *ws,
 	const struct pr_task *t;
 	size_t before = rep->n_tasks;
 
-	if (st_load_active_task(ctx, rep, space_id) < 0)
+	if (st_load_active_task(ctx, rep, space_id, NULL) < 0)
 		return -1;
 	if (rep->n_tasks == before)
 		return 0;
