@@ -42,6 +42,7 @@ fuzz: setup
 bench: build
 	@./$(BUILD)/store_bench
 	@./$(BUILD)/store_bench --ping 64
+	@./$(BUILD)/http_bench
 	@./$(BUILD)/actor_bench
 
 format:
