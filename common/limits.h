@@ -56,7 +56,7 @@
 #define CM_WAL_MAX_PAGES 8000 /* past it, the writer checkpoints itself */
 #define CM_OPID_TTL_MS (10 * 60 * 1000)
 #define CM_OPID_PRUNE_MAX 1000 /* expired op_ids deleted at once when idle */
-#define CM_PUB_BUF 8192 /* nng SENDBUF/RECVBUF on pub/sub */
+#define CM_PUB_BUF 8192        /* nng SENDBUF/RECVBUF on pub/sub */
 
 /* Metrics of the api (api/metrics.h). */
 #define CM_METRICS_SERIES_MAX 512 /* (route, method, status) series */
