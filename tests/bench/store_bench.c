@@ -60,13 +60,8 @@ client_run(void *arg)
 		pr_rep_free(&r);
 	}
 	while (!ping_only && cm_mono_ms() < c->deadline) {
-		memset(&q, 0, sizeof(q));
-		q.op = PR_OP_TASK_SUBMIT;
-		q.workspace_id = c->workspace_id;
-		q.space_id = c->space_id;
 		snprintf(rid, sizeof(rid), "c%d-%ld", c->id, c->cycles);
-		q.request_id = rid;
-		q.capability = "noop";
+		tk_req_submit(&q, c->workspace_id, c->space_id, rid);
 		if (!call_ok(s, &q, &r)) {
 			c->errors++;
 			pr_rep_free(&r);
@@ -74,10 +69,7 @@ client_run(void *arg)
 		}
 		pr_rep_free(&r);
 
-		memset(&q, 0, sizeof(q));
-		q.op = PR_OP_ACTOR_CLAIM;
-		q.space_id = c->space_id;
-		q.lease_holder = holder;
+		tk_req_claim(&q, c->space_id, holder);
 		if (!call_ok(s, &q, &r) || r.n_tasks != 1) {
 			c->errors++;
 			pr_rep_free(&r);
@@ -86,12 +78,7 @@ client_run(void *arg)
 		snprintf(task_id, sizeof(task_id), "%s", r.tasks[0].task_id);
 		pr_rep_free(&r);
 
-		memset(&q, 0, sizeof(q));
-		q.op = PR_OP_ACTOR_FINISH;
-		q.task_id = task_id;
-		q.lease_holder = holder;
-		q.status = "completed";
-		q.result = "{\"ok\":true}";
+		tk_req_finish(&q, task_id, holder);
 		if (!call_ok(s, &q, &r))
 			c->errors++;
 		else
@@ -127,12 +114,7 @@ run(int n_clients, int seconds)
 		struct pr_req q;
 		struct pr_rep r;
 
-		memset(&q, 0, sizeof(q));
-		q.op = PR_OP_SPACE_CREATE;
-		q.workspace_id = w.workspace_id;
-		q.browser_instance_id = w.instance_id[i];
-		q.owner_type = "operator";
-		q.owner_id = w.operator_id;
+		tk_req_create(&q, &w, (size_t)i);
 		if (!call_ok(s, &q, &r)) {
 			fprintf(stderr, "store_bench: create: %s\n",
 			    cm_err_code(r.err));

@@ -35,12 +35,7 @@ race_create(void *arg)
 	struct pr_rep rep;
 
 	cr_assert_eq(cm_rpc_open(&s, r->url), 0);
-	memset(&q, 0, sizeof(q));
-	q.op = PR_OP_SPACE_CREATE;
-	q.workspace_id = r->w->workspace_id;
-	q.browser_instance_id = r->w->instance_id[r->instance];
-	q.owner_type = "operator";
-	q.owner_id = r->w->operator_id;
+	tk_req_create(&q, r->w, r->instance);
 	pthread_barrier_wait(r->start);
 	r->result = tk_call(s, &q, &rep);
 	pr_rep_free(&rep);
@@ -131,24 +126,14 @@ Test(store_process, event_published_only_after_commit, .fini = tk_cleanup)
 
 	/* A subscription takes effect asynchronously: retry a ping-like
 	 * create until its event is seen. */
-	memset(&q, 0, sizeof(q));
-	q.op = PR_OP_SPACE_CREATE;
-	q.workspace_id = w.workspace_id;
-	q.browser_instance_id = w.instance_id[0];
-	q.owner_type = "operator";
-	q.owner_id = w.operator_id;
+	tk_req_create(&q, &w, 0);
 	cr_assert_eq(tk_call(s, &q, &r), CM_OK);
 	snprintf(space_id, sizeof(space_id), "%s", r.spaces[0].space_id);
 	pr_rep_free(&r);
 
 	for (int i = 0; i < 50; i++) {
-		memset(&q, 0, sizeof(q));
-		q.op = PR_OP_TASK_SUBMIT;
-		q.workspace_id = w.workspace_id;
-		q.space_id = space_id;
 		snprintf(rid, sizeof(rid), "r%d", i);
-		q.request_id = rid;
-		q.capability = "noop";
+		tk_req_submit(&q, w.workspace_id, space_id, rid);
 		cr_assert_eq(tk_call(s, &q, &r), CM_OK);
 		{
 			struct pr_req c;
@@ -221,23 +206,13 @@ Test(store_process, op_id_memory_and_durability_across_kill, .fini = tk_cleanup)
 	cr_assert_eq(tk_provision(s, &w, 1), 0);
 
 	cm_uuid7(op_id);
-	memset(&q, 0, sizeof(q));
-	q.op = PR_OP_SPACE_CREATE;
+	tk_req_create(&q, &w, 0);
 	q.op_id = op_id;
-	q.workspace_id = w.workspace_id;
-	q.browser_instance_id = w.instance_id[0];
-	q.owner_type = "operator";
-	q.owner_id = w.operator_id;
 	cr_assert_eq(tk_call(s, &q, &r), CM_OK);
 	snprintf(space_id, sizeof(space_id), "%s", r.spaces[0].space_id);
 	pr_rep_free(&r);
 
-	memset(&q, 0, sizeof(q));
-	q.op = PR_OP_TASK_SUBMIT;
-	q.workspace_id = w.workspace_id;
-	q.space_id = space_id;
-	q.request_id = "durable";
-	q.capability = "noop";
+	tk_req_submit(&q, w.workspace_id, space_id, "durable");
 	cr_assert_eq(tk_call(s, &q, &r), CM_OK);
 	snprintf(task_id, sizeof(task_id), "%s", r.tasks[0].task_id);
 	pr_rep_free(&r);
@@ -247,13 +222,8 @@ Test(store_process, op_id_memory_and_durability_across_kill, .fini = tk_cleanup)
 
 	/* The same create again: the first reply, not a second Space and
 	 * not browser_instance_in_use. */
-	memset(&q, 0, sizeof(q));
-	q.op = PR_OP_SPACE_CREATE;
+	tk_req_create(&q, &w, 0);
 	q.op_id = op_id;
-	q.workspace_id = w.workspace_id;
-	q.browser_instance_id = w.instance_id[0];
-	q.owner_type = "operator";
-	q.owner_id = w.operator_id;
 	cr_assert_eq(tk_call(s, &q, &r), CM_OK);
 	cr_assert_str_eq(r.spaces[0].space_id, space_id);
 	pr_rep_free(&r);
@@ -334,22 +304,14 @@ kl_run(void *arg)
 	}
 	snprintf(holder, sizeof(holder), "kl-%d", c->id);
 	for (int i = 0; i < KL_CYCLES; i++) {
-		memset(&q, 0, sizeof(q));
-		q.op = PR_OP_TASK_SUBMIT;
-		q.workspace_id = c->w->workspace_id;
-		q.space_id = c->space_id;
 		snprintf(rid, sizeof(rid), "kl-%d", i);
-		q.request_id = rid;
-		q.capability = "noop";
+		tk_req_submit(&q, c->w->workspace_id, c->space_id, rid);
 		if (!kl_call(c, s, &q, &r))
 			break;
 		snprintf(task_id, sizeof(task_id), "%s", r.tasks[0].task_id);
 		pr_rep_free(&r);
 
-		memset(&q, 0, sizeof(q));
-		q.op = PR_OP_ACTOR_CLAIM;
-		q.space_id = c->space_id;
-		q.lease_holder = holder;
+		tk_req_claim(&q, c->space_id, holder);
 		if (!kl_call(c, s, &q, &r))
 			break;
 		/* A re-sent claim gets its first reply: this very task. */
@@ -360,12 +322,7 @@ kl_run(void *arg)
 		}
 		pr_rep_free(&r);
 
-		memset(&q, 0, sizeof(q));
-		q.op = PR_OP_ACTOR_FINISH;
-		q.task_id = task_id;
-		q.lease_holder = holder;
-		q.status = "completed";
-		q.result = "{\"ok\":true}";
+		tk_req_finish(&q, task_id, holder);
 		if (!kl_call(c, s, &q, &r))
 			break;
 		pr_rep_free(&r);
@@ -422,12 +379,7 @@ Test(store_process, kill_under_load_loses_nothing_and_repeats_nothing,
 	cr_assert_eq(cm_rpc_open(&s, p.store_url), 0);
 	cr_assert_eq(tk_provision(s, &w, KL_CLIENTS), 0);
 	for (int i = 0; i < KL_CLIENTS; i++) {
-		memset(&q, 0, sizeof(q));
-		q.op = PR_OP_SPACE_CREATE;
-		q.workspace_id = w.workspace_id;
-		q.browser_instance_id = w.instance_id[i];
-		q.owner_type = "operator";
-		q.owner_id = w.operator_id;
+		tk_req_create(&q, &w, (size_t)i);
 		cr_assert_eq(tk_call(s, &q, &r), CM_OK);
 		snprintf(cl[i].space_id, sizeof(cl[i].space_id), "%s",
 		    r.spaces[0].space_id);

@@ -562,3 +562,46 @@ tk_provision_with(nng_socket s, struct tk_world *w, size_t n_instances,
 	}
 	return rc;
 }
+
+void
+tk_req_create(struct pr_req *q, const struct tk_world *w, size_t i)
+{
+	memset(q, 0, sizeof(*q));
+	q->op = PR_OP_SPACE_CREATE;
+	q->workspace_id = w->workspace_id;
+	q->browser_instance_id = w->instance_id[i];
+	q->owner_type = "operator";
+	q->owner_id = w->operator_id;
+}
+
+void
+tk_req_submit(struct pr_req *q, const char *workspace_id, const char *space_id,
+    const char *request_id)
+{
+	memset(q, 0, sizeof(*q));
+	q->op = PR_OP_TASK_SUBMIT;
+	q->workspace_id = workspace_id;
+	q->space_id = space_id;
+	q->request_id = request_id;
+	q->capability = "noop";
+}
+
+void
+tk_req_claim(struct pr_req *q, const char *space_id, const char *holder)
+{
+	memset(q, 0, sizeof(*q));
+	q->op = PR_OP_ACTOR_CLAIM;
+	q->space_id = space_id;
+	q->lease_holder = holder;
+}
+
+void
+tk_req_finish(struct pr_req *q, const char *task_id, const char *holder)
+{
+	memset(q, 0, sizeof(*q));
+	q->op = PR_OP_ACTOR_FINISH;
+	q->task_id = task_id;
+	q->lease_holder = holder;
+	q->status = "completed";
+	q->result = "{\"ok\":true}";
+}

@@ -96,6 +96,17 @@ bool tk_http_ready(const struct tk_proc *p, int timeout_ms);
 /* Reads a whole file into a malloc'd NUL-terminated buffer. */
 char *tk_read_file(const char *path, size_t *len);
 
+/*
+ * Store requests of the task cycle, built in q (zeroed first): create a
+ * Space of w's operator on w's instance i; submit a noop under
+ * request_id; claim under holder; finish as completed with {"ok":true}.
+ */
+void tk_req_create(struct pr_req *q, const struct tk_world *w, size_t i);
+void tk_req_submit(struct pr_req *q, const char *workspace_id,
+    const char *space_id, const char *request_id);
+void tk_req_claim(struct pr_req *q, const char *space_id, const char *holder);
+void tk_req_finish(struct pr_req *q, const char *task_id, const char *holder);
+
 /* Calls the store and aborts the test if transport fails. */
 enum cm_err tk_call(nng_socket s, const struct pr_req *req, struct pr_rep *rep);
 
