@@ -7,6 +7,10 @@
  * transport and the store's loop alone can carry, the ceiling of the
  * writes.
  *
+ * It also prints the CPU time each request cost, in the store process and
+ * in the clients (this process), from /proc and getrusage: a figure that
+ * moves less than the rate on a shared machine.
+ *
  *   store_bench [--ping] [clients ...]      default: 1 8 64
  *   STORE_BENCH_SECONDS=N                   duration of each run (default 3)
  */
@@ -16,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "testkit.h"
@@ -89,6 +95,40 @@ client_run(void *arg)
 	return NULL;
 }
 
+/* CPU time (user + system) of process pid, in microseconds; -1 if unknown. */
+static double
+proc_cpu_us(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut, st;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* Fields 14 and 15, counted after the ")" that ends the name. */
+	if ((p = strrchr(buf, ')')) == NULL ||
+	    sscanf(p + 1,
+	        " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+	        &st) != 2)
+		return -1;
+	return (double)(ut + st) * 1e6 / (double)sysconf(_SC_CLK_TCK);
+}
+
+static double
+self_cpu_us(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
 static int
 run(int n_clients, int seconds)
 {
@@ -99,10 +139,17 @@ run(int n_clients, int seconds)
 	nng_socket s;
 	char dir[128];
 	int64_t t0, t1;
-	long cycles = 0, errors = 0;
+	long cycles = 0, errors = 0, reqs;
+	double store_cpu, self_cpu;
 
+	char quota[64];
+	const char *flags[] = {quota, NULL};
+
+	/* Every client's Space in one workspace. */
+	snprintf(quota, sizeof(quota), "--max-spaces-per-workspace=%d",
+	    TK_MAX_INSTANCES);
 	tk_tmpdir(dir, sizeof(dir), "bench");
-	if (tk_store_start(&p, dir, NULL) != 0 ||
+	if (tk_store_start(&p, dir, flags) != 0 ||
 	    cm_rpc_open(&s, p.store_url) != 0 ||
 	    tk_provision(s, &w, (size_t)n_clients) != 0) {
 		fprintf(stderr, "store_bench: setup failed\n");
@@ -127,6 +174,8 @@ run(int n_clients, int seconds)
 		cl[i].workspace_id = w.workspace_id;
 		cl[i].id = i;
 	}
+	store_cpu = proc_cpu_us(p.pid);
+	self_cpu = self_cpu_us();
 	t0 = cm_mono_ms();
 	for (int i = 0; i < n_clients; i++) {
 		cl[i].deadline = t0 + seconds * 1000;
@@ -138,6 +187,9 @@ run(int n_clients, int seconds)
 		errors += cl[i].errors;
 	}
 	t1 = cm_mono_ms();
+	store_cpu = proc_cpu_us(p.pid) - store_cpu;
+	self_cpu = self_cpu_us() - self_cpu;
+	reqs = ping_only ? cycles : cycles * 3;
 	if (ping_only)
 		printf("store_bench: clients=%d seconds=%.2f pings=%ld "
 		       "errors=%ld pings_per_s=%.0f (no SQL)\n",
@@ -149,6 +201,13 @@ run(int n_clients, int seconds)
 		       "(synchronous=FULL)\n",
 		    n_clients, (t1 - t0) / 1000.0, cycles, cycles * 3, errors,
 		    cycles * 3 * 1000.0 / (double)(t1 - t0));
+	if (reqs > 0)
+		printf(
+		    "store_bench: cpu_us_per_request store=%.1f clients=%.1f "
+		    "(%.0f%% and %.0f%% of one core)\n",
+		    store_cpu / (double)reqs, self_cpu / (double)reqs,
+		    store_cpu / (double)(t1 - t0) / 10.0,
+		    self_cpu / (double)(t1 - t0) / 10.0);
 	fflush(stdout);
 	nng_close(s);
 	tk_proc_stop(&p, SIGTERM);
