@@ -26,6 +26,7 @@ struct pr_chunk {
 	max_align_t data[];
 };
 
+/* Chunks come from malloc: only what pr_arena_alloc hands out is zeroed. */
 static void *
 arena_take(struct pr_arena *a, size_t n, size_t align)
 {
@@ -44,8 +45,7 @@ arena_take(struct pr_arena *a, size_t n, size_t align)
 	cap = n > PR_CHUNK_BIG ? n : PR_CHUNK_SIZE;
 	if (cap > SIZE_MAX - sizeof(*c))
 		return NULL;
-	/* calloc: chunks are never reused, so every block comes zeroed. */
-	if ((c = calloc(1, sizeof(*c) + cap)) == NULL)
+	if ((c = malloc(sizeof(*c) + cap)) == NULL)
 		return NULL;
 	c->cap = cap;
 	c->used = n;
@@ -64,7 +64,11 @@ arena_take(struct pr_arena *a, size_t n, size_t align)
 void *
 pr_arena_alloc(struct pr_arena *a, size_t n)
 {
-	return arena_take(a, n, _Alignof(max_align_t));
+	void *p = arena_take(a, n, _Alignof(max_align_t));
+
+	if (p != NULL)
+		memset(p, 0, n);
+	return p;
 }
 
 char *
