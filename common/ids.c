@@ -41,6 +41,43 @@ static pthread_mutex_t ids_lock = PTHREAD_MUTEX_INITIALIZER;
 static int64_t ids_last_ms;
 static unsigned ids_counter;
 
+/*
+ * The random bits come from a pool refilled by one getrandom call every
+ * IDS_POOL / 10 ids: a system call per id cost more than the rest of the
+ * id.  Ids are not secrets (tokens take cm_random_bytes directly).  A
+ * forked child empties its pool, so it never repeats its parent's bits.
+ */
+#define IDS_POOL 320
+static unsigned char ids_pool[IDS_POOL];
+static size_t ids_pool_left;
+static pthread_once_t ids_once = PTHREAD_ONCE_INIT;
+
+static void
+ids_forked(void)
+{
+	ids_pool_left = 0;
+}
+
+static void
+ids_init(void)
+{
+	pthread_atfork(NULL, NULL, ids_forked);
+}
+
+/* Takes n random bytes from the pool.  Call locked. */
+static void
+ids_take(unsigned char *out, size_t n)
+{
+	if (ids_pool_left < n) {
+		cm_random_bytes(ids_pool, sizeof(ids_pool));
+		ids_pool_left = sizeof(ids_pool);
+	}
+	memcpy(out, ids_pool + sizeof(ids_pool) - ids_pool_left, n);
+	/* Bits handed out once are never handed out again. */
+	memset(ids_pool + sizeof(ids_pool) - ids_pool_left, 0, n);
+	ids_pool_left -= n;
+}
+
 #define IDS_COUNTER_MAX 0xfffu
 
 void
@@ -55,11 +92,10 @@ cm_uuid7(char out[CM_UUID_LEN])
 	unsigned counter;
 	size_t o = 0;
 
-	/* Fetched outside the lock: getrandom is the slow part. */
-	cm_random_bytes(rnd, sizeof rnd);
-	seed = ((unsigned)rnd[8] << 8 | rnd[9]) & 0x7ffu;
-
+	pthread_once(&ids_once, ids_init);
 	pthread_mutex_lock(&ids_lock);
+	ids_take(rnd, sizeof(rnd));
+	seed = ((unsigned)rnd[8] << 8 | rnd[9]) & 0x7ffu;
 	if (now > ids_last_ms) {
 		ids_last_ms = now;
 		ids_counter = seed;

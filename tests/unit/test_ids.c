@@ -3,6 +3,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "ids.h"
@@ -201,4 +203,37 @@ Test(ids, random_bytes_zero_length)
 
 	cm_random_bytes(&c, 0);
 	cr_assert_eq(c, 0x5a);
+}
+
+/*
+ * Ids take their random bits from a pool.  A forked child must not reuse
+ * the pool it inherited, or parent and child would mint ids that differ
+ * only in time and counter.
+ */
+Test(ids, uuid7_forked_child_draws_its_own_random_bits)
+{
+	char parent[CM_UUID_LEN], child[CM_UUID_LEN];
+	int fds[2];
+	pid_t pid;
+	int status;
+
+	cm_uuid7(parent); /* fills the pool */
+	cr_assert_eq(pipe(fds), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		cm_uuid7(child);
+		_exit(write(fds[1], child, sizeof(child)) == sizeof(child) ? 0
+		                                                           : 1);
+	}
+	close(fds[1]);
+	cm_uuid7(parent);
+	cr_assert_eq(
+	    read(fds[0], child, sizeof(child)), (ssize_t)sizeof(child));
+	close(fds[0]);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* Characters 19 on: the variant nibble and 62 random bits. */
+	cr_assert_str_neq(
+	    parent + 19, child + 19, "parent %s child %s", parent, child);
 }
