@@ -116,6 +116,104 @@ rpc_redial_if_lost(nng_socket s)
 	pthread_mutex_unlock(&rpc_links_lock);
 }
 
+/*
+ * Each thread keeps a context and an aio per socket it calls through:
+ * opening and closing them took a tenth of a call's work.  A context
+ * that saw a failure is closed rather than reused.
+ */
+#define RPC_SLOTS 4
+
+struct rpc_slot {
+	uint32_t socket_id;
+	nng_ctx ctx;
+	nng_aio *aio;
+};
+
+struct rpc_cache {
+	struct rpc_slot slot[RPC_SLOTS];
+	size_t n;
+};
+
+static pthread_key_t rpc_key;
+static pthread_once_t rpc_once = PTHREAD_ONCE_INIT;
+static int rpc_key_ok;
+
+static void
+rpc_slot_close(struct rpc_slot *sl)
+{
+	nng_aio_free(sl->aio);
+	nng_ctx_close(sl->ctx);
+}
+
+static void
+rpc_cache_free(void *arg)
+{
+	struct rpc_cache *c = arg;
+
+	for (size_t i = 0; i < c->n; i++)
+		rpc_slot_close(&c->slot[i]);
+	free(c);
+}
+
+static void
+rpc_key_init(void)
+{
+	rpc_key_ok = pthread_key_create(&rpc_key, rpc_cache_free) == 0;
+}
+
+/* The calling thread's context for s, opened on first use; NULL on error. */
+static struct rpc_slot *
+rpc_slot_get(nng_socket s)
+{
+	uint32_t id = (uint32_t)nng_socket_id(s);
+	struct rpc_cache *c;
+	struct rpc_slot *sl;
+
+	pthread_once(&rpc_once, rpc_key_init);
+	if (!rpc_key_ok)
+		return NULL;
+	if ((c = pthread_getspecific(rpc_key)) == NULL) {
+		if ((c = calloc(1, sizeof(*c))) == NULL)
+			return NULL;
+		if (pthread_setspecific(rpc_key, c) != 0) {
+			free(c);
+			return NULL;
+		}
+	}
+	for (size_t i = 0; i < c->n; i++)
+		if (c->slot[i].socket_id == id)
+			return &c->slot[i];
+	if (c->n == RPC_SLOTS) { /* the oldest makes room */
+		rpc_slot_close(&c->slot[0]);
+		memmove(&c->slot[0], &c->slot[1],
+		    (RPC_SLOTS - 1) * sizeof(c->slot[0]));
+		c->n--;
+	}
+	sl = &c->slot[c->n];
+	sl->socket_id = id;
+	if (nng_aio_alloc(&sl->aio, NULL, NULL) != 0)
+		return NULL;
+	if (nng_ctx_open(&sl->ctx, s) != 0) {
+		nng_aio_free(sl->aio);
+		return NULL;
+	}
+	c->n++;
+	return sl;
+}
+
+/* Closes the calling thread's context sl, which saw a failure. */
+static void
+rpc_slot_drop(struct rpc_slot *sl)
+{
+	struct rpc_cache *c = pthread_getspecific(rpc_key);
+	size_t i = (size_t)(sl - c->slot);
+
+	rpc_slot_close(sl);
+	memmove(
+	    &c->slot[i], &c->slot[i + 1], (c->n - i - 1) * sizeof(c->slot[0]));
+	c->n--;
+}
+
 int
 cm_rpc_open(nng_socket *s, const char *url)
 {
@@ -149,8 +247,7 @@ cm_rpc_call(
 	char op_id[CM_UUID_LEN];
 	char *buf = NULL;
 	size_t len = 0;
-	nng_ctx ctx;
-	nng_aio *aio = NULL;
+	struct rpc_slot *sl;
 	nng_msg *msg = NULL;
 	char err[128];
 	int rv;
@@ -170,28 +267,19 @@ cm_rpc_call(
 		rep->err = CM_E_INTERNAL;
 		return CM_E_INTERNAL;
 	}
-
-	if ((rv = nng_aio_alloc(&aio, NULL, NULL)) != 0) {
-		free(buf);
-		rep->err = CM_E_INTERNAL;
-		return CM_E_INTERNAL;
-	}
-	if ((rv = nng_ctx_open(&ctx, s)) != 0) {
-		nng_aio_free(aio);
-		free(buf);
-		rep->err = CM_E_STORE_UNAVAILABLE;
-		return CM_E_STORE_UNAVAILABLE;
-	}
 	if ((rv = nng_msg_alloc(&msg, 0)) != 0 ||
 	    (rv = nng_msg_append(msg, buf, len)) != 0) {
 		free(buf);
 		nng_msg_free(msg);
-		nng_aio_free(aio);
-		nng_ctx_close(ctx);
 		rep->err = CM_E_INTERNAL;
 		return CM_E_INTERNAL;
 	}
 	free(buf);
+	if ((sl = rpc_slot_get(s)) == NULL) {
+		nng_msg_free(msg);
+		rep->err = CM_E_STORE_UNAVAILABLE;
+		return CM_E_STORE_UNAVAILABLE;
+	}
 
 	/*
 	 * nng 1.5.2 has no synchronous context calls; an aio does the same.
@@ -199,22 +287,21 @@ cm_rpc_call(
 	 * receive is never cancelled with its send still in flight (a known
 	 * crash of this nng version).
 	 */
-	nng_aio_set_timeout(aio, timeout_ms);
-	nng_aio_set_msg(aio, msg);
-	nng_ctx_send(ctx, aio);
-	nng_aio_wait(aio);
-	if ((rv = nng_aio_result(aio)) != 0) {
+	nng_aio_set_timeout(sl->aio, timeout_ms);
+	nng_aio_set_msg(sl->aio, msg);
+	nng_ctx_send(sl->ctx, sl->aio);
+	nng_aio_wait(sl->aio);
+	if ((rv = nng_aio_result(sl->aio)) != 0) {
 		/* A failed send leaves the message with us. */
-		nng_msg_free(nng_aio_get_msg(aio));
+		nng_msg_free(nng_aio_get_msg(sl->aio));
 		goto unavailable;
 	}
-	nng_ctx_recv(ctx, aio);
-	nng_aio_wait(aio);
-	if ((rv = nng_aio_result(aio)) != 0)
+	nng_ctx_recv(sl->ctx, sl->aio);
+	nng_aio_wait(sl->aio);
+	if ((rv = nng_aio_result(sl->aio)) != 0)
 		goto unavailable;
-	msg = nng_aio_get_msg(aio);
-	nng_aio_free(aio);
-	nng_ctx_close(ctx);
+	msg = nng_aio_get_msg(sl->aio);
+	nng_aio_set_msg(sl->aio, NULL);
 
 	rv = pr_rep_decode(
 	    nng_msg_body(msg), nng_msg_len(msg), rep, err, sizeof(err));
@@ -230,8 +317,7 @@ cm_rpc_call(
 	return CM_OK;
 
 unavailable:
-	nng_aio_free(aio);
-	nng_ctx_close(ctx);
+	rpc_slot_drop(sl);
 	if (rv == NNG_ETIMEDOUT)
 		rpc_redial_if_lost(s);
 	rep->err = CM_E_STORE_UNAVAILABLE;

@@ -30,7 +30,8 @@ int cm_rpc_open(nng_socket *s, const char *url);
  * reply, which is decoded into *rep (free with pr_rep_free whatever the
  * outcome).  A write without op_id gets a fresh one, which every nng
  * re-send carries, so the store applies it at most once.  Safe to call
- * from many threads on one socket: each call uses its own context.
+ * from many threads on one socket: each thread keeps its own context for
+ * the socket between calls, and replaces one that saw a failure.
  *
  * Returns CM_OK when a reply arrived (the store's verdict is rep->err),
  * CM_E_STORE_UNAVAILABLE on timeout or transport failure, CM_E_INTERNAL

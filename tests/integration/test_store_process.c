@@ -1,7 +1,8 @@
 /*
  * The real spaced-store binary over nng: concurrent creates from separate
  * REQ sockets, publish-after-commit, op_id memory across a restart, and
- * durability across kill -9, also in the middle of concurrent writes.
+ * durability across kill -9, also in the middle of concurrent writes, and
+ * the client's contexts across timeouts and sockets.
  */
 #include <criterion/criterion.h>
 #include <nng/nng.h>
@@ -190,6 +191,86 @@ Test(store_process, event_published_only_after_commit, .fini = tk_cleanup)
 
 /* A re-sent write (same op_id) is answered, not applied, even by a store
  * that restarted in between; and kill -9 loses no acknowledged write. */
+static enum cm_err
+get_task(nng_socket s, const struct tk_world *w, const char *space_id,
+    const char *task_id, int timeout_ms, struct pr_rep *r)
+{
+	struct pr_req q;
+
+	memset(&q, 0, sizeof(q));
+	q.op = PR_OP_TASK_GET;
+	q.workspace_id = w->workspace_id;
+	q.space_id = space_id;
+	q.task_id = task_id;
+	return cm_rpc_call(s, &q, r, timeout_ms);
+}
+
+/*
+ * cm_rpc_call keeps a context per thread and socket.  A call that timed out
+ * must not hand its late reply to the next call, and a new socket in the
+ * same thread must get a context of its own.
+ */
+Test(store_process, client_contexts_survive_timeouts_and_sockets,
+    .fini = tk_cleanup)
+{
+	struct tk_proc p;
+	struct tk_world w;
+	char dir[128], space_id[CM_ID_MAX + 1], first[CM_ID_MAX + 1];
+	char second[CM_ID_MAX + 1];
+	nng_socket s;
+	struct pr_req q;
+	struct pr_rep r;
+
+	tk_tmpdir(dir, sizeof(dir), "ctx");
+	cr_assert_eq(tk_store_start(&p, dir, NULL), 0);
+	cr_assert_eq(cm_rpc_open(&s, p.store_url), 0);
+	cr_assert_eq(tk_provision(s, &w, 1), 0);
+	tk_req_create(&q, &w, 0);
+	cr_assert_eq(tk_call(s, &q, &r), CM_OK);
+	snprintf(space_id, sizeof(space_id), "%s", r.spaces[0].space_id);
+	pr_rep_free(&r);
+	tk_req_submit(&q, w.workspace_id, space_id, "first");
+	cr_assert_eq(tk_call(s, &q, &r), CM_OK);
+	snprintf(first, sizeof(first), "%s", r.tasks[0].task_id);
+	pr_rep_free(&r);
+	tk_req_claim(&q, space_id, "ctx-test");
+	cr_assert_eq(tk_call(s, &q, &r), CM_OK);
+	pr_rep_free(&r);
+	tk_req_finish(&q, first, "ctx-test");
+	cr_assert_eq(tk_call(s, &q, &r), CM_OK);
+	pr_rep_free(&r);
+	tk_req_submit(&q, w.workspace_id, space_id, "second");
+	cr_assert_eq(tk_call(s, &q, &r), CM_OK);
+	snprintf(second, sizeof(second), "%s", r.tasks[0].task_id);
+	pr_rep_free(&r);
+
+	/* A stopped store: the call times out, its request still queued. */
+	cr_assert_eq(kill(p.pid, SIGSTOP), 0);
+	cr_assert_eq(
+	    get_task(s, &w, space_id, first, 300, &r), CM_E_STORE_UNAVAILABLE);
+	pr_rep_free(&r);
+	cr_assert_eq(kill(p.pid, SIGCONT), 0);
+	/* The store now answers both; this call gets its own answer. */
+	cr_assert_eq(get_task(s, &w, space_id, second, 0, &r), CM_OK);
+	cr_assert_eq(r.err, CM_OK);
+	cr_assert_str_eq(r.tasks[0].task_id, second);
+	pr_rep_free(&r);
+	cr_assert_eq(get_task(s, &w, space_id, first, 0, &r), CM_OK);
+	cr_assert_str_eq(r.tasks[0].task_id, first);
+	pr_rep_free(&r);
+
+	/* Another socket, from the same thread. */
+	nng_close(s);
+	cr_assert_eq(cm_rpc_open(&s, p.store_url), 0);
+	cr_assert_eq(get_task(s, &w, space_id, second, 0, &r), CM_OK);
+	cr_assert_str_eq(r.tasks[0].task_id, second);
+	pr_rep_free(&r);
+
+	nng_close(s);
+	tk_proc_stop(&p, SIGTERM);
+	tk_rmrf(dir);
+}
+
 Test(store_process, op_id_memory_and_durability_across_kill, .fini = tk_cleanup)
 {
 	struct tk_proc p;
@@ -229,12 +310,8 @@ Test(store_process, op_id_memory_and_durability_across_kill, .fini = tk_cleanup)
 	pr_rep_free(&r);
 	cr_assert_eq(count_spaces(s, &w, w.instance_id[0]), 1);
 
-	memset(&q, 0, sizeof(q));
-	q.op = PR_OP_TASK_GET;
-	q.workspace_id = w.workspace_id;
-	q.space_id = space_id;
-	q.task_id = task_id;
-	cr_assert_eq(tk_call(s, &q, &r), CM_OK);
+	cr_assert_eq(get_task(s, &w, space_id, task_id, 0, &r), CM_OK);
+	cr_assert_eq(r.err, CM_OK);
 	cr_assert_str_eq(r.tasks[0].status, "queued");
 	pr_rep_free(&r);
 
