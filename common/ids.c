@@ -52,16 +52,30 @@ static unsigned char ids_pool[IDS_POOL];
 static size_t ids_pool_left;
 static pthread_once_t ids_once = PTHREAD_ONCE_INIT;
 
+/* fork() holds the lock, so the child sees no half-taken pool. */
 static void
-ids_forked(void)
+ids_fork_prepare(void)
+{
+	pthread_mutex_lock(&ids_lock);
+}
+
+static void
+ids_fork_parent(void)
+{
+	pthread_mutex_unlock(&ids_lock);
+}
+
+static void
+ids_fork_child(void)
 {
 	ids_pool_left = 0;
+	pthread_mutex_unlock(&ids_lock);
 }
 
 static void
 ids_init(void)
 {
-	pthread_atfork(NULL, NULL, ids_forked);
+	pthread_atfork(ids_fork_prepare, ids_fork_parent, ids_fork_child);
 }
 
 /* Takes n random bytes from the pool.  Call locked. */
