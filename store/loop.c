@@ -50,6 +50,10 @@ listen_private(nng_socket s, const char *url)
 }
 
 static uint64_t st_requests, st_groups;
+/* Where a group's time went, in ns, for the log line at the end. */
+static int64_t st_exec_ns;             /* the serving thread, running groups */
+static int64_t st_wait_ns, st_sync_ns; /* the acker: queued, then syncing */
+static uint64_t st_syncs;
 
 /* ---- sending --------------------------------------------------------------
  *
@@ -126,7 +130,8 @@ struct ack_group {
 	size_t n_reps;
 	nng_msg **pubs;
 	size_t n_pubs, cap_pubs;
-	int sync_fd; /* -1: nothing of its own to sync */
+	int sync_fd;       /* -1: nothing of its own to sync */
+	int64_t committed; /* cm_mono_ns when handed over */
 };
 
 struct acker {
@@ -162,6 +167,7 @@ acker_run(void *arg)
 	for (;;) {
 		size_t n;
 		int fd = -1;
+		int64_t t0;
 
 		while (a->count == 0 && !a->stop)
 			pthread_cond_wait(&a->cv, &a->mtx);
@@ -177,6 +183,11 @@ acker_run(void *arg)
 			if (g->sync_fd >= 0)
 				fd = g->sync_fd;
 		}
+		t0 = cm_mono_ns();
+		for (size_t i = 0; i < n; i++)
+			st_wait_ns +=
+			    t0 -
+			    a->ring[(a->head + i) % CM_ACK_GROUPS].committed;
 		/*
 		 * A failed sync leaves the file's state unknown: crash, and
 		 * let recovery decide.  Nothing of these groups was
@@ -186,6 +197,10 @@ acker_run(void *arg)
 			cm_fatalx("store: the write-ahead log cannot be synced:"
 			          " %s",
 			    strerror(errno));
+		if (fd >= 0) {
+			st_sync_ns += cm_mono_ns() - t0;
+			st_syncs++;
+		}
 		for (size_t i = 0; i < n; i++)
 			group_send(a, &a->ring[(a->head + i) % CM_ACK_GROUPS]);
 
@@ -290,6 +305,7 @@ serve_batch(struct st_store *st, nng_socket rep, struct acker *a)
 	static struct st_item items[CM_GROUP_COMMIT_MAX];
 	struct ack_group *g;
 	size_t n = 0;
+	int64_t t0;
 
 	while (n < CM_GROUP_COMMIT_MAX &&
 	       nng_recvmsg(rep, &msgs[n], NNG_FLAG_NONBLOCK) == 0) {
@@ -302,6 +318,7 @@ serve_batch(struct st_store *st, nng_socket rep, struct acker *a)
 	st_requests += n;
 	st_groups++;
 	g = acker_slot(a);
+	t0 = cm_mono_ns();
 	st_store_exec(st, items, n, group_publish, g);
 	g->sync_fd = st_store_pending_sync(st);
 	for (size_t i = 0; i < n; i++) {
@@ -315,7 +332,25 @@ serve_batch(struct st_store *st, nng_socket rep, struct acker *a)
 			g->reps[g->n_reps++] = msgs[i];
 		free(items[i].rep);
 	}
+	g->committed = cm_mono_ns();
+	st_exec_ns += g->committed - t0;
 	acker_push(a);
+}
+
+/* What the loop did, and where a group's time went. */
+static void
+log_served(void)
+{
+	cm_info("store: served %llu requests in %llu group commits",
+	    (unsigned long long)st_requests, (unsigned long long)st_groups);
+	if (st_groups == 0)
+		return;
+	cm_info("store: per group, %.0f us running, %.0f us waiting for the"
+	        " acker; %llu syncs of %.0f us",
+	    (double)st_exec_ns / 1e3 / (double)st_groups,
+	    (double)st_wait_ns / 1e3 / (double)st_groups,
+	    (unsigned long long)st_syncs,
+	    st_syncs ? (double)st_sync_ns / 1e3 / (double)st_syncs : 0.0);
 }
 
 int
@@ -402,12 +437,12 @@ st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
 			next_prune = cm_mono_ms() + ST_PRUNE_EVERY_MS;
 		}
 	}
-	cm_info("store: served %llu requests in %llu group commits",
-	    (unsigned long long)st_requests, (unsigned long long)st_groups);
 	rc = 0;
 out:
 	if (acking)
-		acker_stop(&ack);
+		acker_stop(&ack); /* its counters are ours from here */
+	if (rc == 0)
+		log_served();
 	if (sig_fd >= 0)
 		close(sig_fd);
 	nng_close(rep);
