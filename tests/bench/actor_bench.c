@@ -634,35 +634,6 @@ struct usage {
 	int n_actors;
 };
 
-/* utime + stime of a process from /proc/<pid>/stat, in ticks. */
-static int64_t
-proc_ticks(pid_t pid)
-{
-	char path[64], *text, *p, *end;
-	int64_t v = 0;
-
-	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-	if ((text = tk_read_file(path, NULL)) == NULL)
-		return 0;
-	if ((p = strrchr(text, ')')) != NULL) {
-		p += 2; /* field 3, the state */
-		for (int f = 3; f <= 15 && *p != '\0'; f++) {
-			if (f == 3) {
-				p += 2;
-				continue;
-			}
-			long long x = strtoll(p, &end, 10);
-			if (end == p)
-				break;
-			if (f >= 14)
-				v += x;
-			p = end;
-		}
-	}
-	free(text);
-	return v;
-}
-
 /* Context switches of every thread of a process. */
 static int64_t
 proc_cs(pid_t pid)
@@ -713,9 +684,9 @@ usage_snap(struct usage *u, pid_t spaced)
 		u->total = u->busy + f[3] + f[4];
 		free(text);
 	}
-	u->ticks[U_BENCH] = proc_ticks(getpid());
+	u->ticks[U_BENCH] = tk_proc_ticks(getpid());
 	u->cs[U_BENCH] = proc_cs(getpid());
-	u->ticks[U_SUP] = proc_ticks(spaced);
+	u->ticks[U_SUP] = tk_proc_ticks(spaced);
 	u->cs[U_SUP] = proc_cs(spaced);
 	n = child_pids(spaced, kids, AB_CHILDREN_MAX);
 	for (int i = 0; i < n; i++) {
@@ -732,7 +703,7 @@ usage_snap(struct usage *u, pid_t spaced)
 		free(cmd);
 		if (k < 0)
 			continue;
-		u->ticks[k] += proc_ticks(kids[i]);
+		u->ticks[k] += tk_proc_ticks(kids[i]);
 		u->cs[k] += proc_cs(kids[i]);
 		if (k == U_ACTORS)
 			u->n_actors++;

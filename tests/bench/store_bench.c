@@ -95,28 +95,11 @@ client_run(void *arg)
 	return NULL;
 }
 
-/* CPU time (user + system) of process pid, in microseconds; -1 if unknown. */
+/* CPU time (user + system) of process pid, in microseconds. */
 static double
 proc_cpu_us(pid_t pid)
 {
-	char path[64], buf[1024], *p;
-	unsigned long long ut, st;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* Fields 14 and 15, counted after the ")" that ends the name. */
-	if ((p = strrchr(buf, ')')) == NULL ||
-	    sscanf(p + 1,
-	        " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
-	        &st) != 2)
-		return -1;
-	return (double)(ut + st) * 1e6 / (double)sysconf(_SC_CLK_TCK);
+	return (double)tk_proc_ticks(pid) * 1e6 / (double)sysconf(_SC_CLK_TCK);
 }
 
 static double

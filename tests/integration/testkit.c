@@ -605,3 +605,31 @@ tk_req_finish(struct pr_req *q, const char *task_id, const char *holder)
 	q->status = "completed";
 	q->result = "{\"ok\":true}";
 }
+
+int64_t
+tk_proc_ticks(pid_t pid)
+{
+	char path[64], *text, *p, *end;
+	int64_t v = 0;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	if ((text = tk_read_file(path, NULL)) == NULL)
+		return 0;
+	if ((p = strrchr(text, ')')) != NULL) {
+		p += 2; /* field 3, the state */
+		for (int f = 3; f <= 15 && *p != '\0'; f++) {
+			if (f == 3) {
+				p += 2;
+				continue;
+			}
+			long long x = strtoll(p, &end, 10);
+			if (end == p)
+				break;
+			if (f >= 14)
+				v += x;
+			p = end;
+		}
+	}
+	free(text);
+	return v;
+}

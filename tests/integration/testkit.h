@@ -96,6 +96,10 @@ bool tk_http_ready(const struct tk_proc *p, int timeout_ms);
 /* Reads a whole file into a malloc'd NUL-terminated buffer. */
 char *tk_read_file(const char *path, size_t *len);
 
+/* utime + stime of process pid from /proc/<pid>/stat, in clock ticks
+ * (sysconf(_SC_CLK_TCK) a second); 0 when it cannot be read. */
+int64_t tk_proc_ticks(pid_t pid);
+
 /*
  * Store requests of the task cycle, built in q (zeroed first): create a
  * Space of w's operator on w's instance i; submit a noop under
