@@ -197,6 +197,11 @@ db_prepare(struct st_db *db, const char *sql)
 	cm_fatalx("store: statement cache is full");
 }
 
+/*
+ * Values are bound SQLITE_STATIC: the caller's memory outlives the
+ * statement's use of it (db.h), and st_stmt_done clears the bindings, so
+ * a copy per value, a malloc and a free each, buys nothing.
+ */
 static int
 db_bind(struct st_stmt *s, const char *types, va_list ap)
 {
@@ -214,7 +219,7 @@ db_bind(struct st_stmt *s, const char *types, va_list ap)
 		case 's': {
 			const char *v = va_arg(ap, const char *);
 			rc = v ? sqlite3_bind_text(
-			             s->stmt, i, v, -1, SQLITE_TRANSIENT)
+			             s->stmt, i, v, -1, SQLITE_STATIC)
 			       : sqlite3_bind_null(s->stmt, i);
 			break;
 		}
@@ -226,7 +231,7 @@ db_bind(struct st_stmt *s, const char *types, va_list ap)
 			const void *v = va_arg(ap, const void *);
 			size_t len = va_arg(ap, size_t);
 			rc = sqlite3_bind_blob64(
-			    s->stmt, i, v, len, SQLITE_TRANSIENT);
+			    s->stmt, i, v, len, SQLITE_STATIC);
 			break;
 		}
 		case 'b':

@@ -39,7 +39,8 @@ int st_db_exec(struct st_db *db, const char *sql);
  * where 0 binds NULL (for nullable timestamps), 'B' a blob given as two
  * arguments, const void * and size_t.  Parameter k is $k.
  * Returns ST_OK with *out ready to step.  The statement stays busy until
- * st_stmt_done, so one SQL text cannot be open twice at once.
+ * st_stmt_done, so one SQL text cannot be open twice at once.  Strings and
+ * blobs are bound without a copy: they must stay as they are until then.
  */
 int st_db_query(struct st_db *db, struct st_stmt **out, const char *sql,
     const char *types, ...);
