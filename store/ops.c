@@ -55,6 +55,7 @@ st_ops_dispatch(
 {
 	if ((unsigned)req->op >= PR_OP__COUNT || st_op_table[req->op] == NULL)
 		cm_fatalx("store: no handler for op %d", (int)req->op);
+	ctx->seq_space[0] = '\0';
 	st_op_table[req->op](ctx, req, rep);
 }
 
@@ -261,7 +262,8 @@ st_load_space(struct st_ctx *ctx, struct pr_rep *rep, const char *workspace_id,
     const char *space_id)
 {
 	static const char sql[] =
-	    "SELECT " ST_SPACE_COLS " FROM browser_spaces WHERE id = $1";
+	    "SELECT " ST_SPACE_COLS ", last_sequence FROM browser_spaces"
+	    " WHERE id = $1";
 	struct st_stmt *s;
 	struct pr_space *sp;
 	int rc;
@@ -279,6 +281,7 @@ st_load_space(struct st_ctx *ctx, struct pr_rep *rep, const char *workspace_id,
 			return -1;
 		}
 		st_row_space(rep, s, sp);
+		st_seq_note(ctx, sp->space_id, st_col_int(s, ST_SPACE_NCOLS));
 		st_stmt_done(s);
 		return 1;
 	}
@@ -349,6 +352,19 @@ st_load_active_task(struct st_ctx *ctx, struct pr_rep *rep,
 	return load_task_where(ctx, rep, sql, space_id, false, args);
 }
 
+void
+st_seq_note(struct st_ctx *ctx, const char *space_id, int64_t last)
+{
+	size_t n = strlen(space_id);
+
+	if (n >= sizeof(ctx->seq_space)) {
+		ctx->seq_space[0] = '\0';
+		return;
+	}
+	memcpy(ctx->seq_space, space_id, n + 1);
+	ctx->seq_last = last;
+}
+
 static int
 pubs_push(struct st_ctx *ctx, char *buf, size_t len)
 {
@@ -417,14 +433,18 @@ event_add(struct st_ctx *ctx, const char *workspace_id, const char *space_id,
 
 	if (payload == NULL)
 		payload = "{}";
-	if (st_db_query(ctx->db, &s, next_sql, "s", space_id) != ST_OK)
-		return -1;
-	if (st_stmt_step(s) != ST_ROW) {
+	if (strcmp(ctx->seq_space, space_id) == 0) {
+		seq = ctx->seq_last + 1;
+	} else {
+		if (st_db_query(ctx->db, &s, next_sql, "s", space_id) != ST_OK)
+			return -1;
+		if (st_stmt_step(s) != ST_ROW) {
+			st_stmt_done(s);
+			return -1;
+		}
+		seq = st_col_int(s, 0);
 		st_stmt_done(s);
-		return -1;
 	}
-	seq = st_col_int(s, 0);
-	st_stmt_done(s);
 	switch (change) {
 	case SPACE_SAME:
 		rc = st_db_run(ctx->db, same_sql, "si", space_id, seq);
@@ -444,6 +464,7 @@ event_add(struct st_ctx *ctx, const char *workspace_id, const char *space_id,
 	if (st_db_run(ctx->db, insert_sql, "ssissi", space_id, task_id, seq,
 	        kind, payload, ctx->now) != ST_DONE)
 		return -1;
+	st_seq_note(ctx, space_id, seq);
 
 	memset(&ev, 0, sizeof(ev));
 	ev.workspace_id = workspace_id;

@@ -32,7 +32,17 @@ struct st_ctx {
 	/* Events appended so far in this group, in commit order. */
 	struct st_pub *pubs;
 	size_t n_pubs, cap_pubs;
+	/*
+	 * The last event sequence of one Space as this request has read or
+	 * written it, so appending its next event needs no read.  Empty at
+	 * the start of every request; only event_add changes a sequence.
+	 */
+	char seq_space[CM_ID_MAX + 1];
+	int64_t seq_last;
 };
+
+/* Notes space_id's last event sequence, as read in this request. */
+void st_seq_note(struct st_ctx *ctx, const char *space_id, int64_t last);
 
 typedef void st_op_fn(
     struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep);
@@ -104,6 +114,7 @@ int st_space_touch(
 	"id, workspace_id, browser_instance_id, binding_id, owner_type, "     \
 	"owner_id, status, granted_capabilities, revision, last_error_code, " \
 	"close_requested, created_at, updated_at, closed_at"
+#define ST_SPACE_NCOLS 14
 /* The same columns of a table named p (say "t."), for joins. */
 #define ST_TASK_COLS_OF(p)                                                  \
 	p "id, " p "space_id, " p "workspace_id, " p "request_id, " p       \

@@ -128,7 +128,8 @@ load_held(
 {
 	static const char sql[] = "SELECT " ST_TASK_COLS_OF(
 	    "t.") ", t.lease_holder,"
-	          " s.close_requested FROM browser_space_tasks t"
+	          " s.close_requested, s.last_sequence"
+	          " FROM browser_space_tasks t"
 	          " JOIN browser_spaces s ON s.id = t.space_id WHERE t.id = $1";
 	struct st_stmt *s;
 	struct pr_task *t;
@@ -159,6 +160,7 @@ load_held(
 	held =
 	    running && holder != NULL && strcmp(holder, req->lease_holder) == 0;
 	rep->close_requested = st_col_int(s, ST_TASK_NCOLS + 1) != 0;
+	st_seq_note(ctx, t->space_id, st_col_int(s, ST_TASK_NCOLS + 2));
 	rep->cancel_requested = t->cancel_requested;
 	st_stmt_done(s);
 	/* A task another actor holds is none of this one's business. */
