@@ -633,3 +633,43 @@ tk_proc_ticks(pid_t pid)
 	free(text);
 	return v;
 }
+
+int
+tk_cpu_read(struct tk_cpu *out)
+{
+	long long v[8] = {0};
+	char *text;
+	int n;
+
+	memset(out, 0, sizeof(*out));
+	if ((text = tk_read_file("/proc/stat", NULL)) == NULL)
+		return -1;
+	/* cpu user nice system idle iowait irq softirq steal ... */
+	n = sscanf(text, "cpu %lld %lld %lld %lld %lld %lld %lld %lld", &v[0],
+	    &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+	free(text);
+	if (n != 8)
+		return -1;
+	out->busy = v[0] + v[1] + v[2] + v[5] + v[6];
+	out->idle = v[3];
+	out->iowait = v[4];
+	out->steal = v[7];
+	return 0;
+}
+
+void
+tk_cpu_print(const char *who, const struct tk_cpu *a, const struct tk_cpu *b)
+{
+	double busy = (double)(b->busy - a->busy);
+	double idle = (double)(b->idle - a->idle);
+	double iowait = (double)(b->iowait - a->iowait);
+	double steal = (double)(b->steal - a->steal);
+	double all = busy + idle + iowait + steal;
+
+	if (all <= 0)
+		return;
+	printf("%s: machine: busy %.0f%%, idle %.0f%%, iowait %.0f%%, steal "
+	       "%.0f%% of %ld CPUs\n",
+	    who, 100 * busy / all, 100 * idle / all, 100 * iowait / all,
+	    100 * steal / all, sysconf(_SC_NPROCESSORS_ONLN));
+}

@@ -101,6 +101,21 @@ char *tk_read_file(const char *path, size_t *len);
 int64_t tk_proc_ticks(pid_t pid);
 
 /*
+ * The whole machine's CPU time from /proc/stat, in clock ticks summed over
+ * every CPU: what a bench's figures shared the machine with.  steal is
+ * time a virtual machine's CPUs were ready to run and the host ran
+ * something else.  Returns 0, or -1 when /proc/stat cannot be read.
+ */
+struct tk_cpu {
+	int64_t busy, idle, iowait, steal;
+};
+int tk_cpu_read(struct tk_cpu *out);
+/* Prints "machine: busy B%, idle I%, iowait W%, steal S% of N CPUs"
+ * for the time between a and b. */
+void tk_cpu_print(
+    const char *who, const struct tk_cpu *a, const struct tk_cpu *b);
+
+/*
  * Store requests of the task cycle, built in q (zeroed first): create a
  * Space of w's operator on w's instance i; submit a noop under
  * request_id; claim under holder; finish as completed with {"ok":true}.
