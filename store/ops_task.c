@@ -207,9 +207,7 @@ st_op_task_submit(
     struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
 	static const char inst_sql[] =
-	    "SELECT i.status, i.bundle_id FROM browser_spaces s"
-	    " JOIN browser_instances i ON i.id = s.browser_instance_id"
-	    " WHERE s.id = $1";
+	    "SELECT status, bundle_id FROM browser_instances WHERE id = $1";
 	static const char ins[] =
 	    "INSERT INTO browser_space_tasks (id, space_id, workspace_id,"
 	    " request_id, operation_id, capability, args, timeout_ms, status,"
@@ -244,7 +242,8 @@ st_op_task_submit(
 		return;
 	sp = &rep->spaces[0];
 
-	if (st_db_query(ctx->db, &s, inst_sql, "s", req->space_id) != ST_OK ||
+	if (st_db_query(ctx->db, &s, inst_sql, "s", sp->browser_instance_id) !=
+	        ST_OK ||
 	    st_stmt_step(s) != ST_ROW) {
 		st_stmt_done(s);
 		st_db_failed(ctx, rep, "task submit");
