@@ -203,18 +203,26 @@ exec_write(struct st_store *st, const struct pr_req *req, struct st_item *it,
 }
 
 /*
- * Forgets at most limit op_ids older than CM_OPID_TTL_MS, oldest first.
- * Returns how many, or -1.
+ * Forgets the limit oldest op_ids older than CM_OPID_TTL_MS (and any more
+ * of the same millisecond as the last of them).  Returns how many, or -1.
+ *
+ * The bound is a timestamp, the created_at of the limit-th oldest expired
+ * row, found on the created_at index; then one range of that index goes.
+ * "op_id IN (SELECT ... LIMIT n)" did the same through a temporary table
+ * of the keys, built on every call.
  */
 static int64_t
 prune_expired(struct st_store *st, int64_t limit)
 {
 	static const char sql[] =
-	    "DELETE FROM store_ops WHERE op_id IN (SELECT op_id FROM store_ops"
-	    " WHERE created_at < $1 ORDER BY created_at LIMIT $2)";
+	    "DELETE FROM store_ops WHERE created_at < $1 AND created_at <="
+	    " COALESCE((SELECT created_at FROM store_ops WHERE created_at < $1"
+	    " ORDER BY created_at LIMIT 1 OFFSET $2), $1)";
 
+	if (limit < 1)
+		return 0;
 	if (st_db_run(st->db, sql, "ii", store_now(st) - CM_OPID_TTL_MS,
-	        limit) != ST_DONE)
+	        limit - 1) != ST_DONE)
 		return -1;
 	return st_db_changes(st->db);
 }
