@@ -256,17 +256,27 @@ st_op_task_submit(
 	if ((args = submit_check(ctx, req, bundle_id, rep)) == NULL)
 		goto out;
 	rep->n_spaces = 0;
-	if (submit_repeat(ctx, req, args, rep) != 0)
-		goto out;
-	if (strcmp(sp->status, "closed") == 0 || sp->close_requested) {
-		pr_rep_error(rep, CM_E_SPACE_CLOSED, "the browser space is %s",
-		    strcmp(sp->status, "closed") == 0 ? "closed" : "closing");
-		goto out;
-	}
-	if (strcmp(sp->status, "error") == 0) {
-		pr_rep_error(rep, CM_E_SPACE_UNUSABLE,
-		    "the browser space is in error (%s)",
-		    sp->last_error_code ? sp->last_error_code : "unknown");
+	/*
+	 * A request_id used before is answered with its task, whatever the
+	 * Space's state is now (SPEC 3 rule 6).  On an open Space a new one
+	 * is by far the common case, so there the INSERT is the check: its
+	 * UNIQUE (space_id, request_id) fails on a repeat, and only then is
+	 * the earlier task read.
+	 */
+	if (strcmp(sp->status, "closed") == 0 || sp->close_requested ||
+	    strcmp(sp->status, "error") == 0) {
+		if (submit_repeat(ctx, req, args, rep) != 0)
+			goto out;
+		if (strcmp(sp->status, "error") == 0)
+			pr_rep_error(rep, CM_E_SPACE_UNUSABLE,
+			    "the browser space is in error (%s)",
+			    sp->last_error_code ? sp->last_error_code
+			                        : "unknown");
+		else
+			pr_rep_error(rep, CM_E_SPACE_CLOSED,
+			    "the browser space is %s",
+			    strcmp(sp->status, "closed") == 0 ? "closed"
+			                                      : "closing");
 		goto out;
 	}
 
@@ -276,7 +286,10 @@ st_op_task_submit(
 	    req->workspace_id, req->request_id, op, req->capability, args,
 	    timeout, ctx->now);
 	if (rc == ST_CONSTRAINT) {
-		/* The partial unique index: one queued or running task. */
+		/* A repeat, or else the partial unique index: one queued or
+		 * running task. */
+		if (submit_repeat(ctx, req, args, rep) != 0)
+			goto out;
 		pr_rep_error(rep, CM_E_TASK_IN_PROGRESS,
 		    "another task of this browser space is queued or running");
 		goto out;

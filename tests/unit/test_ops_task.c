@@ -160,6 +160,28 @@ Test(task, submit_to_a_closed_space_is_refused)
 	cr_assert_eq(fx_count_tasks(&fx, sp), 0);
 }
 
+/* A request seen before is answered with its task on a closing Space
+ * too, and on a closed one; only a new request is refused. */
+Test(task, a_repeat_on_a_closed_space_returns_the_original_task)
+{
+	struct pr_rep *a, *b;
+
+	a = FX_SUBMIT(&fx, sp, "req-1", "sleep", "{\"ms\": 250}", CM_OK);
+	fx_close(&fx, sp);
+	b = FX_SUBMIT(&fx, sp, "req-1", "sleep", "{\"ms\": 250}", CM_OK);
+	cr_assert_not(b->created);
+	cr_assert_str_eq(b->tasks[0].task_id, a->tasks[0].task_id);
+	FX_SUBMIT(&fx, sp, "req-1", "sleep", "{\"ms\": 251}",
+	    CM_E_IDEMPOTENCY_REUSED);
+	FX_SUBMIT(&fx, sp, "req-2", "noop", "{}", CM_E_SPACE_CLOSED);
+	fx_mark_closed(&fx, sp);
+	b = FX_SUBMIT(&fx, sp, "req-1", "sleep", "{\"ms\": 250}", CM_OK);
+	cr_assert_not(b->created);
+	cr_assert_str_eq(b->tasks[0].task_id, a->tasks[0].task_id);
+	FX_SUBMIT(&fx, sp, "req-2", "noop", "{}", CM_E_SPACE_CLOSED);
+	cr_assert_eq(fx_count_tasks(&fx, sp), 1);
+}
+
 Test(task, capability_and_args_are_checked_before_any_row)
 {
 	static const char *only_noop[] = {"noop"};
