@@ -324,6 +324,24 @@ enc_map(
 	return 0;
 }
 
+/*
+ * An encode buffer starts small enough for the allocator's per-thread
+ * cache (about a kilobyte in glibc); msgpack's own first allocation is
+ * 8 KiB, which every request, reply and event would take from the heap's
+ * bins and give back.  Most messages fit; a larger one doubles as usual.
+ */
+#define PR_ENC_FIRST 960
+#define PR_DEC_ZONE_FIRST 896
+
+static void
+enc_init(msgpack_sbuffer *sb, msgpack_packer *pk)
+{
+	msgpack_sbuffer_init(sb);
+	if ((sb->data = malloc(PR_ENC_FIRST)) != NULL)
+		sb->alloc = PR_ENC_FIRST;
+	msgpack_packer_init(pk, sb, msgpack_sbuffer_write);
+}
+
 /* Takes rv from the packing; hands the buffer over only on success. */
 static int
 enc_finish(msgpack_sbuffer *sb, int rv, char **buf, size_t *len)
@@ -359,8 +377,7 @@ pr_req_encode(const struct pr_req *r, char **buf, size_t *len)
 		    (!present && (pr_op_tab[r->op].req & bit)))
 			return -1;
 	}
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	enc_init(&sb, &pk);
 	return enc_finish(
 	    &sb, enc_map(&pk, pr_req_tab, PR_NROWS(pr_req_tab), r), buf, len);
 }
@@ -373,8 +390,7 @@ pr_rep_encode(const struct pr_rep *r, char **buf, size_t *len)
 
 	*buf = NULL;
 	*len = 0;
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	enc_init(&sb, &pk);
 	return enc_finish(
 	    &sb, enc_map(&pk, pr_rep_tab, PR_NROWS(pr_rep_tab), r), buf, len);
 }
@@ -642,7 +658,8 @@ static int
 dec_top(struct pr_dec *d, const void *buf, size_t len,
     const struct pr_fdesc *tab, size_t nt, void *base, uint64_t *seen)
 {
-	msgpack_unpacked u;
+	msgpack_zone zone;
+	msgpack_object obj;
 	size_t off = 0;
 	int rv;
 
@@ -650,13 +667,17 @@ dec_top(struct pr_dec *d, const void *buf, size_t len,
 		return dec_fail(d, "message of %zu bytes", len);
 	if (dec_prescan(d, buf, len) != 0)
 		return -1;
-	msgpack_unpacked_init(&u);
-	if (msgpack_unpack_next(&u, buf, len, &off) != MSGPACK_UNPACK_SUCCESS ||
+	/* The object tree lives in the zone only until dec_map has copied
+	 * what it keeps into the arena.  A small first chunk, as above. */
+	if (!msgpack_zone_init(&zone, PR_DEC_ZONE_FIRST))
+		return dec_fail(d, "out of memory");
+	if (msgpack_unpack(buf, len, &off, &zone, &obj) !=
+	        MSGPACK_UNPACK_SUCCESS ||
 	    off != len)
 		rv = dec_fail(d, "malformed msgpack");
 	else
-		rv = dec_map(d, &u.data, tab, nt, base, seen);
-	msgpack_unpacked_destroy(&u);
+		rv = dec_map(d, &obj, tab, nt, base, seen);
+	msgpack_zone_destroy(&zone);
 	return rv;
 }
 
@@ -804,8 +825,7 @@ pr_pub_encode(const struct pr_event *ev, char **buf, size_t *len)
 	if ((n = pr_event_topic(
 	         ev->workspace_id, ev->space_id, topic, sizeof(topic))) < 0)
 		return -1;
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	enc_init(&sb, &pk);
 	return enc_finish(&sb,
 	    msgpack_sbuffer_write(&sb, topic, (size_t)n) ||
 	        enc_map(&pk, rd->f, rd->nf, ev),
