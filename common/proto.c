@@ -16,6 +16,12 @@
 /* ---- arena -------------------------------------------------------------- */
 
 #define PR_CHUNK_SIZE 4096
+/*
+ * An arena's first chunk, header included, fits glibc's per-thread cache
+ * (about a kilobyte); most messages need no more.  Later chunks are
+ * PR_CHUNK_SIZE.
+ */
+#define PR_CHUNK_FIRST (1024 - sizeof(struct pr_chunk))
 /* Bigger blocks get a chunk of their own so they never waste a chunk. */
 #define PR_CHUNK_BIG (PR_CHUNK_SIZE / 4)
 
@@ -42,7 +48,12 @@ arena_take(struct pr_arena *a, size_t n, size_t align)
 			return (unsigned char *)c->data + at;
 		}
 	}
-	cap = n > PR_CHUNK_BIG ? n : PR_CHUNK_SIZE;
+	if (n > PR_CHUNK_BIG)
+		cap = n;
+	else if (a->head == NULL && n <= PR_CHUNK_FIRST)
+		cap = PR_CHUNK_FIRST;
+	else
+		cap = PR_CHUNK_SIZE;
 	if (cap > SIZE_MAX - sizeof(*c))
 		return NULL;
 	if ((c = malloc(sizeof(*c) + cap)) == NULL)
