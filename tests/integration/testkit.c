@@ -20,23 +20,68 @@
 
 #include "clock.h"
 
-int
-tk_free_port(void)
+/* Binds 127.0.0.1:port (0: any) and returns the port bound, or -1. */
+static int
+try_port(int port)
 {
 	struct sockaddr_in sa;
 	socklen_t len = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = -1;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), got = -1;
 
 	if (fd < 0)
 		return -1;
 	memset(&sa, 0, sizeof(sa));
 	sa.sin_family = AF_INET;
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sa.sin_port = htons((uint16_t)port);
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
 	    getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
-		port = ntohs(sa.sin_port);
+		got = ntohs(sa.sin_port);
 	close(fd);
-	return port;
+	return got;
+}
+
+/*
+ * A port outside the kernel's ephemeral range: a port the kernel handed
+ * out and took back can go to any test's next outgoing connection (curl,
+ * wrk) before the server binds it.  Outside the range, only another test
+ * choosing the very same port at the same moment could take it.
+ */
+int
+tk_free_port(void)
+{
+	unsigned lo = 32768, hi = 60999, first, span;
+	char *range =
+	    tk_read_file("/proc/sys/net/ipv4/ip_local_port_range", NULL);
+
+	if (range != NULL) {
+		if (sscanf(range, "%u %u", &lo, &hi) != 2 || lo > hi ||
+		    hi > 65535) {
+			lo = 32768;
+			hi = 60999;
+		}
+		free(range);
+	}
+	/* Below the range if there is room there, else above it. */
+	if (lo > 10000) {
+		first = 10000;
+		span = lo - 10000;
+	} else {
+		first = hi + 1;
+		span = 65536 - first;
+	}
+	if (span > 0) {
+		unsigned start = (unsigned)getpid() * 7919u +
+		                 (unsigned)(cm_mono_ns() / 1000);
+
+		for (unsigned i = 0; i < 64; i++) {
+			int port = (int)(first + (start + i * 104729u) % span);
+
+			if (try_port(port) == port)
+				return port;
+		}
+	}
+	return try_port(0);
 }
 
 void

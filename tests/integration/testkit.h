@@ -22,7 +22,8 @@ struct tk_proc {
 	char http_base[64]; /* "http://127.0.0.1:<port>" */
 };
 
-/* A TCP port on 127.0.0.1 that was free a moment ago. */
+/* A TCP port on 127.0.0.1 that was free a moment ago, outside the
+ * kernel's range for outgoing connections where it can. */
 int tk_free_port(void);
 
 /* Makes a fresh directory /tmp/spaced-<tag>-XXXXXX; aborts on failure. */
