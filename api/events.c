@@ -27,6 +27,7 @@
 #include "clock.h"
 #include "log.h"
 #include "metrics.h"
+#include "recv.h"
 #include "rpc.h"
 
 #define SSE_BUF_MAX (256 * 1024) /* pending bytes before a cut-off */
@@ -53,6 +54,7 @@ struct sse {
 static struct {
 	const struct cm_config *cfg;
 	nng_socket sub, pub, store;
+	nng_aio *sub_rx; /* the events thread's receives */
 	int sub_fd;
 	int wake[2];
 	pthread_t thread;
@@ -262,7 +264,7 @@ drain_feed(void)
 {
 	nng_msg *m;
 
-	while (nng_recvmsg(ev.sub, &m, NNG_FLAG_NONBLOCK) == 0) {
+	while (cm_recv_try(ev.sub, ev.sub_rx, &m) == 0) {
 		struct pr_arena arena = {0};
 		struct pr_event e;
 		char err[128];
@@ -359,6 +361,7 @@ api_events_start(const struct cm_config *cfg)
 		return -1;
 	if (cm_ipc_url(url, sizeof(url), cfg->run_dir, "store-events.ipc") !=
 	        0 ||
+	    (rv = nng_aio_alloc(&ev.sub_rx, NULL, NULL)) != 0 ||
 	    (rv = nng_sub0_open(&ev.sub)) != 0 ||
 	    (rv = nng_socket_set(ev.sub, NNG_OPT_SUB_SUBSCRIBE, "ev/", 3)) !=
 	        0 ||
@@ -407,6 +410,8 @@ api_events_stop(void)
 	nng_close(ev.sub);
 	nng_close(ev.pub);
 	nng_close(ev.store);
+	if (ev.sub_rx != NULL)
+		nng_aio_free(ev.sub_rx);
 }
 
 void

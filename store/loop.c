@@ -31,6 +31,7 @@
 #include "clock.h"
 #include "limits.h"
 #include "log.h"
+#include "recv.h"
 
 /* When idle, expired op_ids go a chunk a second (groups prune too). */
 #define ST_PRUNE_EVERY_MS 1000
@@ -299,7 +300,7 @@ group_publish(void *arg, const void *buf, size_t len)
 
 /* Receives up to CM_GROUP_COMMIT_MAX waiting requests and commits them. */
 static void
-serve_batch(struct st_store *st, nng_socket rep, struct acker *a)
+serve_batch(struct st_store *st, nng_socket rep, nng_aio *rx, struct acker *a)
 {
 	static nng_msg *msgs[CM_GROUP_COMMIT_MAX];
 	static struct st_item items[CM_GROUP_COMMIT_MAX];
@@ -307,8 +308,7 @@ serve_batch(struct st_store *st, nng_socket rep, struct acker *a)
 	size_t n = 0;
 	int64_t t0;
 
-	while (n < CM_GROUP_COMMIT_MAX &&
-	       nng_recvmsg(rep, &msgs[n], NNG_FLAG_NONBLOCK) == 0) {
+	while (n < CM_GROUP_COMMIT_MAX && cm_recv_try(rep, rx, &msgs[n]) == 0) {
 		items[n].req = nng_msg_body(msgs[n]);
 		items[n].req_len = nng_msg_len(msgs[n]);
 		n++;
@@ -360,6 +360,7 @@ st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
 	static struct sender out, events;
 	static struct acker ack;
 	nng_socket rep = NNG_SOCKET_INITIALIZER, pub = NNG_SOCKET_INITIALIZER;
+	nng_aio *rx = NULL;
 	struct pollfd pfd[2];
 	sigset_t mask;
 	bool acking = false;
@@ -374,6 +375,7 @@ st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
 	    (rv = nng_socket_set_int(
 	         rep, NNG_OPT_SENDBUF, CM_GROUP_COMMIT_MAX)) != 0 ||
 	    (rv = sender_init(&out, rep)) != 0 ||
+	    (rv = nng_aio_alloc(&rx, NULL, NULL)) != 0 ||
 	    (rv = listen_private(rep, rep_url)) != 0 ||
 	    (rv = nng_socket_get_int(rep, NNG_OPT_RECVFD, &recv_fd)) != 0) {
 		cm_warnx(
@@ -430,7 +432,7 @@ st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
 			}
 		}
 		if (pfd[0].revents & POLLIN)
-			serve_batch(st, rep, &ack);
+			serve_batch(st, rep, rx, &ack);
 		/* The one place the periodic job runs. */
 		if (cm_mono_ms() >= next_prune) {
 			st_store_prune(st);
@@ -447,6 +449,8 @@ out:
 		close(sig_fd);
 	nng_close(rep);
 	nng_close(pub);
+	if (rx != NULL)
+		nng_aio_free(rx);
 	sender_fini(&out);
 	sender_fini(&events);
 	return rc;

@@ -31,6 +31,7 @@
 #include "config.h"
 #include "control.h"
 #include "log.h"
+#include "recv.h"
 #include "rpc.h"
 
 #define SUP_RESCAN_MS 2000
@@ -44,6 +45,7 @@ struct sup {
 	struct sup_children kids;
 	nng_socket store;   /* REQ */
 	nng_socket events;  /* SUB to the store's PUB */
+	nng_aio *events_rx; /* its receives */
 	nng_socket control; /* REP */
 	int events_fd;
 	int pipe_up[2]; /* self-pipe: the events SUB (re)connected */
@@ -329,7 +331,7 @@ drain_events(struct sup *s)
 {
 	nng_msg *m;
 
-	while (nng_recvmsg(s->events, &m, NNG_FLAG_NONBLOCK) == 0) {
+	while (cm_recv_try(s->events, s->events_rx, &m) == 0) {
 		struct pr_arena arena = {0};
 		struct pr_event ev;
 		char err[128];
@@ -592,6 +594,7 @@ open_sockets(struct sup *s)
 		return -1;
 	if (cm_ipc_url(url, sizeof(url), s->cfg.run_dir, "store-events.ipc") !=
 	        0 ||
+	    (rv = nng_aio_alloc(&s->events_rx, NULL, NULL)) != 0 ||
 	    (rv = nng_sub0_open(&s->events)) != 0 ||
 	    (rv = nng_socket_set(s->events, NNG_OPT_SUB_SUBSCRIBE, "ev/", 3)) !=
 	        0 ||
@@ -689,6 +692,8 @@ main(int argc, char **argv, char **envp)
 	stop_kind(&s, SUP_STORE, SUP_STOP_STORE_MS);
 	nng_close(s.control);
 	nng_close(s.events);
+	if (s.events_rx != NULL)
+		nng_aio_free(s.events_rx);
 	close(s.pipe_up[0]);
 	close(s.pipe_up[1]);
 	nng_close(s.store);
