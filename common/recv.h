@@ -1,7 +1,7 @@
 /*
  * recv.h: a non-blocking receive for the poll() loops that drain an nng
  * socket through NNG_OPT_RECVFD (the store's requests, the events the api
- * and the supervisor follow).
+ * and the supervisor follow, the supervisor's control requests).
  *
  * nng_recvmsg allocates an aio for every call, and nng 1.5.2 places each
  * new aio on an expiry queue drawn at random: a getrandom system call per

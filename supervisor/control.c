@@ -7,6 +7,7 @@
 
 #include "log.h"
 #include "proto.h"
+#include "recv.h"
 
 int
 sup_control_open(nng_socket *s, const char *url, int *recv_fd)
@@ -53,11 +54,12 @@ status_reply(const struct sup_children *c, int64_t now, struct pr_rep *rep)
 }
 
 void
-sup_control_serve(nng_socket s, const struct sup_children *c, int64_t now_ms)
+sup_control_serve(
+    nng_socket s, nng_aio *rx, const struct sup_children *c, int64_t now_ms)
 {
 	nng_msg *m;
 
-	while (nng_recvmsg(s, &m, NNG_FLAG_NONBLOCK) == 0) {
+	while (cm_recv_try(s, rx, &m) == 0) {
 		struct pr_req req;
 		struct pr_rep rep;
 		char err[128], *buf = NULL;

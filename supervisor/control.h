@@ -8,8 +8,9 @@
 
 /* Listens on url (mode 0600).  Returns 0 and the socket's receive fd. */
 int sup_control_open(nng_socket *s, const char *url, int *recv_fd);
-/* Answers every request waiting on s from the child table. */
+/* Answers every request waiting on s from the child table, receiving
+ * through rx (cm_recv_try). */
 void sup_control_serve(
-    nng_socket s, const struct sup_children *c, int64_t now_ms);
+    nng_socket s, nng_aio *rx, const struct sup_children *c, int64_t now_ms);
 
 #endif

@@ -43,10 +43,11 @@
 struct sup {
 	struct cm_config cfg;
 	struct sup_children kids;
-	nng_socket store;   /* REQ */
-	nng_socket events;  /* SUB to the store's PUB */
-	nng_aio *events_rx; /* its receives */
-	nng_socket control; /* REP */
+	nng_socket store;    /* REQ */
+	nng_socket events;   /* SUB to the store's PUB */
+	nng_aio *events_rx;  /* its receives */
+	nng_aio *control_rx; /* the control socket's receives */
+	nng_socket control;  /* REP */
 	int events_fd;
 	int pipe_up[2]; /* self-pipe: the events SUB (re)connected */
 	int control_fd;
@@ -468,7 +469,8 @@ serve(struct sup *s)
 		if (pfd[1].revents & POLLIN)
 			drain_events(s);
 		if (pfd[2].revents & POLLIN)
-			sup_control_serve(s->control, &s->kids, cm_mono_ms());
+			sup_control_serve(
+			    s->control, s->control_rx, &s->kids, cm_mono_ms());
 		if (pfd[3].revents & POLLIN)
 			pipe_came_up(s);
 
@@ -614,7 +616,8 @@ open_sockets(struct sup *s)
 		return -1;
 	if (cm_ipc_url(url, sizeof(url), s->cfg.run_dir, "supervisor.ipc") !=
 	        0 ||
-	    sup_control_open(&s->control, url, &s->control_fd) != 0)
+	    sup_control_open(&s->control, url, &s->control_fd) != 0 ||
+	    nng_aio_alloc(&s->control_rx, NULL, NULL) != 0)
 		return -1;
 	return 0;
 }
@@ -694,6 +697,8 @@ main(int argc, char **argv, char **envp)
 	nng_close(s.events);
 	if (s.events_rx != NULL)
 		nng_aio_free(s.events_rx);
+	if (s.control_rx != NULL)
+		nng_aio_free(s.control_rx);
 	close(s.pipe_up[0]);
 	close(s.pipe_up[1]);
 	nng_close(s.store);
