@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "pcache.h"
 #include "vfs.h"
 #include "wal.h"
 
@@ -65,11 +66,13 @@ st_db_open_sqlite(struct st_db **out, const char *path)
 	/*
 	 * Every connection is used by one thread only: the store's, and the
 	 * checkpointer's (wal.c).  Memory accounting would cost a lock per
-	 * allocation.  This must precede any other SQLite call; later calls
-	 * fail harmlessly.
+	 * allocation.  The page cache is the default one, without its scan
+	 * of every page after a b-tree split (pcache.c).  This must precede
+	 * any other SQLite call; later calls fail harmlessly.
 	 */
 	sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+	st_pcache_install();
 	if (st_vfs_register() != 0) {
 		cm_warnx("store: cannot register the SQLite VFS");
 		return ST_ERROR;
