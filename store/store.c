@@ -149,6 +149,12 @@ remember(struct st_store *st, const char *op_id, const struct st_item *it)
  * operation checks before it writes.  One that fails after changing rows
  * cannot be undone alone, so it reports false and the group runs again,
  * guarded.  it->rep is then left to the caller.
+ *
+ * Guarded, the op_id memory is read first.  Unguarded, a write runs
+ * before the memory is read, since nearly every op_id is new: a repeat
+ * that changes rows again is caught when its op_id cannot be stored
+ * twice, and the group runs again, guarded; one that changes nothing
+ * looks its first reply up afterwards.
  */
 static bool
 exec_write(struct st_store *st, const struct pr_req *req, struct st_item *it,
@@ -160,7 +166,7 @@ exec_write(struct st_store *st, const struct pr_req *req, struct st_item *it,
 	int64_t changes;
 	bool keep, changed;
 
-	if (remembered(st, req->op_id, it))
+	if (guarded && remembered(st, req->op_id, it))
 		return true;
 	if (guarded && st_db_run(st->db, "SAVEPOINT op", "") != ST_DONE) {
 		item_error(it, CM_E_INTERNAL, "database error");
@@ -182,6 +188,11 @@ exec_write(struct st_store *st, const struct pr_req *req, struct st_item *it,
 		pubs_clear(ctx, mark);
 		changed = false;
 	}
+	if (!guarded && !changed && remembered(st, req->op_id, it)) {
+		pr_rep_free(&rep);
+		pubs_clear(ctx, mark);
+		return true;
+	}
 	item_reply(it, &rep);
 	pr_rep_free(&rep);
 	/*
@@ -191,6 +202,8 @@ exec_write(struct st_store *st, const struct pr_req *req, struct st_item *it,
 	 * row.
 	 */
 	if (changed && it->rep != NULL && remember(st, req->op_id, it) != 0) {
+		/* A repeat applied again, or a failure: the guarded run reads
+		 * the memory first. */
 		if (!guarded)
 			return false;
 		st_db_run(st->db, "ROLLBACK TO op", "");

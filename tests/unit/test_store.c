@@ -143,6 +143,58 @@ Test(store, opid_repeat_of_submit_writes_one_task_and_one_event)
 }
 
 /*
+ * A repeat that would change rows again: the re-sent claim would take the
+ * task queued since.  It gets its first reply, the new task stays queued,
+ * and the write sharing its group is applied once.
+ */
+Test(store, opid_repeat_that_would_change_rows_again_gets_its_first_reply)
+{
+	struct pr_req claim, other;
+	struct st_item it[2];
+	const char *sp, *t1, *t2;
+	char *req, *r1;
+	size_t len, l1, pubs;
+
+	fx_provision(&fx, 1);
+	sp = fx_space(&fx, 0);
+	t1 = fx_task(&fx, sp, "t1");
+	fx_req(&fx, &claim, PR_OP_ACTOR_CLAIM);
+	claim.space_id = sp;
+	claim.lease_holder = "actor-1";
+	req = fx_encode(&claim, &len);
+	r1 = exec_bytes(req, len, &l1);
+	cr_assert_eq(bytes_err(r1, l1), CM_OK);
+	FX_FINISH(&fx, t1, "actor-1", "completed", "{}", NULL, CM_OK);
+	t2 = fx_task(&fx, sp, "t2");
+
+	fx_req(&fx, &other, PR_OP_WORKSPACE_CREATE);
+	other.name = "beside-the-repeat";
+	memset(it, 0, sizeof(it));
+	it[0].req = fx_encode(&other, &it[0].req_len);
+	it[1].req = req;
+	it[1].req_len = len;
+	pubs = fx.n_pubs;
+	cr_assert_eq(fx_exec(&fx, it, 2), 0);
+
+	assert_same_bytes(r1, l1, it[1].rep, it[1].rep_len, "repeated claim");
+	cr_assert_eq(fx_sql_int(&fx,
+	                 "SELECT count(*) FROM browser_space_tasks"
+	                 " WHERE id = ?1 AND status = 'queued'",
+	                 t2, (const char *)NULL),
+	    1, "the repeat claimed the task queued after it");
+	cr_assert_eq(bytes_err(it[0].rep, it[0].rep_len), CM_OK);
+	cr_assert_eq(workspaces_named("beside-the-repeat"), 1);
+	cr_assert_eq(fx.n_pubs, pubs, "the repeat published an event");
+	FX_LOG(&fx, sp, "space_opened", "queued", "started", "completed",
+	    "queued");
+	free((void *)it[0].req);
+	free(it[0].rep);
+	free(it[1].rep);
+	free(req);
+	free(r1);
+}
+
+/*
  * A write that failed inside the store (internal) must run again when it
  * is re-sent, not get the failure back from the op_id memory: the failure
  * says nothing about the request.
