@@ -7,13 +7,16 @@
  */
 #include "db.h"
 
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
+#include "mem.h"
 #include "pcache.h"
 #include "vfs.h"
 #include "wal.h"
@@ -55,6 +58,31 @@ db_rc(struct st_db *db, int rc)
 	}
 }
 
+static pthread_once_t configure_once = PTHREAD_ONCE_INIT;
+static bool configured;
+
+/*
+ * Every connection is used by one thread only: the store's, and the
+ * checkpointer's (wal.c).  Memory accounting would cost a lock per
+ * allocation.  Small blocks come from free lists per thread (mem.c), and
+ * the page cache is the default one without its scan of every page after
+ * a b-tree split (pcache.c).
+ */
+static void
+configure(void)
+{
+	configured = sqlite3_config(SQLITE_CONFIG_MULTITHREAD) == SQLITE_OK &&
+	             sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) == SQLITE_OK &&
+	             st_mem_configure() == 0 && st_pcache_configure() == 0;
+}
+
+int
+st_db_configure(void)
+{
+	pthread_once(&configure_once, configure);
+	return configured ? 0 : -1;
+}
+
 int
 st_db_open_sqlite(struct st_db **out, const char *path)
 {
@@ -63,16 +91,9 @@ st_db_open_sqlite(struct st_db **out, const char *path)
 	int rc;
 
 	*out = NULL;
-	/*
-	 * Every connection is used by one thread only: the store's, and the
-	 * checkpointer's (wal.c).  Memory accounting would cost a lock per
-	 * allocation.  The page cache is the default one, without its scan
-	 * of every page after a b-tree split (pcache.c).  This must precede
-	 * any other SQLite call; later calls fail harmlessly.
-	 */
-	sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
-	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-	st_pcache_install();
+	if (st_db_configure() != 0)
+		cm_warnx("store: SQLite started before the store could"
+		         " configure it; it runs on its defaults");
 	if (st_vfs_register() != 0) {
 		cm_warnx("store: cannot register the SQLite VFS");
 		return ST_ERROR;

@@ -23,6 +23,14 @@ enum st_rc {
 struct st_db;
 struct st_stmt;
 
+/*
+ * Configures SQLite for this process, once: threading, the allocator
+ * (mem.c) and the page cache (pcache.c).  It takes effect only before
+ * SQLite initialises; st_db_open_sqlite calls it first.  Returns 0 when
+ * all of it is in place.
+ */
+int st_db_configure(void);
+
 /* Opens (creating) a SQLite database with WAL, synchronous=FULL and
  * foreign keys on.  path may be ":memory:". */
 int st_db_open_sqlite(struct st_db **out, const char *path);

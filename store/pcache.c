@@ -20,7 +20,6 @@
  */
 #include "pcache.h"
 
-#include <pthread.h>
 #include <sqlite3.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -168,28 +167,19 @@ static const sqlite3_pcache_methods2 methods = {
     .xShrink = pc_shrink,
 };
 
-static pthread_once_t install_once = PTHREAD_ONCE_INIT;
-static bool installed;
-
-static void
-install(void)
+int
+st_pcache_configure(void)
 {
 	sqlite3_pcache_methods2 d;
 
 	/* Both calls fail once SQLite has initialised. */
 	if (sqlite3_config(SQLITE_CONFIG_GETPCACHE2, &d) != SQLITE_OK ||
 	    d.xCreate == NULL || d.xShrink == NULL)
-		return;
+		return -1;
 	dflt = d;
-	installed =
-	    sqlite3_config(SQLITE_CONFIG_PCACHE2, &methods) == SQLITE_OK;
-}
-
-int
-st_pcache_install(void)
-{
-	pthread_once(&install_once, install);
-	return installed ? 0 : -1;
+	return sqlite3_config(SQLITE_CONFIG_PCACHE2, &methods) == SQLITE_OK
+	           ? 0
+	           : -1;
 }
 
 void

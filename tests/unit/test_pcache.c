@@ -92,10 +92,10 @@ assert_intact(void)
 	st_stmt_done(s);
 }
 
-Test(pcache, is_installed_before_sqlite_starts)
+Test(pcache, is_configured_before_sqlite_starts)
 {
-	cr_assert_eq(st_pcache_install(), 0,
-	    "the store opened its database on SQLite's default cache");
+	cr_assert_eq(st_db_configure(), 0,
+	    "the store opened its database on SQLite's defaults");
 }
 
 Test(pcache, commits_after_splits_pass_no_truncation_on)
