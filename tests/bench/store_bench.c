@@ -15,6 +15,9 @@
  *
  *   store_bench [--ping] [clients ...]      default: 1 8 64
  *   STORE_BENCH_SECONDS=N                   duration of each run (default 3)
+ *   STORE_BENCH_RUNS=R                      runs of each client count, each
+ *                                           on a fresh store, then their
+ *                                           median and range (default 1)
  */
 #include <pthread.h>
 #include <signal.h>
@@ -27,6 +30,9 @@
 
 #include "clock.h"
 #include "testkit.h"
+
+/* Runs of each client count at most (STORE_BENCH_RUNS). */
+#define STORE_BENCH_RUNS_MAX 25
 
 static bool ping_only;
 
@@ -114,8 +120,9 @@ self_cpu_us(void)
 	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
 
+/* One run of n_clients for seconds; *rate is its requests per second. */
 static int
-run(int n_clients, int seconds)
+run(int n_clients, int seconds, double *rate)
 {
 	struct tk_proc p;
 	struct tk_world w;
@@ -179,17 +186,18 @@ run(int n_clients, int seconds)
 	store_cpu = proc_cpu_us(p.pid) - store_cpu;
 	self_cpu = self_cpu_us() - self_cpu;
 	reqs = ping_only ? cycles : cycles * 3;
+	*rate = (double)reqs * 1000.0 / (double)(t1 - t0);
+	/* Rates are truncated, never rounded up. */
 	if (ping_only)
 		printf("store_bench: clients=%d seconds=%.2f pings=%ld "
-		       "errors=%ld pings_per_s=%.0f (no SQL)\n",
-		    n_clients, (t1 - t0) / 1000.0, cycles, errors,
-		    cycles * 1000.0 / (double)(t1 - t0));
+		       "errors=%ld pings_per_s=%ld (no SQL)\n",
+		    n_clients, (t1 - t0) / 1000.0, cycles, errors, (long)*rate);
 	else
 		printf("store_bench: clients=%d seconds=%.2f cycles=%ld "
-		       "writes=%ld errors=%ld writes_per_s=%.0f "
+		       "writes=%ld errors=%ld writes_per_s=%ld "
 		       "(synchronous=FULL)\n",
 		    n_clients, (t1 - t0) / 1000.0, cycles, cycles * 3, errors,
-		    cycles * 3 * 1000.0 / (double)(t1 - t0));
+		    (long)*rate);
 	if (reqs > 0)
 		printf(
 		    "store_bench: cpu_us_per_request store=%.1f clients=%.1f "
@@ -208,19 +216,60 @@ run(int n_clients, int seconds)
 	return 0;
 }
 
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * runs runs of n_clients, each on a store of its own.  With more than one,
+ * a summary line gives the median, lowest and highest rate: on a shared
+ * machine one run says little.
+ */
+static int
+measure(int n_clients, int seconds, int runs)
+{
+	double rate[STORE_BENCH_RUNS_MAX];
+
+	for (int i = 0; i < runs; i++)
+		if (run(n_clients, seconds, &rate[i]) != 0)
+			return -1;
+	if (runs < 2)
+		return 0;
+	qsort(rate, (size_t)runs, sizeof(rate[0]), cmp_double);
+	printf("store_bench: clients=%d runs=%d %s_per_s median=%ld"
+	       " lowest=%ld highest=%ld\n",
+	    n_clients, runs, ping_only ? "pings" : "writes",
+	    (long)(runs % 2 ? rate[runs / 2]
+	                    : (rate[runs / 2 - 1] + rate[runs / 2]) / 2.0),
+	    (long)rate[0], (long)rate[runs - 1]);
+	fflush(stdout);
+	return 0;
+}
+
+static int
+env_int(const char *name, int dflt, int max)
+{
+	const char *env = getenv(name);
+	char *end;
+	long v;
+
+	if (env == NULL)
+		return dflt;
+	v = strtol(env, &end, 10);
+	return *end == '\0' && v > 0 && v <= max ? (int)v : dflt;
+}
+
 int
 main(int argc, char **argv)
 {
 	static const int dflt[] = {1, 8, 64};
-	const char *env = getenv("STORE_BENCH_SECONDS");
-	int seconds = 3;
+	int seconds = env_int("STORE_BENCH_SECONDS", 3, 3600);
+	int runs = env_int("STORE_BENCH_RUNS", 1, STORE_BENCH_RUNS_MAX);
 
-	if (env != NULL) {
-		char *end;
-		long v = strtol(env, &end, 10);
-		if (*end == '\0' && v > 0 && v < 3600)
-			seconds = (int)v;
-	}
 	if (argc > 1 && strcmp(argv[1], "--ping") == 0) {
 		ping_only = true;
 		argv++;
@@ -235,13 +284,13 @@ main(int argc, char **argv)
 				                " [clients ...]\n");
 				return 2;
 			}
-			if (run((int)n, seconds) != 0)
+			if (measure((int)n, seconds, runs) != 0)
 				return 1;
 		}
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(dflt) / sizeof(dflt[0]); i++)
-		if (run(dflt[i], seconds) != 0)
+		if (measure(dflt[i], seconds, runs) != 0)
 			return 1;
 	return 0;
 }
