@@ -18,7 +18,11 @@
  *   STORE_BENCH_RUNS=R                      runs of each client count, each
  *                                           on a fresh store, then their
  *                                           median and range (default 1)
+ *   STORE_BENCH_PROCS=K                     the clients spread over K
+ *                                           processes, as actors are
+ *                                           (default 1: threads of this one)
  */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -26,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -120,19 +125,193 @@ self_cpu_us(void)
 	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
 
+/* Runs n clients (ids from first) until deadline, as threads of this
+ * process; adds up their cycles and errors. */
+static void
+run_clients(const char *url, const char *workspace_id,
+    char (*spaces)[CM_ID_MAX + 1], int n, int first, int64_t deadline,
+    long *cycles, long *errors)
+{
+	struct client *cl = calloc((size_t)n ? (size_t)n : 1, sizeof(*cl));
+	pthread_t *th = calloc((size_t)n ? (size_t)n : 1, sizeof(*th));
+
+	*cycles = *errors = 0;
+	if (cl == NULL || th == NULL) {
+		*errors = 1;
+		free(cl);
+		free(th);
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		cl[i].url = url;
+		cl[i].workspace_id = workspace_id;
+		snprintf(
+		    cl[i].space_id, sizeof(cl[i].space_id), "%s", spaces[i]);
+		cl[i].id = first + i;
+		cl[i].deadline = deadline;
+		pthread_create(&th[i], NULL, client_run, &cl[i]);
+	}
+	for (int i = 0; i < n; i++) {
+		pthread_join(th[i], NULL);
+		*cycles += cl[i].cycles;
+		*errors += cl[i].errors;
+	}
+	free(cl);
+	free(th);
+}
+
+/*
+ * Worker processes (STORE_BENCH_PROCS=K): the clients spread over K
+ * processes, as actors are, each with nng's threads of its own.  They are
+ * forked before this process first uses nng, which is not fork-safe, and
+ * take their jobs through pipes.
+ */
+#define STORE_BENCH_PROCS_MAX 64
+
+struct job {
+	int n, first;
+	int64_t deadline;
+	char url[sizeof(((struct tk_proc *)0)->store_url)];
+	char workspace_id[CM_ID_MAX + 1];
+	char spaces[TK_MAX_INSTANCES][CM_ID_MAX + 1];
+};
+
+struct job_result {
+	long cycles, errors;
+	double cpu_us;
+};
+
+static struct {
+	pid_t pid;
+	int to, from;
+} workers[STORE_BENCH_PROCS_MAX];
+static int n_workers;
+
+static int
+io_full(int fd, void *buf, size_t len, bool wr)
+{
+	char *p = buf;
+
+	while (len > 0) {
+		ssize_t k = wr ? write(fd, p, len) : read(fd, p, len);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		p += k;
+		len -= (size_t)k;
+	}
+	return 0;
+}
+
+static void
+worker_main(int from_parent, int to_parent)
+{
+	static struct job j;
+	struct job_result r;
+
+	while (io_full(from_parent, &j, sizeof(j), false) == 0) {
+		double c0 = self_cpu_us();
+
+		run_clients(j.url, j.workspace_id, j.spaces, j.n, j.first,
+		    j.deadline, &r.cycles, &r.errors);
+		r.cpu_us = self_cpu_us() - c0;
+		if (io_full(to_parent, &r, sizeof(r), true) != 0)
+			break;
+	}
+	_exit(0);
+}
+
+static int
+workers_start(int k)
+{
+	for (int i = 0; i < k; i++) {
+		int down[2], up[2];
+		pid_t pid;
+
+		if (pipe(down) != 0 || pipe(up) != 0)
+			return -1;
+		if ((pid = fork()) < 0)
+			return -1;
+		if (pid == 0) {
+			for (int w = 0; w < n_workers; w++) {
+				close(workers[w].to);
+				close(workers[w].from);
+			}
+			close(down[1]);
+			close(up[0]);
+			worker_main(down[0], up[1]);
+		}
+		close(down[0]);
+		close(up[1]);
+		workers[n_workers].pid = pid;
+		workers[n_workers].to = down[1];
+		workers[n_workers].from = up[0];
+		n_workers++;
+	}
+	return 0;
+}
+
+static void
+workers_stop(void)
+{
+	for (int i = 0; i < n_workers; i++) {
+		close(workers[i].to);
+		close(workers[i].from);
+		waitpid(workers[i].pid, NULL, 0);
+	}
+	n_workers = 0;
+}
+
+/* Runs the clients over the workers; their CPU time is added to *cpu. */
+static int
+run_in_workers(const char *url, const char *workspace_id,
+    char (*spaces)[CM_ID_MAX + 1], int n, int64_t deadline, long *cycles,
+    long *errors, double *cpu)
+{
+	static struct job j;
+	struct job_result r;
+
+	*cycles = *errors = 0;
+	for (int i = 0, at = 0; i < n_workers; i++) {
+		int next = (int)((int64_t)n * (i + 1) / n_workers);
+
+		memset(&j, 0, sizeof(j));
+		j.n = next - at;
+		j.first = at;
+		j.deadline = deadline;
+		snprintf(j.url, sizeof(j.url), "%s", url);
+		snprintf(
+		    j.workspace_id, sizeof(j.workspace_id), "%s", workspace_id);
+		memcpy(
+		    j.spaces, spaces + at, (size_t)j.n * sizeof(j.spaces[0]));
+		if (io_full(workers[i].to, &j, sizeof(j), true) != 0)
+			return -1;
+		at = next;
+	}
+	for (int i = 0; i < n_workers; i++) {
+		if (io_full(workers[i].from, &r, sizeof(r), false) != 0)
+			return -1;
+		*cycles += r.cycles;
+		*errors += r.errors;
+		*cpu += r.cpu_us;
+	}
+	return 0;
+}
+
 /* One run of n_clients for seconds; *rate is its requests per second. */
 static int
 run(int n_clients, int seconds, double *rate)
 {
+	static char spaces[TK_MAX_INSTANCES][CM_ID_MAX + 1];
 	struct tk_proc p;
 	struct tk_world w;
-	struct client *cl;
-	pthread_t *th;
 	nng_socket s;
 	char dir[128];
 	int64_t t0, t1;
 	long cycles = 0, errors = 0, reqs;
-	double store_cpu, self_cpu;
+	double store_cpu, self_cpu, worker_cpu;
 	struct tk_cpu m0, m1;
 	bool machine;
 
@@ -149,8 +328,6 @@ run(int n_clients, int seconds, double *rate)
 		fprintf(stderr, "store_bench: setup failed\n");
 		return -1;
 	}
-	cl = calloc((size_t)n_clients, sizeof(*cl));
-	th = calloc((size_t)n_clients, sizeof(*th));
 	for (int i = 0; i < n_clients; i++) {
 		struct pr_req q;
 		struct pr_rep r;
@@ -161,30 +338,30 @@ run(int n_clients, int seconds, double *rate)
 			    cm_err_code(r.err));
 			return -1;
 		}
-		snprintf(cl[i].space_id, sizeof(cl[i].space_id), "%s",
-		    r.spaces[0].space_id);
+		snprintf(
+		    spaces[i], sizeof(spaces[i]), "%s", r.spaces[0].space_id);
 		pr_rep_free(&r);
-		cl[i].url = p.store_url;
-		cl[i].workspace_id = w.workspace_id;
-		cl[i].id = i;
 	}
 	store_cpu = proc_cpu_us(p.pid);
 	self_cpu = self_cpu_us();
 	machine = tk_cpu_read(&m0) == 0;
+	worker_cpu = 0;
 	t0 = cm_mono_ms();
-	for (int i = 0; i < n_clients; i++) {
-		cl[i].deadline = t0 + seconds * 1000;
-		pthread_create(&th[i], NULL, client_run, &cl[i]);
-	}
-	for (int i = 0; i < n_clients; i++) {
-		pthread_join(th[i], NULL);
-		cycles += cl[i].cycles;
-		errors += cl[i].errors;
+	if (n_workers > 0) {
+		if (run_in_workers(p.store_url, w.workspace_id, spaces,
+		        n_clients, t0 + seconds * 1000, &cycles, &errors,
+		        &worker_cpu) != 0) {
+			fprintf(stderr, "store_bench: a worker failed\n");
+			return -1;
+		}
+	} else {
+		run_clients(p.store_url, w.workspace_id, spaces, n_clients, 0,
+		    t0 + seconds * 1000, &cycles, &errors);
 	}
 	t1 = cm_mono_ms();
 	machine = machine && tk_cpu_read(&m1) == 0;
 	store_cpu = proc_cpu_us(p.pid) - store_cpu;
-	self_cpu = self_cpu_us() - self_cpu;
+	self_cpu = self_cpu_us() - self_cpu + worker_cpu;
 	reqs = ping_only ? cycles : cycles * 3;
 	*rate = (double)reqs * 1000.0 / (double)(t1 - t0);
 	/* Rates are truncated, never rounded up. */
@@ -211,8 +388,6 @@ run(int n_clients, int seconds, double *rate)
 	nng_close(s);
 	tk_proc_stop(&p, SIGTERM);
 	tk_rmrf(dir);
-	free(cl);
-	free(th);
 	return 0;
 }
 
@@ -269,28 +444,39 @@ main(int argc, char **argv)
 	static const int dflt[] = {1, 8, 64};
 	int seconds = env_int("STORE_BENCH_SECONDS", 3, 3600);
 	int runs = env_int("STORE_BENCH_RUNS", 1, STORE_BENCH_RUNS_MAX);
+	int procs = env_int("STORE_BENCH_PROCS", 1, STORE_BENCH_PROCS_MAX);
+	int counts[TK_MAX_INSTANCES], n_counts = 0, rc = 0;
 
 	if (argc > 1 && strcmp(argv[1], "--ping") == 0) {
 		ping_only = true;
 		argv++;
 		argc--;
 	}
-	if (argc > 1) {
-		for (int i = 1; i < argc; i++) {
-			char *end;
-			long n = strtol(argv[i], &end, 10);
-			if (*end != '\0' || n < 1 || n > TK_MAX_INSTANCES) {
-				fprintf(stderr, "usage: store_bench [--ping]"
-				                " [clients ...]\n");
-				return 2;
-			}
-			if (measure((int)n, seconds, runs) != 0)
-				return 1;
+	for (int i = 1; i < argc && n_counts < TK_MAX_INSTANCES; i++) {
+		char *end;
+		long n = strtol(argv[i], &end, 10);
+
+		if (*end != '\0' || n < 1 || n > TK_MAX_INSTANCES) {
+			fprintf(stderr, "usage: store_bench [--ping]"
+			                " [clients ...]\n");
+			return 2;
 		}
-		return 0;
+		counts[n_counts++] = (int)n;
 	}
-	for (size_t i = 0; i < sizeof(dflt) / sizeof(dflt[0]); i++)
-		if (measure(dflt[i], seconds, runs) != 0)
-			return 1;
-	return 0;
+	for (size_t i = 0; n_counts == 0 && i < sizeof(dflt) / sizeof(dflt[0]);
+	     i++)
+		counts[i] = dflt[i];
+	if (argc <= 1)
+		n_counts = (int)(sizeof(dflt) / sizeof(dflt[0]));
+
+	/* Before this process first uses nng. */
+	if (procs > 1 && workers_start(procs) != 0) {
+		fprintf(stderr, "store_bench: cannot start the workers\n");
+		rc = 1;
+	}
+	for (int i = 0; rc == 0 && i < n_counts; i++)
+		if (measure(counts[i], seconds, runs) != 0)
+			rc = 1;
+	workers_stop();
+	return rc;
 }
