@@ -463,11 +463,10 @@ main(int argc, char **argv)
 		}
 		counts[n_counts++] = (int)n;
 	}
-	for (size_t i = 0; n_counts == 0 && i < sizeof(dflt) / sizeof(dflt[0]);
-	     i++)
-		counts[i] = dflt[i];
-	if (argc <= 1)
+	if (n_counts == 0) {
 		n_counts = (int)(sizeof(dflt) / sizeof(dflt[0]));
+		memcpy(counts, dflt, sizeof(dflt));
+	}
 
 	/* Before this process first uses nng. */
 	if (procs > 1 && workers_start(procs) != 0) {

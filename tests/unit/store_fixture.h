@@ -137,14 +137,21 @@ fx_advance(struct fx *f, int64_t ms)
 	f->now += ms;
 }
 
+/* Makes a fresh temporary directory, which fx_rmdir removes. */
+static inline void
+fx_mkdtemp(char *dir, size_t len)
+{
+	snprintf(dir, len, "%s", "/tmp/spaced-ut-XXXXXX");
+	cr_assert_not_null(mkdtemp(dir), "mkdtemp failed");
+}
+
 /* Opens a store on a fresh temporary directory; max_spaces 0 is the
  * default quota. */
 static inline void
 fx_setup(struct fx *f, int max_spaces)
 {
 	memset(f, 0, sizeof(*f));
-	snprintf(f->dir, sizeof(f->dir), "%s", "/tmp/spaced-ut-XXXXXX");
-	cr_assert_not_null(mkdtemp(f->dir), "mkdtemp failed");
+	fx_mkdtemp(f->dir, sizeof(f->dir));
 	snprintf(f->path, sizeof(f->path), "%s/spaced.db", f->dir);
 	f->now = FX_T0;
 	f->opts.sqlite_path = f->path;

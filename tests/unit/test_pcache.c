@@ -4,24 +4,18 @@
  * transaction that grew the database still drops its pages, and the
  * database stays intact.
  */
-#include <criterion/criterion.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
 #include "db.h"
 #include "pcache.h"
+#include "store_fixture.h"
 
-static char dir[64];
-static char path[96];
+static char dir[FX_PATH_MAX];
+static char path[FX_PATH_MAX + 16];
 static struct st_db *db;
 
 static void
 setup(void)
 {
-	snprintf(dir, sizeof(dir), "/tmp/spaced-pcache-XXXXXX");
-	cr_assert_not_null(mkdtemp(dir));
+	fx_mkdtemp(dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/t.db", dir);
 	cr_assert_eq(st_db_open_sqlite(&db, path), ST_OK);
 	cr_assert_eq(st_db_exec(db, "CREATE TABLE t (k TEXT PRIMARY KEY,"
@@ -32,15 +26,8 @@ setup(void)
 static void
 teardown(void)
 {
-	static const char *const sfx[] = {"", "-wal", "-shm"};
-	char f[128];
-
 	st_db_close(db);
-	for (size_t i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
-		snprintf(f, sizeof(f), "%s%s", path, sfx[i]);
-		unlink(f);
-	}
-	rmdir(dir);
+	fx_rmdir(dir);
 }
 
 TestSuite(pcache, .init = setup, .fini = teardown);
