@@ -30,6 +30,9 @@
 /* Workers block on the store and on ?wait= long-polls (30 s at most):
  * enough of them that a few long-polls leave room for everyone else. */
 #define API_WORKERS 16
+/* They share one socket to the store. */
+_Static_assert(API_WORKERS <= CM_RPC_OUTSTANDING_MAX,
+    "more workers than requests one socket may have outstanding");
 #define API_BODY_TIMEOUT_MS 10000 /* a body must arrive in this time */
 #define EXIT_PERMANENT 100
 

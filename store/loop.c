@@ -60,15 +60,15 @@ static uint64_t st_syncs;
  *
  * Replies and events leave asynchronously, from the acker thread alone.
  * nng_sendmsg would wait for one of nng's task threads to take each
- * message; an aio does not, and the REP socket's send buffer holds a
- * group's replies.  The aios have no callback: nng runs a callback on a
- * task thread, another thread handoff per message (measured: the store
- * switched threads 5.9 times a write with callbacks, 3.1 without).  A slot
- * is reused in turn once its send has completed, which by then it almost
- * always has.  A message that cannot be sent is dropped: a requester
- * re-sends, and a subscriber recovers from the sequence gap.
+ * message; an aio does not, and the REP socket's send buffer holds the
+ * replies of every group acknowledged at once.  The aios have no callback: nng
+ * runs a callback on a task thread, another thread handoff per message
+ * (measured: the store switched threads 5.9 times a write with callbacks, 3.1
+ * without).  A slot is reused in turn once its send has completed, which by
+ * then it almost always has.  A message that cannot be sent is dropped: a
+ * requester re-sends, and a subscriber recovers from the sequence gap.
  */
-#define ST_SEND_SLOTS (2 * CM_GROUP_COMMIT_MAX)
+#define ST_SEND_SLOTS (2 * CM_STORE_QUEUE_MAX)
 
 struct sender {
 	nng_socket sock;
@@ -371,9 +371,9 @@ st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
 	    (rv = nng_socket_set_size(rep, NNG_OPT_RECVMAXSZ, CM_MSG_MAX)) !=
 	        0 ||
 	    (rv = nng_socket_set_int(
-	         rep, NNG_OPT_RECVBUF, CM_GROUP_COMMIT_MAX)) != 0 ||
+	         rep, NNG_OPT_RECVBUF, CM_STORE_QUEUE_MAX)) != 0 ||
 	    (rv = nng_socket_set_int(
-	         rep, NNG_OPT_SENDBUF, CM_GROUP_COMMIT_MAX)) != 0 ||
+	         rep, NNG_OPT_SENDBUF, CM_STORE_QUEUE_MAX)) != 0 ||
 	    (rv = sender_init(&out, rep)) != 0 ||
 	    (rv = nng_aio_alloc(&rx, NULL, NULL)) != 0 ||
 	    (rv = listen_private(rep, rep_url)) != 0 ||

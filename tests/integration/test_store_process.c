@@ -1,12 +1,14 @@
 /*
  * The real spaced-store binary over nng: concurrent creates from separate
  * REQ sockets, publish-after-commit, op_id memory across a restart, and
- * durability across kill -9, also in the middle of concurrent writes, and
- * the client's contexts across timeouts and sockets.
+ * durability across kill -9, also in the middle of concurrent writes, the
+ * client's contexts across timeouts and sockets, and a burst of more
+ * writes than one group commit holds.
  */
 #include <criterion/criterion.h>
 #include <nng/nng.h>
 #include <nng/protocol/pubsub0/sub.h>
+#include <nng/protocol/reqrep0/req.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -267,6 +269,111 @@ Test(store_process, client_contexts_survive_timeouts_and_sockets,
 	pr_rep_free(&r);
 
 	nng_close(s);
+	tk_proc_stop(&p, SIGTERM);
+	tk_rmrf(dir);
+}
+
+/*
+ * More writes than one group commit holds arrive while the store is
+ * stopped.  It runs them as several groups, the rest waiting on its socket,
+ * and answers every one: none is left behind when no more requests come.
+ * They come over a few sockets, none with more than CM_RPC_OUTSTANDING_MAX
+ * outstanding.
+ */
+#define BURST (3 * CM_GROUP_COMMIT_MAX + 5)
+#define BURST_SOCKETS 4
+_Static_assert(
+    (BURST + BURST_SOCKETS - 1) / BURST_SOCKETS <= CM_RPC_OUTSTANDING_MAX,
+    "a burst socket with more requests outstanding than it may have");
+
+Test(store_process, a_burst_larger_than_a_group_is_answered_in_full,
+    .fini = tk_cleanup)
+{
+	static nng_ctx ctx[BURST];
+	static nng_aio *aio[BURST];
+	static char names[BURST][32], op_ids[BURST][CM_UUID_LEN];
+	static char ids[BURST][CM_ID_MAX + 1];
+	nng_socket s[BURST_SOCKETS];
+	struct pr_req ping;
+	struct pr_rep pong;
+	struct tk_proc p;
+	char dir[128];
+
+	tk_tmpdir(dir, sizeof(dir), "burst");
+	cr_assert_eq(tk_store_start(&p, dir, NULL), 0);
+	memset(&ping, 0, sizeof(ping));
+	ping.op = PR_OP_PING;
+	for (int k = 0; k < BURST_SOCKETS; k++) {
+		cr_assert_eq(cm_rpc_open(&s[k], p.store_url), 0);
+		/* No re-send may stand in for a request left behind. */
+		cr_assert_eq(
+		    nng_socket_set_ms(s[k], NNG_OPT_REQ_RESENDTIME, 60000), 0);
+		/* Its pipe is up before the store stops. */
+		cr_assert_eq(tk_call(s[k], &ping, &pong), CM_OK);
+		pr_rep_free(&pong);
+	}
+	for (int i = 0; i < BURST; i++) {
+		cr_assert_eq(nng_ctx_open(&ctx[i], s[i % BURST_SOCKETS]), 0);
+		cr_assert_eq(nng_aio_alloc(&aio[i], NULL, NULL), 0);
+		nng_aio_set_timeout(aio[i], 10000);
+	}
+	cr_assert_eq(kill(p.pid, SIGSTOP), 0);
+	for (int i = 0; i < BURST; i++) {
+		struct pr_req q;
+		nng_msg *m;
+		char *buf;
+		size_t len;
+
+		snprintf(names[i], sizeof(names[i]), "burst-%d", i);
+		cm_uuid7(op_ids[i]);
+		memset(&q, 0, sizeof(q));
+		q.op = PR_OP_WORKSPACE_CREATE;
+		q.op_id = op_ids[i];
+		q.name = names[i];
+		cr_assert_eq(pr_req_encode(&q, &buf, &len), 0);
+		cr_assert_eq(nng_msg_alloc(&m, 0), 0);
+		cr_assert_eq(nng_msg_append(m, buf, len), 0);
+		free(buf);
+		nng_aio_set_msg(aio[i], m);
+		nng_ctx_send(ctx[i], aio[i]);
+	}
+	for (int i = 0; i < BURST; i++) {
+		nng_aio_wait(aio[i]);
+		cr_assert_eq(nng_aio_result(aio[i]), 0);
+	}
+	cr_assert_eq(kill(p.pid, SIGCONT), 0);
+	for (int i = 0; i < BURST; i++)
+		nng_ctx_recv(ctx[i], aio[i]);
+	for (int i = 0; i < BURST; i++) {
+		struct pr_rep r;
+		nng_msg *m;
+		char err[128];
+
+		nng_aio_wait(aio[i]);
+		cr_assert_eq(nng_aio_result(aio[i]), 0,
+		    "write %d of %d was not answered: %s", i, BURST,
+		    nng_strerror(nng_aio_result(aio[i])));
+		m = nng_aio_get_msg(aio[i]);
+		cr_assert_eq(pr_rep_decode(nng_msg_body(m), nng_msg_len(m), &r,
+		                 err, sizeof(err)),
+		    0, "%s", err);
+		nng_msg_free(m);
+		cr_assert_eq(
+		    r.err, CM_OK, "write %d: %s", i, cm_err_code(r.err));
+		cr_assert_eq(r.n_workspaces, 1);
+		cr_assert_str_eq(r.workspaces[0].name, names[i]);
+		snprintf(
+		    ids[i], sizeof(ids[i]), "%s", r.workspaces[0].workspace_id);
+		pr_rep_free(&r);
+		for (int k = 0; k < i; k++)
+			cr_assert_str_neq(ids[k], ids[i]);
+	}
+	for (int i = 0; i < BURST; i++) {
+		nng_aio_free(aio[i]);
+		nng_ctx_close(ctx[i]);
+	}
+	for (int k = 0; k < BURST_SOCKETS; k++)
+		nng_close(s[k]);
 	tk_proc_stop(&p, SIGTERM);
 	tk_rmrf(dir);
 }
