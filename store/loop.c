@@ -164,6 +164,7 @@ acker_run(void *arg)
 {
 	struct acker *a = arg;
 
+	pthread_setname_np(pthread_self(), "store:acker");
 	pthread_mutex_lock(&a->mtx);
 	for (;;) {
 		size_t n;

@@ -79,6 +79,7 @@ wal_run(void *arg)
 {
 	struct st_wal *w = arg;
 
+	pthread_setname_np(pthread_self(), "store:ckpt");
 	pthread_mutex_lock(&w->mtx);
 	for (;;) {
 		int rc;
