@@ -95,13 +95,21 @@ rpc_dial(nng_socket s, const char *url)
 	return rv;
 }
 
-/* A socket that has had no pipe for a while gets a new dialer. */
+/*
+ * A socket that has had no pipe for a while gets a new dialer.  link is
+ * the socket's link when the caller knows it: a socket with a pipe, the
+ * case of nearly every call, then costs no lock (the process's callers
+ * would all take the same one).
+ */
 static void
-rpc_redial_if_lost(nng_socket s)
+rpc_redial_if_lost(nng_socket s, struct rpc_link *link)
 {
 	struct rpc_link *l;
-	int64_t now = cm_mono_ms();
+	int64_t now;
 
+	if (link != NULL && atomic_load(&link->pipes) > 0)
+		return;
+	now = cm_mono_ms();
 	pthread_mutex_lock(&rpc_links_lock);
 	if ((l = rpc_link_find(s)) != NULL && atomic_load(&l->pipes) <= 0 &&
 	    now - l->dialed_ms >= CM_RPC_RESEND_MS) {
@@ -127,6 +135,7 @@ struct rpc_slot {
 	uint32_t socket_id;
 	nng_ctx ctx;
 	nng_aio *aio;
+	struct rpc_link *link; /* the socket's, if it has one */
 };
 
 struct rpc_cache {
@@ -191,6 +200,9 @@ rpc_slot_get(nng_socket s)
 	}
 	sl = &c->slot[c->n];
 	sl->socket_id = id;
+	pthread_mutex_lock(&rpc_links_lock);
+	sl->link = rpc_link_find(s);
+	pthread_mutex_unlock(&rpc_links_lock);
 	if (nng_aio_alloc(&sl->aio, NULL, NULL) != 0)
 		return NULL;
 	if (nng_ctx_open(&sl->ctx, s) != 0) {
@@ -248,6 +260,7 @@ cm_rpc_call(
 	char *buf = NULL;
 	size_t len = 0;
 	struct rpc_slot *sl;
+	struct rpc_link *link;
 	nng_msg *msg = NULL;
 	char err[128];
 	int rv;
@@ -256,7 +269,6 @@ cm_rpc_call(
 	if (timeout_ms <= 0)
 		timeout_ms = CM_RPC_TIMEOUT_MS;
 
-	rpc_redial_if_lost(s);
 	copy = *req;
 	if (pr_op_is_write(req->op) && req->op_id == NULL) {
 		cm_uuid7(op_id);
@@ -277,9 +289,12 @@ cm_rpc_call(
 	free(buf);
 	if ((sl = rpc_slot_get(s)) == NULL) {
 		nng_msg_free(msg);
+		rpc_redial_if_lost(s, NULL);
 		rep->err = CM_E_STORE_UNAVAILABLE;
 		return CM_E_STORE_UNAVAILABLE;
 	}
+	link = sl->link;
+	rpc_redial_if_lost(s, link);
 
 	/*
 	 * nng 1.5.2 has no synchronous context calls; an aio does the same.
@@ -319,7 +334,7 @@ cm_rpc_call(
 unavailable:
 	rpc_slot_drop(sl);
 	if (rv == NNG_ETIMEDOUT)
-		rpc_redial_if_lost(s);
+		rpc_redial_if_lost(s, link);
 	rep->err = CM_E_STORE_UNAVAILABLE;
 	return CM_E_STORE_UNAVAILABLE;
 }
