@@ -251,14 +251,39 @@ cm_rpc_open(nng_socket *s, const char *url)
 	return 0;
 }
 
-enum cm_err
-cm_rpc_call(
-    nng_socket s, const struct pr_req *req, struct pr_rep *rep, int timeout_ms)
+int
+cm_rpc_request(const struct pr_req *req, nng_msg **out)
 {
 	struct pr_req copy;
 	char op_id[CM_UUID_LEN];
 	char *buf = NULL;
 	size_t len = 0;
+	nng_msg *msg = NULL;
+
+	*out = NULL;
+	copy = *req;
+	if (pr_op_is_write(req->op) && req->op_id == NULL) {
+		cm_uuid7(op_id);
+		copy.op_id = op_id;
+	}
+	if (pr_req_encode(&copy, &buf, &len) != 0) {
+		cm_warnx("rpc: cannot encode %s", pr_op_name(req->op));
+		return -1;
+	}
+	if (nng_msg_alloc(&msg, 0) != 0 || nng_msg_append(msg, buf, len) != 0) {
+		free(buf);
+		nng_msg_free(msg);
+		return -1;
+	}
+	free(buf);
+	*out = msg;
+	return 0;
+}
+
+enum cm_err
+cm_rpc_call(
+    nng_socket s, const struct pr_req *req, struct pr_rep *rep, int timeout_ms)
+{
 	struct rpc_slot *sl;
 	struct rpc_link *link;
 	nng_msg *msg = NULL;
@@ -269,24 +294,10 @@ cm_rpc_call(
 	if (timeout_ms <= 0)
 		timeout_ms = CM_RPC_TIMEOUT_MS;
 
-	copy = *req;
-	if (pr_op_is_write(req->op) && req->op_id == NULL) {
-		cm_uuid7(op_id);
-		copy.op_id = op_id;
-	}
-	if (pr_req_encode(&copy, &buf, &len) != 0) {
-		cm_warnx("rpc: cannot encode %s", pr_op_name(req->op));
+	if (cm_rpc_request(req, &msg) != 0) {
 		rep->err = CM_E_INTERNAL;
 		return CM_E_INTERNAL;
 	}
-	if ((rv = nng_msg_alloc(&msg, 0)) != 0 ||
-	    (rv = nng_msg_append(msg, buf, len)) != 0) {
-		free(buf);
-		nng_msg_free(msg);
-		rep->err = CM_E_INTERNAL;
-		return CM_E_INTERNAL;
-	}
-	free(buf);
 	if ((sl = rpc_slot_get(s)) == NULL) {
 		nng_msg_free(msg);
 		rpc_redial_if_lost(s, NULL);

@@ -41,6 +41,13 @@ int cm_rpc_open(nng_socket *s, const char *url);
 enum cm_err cm_rpc_call(
     nng_socket s, const struct pr_req *req, struct pr_rep *rep, int timeout_ms);
 
+/*
+ * The message cm_rpc_call sends for req, for a caller that drives its own
+ * context: a write without op_id gets a fresh one.  Returns 0, or -1 when
+ * req cannot be encoded (logged as a bug) or memory is short.
+ */
+int cm_rpc_request(const struct pr_req *req, nng_msg **out);
+
 /* The ipc:// URL of a socket file in run_dir; -1 when it does not fit in
  * sun_path. */
 int cm_ipc_url(char *buf, size_t len, const char *run_dir, const char *file);

@@ -42,7 +42,6 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "ids.h"
 #include "testkit.h"
 
 /* Runs of each client count at most (STORE_BENCH_RUNS). */
@@ -187,7 +186,7 @@ struct aclient {
 	nng_aio *aio;
 	int stage; /* 0 submit, 1 claim, 2 finish */
 	bool receiving;
-	char rid[64], holder[32], op_id[CM_UUID_LEN];
+	char rid[64], holder[32];
 	char task_id[CM_ID_MAX + 1];
 };
 
@@ -209,9 +208,7 @@ static void
 aclient_next(struct aclient *a)
 {
 	struct pr_req q;
-	nng_msg *m = NULL;
-	char *buf;
-	size_t len;
+	nng_msg *m;
 
 	if (cm_mono_ms() >= a->c.deadline) {
 		aclient_done();
@@ -229,16 +226,10 @@ aclient_next(struct aclient *a)
 	} else {
 		tk_req_finish(&q, a->task_id, a->holder);
 	}
-	if (pr_op_is_write(q.op)) {
-		cm_uuid7(a->op_id);
-		q.op_id = a->op_id;
-	}
-	if (pr_req_encode(&q, &buf, &len) != 0 || nng_msg_alloc(&m, 0) != 0 ||
-	    nng_msg_append(m, buf, len) != 0) {
+	if (cm_rpc_request(&q, &m) != 0) {
 		fprintf(stderr, "store_bench: cannot build a request\n");
 		abort();
 	}
-	free(buf);
 	a->receiving = false;
 	nng_aio_set_msg(a->aio, m);
 	nng_ctx_send(a->ctx, a->aio);

@@ -291,7 +291,7 @@ Test(store_process, a_burst_larger_than_a_group_is_answered_in_full,
 {
 	static nng_ctx ctx[BURST];
 	static nng_aio *aio[BURST];
-	static char names[BURST][32], op_ids[BURST][CM_UUID_LEN];
+	static char names[BURST][32];
 	static char ids[BURST][CM_ID_MAX + 1];
 	nng_socket s[BURST_SOCKETS];
 	struct pr_req ping;
@@ -321,19 +321,12 @@ Test(store_process, a_burst_larger_than_a_group_is_answered_in_full,
 	for (int i = 0; i < BURST; i++) {
 		struct pr_req q;
 		nng_msg *m;
-		char *buf;
-		size_t len;
 
 		snprintf(names[i], sizeof(names[i]), "burst-%d", i);
-		cm_uuid7(op_ids[i]);
 		memset(&q, 0, sizeof(q));
 		q.op = PR_OP_WORKSPACE_CREATE;
-		q.op_id = op_ids[i];
 		q.name = names[i];
-		cr_assert_eq(pr_req_encode(&q, &buf, &len), 0);
-		cr_assert_eq(nng_msg_alloc(&m, 0), 0);
-		cr_assert_eq(nng_msg_append(m, buf, len), 0);
-		free(buf);
+		cr_assert_eq(cm_rpc_request(&q, &m), 0);
 		nng_aio_set_msg(aio[i], m);
 		nng_ctx_send(ctx[i], aio[i]);
 	}
