@@ -51,6 +51,11 @@
 #define CM_PROTO_LIST_MAX 1024       /* records in one reply list */
 #define CM_TOPIC_MAX 160
 /*
+ * Spaces in one page of sup.list_active, ordered by space_id after
+ * after_id: a page shorter than this is the last one.
+ */
+#define CM_ACTIVE_PAGE_MAX 512
+/*
  * Requests in one transaction.  Each request's reply waits for its whole
  * group to run, so past a few dozen writes a bigger group only delays
  * replies: in the store engine alone a write took 36.1 and 38.1 us in

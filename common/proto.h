@@ -101,6 +101,7 @@ enum pr_type { PR_STR, PR_INT, PR_BOOL, PR_STRLIST };
 	X(TIMEOUT_MS, timeout_ms, PR_INT, 0)                     \
 	X(LIMIT, limit, PR_INT, 0)                               \
 	X(AFTER_SEQUENCE, after_sequence, PR_INT, 0)             \
+	X(AFTER_ID, after_id, PR_STR, CM_ID_MAX)                 \
 	X(LEASE_HOLDER, lease_holder, PR_STR, CM_ID_MAX)         \
 	X(RESULT, result, PR_STR, CM_RESULT_MAX)                 \
 	X(ERROR_CODE, error_code, PR_STR, CM_ERROR_CODE_MAX)     \
@@ -184,7 +185,8 @@ enum pr_field {
 	X(SUP_FINALIZE_LOST, "sup.finalize_lost", true, PR_W | PRM(SPACE_ID),  \
 	    0)                                                                 \
 	X(SUP_SWEEP_LEASES, "sup.sweep_leases", true, PR_W, 0)                 \
-	X(SUP_LIST_ACTIVE, "sup.list_active", false, 0, PRM(HOST))             \
+	X(SUP_LIST_ACTIVE, "sup.list_active", false, 0,                        \
+	    PRM(HOST) | PRM(AFTER_ID))                                         \
 	X(SUP_STATUS, "sup.status", false, 0, 0)
 
 enum pr_op {
