@@ -9,6 +9,7 @@
 #define CM_RPC_H
 
 #include <nng/nng.h>
+#include <stdbool.h>
 
 #include "errors.h"
 #include "proto.h"
@@ -16,6 +17,8 @@
 /* REQ re-sends a request after this long without a reply (DESIGN 6). */
 #define CM_RPC_RESEND_MS 2000
 #define CM_RPC_TIMEOUT_MS 10000
+/* The least time between two attempts of an asynchronous call. */
+#define CM_RPC_RETRY_MIN_MS 100
 
 /*
  * Opens a REQ socket and dials url without waiting for the listener to
@@ -47,6 +50,62 @@ enum cm_err cm_rpc_call(
  * req cannot be encoded (logged as a bug) or memory is short.
  */
 int cm_rpc_request(const struct pr_req *req, nng_msg **out);
+
+/*
+ * An asynchronous store call, for a loop that must never wait on the
+ * store (the supervisor, an actor).  A handle carries one request at a
+ * time on a context of its own; nng completes it on its threads and makes
+ * the handle's fd readable, and the loop takes the reply when it polls.
+ *
+ * A call is made of attempts.  Each attempt waits up to timeout_ms for
+ * the reply; one that fails (a timeout, no pipe to the store) is made
+ * again with the same message, so a write keeps the op_id it was given at
+ * the start and the store applies it at most once however many attempts
+ * reach it.  Attempts are at least CM_RPC_RETRY_MIN_MS apart.
+ *
+ * Every function but cm_rpc_async_fd is for one thread: the loop's.
+ */
+struct cm_rpc_async;
+
+/* Opens a handle on socket s.  Returns 0 or an nng error. */
+int cm_rpc_async_open(struct cm_rpc_async **out, nng_socket s);
+
+/*
+ * Abandons any call under way (its reply, if one comes, is dropped; a
+ * write may still have been applied) and frees the handle.  Waits for
+ * nng's callback to be done with it.  NULL is accepted.  Close every
+ * handle of a socket before the socket.
+ */
+void cm_rpc_async_close(struct cm_rpc_async *c);
+
+/* Readable while a call's outcome is waiting to be taken. */
+int cm_rpc_async_fd(const struct cm_rpc_async *c);
+
+/* True from cm_rpc_async_start until the outcome is taken. */
+bool cm_rpc_async_busy(const struct cm_rpc_async *c);
+
+/*
+ * Starts req on an idle handle: a write without op_id gets a fresh one
+ * now.  attempts is the most attempts to make, <= 0 for no bound (until
+ * a reply comes or the handle is closed); timeout_ms <= 0 means
+ * CM_RPC_TIMEOUT_MS.  req is encoded before this returns, so its strings
+ * need not outlive the call.  Returns CM_OK, CM_E_INTERNAL when req
+ * cannot be encoded (logged as a bug) or memory is short, CM_E_CONFLICT
+ * when the handle is busy.
+ */
+enum cm_err cm_rpc_async_start(struct cm_rpc_async *c, const struct pr_req *req,
+    int timeout_ms, int attempts);
+
+/*
+ * The outcome of the call, without blocking.  Returns false while it is
+ * under way (rep untouched).  Returns true when it has ended: *rep holds
+ * the reply (free with pr_rep_free), with rep->err set to
+ * CM_E_STORE_UNAVAILABLE when every attempt failed, or CM_E_INTERNAL when
+ * the reply could not be decoded (logged as a bug); the handle is idle
+ * again.  attempts_made, when not NULL, gets the count of attempts.
+ */
+bool cm_rpc_async_take(
+    struct cm_rpc_async *c, struct pr_rep *rep, int *attempts_made);
 
 /* The ipc:// URL of a socket file in run_dir; -1 when it does not fit in
  * sun_path. */
