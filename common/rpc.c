@@ -354,11 +354,13 @@ unavailable:
 }
 
 /*
- * The asynchronous call.  Its aio's callback runs the attempts on nng's
+ * The asynchronous call.  Its aios' callback runs the attempts on nng's
  * threads: send, receive, and on a failure a pause (nng_sleep_aio) before
- * the next attempt.  Only the send completes before the receive starts, so
- * no receive is ever cancelled while its send is in flight (a known crash
- * of nng 1.5.2).  The callback publishes the outcome through `state` and
+ * the next attempt.  The pause has an aio of its own: in nng 1.5.2 an aio
+ * that once slept reports a later timeout as success, with the message
+ * still on it (seen in test_rpc).  Only the send completes before the receive
+ * starts, so no receive is ever cancelled while its send is in flight (a known
+ * crash of nng 1.5.2).  The callback publishes the outcome through `state` and
  * the eventfd; the loop reads the other fields only after it has seen
  * RPC_DONE, so they need no lock.
  */
@@ -373,8 +375,10 @@ enum rpc_async_state {
 struct cm_rpc_async {
 	nng_socket sock;
 	nng_ctx ctx;
-	nng_aio *aio;
+	nng_aio *aio;   /* sends and receives */
+	nng_aio *pause; /* sleeps between attempts */
 	int efd;
+	bool ctx_open;
 	_Atomic int state;
 	atomic_bool closing;
 	nng_msg *request; /* the encoded request; each attempt sends a copy */
@@ -429,6 +433,17 @@ rpc_async_retry(struct cm_rpc_async *c, int rv)
 		rpc_async_done(c);
 		return;
 	}
+	/*
+	 * A context that saw a failure is replaced, as cm_rpc_call's are, so
+	 * no attempt inherits the state a cancelled one left in it.  Nothing
+	 * else uses the context now.
+	 */
+	nng_ctx_close(c->ctx);
+	if (nng_ctx_open(&c->ctx, c->sock) != 0) {
+		c->ctx_open = false;
+		rpc_async_done(c);
+		return;
+	}
 	if (rv == NNG_ETIMEDOUT)
 		rpc_redial_if_lost(c->sock, c->link);
 	if (waited >= CM_RPC_RETRY_MIN_MS) {
@@ -436,9 +451,7 @@ rpc_async_retry(struct cm_rpc_async *c, int rv)
 		return;
 	}
 	atomic_store(&c->state, RPC_PAUSED);
-	/* A sleep longer than the aio's timeout would end at the timeout. */
-	nng_aio_set_timeout(c->aio, NNG_DURATION_DEFAULT);
-	nng_sleep_aio((nng_duration)(CM_RPC_RETRY_MIN_MS - waited), c->aio);
+	nng_sleep_aio((nng_duration)(CM_RPC_RETRY_MIN_MS - waited), c->pause);
 }
 
 /* On an nng thread. */
@@ -446,10 +459,11 @@ static void
 rpc_async_cb(void *arg)
 {
 	struct cm_rpc_async *c = arg;
-	int rv = nng_aio_result(c->aio);
+	int state = atomic_load(&c->state);
+	int rv = nng_aio_result(state == RPC_PAUSED ? c->pause : c->aio);
 	int64_t left;
 
-	switch (atomic_load(&c->state)) {
+	switch (state) {
 	case RPC_SENDING:
 		if (rv != 0) {
 			/* A failed send leaves the message with us. */
@@ -473,17 +487,14 @@ rpc_async_cb(void *arg)
 		rpc_async_done(c);
 		return;
 	case RPC_PAUSED:
-		/* A sleep that ran its course may end with NNG_ETIMEDOUT. */
-		if ((rv != 0 && rv != NNG_ETIMEDOUT) ||
-		    atomic_load(&c->closing)) {
+		if (rv != 0 || atomic_load(&c->closing)) {
 			rpc_async_done(c);
 			return;
 		}
 		rpc_async_send(c);
 		return;
 	default:
-		cm_warnx("rpc: completion of a call in state %d",
-		    atomic_load(&c->state));
+		cm_warnx("rpc: completion of a call in state %d", state);
 		abort();
 	}
 }
@@ -509,12 +520,15 @@ cm_rpc_async_open(struct cm_rpc_async **out, nng_socket s)
 		free(c);
 		return rv;
 	}
-	if ((rv = nng_ctx_open(&c->ctx, s)) != 0) {
+	if ((rv = nng_aio_alloc(&c->pause, rpc_async_cb, c)) != 0 ||
+	    (rv = nng_ctx_open(&c->ctx, s)) != 0) {
+		nng_aio_free(c->pause);
 		nng_aio_free(c->aio);
 		close(c->efd);
 		free(c);
 		return rv;
 	}
+	c->ctx_open = true;
 	pthread_mutex_lock(&rpc_links_lock);
 	c->link = rpc_link_find(s);
 	pthread_mutex_unlock(&rpc_links_lock);
@@ -531,9 +545,12 @@ cm_rpc_async_close(struct cm_rpc_async *c)
 	/* Cancels what is under way and waits for the callback to return;
 	 * the callback ends the call rather than start another attempt. */
 	nng_aio_stop(c->aio);
+	nng_aio_stop(c->pause);
 	nng_msg_free(nng_aio_get_msg(c->aio));
 	nng_aio_free(c->aio);
-	nng_ctx_close(c->ctx);
+	nng_aio_free(c->pause);
+	if (c->ctx_open)
+		nng_ctx_close(c->ctx);
 	nng_msg_free(c->request);
 	nng_msg_free(c->reply);
 	close(c->efd);
@@ -558,6 +575,11 @@ cm_rpc_async_start(struct cm_rpc_async *c, const struct pr_req *req,
 {
 	if (atomic_load(&c->state) != RPC_IDLE)
 		return CM_E_CONFLICT;
+	if (!c->ctx_open) {
+		if (nng_ctx_open(&c->ctx, c->sock) != 0)
+			return CM_E_STORE_UNAVAILABLE;
+		c->ctx_open = true;
+	}
 	if (cm_rpc_request(req, &c->request) != 0)
 		return CM_E_INTERNAL;
 	c->op = req->op;

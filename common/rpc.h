@@ -91,7 +91,8 @@ bool cm_rpc_async_busy(const struct cm_rpc_async *c);
  * CM_RPC_TIMEOUT_MS.  req is encoded before this returns, so its strings
  * need not outlive the call.  Returns CM_OK, CM_E_INTERNAL when req
  * cannot be encoded (logged as a bug) or memory is short, CM_E_CONFLICT
- * when the handle is busy.
+ * when the handle is busy, CM_E_STORE_UNAVAILABLE when it has no context
+ * (nng could not open one).
  */
 enum cm_err cm_rpc_async_start(struct cm_rpc_async *c, const struct pr_req *req,
     int timeout_ms, int attempts);
