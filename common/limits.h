@@ -91,6 +91,20 @@
 	4096 /* unfinished tasks tracked for latency; \
 	        a power of two */
 
+/* A task's artifact (a screenshot), stored with the task. */
+#define CM_ARTIFACT_MAX (4 * 1024 * 1024)
+
+/*
+ * The CDP client (space-actor/cdp.h).  The largest message is a screenshot:
+ * CM_ARTIFACT_MAX bytes of image are about 5.4 MiB of base64.
+ */
+#define CM_CDP_MSG_MAX (8 * 1024 * 1024)
+#define CM_CDP_OUTBUF_MAX (1024 * 1024) /* queued to the browser */
+#define CM_CDP_PENDING_MAX 64           /* commands awaiting a reply */
+#define CM_CDP_DEPTH_MAX 64             /* nesting of a CDP message */
+/* A browser sent SIGKILL is reaped within this, or left to init. */
+#define CM_BROWSER_REAP_MS 2000
+
 /* Leases (SPEC 3 rule 10). */
 #define CM_LEASE_TTL_MS 15000
 #define CM_HEARTBEAT_MS 5000

@@ -1,0 +1,202 @@
+/*
+ * browser.c: fork and exec of a managed Chromium.
+ */
+#include "browser.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "limits.h"
+
+/*
+ * The flags every managed browser gets.  They start from Playwright's
+ * automation defaults (its chromiumSwitches), which keep a browser that
+ * is driven by a program quiet, deterministic and off the network unless
+ * a page asks for it.
+ */
+static const char *const browser_flags[] = {
+    /* Speak CDP on fds 3 and 4; open no debugging port. */
+    "--remote-debugging-pipe",
+    /* No window, no display server. */
+    "--headless=new",
+    /* No field trials: the same features on every start. */
+    "--disable-field-trial-config",
+    /* No update checks, safe-browsing lists or other calls home. */
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-client-side-phishing-detection",
+    "--disable-sync",
+    "--metrics-recording-only",
+    "--no-service-autorun",
+    /* No crash reporter uploading a Space's memory anywhere. */
+    "--disable-breakpad",
+    /* Timers and rendering run in full even though nothing is visible. */
+    "--disable-background-timer-throttling",
+    "--disable-backgrounding-occluded-windows",
+    "--disable-renderer-backgrounding",
+    /* Back/forward navigations load again, as a client expects. */
+    "--disable-back-forward-cache",
+    /* No extensions, default apps or first-run and default-browser UI. */
+    "--disable-extensions",
+    "--disable-component-extensions-with-background-pages",
+    "--disable-default-apps",
+    "--no-default-browser-check",
+    "--no-first-run",
+    "--disable-search-engine-choice-screen",
+    /* Features that add network traffic or surprise automation. */
+    "--disable-features=ImprovedCookieControls,LazyFrameLoading,"
+    "GlobalMediaControls,DestroyProfileOnBrowserClose,MediaRouter,"
+    "DialMediaRouteProvider,AcceptCHFrame,AutoExpandDetailsElement,"
+    "CertificateTransparencyComponentUpdater,"
+    "AvoidUnnecessaryBeforeUnloadCheckSync,Translate,"
+    "OptimizationHints,InterestFeedContentSuggestions",
+    /* /dev/shm is small in containers; use /tmp. */
+    "--disable-dev-shm-usage",
+    /* No hang dialogs or IPC throttling under a busy driver. */
+    "--disable-hang-monitor",
+    "--disable-ipc-flooding-protection",
+    "--allow-pre-commit-input",
+    /* Popups and reposts go on without a dialog nobody can answer. */
+    "--disable-popup-blocking",
+    "--disable-prompt-on-repost",
+    /* Screenshots in one colour profile on every host. */
+    "--force-color-profile=srgb",
+    /* Credentials stay in the profile, never in a desktop keyring. */
+    "--password-store=basic",
+    "--use-mock-keychain",
+    "--enable-automation",
+    /* No GPU process: none is there, and probing it costs time. */
+    "--disable-gpu",
+    /* WebRTC may not send UDP around the proxy. */
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+    /* QUIC would be UDP around the proxy too. */
+    "--disable-quic",
+};
+
+#define BROWSER_FLAGS (sizeof(browser_flags) / sizeof(browser_flags[0]))
+/* The flags, --no-sandbox, --user-data-dir, --proxy-server and its
+ * bypass list, the first page, and the NULL. */
+#define BROWSER_ARGV_MAX (BROWSER_FLAGS + 7)
+
+/* In the child, between fork and exec: async-signal-safe calls only. */
+static void
+browser_child(char *const argv[], int to_browser, int from_browser, int devnull)
+{
+	int in, out;
+
+	setpgid(0, 0);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/*
+	 * Move both ends above 4 first, so no dup2 overwrites the other.
+	 * The browser's own output (console messages, URLs it failed to
+	 * load) is not the actor's log: nothing of a page may reach a log.
+	 */
+	if ((in = fcntl(to_browser, F_DUPFD, 10)) < 0 ||
+	    (out = fcntl(from_browser, F_DUPFD, 10)) < 0 ||
+	    dup2(devnull, 0) != 0 || dup2(devnull, 1) != 1 ||
+	    dup2(devnull, 2) != 2 || dup2(in, 3) != 3 || dup2(out, 4) != 4)
+		_exit(127);
+	close_range(5, ~0U, 0);
+	execv(argv[0], argv);
+	_exit(127);
+}
+
+static void
+browser_close(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
+int
+act_browser_launch(const char *chromium_path, const char *profile_dir,
+    const char *proxy, struct act_browser *b, char *err, size_t errlen)
+{
+	char profile_arg[CM_PATH_MAX + 32], proxy_arg[CM_URL_MAX + 32];
+	const char *argv[BROWSER_ARGV_MAX];
+	int to_browser[2] = {-1, -1}, from_browser[2] = {-1, -1};
+	int devnull;
+	size_t n = 0;
+	pid_t pid = -1;
+
+	b->pid = 0;
+	b->wfd = b->rfd = -1;
+	if (access(chromium_path, X_OK) != 0) {
+		snprintf(err, errlen, "no browser at chromium_path");
+		return -1;
+	}
+	if ((size_t)snprintf(profile_arg, sizeof(profile_arg),
+	        "--user-data-dir=%s", profile_dir) >= sizeof(profile_arg) ||
+	    (proxy != NULL &&
+	        (size_t)snprintf(proxy_arg, sizeof(proxy_arg),
+	            "--proxy-server=%s", proxy) >= sizeof(proxy_arg))) {
+		snprintf(err, errlen, "a browser argument is too long");
+		return -1;
+	}
+	argv[n++] = chromium_path;
+	for (size_t i = 0; i < BROWSER_FLAGS; i++)
+		argv[n++] = browser_flags[i];
+	/* Chromium's sandbox cannot start as root. */
+	if (geteuid() == 0)
+		argv[n++] = "--no-sandbox";
+	argv[n++] = profile_arg;
+	if (proxy != NULL) {
+		argv[n++] = proxy_arg;
+		/* Loopback is not exempt from the proxy. */
+		argv[n++] = "--proxy-bypass-list=<-loopback>";
+	}
+	argv[n++] = "about:blank";
+	argv[n] = NULL;
+
+	if ((devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0 ||
+	    pipe2(to_browser, O_CLOEXEC) != 0 ||
+	    pipe2(from_browser, O_CLOEXEC) != 0 || (pid = fork()) < 0) {
+		snprintf(err, errlen, "cannot start the browser: %s",
+		    strerror(errno));
+		browser_close(devnull);
+		browser_close(to_browser[0]);
+		browser_close(to_browser[1]);
+		browser_close(from_browser[0]);
+		browser_close(from_browser[1]);
+		return -1;
+	}
+	if (pid == 0)
+		browser_child((char *const *)argv, to_browser[0],
+		    from_browser[1], devnull);
+	/* Also here, so that a kill of the group cannot race the child. */
+	setpgid(pid, pid);
+	close(devnull);
+	close(to_browser[0]);
+	close(from_browser[1]);
+	b->pid = pid;
+	b->wfd = to_browser[1];
+	b->rfd = from_browser[0];
+	return 0;
+}
+
+void
+act_browser_kill(struct act_browser *b)
+{
+	int64_t end;
+
+	if (b->pid <= 0)
+		return;
+	kill(-b->pid, SIGKILL);
+	kill(b->pid, SIGKILL);
+	end = cm_mono_ms() + CM_BROWSER_REAP_MS;
+	while (waitpid(b->pid, NULL, WNOHANG) == 0 && cm_mono_ms() < end) {
+		struct timespec pause = {0, 1000 * 1000};
+
+		nanosleep(&pause, NULL);
+	}
+	b->pid = 0;
+}

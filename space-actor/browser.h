@@ -1,0 +1,40 @@
+/*
+ * browser.h: launching a managed Chromium (DESIGN 3).
+ *
+ * The browser runs headless in a process group of its own, speaks CDP on
+ * the private pipe of --remote-debugging-pipe (its fds 3 and 4) and
+ * listens on no port.  It dies with its actor: PR_SET_PDEATHSIG, and
+ * Chromium exits by itself when the pipe closes.  Its flags come from one
+ * table in browser.c.
+ */
+#ifndef ACT_BROWSER_H
+#define ACT_BROWSER_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct act_browser {
+	pid_t pid; /* also its process group; 0 when none runs */
+	int wfd;   /* we write CDP here: the browser's fd 3 */
+	int rfd;   /* we read CDP here: the browser's fd 4 */
+};
+
+/*
+ * Starts chromium_path with profile_dir as its --user-data-dir (which
+ * must exist) and proxy, when not NULL, as its --proxy-server.  Returns 0
+ * with *b filled (the caller owns both fds and must reap the pid), or -1
+ * with a reason in err.  Nothing in err or the browser's command line is
+ * a secret of the instance beyond the profile path, which the caller
+ * keeps out of responses and logs.
+ */
+int act_browser_launch(const char *chromium_path, const char *profile_dir,
+    const char *proxy, struct act_browser *b, char *err, size_t errlen);
+
+/*
+ * Kills the browser's process group and reaps its leader, waiting at
+ * most CM_BROWSER_REAP_MS (it was sent SIGKILL).  Closes neither fd.
+ * Safe on a browser that is not running.
+ */
+void act_browser_kill(struct act_browser *b);
+
+#endif
