@@ -86,13 +86,14 @@ cap_path_key(char *dst, size_t dstlen, const char *path, const char *key)
 
 static const char *const cap_keywords[] = {"type", "required", "properties",
     "additionalProperties", "minimum", "maximum", "minLength", "maxLength",
-    "minItems", "maxItems", "items", "enum", "format", NULL};
+    "minItems", "maxItems", "items", "enum", "format", "oneOf", NULL};
 
 static const struct {
 	const char *type;
 	const char *const kw[6]; /* keywords besides "type" */
 } cap_types[] = {
-    {"object", {"required", "properties", "additionalProperties", NULL}},
+    {"object",
+        {"required", "properties", "additionalProperties", "oneOf", NULL}},
     {"string", {"minLength", "maxLength", "format", "enum", NULL}},
     {"integer", {"minimum", "maximum", "enum", NULL}},
     {"number", {"minimum", "maximum", "enum", NULL}},
@@ -142,6 +143,45 @@ cap_bounds(const json_t *s, const char *lo_kw, const char *hi_kw, bool count,
 static int cap_schema_check(
     const json_t *s, const char *path, size_t depth, char *err, size_t errlen);
 
+/*
+ * oneOf, in the one form the subset knows: a list of {"required": [...]}
+ * branches naming declared properties, of which exactly one must hold
+ * ("name an element by ref or by selector").
+ */
+static int
+cap_schema_one_of(const json_t *s, const json_t *props, const char *path,
+    char *err, size_t errlen)
+{
+	const json_t *one = json_object_get(s, "oneOf"), *branch, *names;
+	size_t i, k;
+
+	if (one == NULL)
+		return 0;
+	if (!json_is_array(one) || json_array_size(one) < 2 ||
+	    json_array_size(one) > CM_SCHEMA_ONEOF_MAX)
+		return cap_err(err, errlen,
+		    "%s: oneOf must list 2 to %d branches", path,
+		    CM_SCHEMA_ONEOF_MAX);
+	json_array_foreach(one, i, branch)
+	{
+		names = json_object_get(branch, "required");
+		if (!json_is_object(branch) || json_object_size(branch) != 1 ||
+		    !json_is_array(names) || json_array_size(names) == 0 ||
+		    json_array_size(names) > CM_SCHEMA_PROPS_MAX)
+			return cap_err(err, errlen,
+			    "%s: a oneOf branch must be {\"required\": "
+			    "[names]}",
+			    path);
+		for (k = 0; k < json_array_size(names); k++)
+			if (json_object_get(props,
+			        json_string_value(json_array_get(names, k))) ==
+			    NULL)
+				return cap_err(err, errlen,
+				    "%s: oneOf names a missing property", path);
+	}
+	return 0;
+}
+
 static int
 cap_schema_object(
     const json_t *s, const char *path, size_t depth, char *err, size_t errlen)
@@ -170,6 +210,8 @@ cap_schema_object(
 		if (cap_schema_check(child, sub, depth + 1, err, errlen) < 0)
 			return -1;
 	}
+	if (cap_schema_one_of(s, props, path, err, errlen) < 0)
+		return -1;
 	if (req == NULL)
 		return 0;
 	if (!json_is_array(req) || json_array_size(req) > CM_SCHEMA_PROPS_MAX)
@@ -284,6 +326,26 @@ cap_schema_check(
 
 /* ---- validation ------------------------------------------------------- */
 
+/* The oneOf branches whose required names are all in v. */
+static size_t
+cap_one_of_count(const json_t *one, const json_t *v)
+{
+	const json_t *branch;
+	size_t i, k, n = 0;
+
+	json_array_foreach(one, i, branch)
+	{
+		const json_t *names = json_object_get(branch, "required");
+
+		for (k = 0; k < json_array_size(names); k++)
+			if (json_object_get(v, json_string_value(json_array_get(
+			                           names, k))) == NULL)
+				break;
+		n += k == json_array_size(names);
+	}
+	return n;
+}
+
 static int
 cap_validate_object(const json_t *s, const json_t *v, const char *path,
     size_t depth, char *err, size_t errlen)
@@ -312,6 +374,11 @@ cap_validate_object(const json_t *s, const json_t *v, const char *path,
 			return cap_err(err, errlen, "%s: required", sub);
 		}
 	}
+	if (json_object_get(s, "oneOf") != NULL &&
+	    cap_one_of_count(json_object_get(s, "oneOf"), v) != 1)
+		return cap_err(err, errlen,
+		    "%s: exactly one of the alternatives is required",
+		    path[0] ? path : "args");
 	return 0;
 }
 

@@ -16,8 +16,10 @@
  * Schema keywords: type (object, string, integer, number, boolean, array),
  * required, properties, additionalProperties (must be false on objects),
  * minimum, maximum, minLength, maxLength, minItems, maxItems, items, enum,
- * format ("http-url").  A manifest using anything else is rejected when it
- * is parsed, so validation never meets an unknown keyword.
+ * format ("http-url"), and on objects oneOf as a list of {"required":
+ * [names]} branches of which exactly one must hold.  A manifest using anything
+ * else is rejected when it is parsed, so validation never meets an unknown
+ * keyword.
  *
  * A network policy is {"allow_hosts": ["example.com", "*.example.org"],
  * "deny_private_networks": true}.  An empty allow_hosts allows every host

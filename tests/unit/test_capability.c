@@ -603,8 +603,8 @@ bundle_args(const struct cm_bundle *b, const char *cap, const char *args)
 Test(bundles, browser_json)
 {
 	struct cm_bundle *b = load_bundle("browser");
-	const char *names[] = {"snapshot", "navigate", "screenshot",
-	    "extract_text", "click", "type", "wait_for", "scroll", "back"};
+	const char *names[] = {"snapshot", "navigate", "extract_text", "click",
+	    "type", "press", "wait_for", "scroll", "back"};
 
 	cr_expect_str_eq(b->name, "browser");
 	cr_assert_eq(b->n_caps, 9);
@@ -617,6 +617,9 @@ Test(bundles, browser_json)
 		    "%s", names[k]);
 	}
 	cr_expect_eq(bundle_args(b, "snapshot", "{}"), CM_OK);
+	cr_expect_eq(bundle_args(b, "snapshot", "{\"max_chars\":500}"), CM_OK);
+	cr_expect_eq(bundle_args(b, "snapshot", "{\"max_chars\":40001}"),
+	    CM_E_INVALID_ARGS);
 	cr_expect_eq(
 	    bundle_args(b, "snapshot", "{\"x\":1}"), CM_E_INVALID_ARGS);
 	cr_expect_eq(
@@ -625,29 +628,70 @@ Test(bundles, browser_json)
 	cr_expect_eq(
 	    bundle_args(b, "navigate", "{\"url\":\"file:///etc/passwd\"}"),
 	    CM_E_INVALID_ARGS);
-	cr_expect_eq(
-	    bundle_args(b, "screenshot",
-	        "{\"full_page\":true,\"format\":\"jpeg\",\"quality\":100}"),
-	    CM_OK);
-	cr_expect_eq(bundle_args(b, "screenshot", "{\"quality\":101}"),
-	    CM_E_INVALID_ARGS);
-	cr_expect_eq(bundle_args(b, "screenshot", "{\"format\":\"gif\"}"),
-	    CM_E_INVALID_ARGS);
+	/* An element by ref or by selector: exactly one of them. */
 	cr_expect_eq(bundle_args(b, "click", "{}"), CM_E_INVALID_ARGS);
+	cr_expect_eq(bundle_args(b, "click", "{\"ref\":\"e3\"}"), CM_OK);
+	cr_expect_eq(bundle_args(b, "click", "{\"selector\":\"a\"}"), CM_OK);
+	cr_expect_eq(
+	    bundle_args(b, "click", "{\"ref\":\"e3\",\"selector\":\"a\"}"),
+	    CM_E_INVALID_ARGS);
 	cr_expect_eq(
 	    bundle_args(b, "type", "{\"selector\":\"#q\",\"text\":\"\"}"),
 	    CM_OK);
+	cr_expect_eq(bundle_args(b, "type",
+	                 "{\"ref\":\"e1\",\"text\":\"x\",\"submit\":true}"),
+	    CM_OK);
 	cr_expect_eq(
 	    bundle_args(b, "type", "{\"selector\":\"#q\"}"), CM_E_INVALID_ARGS);
+	cr_expect_eq(
+	    bundle_args(b, "type", "{\"text\":\"x\"}"), CM_E_INVALID_ARGS);
+	cr_expect_eq(bundle_args(b, "press", "{\"key\":\"Enter\"}"), CM_OK);
+	cr_expect_eq(
+	    bundle_args(b, "press", "{\"key\":\"F13\"}"), CM_E_INVALID_ARGS);
+	cr_expect_eq(
+	    bundle_args(b, "wait_for", "{\"text\":\"a\",\"timeout_ms\":60000}"),
+	    CM_OK);
 	cr_expect_eq(bundle_args(b, "wait_for",
 	                 "{\"selector\":\"a\",\"timeout_ms\":60001}"),
+	    CM_E_INVALID_ARGS);
+	cr_expect_eq(bundle_args(b, "wait_for", "{\"timeout_ms\":1}"),
 	    CM_E_INVALID_ARGS);
 	cr_expect_eq(
 	    bundle_args(b, "scroll", "{\"dx\":-100000,\"dy\":100000}"), CM_OK);
 	cr_expect_eq(
 	    bundle_args(b, "scroll", "{\"dx\":-100001}"), CM_E_INVALID_ARGS);
+	cr_expect_eq(bundle_args(b, "extract_text", "{}"), CM_OK);
 	cr_expect_eq(bundle_args(b, "back", "{}"), CM_OK);
 	cm_bundle_free(b);
+}
+
+Test(bundles, one_of_takes_only_required_branches)
+{
+	static const char *const bad[] = {
+	    /* a branch that is not {"required": [...]} */
+	    "{\"type\":\"object\",\"additionalProperties\":false,"
+	    "\"properties\":{\"a\":{\"type\":\"string\"}},"
+	    "\"oneOf\":[{\"required\":[\"a\"]},{\"type\":\"object\"}]}",
+	    /* a branch naming no declared property */
+	    "{\"type\":\"object\",\"additionalProperties\":false,"
+	    "\"properties\":{\"a\":{\"type\":\"string\"}},"
+	    "\"oneOf\":[{\"required\":[\"a\"]},{\"required\":[\"b\"]}]}",
+	    /* one branch only */
+	    "{\"type\":\"object\",\"additionalProperties\":false,"
+	    "\"properties\":{\"a\":{\"type\":\"string\"}},"
+	    "\"oneOf\":[{\"required\":[\"a\"]}]}",
+	    /* on a string */
+	    "{\"type\":\"string\",\"oneOf\":[{\"required\":[\"a\"]},"
+	    "{\"required\":[\"a\"]}]}",
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		reject_schema(bad[i]);
+	accept_schema("{\"type\":\"object\",\"additionalProperties\":false,"
+	              "\"properties\":{\"a\":{\"type\":\"string\"},"
+	              "\"b\":{\"type\":\"string\"}},"
+	              "\"oneOf\":[{\"required\":[\"a\"]},"
+	              "{\"required\":[\"b\"]}]}");
 }
 
 Test(bundles, fake_json)
