@@ -39,6 +39,7 @@
 	X(CM_E_RUNTIME_CRASHED, "runtime_crashed", 502, false)               \
 	X(CM_E_TASK_TIMEOUT, "task_timeout", 504, false)                     \
 	X(CM_E_HOST_NOT_ALLOWED, "host_not_allowed", 403, false)             \
+	X(CM_E_ELEMENT_NOT_FOUND, "element_not_found", 422, false)           \
 	X(CM_E_OUTCOME_UNKNOWN, "outcome_unknown", 500, false)               \
 	X(CM_E_LEASE_EXPIRED, "lease_expired", 500, false)                   \
 	X(CM_E_ACTOR_CRASH_LOOP, "actor_crash_loop", 500, false)

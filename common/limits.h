@@ -36,6 +36,7 @@
 #define CM_BUNDLE_CAPS_MAX 64       /* capabilities in one bundle */
 #define CM_SCHEMA_PROPS_MAX 32      /* properties in one args schema */
 #define CM_SCHEMA_ENUM_MAX 64       /* values in one enum */
+#define CM_SCHEMA_ONEOF_MAX 8       /* branches of one oneOf */
 #define CM_ENDPOINT_MAX 2048        /* instance endpoint (secret) */
 #define CM_PROFILE_MAX 1024         /* instance profile path (secret) */
 #define CM_INSTANCE_CONFIG_MAX (16 * 1024)
@@ -104,6 +105,17 @@
 #define CM_CDP_DEPTH_MAX 64             /* nesting of a CDP message */
 /* A browser sent SIGKILL is reaped within this, or left to init. */
 #define CM_BROWSER_REAP_MS 2000
+#define CM_BROWSER_START_MS 30000 /* launch until the page is ready */
+#define CM_BROWSER_LAUNCH_TRIES 3 /* failed launches in a row: unusable */
+
+/* What capabilities return (space-actor/page.c). */
+#define CM_SNAPSHOT_CHARS_DEFAULT 16000 /* outline, when max_chars is unset */
+#define CM_SNAPSHOT_CHARS_MAX 40000     /* below CM_RESULT_MAX once quoted */
+#define CM_SNAPSHOT_REFS_MAX 4096       /* refs one snapshot hands out */
+#define CM_SNAPSHOT_DEPTH_MAX 128       /* outline levels walked */
+#define CM_SNAPSHOT_NAME_MAX 200        /* characters of one node's name */
+#define CM_TEXT_MAX 32000               /* extract_text */
+#define CM_WAIT_POLL_MS 100             /* wait_for looks this often */
 
 /* Leases (SPEC 3 rule 10). */
 #define CM_LEASE_TTL_MS 15000

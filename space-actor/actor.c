@@ -508,8 +508,7 @@ actor_turn(struct actor *a)
 	pfd[1].fd = a->sig_fd;
 	pfd[1].events = POLLIN;
 	ndrv = a->ops->pollfds(a->drv, pfd + 2, ACT_POLLFDS, &drv_wake);
-	if (a->running)
-		wake = min_wake(wake, drv_wake);
+	wake = min_wake(wake, drv_wake);
 	now = cm_mono_ms();
 	timeout = wake < 0 ? -1 : wake <= now ? 0 : (int)(wake - now);
 	if (poll(pfd, (nfds_t)(2 + ndrv), timeout) < 0 && errno != EINTR) {
@@ -536,6 +535,13 @@ actor_turn(struct actor *a)
 				finish(a, "failed", NULL, out.err, out.message);
 			free(out.result);
 		}
+	} else if (!a->running) {
+		struct act_outcome out;
+
+		/* Idle, the runtime still reads what its browser says. */
+		memset(&out, 0, sizeof(out));
+		if (a->ops->step(a->drv, pfd + 2, ndrv, &out) == ACT_DONE)
+			free(out.result);
 	}
 	return 1;
 }

@@ -67,7 +67,11 @@ struct act_driver_ops {
 	 */
 	int (*pollfds)(struct act_driver *d, struct pollfd *fds, int max,
 	    int64_t *wake_ms);
-	/* Advances the call in progress after poll(). */
+	/*
+	 * Advances the call in progress after poll().  It is called after
+	 * every poll, with or without a call: with none it only keeps the
+	 * runtime going (reads its events) and returns ACT_PENDING.
+	 */
 	enum act_state (*step)(struct act_driver *d, const struct pollfd *fds,
 	    int nfds, struct act_outcome *out);
 	/*
@@ -86,5 +90,6 @@ struct act_driver_ops {
 const struct act_driver_ops *act_driver_find(const char *name);
 
 extern const struct act_driver_ops act_driver_fake;
+extern const struct act_driver_ops act_driver_managed;
 
 #endif

@@ -286,5 +286,7 @@ act_driver_find(const char *name)
 {
 	if (name != NULL && strcmp(name, "fake") == 0)
 		return &act_driver_fake;
+	if (name != NULL && strcmp(name, "managed") == 0)
+		return &act_driver_managed;
 	return NULL;
 }

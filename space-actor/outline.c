@@ -1,0 +1,245 @@
+/*
+ * outline.c: the accessibility outline, a pure function of the AX tree.
+ */
+#include "outline.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "limits.h"
+
+static const char *const actionable_roles[] = {
+    "button",
+    "checkbox",
+    "combobox",
+    "link",
+    "listbox",
+    "menuitem",
+    "menuitemcheckbox",
+    "menuitemradio",
+    "option",
+    "radio",
+    "searchbox",
+    "slider",
+    "spinbutton",
+    "switch",
+    "tab",
+    "textbox",
+    "treeitem",
+    NULL,
+};
+
+/* Roles that only wrap their children: they print no line. */
+static const char *const silent_roles[] = {
+    "generic",
+    "none",
+    "presentation",
+    "InlineTextBox",
+    "LineBreak",
+    "ignored",
+    NULL,
+};
+
+static bool
+role_in(const char *role, const char *const *set)
+{
+	for (size_t i = 0; set[i] != NULL; i++)
+		if (strcmp(role, set[i]) == 0)
+			return true;
+	return false;
+}
+
+struct outline {
+	const json_t *nodes;
+	struct act_ref *refs;
+	size_t *n_refs;
+	json_t *index; /* nodeId -> position in nodes */
+	char *buf;
+	size_t len, max;
+	bool cut;
+};
+
+/* One line, built whole before it joins the outline. */
+#define LINE_MAX \
+	(2 * CM_SNAPSHOT_DEPTH_MAX + 2 * CM_SNAPSHOT_NAME_MAX + ROLE_MAX + 64)
+#define ROLE_MAX 64
+
+struct line {
+	char b[LINE_MAX];
+	size_t n;
+};
+
+static void
+line_add(struct line *l, const char *s, size_t n)
+{
+	if (n > sizeof(l->b) - 1 - l->n)
+		n = sizeof(l->b) - 1 - l->n;
+	memcpy(l->b + l->n, s, n);
+	l->n += n;
+}
+
+/* Adds name quoted, with quotes and backslashes escaped and line breaks
+ * made spaces, cut at CM_SNAPSHOT_NAME_MAX bytes on a UTF-8 boundary. */
+static void
+line_quoted(struct line *l, const char *name)
+{
+	char q[CM_SNAPSHOT_NAME_MAX * 2 + 8];
+	size_t k = 0, i;
+
+	q[k++] = '"';
+	for (i = 0; name[i] != '\0' && i < CM_SNAPSHOT_NAME_MAX; i++) {
+		char c = name[i];
+
+		if (c == '"' || c == '\\') {
+			q[k++] = '\\';
+			q[k++] = c;
+		} else if (c == '\n' || c == '\r' || c == '\t')
+			q[k++] = ' ';
+		else
+			q[k++] = c;
+	}
+	if (name[i] != '\0') {
+		while (k > 1 && ((unsigned char)q[k - 1] & 0xC0) == 0x80)
+			k--; /* do not split a character */
+		if (k > 1 && ((unsigned char)q[k - 1] & 0xC0) == 0xC0)
+			k--;
+		memcpy(q + k, "...", 3);
+		k += 3;
+	}
+	q[k++] = '"';
+	line_add(l, q, k);
+}
+
+/* Appends a whole line, or marks the outline cut when it would pass
+ * max.  Returns true when the line went in. */
+static bool
+outline_put(struct outline *o, const struct line *l)
+{
+	if (o->cut || o->len + l->n > o->max) {
+		o->cut = true;
+		return false;
+	}
+	memcpy(o->buf + o->len, l->b, l->n);
+	o->len += l->n;
+	o->buf[o->len] = '\0';
+	return true;
+}
+
+static const char *
+ax_value(const json_t *node, const char *key)
+{
+	return json_string_value(
+	    json_object_get(json_object_get(node, key), "value"));
+}
+
+static void
+outline_node(
+    struct outline *o, const json_t *node, int depth, const char *parent_name)
+{
+	const char *role = ax_value(node, "role");
+	const char *name = ax_value(node, "name");
+	const json_t *kids = json_object_get(node, "childIds");
+	const json_t *backend = json_object_get(node, "backendDOMNodeId");
+	bool ignored = json_is_true(json_object_get(node, "ignored"));
+	bool print, is_text;
+	const json_t *kid;
+	size_t i;
+	char tag[32];
+
+	if (depth > CM_SNAPSHOT_DEPTH_MAX || o->cut)
+		return;
+	if (role == NULL)
+		role = "generic";
+	if (name == NULL)
+		name = "";
+	is_text = strcmp(role, "StaticText") == 0;
+	print = !ignored && !role_in(role, silent_roles) &&
+	        !(is_text && (name[0] == '\0' ||
+	                         (parent_name && strstr(parent_name, name))));
+	if (print) {
+		struct line l = {.n = 0};
+		bool ref = role_in(role, actionable_roles) &&
+		           json_is_integer(backend) &&
+		           *o->n_refs < CM_SNAPSHOT_REFS_MAX;
+
+		for (int d = 0; d < depth; d++)
+			line_add(&l, "  ", 2);
+		line_add(&l, "- ", 2);
+		if (is_text) {
+			line_add(&l, "text ", 5);
+			line_quoted(&l, name);
+		} else {
+			line_add(&l, role, strnlen(role, ROLE_MAX));
+			if (strcmp(role, "RootWebArea") == 0 ||
+			    name[0] != '\0') {
+				line_add(&l, " ", 1);
+				line_quoted(&l, name);
+			}
+			if (ref) {
+				snprintf(tag, sizeof(tag), " [ref=e%zu]",
+				    *o->n_refs + 1);
+				line_add(&l, tag, strlen(tag));
+			}
+		}
+		line_add(&l, "\n", 1);
+		/* A ref is handed out only with the line that shows it. */
+		if (outline_put(o, &l) && ref) {
+			o->refs[*o->n_refs].n = (uint32_t)(*o->n_refs + 1);
+			o->refs[*o->n_refs].backend_node_id =
+			    json_integer_value(backend);
+			++*o->n_refs;
+		}
+	}
+	json_array_foreach(kids, i, kid)
+	{
+		const json_t *pos =
+		    json_object_get(o->index, json_string_value(kid));
+
+		if (pos != NULL)
+			outline_node(o,
+			    json_array_get(
+			        o->nodes, (size_t)json_integer_value(pos)),
+			    print ? depth + 1 : depth,
+			    print && !is_text ? name : parent_name);
+	}
+}
+
+int
+act_outline(const json_t *nodes, size_t max, struct act_ref *refs,
+    size_t *n_refs, char **text, bool *cut)
+{
+	struct outline o = {.nodes = nodes, .refs = refs, .n_refs = n_refs};
+	const json_t *node;
+	size_t i;
+
+	*text = NULL;
+	*cut = false;
+	*n_refs = 0;
+	if (!json_is_array(nodes) || json_array_size(nodes) == 0)
+		return -1;
+	o.max = max;
+	o.index = json_object();
+	o.buf = malloc(max + 1);
+	if (o.index == NULL || o.buf == NULL) {
+		json_decref(o.index);
+		free(o.buf);
+		return -1;
+	}
+	o.buf[0] = '\0';
+	/* O(N): every node is found by its id through one index. */
+	json_array_foreach(nodes, i, node)
+	{
+		const char *id =
+		    json_string_value(json_object_get(node, "nodeId"));
+
+		if (id != NULL)
+			json_object_set_new(
+			    o.index, id, json_integer((json_int_t)i));
+	}
+	outline_node(&o, json_array_get(nodes, 0), 0, NULL);
+	json_decref(o.index);
+	*text = o.buf;
+	*cut = o.cut;
+	return 0;
+}

@@ -1,0 +1,42 @@
+/*
+ * outline.h: the accessibility outline of a snapshot (DESIGN 3), as a
+ * pure function of the nodes of Accessibility.getFullAXTree.
+ *
+ * One line per node that matters, indented by depth:
+ *   - RootWebArea "Home"
+ *     - heading "Welcome"
+ *     - link "Docs" [ref=e1]
+ *     - text "Some words"
+ * Nodes an agent can act on (links, buttons, fields...) that have a DOM
+ * node get a ref, e1, e2... in the order they appear, which maps to the
+ * node's backendDOMNodeId.  Wrappers (generic, none, ignored nodes) print
+ * nothing but their children; a text equal to part of its parent's name
+ * is not repeated.  Names are quoted and cut at CM_SNAPSHOT_NAME_MAX
+ * bytes; the walk stops at CM_SNAPSHOT_DEPTH_MAX levels and
+ * CM_SNAPSHOT_REFS_MAX refs.
+ */
+#ifndef ACT_OUTLINE_H
+#define ACT_OUTLINE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A ref handed out by a snapshot: "e<n>" and the node it names. */
+struct act_ref {
+	uint32_t n;
+	int64_t backend_node_id;
+};
+
+/*
+ * Builds the outline of nodes (the "nodes" array of the reply; the first
+ * is the root) in at most max bytes.  refs (room for CM_SNAPSHOT_REFS_MAX)
+ * gets the refs, *n_refs their count.  Returns 0 with *text (malloc'd;
+ * the caller frees) and *cut (true when the outline did not fit), or -1
+ * when nodes is not a non-empty array or memory is short.
+ */
+int act_outline(const json_t *nodes, size_t max, struct act_ref *refs,
+    size_t *n_refs, char **text, bool *cut);
+
+#endif

@@ -1,0 +1,97 @@
+/*
+ * page.h: the capability layer (DESIGN 3), written once above the
+ * transports.  A Space's page is one browser target attached as a flat
+ * CDP session; each capability is a fixed sequence of CDP calls on it.
+ * Any script a capability evaluates is a constant here; user input
+ * reaches the page only as JSON arguments of Runtime.callFunctionOn,
+ * never as code.
+ *
+ * The managed and cdp drivers differ only in how they get a connection:
+ * they hand the page their CDP client and every event of its session.
+ * Single-threaded, on the actor's loop, like the client under it.
+ */
+#ifndef ACT_PAGE_H
+#define ACT_PAGE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cdp.h"
+#include "driver.h"
+#include "limits.h"
+#include "outline.h"
+
+struct act_page {
+	struct act_cdp *cdp; /* borrowed from the driver */
+	char session[CM_ID_MAX + 1];
+	char target[CM_ID_MAX + 1];
+	char frame[CM_ID_MAX + 1]; /* the main frame, once known */
+	bool loading;              /* the main frame is loading */
+
+	/* Refs of the last snapshot; a navigation clears them. */
+	struct act_ref *refs;
+	size_t n_refs;
+
+	/* The call in progress. */
+	bool busy, done;
+	struct act_outcome out;
+	char capability[CM_CAPABILITY_MAX + 1];
+	json_t *args;
+	int64_t deadline_ms;
+	int64_t cmd; /* the command awaited, 0 for none */
+	void (*next)(struct act_page *p, const json_t *result);
+	void (*then)(struct act_page *p); /* once the element is found */
+	/* Waiting for the main frame's load event (navigate, back). */
+	bool want_load;
+	char loader[CM_ID_MAX + 1];
+	int http_status;
+	char doc_loader[CM_ID_MAX + 1]; /* the last document response */
+	int doc_status;
+	/* State a sequence carries from one command to the next. */
+	char object[CM_ID_MAX * 2 + 1]; /* a remote object id */
+	double x, y;
+	int64_t poll_at_ms; /* wait_for: the next look; snapshot: a retry */
+	int64_t wait_end_ms;
+	bool look_again; /* wait_for: a failed look is not the end */
+	json_t *keep;    /* a result being built */
+	bool crashed;    /* the target crashed: the driver starts over */
+};
+
+/* Starts a page on an attached session.  session and target are
+ * copied. */
+void act_page_init(struct act_page *p, struct act_cdp *cdp, const char *session,
+    const char *target);
+
+/* Forgets the call and the refs. */
+void act_page_fini(struct act_page *p);
+
+/* The capabilities this layer knows, for a bundle check. */
+bool act_page_knows(const char *capability);
+
+/*
+ * Begins capability with its args (validated against the bundle; the
+ * page keeps a reference) before deadline_ms.  Returns 0, or -1 when a
+ * call is already in progress.
+ */
+int act_page_start(struct act_page *p, const char *capability,
+    const json_t *args, int64_t deadline_ms);
+
+/* Every CDP event of the connection: the page keeps its session's. */
+void act_page_event(struct act_page *p, const char *session, const char *method,
+    const json_t *params);
+
+/* Runs what is due by now_ms; returns the next time it needs a turn, or
+ * -1 for none (it is waiting on the browser). */
+int64_t act_page_tick(struct act_page *p, int64_t now_ms);
+
+/*
+ * True once the call has ended: *out gets its outcome (result owned by
+ * the caller) and the page is free for the next call.
+ */
+bool act_page_take(struct act_page *p, struct act_outcome *out);
+
+/* Abandons the call in progress: its pending command is forgotten. */
+void act_page_abort(struct act_page *p);
+
+#endif

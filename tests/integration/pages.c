@@ -1,0 +1,151 @@
+/*
+ * pages.c: the page server of browser tests.
+ */
+#include "pages.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static const struct {
+	const char *path;
+	const char *body;
+} site[] = {
+    {"/", "<!doctype html><html><head><title>Home</title></head><body>"
+          "<h1>Welcome</h1><p>The spaced test site.</p>"
+          "<a href=\"/next\">Next page</a>"
+          "<form action=\"/search\"><input name=\"q\" aria-label=\"Query\">"
+          "<button type=\"submit\">Search</button></form></body></html>"},
+    {"/next", "<!doctype html><html><head><title>Next</title></head><body>"
+              "<h1>Second page</h1><p>You followed the link.</p>"
+              "</body></html>"},
+    {"/search", "<!doctype html><html><head><title>Results</title></head><body>"
+                "<h1>Results</h1><p>You searched the site.</p></body></html>"},
+};
+
+#define SITE_PAGES (sizeof(site) / sizeof(site[0]))
+
+struct tk_pages {
+	int fd;
+	int stop[2];
+	pthread_t thread;
+	atomic_int hits[SITE_PAGES];
+};
+
+static void
+pages_serve(struct tk_pages *s, int c)
+{
+	char req[4096], head[256], path[1024];
+	size_t len = 0;
+	const char *body = NULL;
+	int status = 404;
+	ssize_t n;
+
+	/* The request head; a browser sends it in one piece. */
+	while (len < sizeof(req) - 1) {
+		struct pollfd p = {.fd = c, .events = POLLIN};
+
+		if (poll(&p, 1, 5000) <= 0 ||
+		    (n = read(c, req + len, sizeof(req) - 1 - len)) <= 0)
+			return;
+		len += (size_t)n;
+		req[len] = '\0';
+		if (strstr(req, "\r\n\r\n") != NULL)
+			break;
+	}
+	if (sscanf(req, "GET %1023s ", path) != 1)
+		return;
+	path[strcspn(path, "?")] = '\0';
+	for (size_t i = 0; i < SITE_PAGES; i++)
+		if (strcmp(site[i].path, path) == 0) {
+			body = site[i].body;
+			status = 200;
+			atomic_fetch_add(&s->hits[i], 1);
+		}
+	if (body == NULL)
+		body = "<!doctype html><title>Not found</title>";
+	n = snprintf(head, sizeof(head),
+	    "HTTP/1.1 %d %s\r\nContent-Type: text/html; charset=utf-8\r\n"
+	    "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+	    status, status == 200 ? "OK" : "Not Found", strlen(body));
+	if (write(c, head, (size_t)n) == n)
+		(void)!write(c, body, strlen(body));
+}
+
+static void *
+pages_run(void *arg)
+{
+	struct tk_pages *s = arg;
+
+	for (;;) {
+		struct pollfd p[2] = {{.fd = s->fd, .events = POLLIN},
+		    {.fd = s->stop[0], .events = POLLIN}};
+		int c;
+
+		if (poll(p, 2, -1) < 0)
+			continue;
+		if (p[1].revents)
+			return NULL;
+		if ((c = accept(s->fd, NULL, NULL)) < 0)
+			continue;
+		pages_serve(s, c);
+		close(c);
+	}
+}
+
+struct tk_pages *
+tk_pages_start(int *port)
+{
+	struct tk_pages *s = calloc(1, sizeof(*s));
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	socklen_t alen = sizeof(a);
+	int one = 1;
+
+	if (s == NULL)
+		return NULL;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if ((s->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+	    setsockopt(s->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) !=
+	        0 ||
+	    bind(s->fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
+	    listen(s->fd, 64) != 0 ||
+	    getsockname(s->fd, (struct sockaddr *)&a, &alen) != 0 ||
+	    pipe(s->stop) != 0 ||
+	    pthread_create(&s->thread, NULL, pages_run, s) != 0) {
+		if (s->fd >= 0)
+			close(s->fd);
+		free(s);
+		return NULL;
+	}
+	*port = ntohs(a.sin_port);
+	return s;
+}
+
+void
+tk_pages_stop(struct tk_pages *s)
+{
+	if (s == NULL)
+		return;
+	(void)!write(s->stop[1], "x", 1);
+	pthread_join(s->thread, NULL);
+	close(s->fd);
+	close(s->stop[0]);
+	close(s->stop[1]);
+	free(s);
+}
+
+int
+tk_pages_hits(struct tk_pages *s, const char *path)
+{
+	for (size_t i = 0; i < SITE_PAGES; i++)
+		if (strcmp(site[i].path, path) == 0)
+			return atomic_load(&s->hits[i]);
+	return -1;
+}

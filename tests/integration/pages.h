@@ -1,0 +1,23 @@
+/*
+ * pages.h: a page server for browser tests, on 127.0.0.1 and a port of
+ * the test's own.  It serves a fixed site from a table (pages.c): a home
+ * page with a heading, a link and a search form, the page the link leads
+ * to, the search results (which echo nothing of the query), and 404 for
+ * anything else.  One
+ * thread, one request per connection.
+ */
+#ifndef TK_PAGES_H
+#define TK_PAGES_H
+
+struct tk_pages;
+
+/* Starts the server; NULL on failure.  *port gets its port. */
+struct tk_pages *tk_pages_start(int *port);
+
+/* Stops the server and frees it.  NULL is accepted. */
+void tk_pages_stop(struct tk_pages *s);
+
+/* Requests served so far for path (the part before any '?'). */
+int tk_pages_hits(struct tk_pages *s, const char *path);
+
+#endif

@@ -1,0 +1,273 @@
+/*
+ * test_managed.c: the managed driver (space-actor/driver_managed.c) on a
+ * real Chromium, driven as the actor drives it, against the page server
+ * of pages.h: navigate, snapshot with refs, click and type by ref, back,
+ * extract_text, wait_for and its cancel, a stale ref, a browser killed
+ * mid-task and relaunched, and an ephemeral profile that is gone at
+ * close.
+ */
+#include <criterion/criterion.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "driver.h"
+#include "pages.h"
+#include "testkit.h"
+
+#define WAIT_MS 30000 /* the most one call may take here */
+
+static struct cm_config cfg;
+static struct act_env env;
+static struct tk_pages *pages;
+static int port;
+static char dir[256];
+
+static void
+setup(void)
+{
+	memset(&cfg, 0, sizeof(cfg));
+	tk_tmpdir(dir, sizeof(dir), "managed");
+	snprintf(cfg.data_dir, sizeof(cfg.data_dir), "%s", dir);
+	snprintf(cfg.chromium_path, sizeof(cfg.chromium_path), "%s",
+	    "/usr/bin/chromium");
+	memset(&env, 0, sizeof(env));
+	env.space_id = "0190a0b0-0000-7000-8000-000000000001";
+	env.instance_id = "0190a0b0-0000-7000-8000-0000000000aa";
+	env.driver = "managed";
+	env.cfg = &cfg;
+	cr_assert_not_null(pages = tk_pages_start(&port));
+}
+
+static void
+teardown(void)
+{
+	tk_pages_stop(pages);
+	tk_rmrf(dir);
+}
+
+TestSuite(managed, .init = setup, .fini = teardown, .timeout = 240);
+
+/* Runs one call to its end as the actor's loop would, and returns the
+ * outcome; result is parsed into *result when there is one. */
+static struct act_outcome
+run(struct act_driver *d, const char *cap, const char *args_json,
+    json_t **result)
+{
+	struct act_call call = {.task_id = "t", .request_id = "r"};
+	struct act_outcome out;
+	json_t *args = json_loads(args_json, 0, NULL);
+	int64_t end = cm_mono_ms() + WAIT_MS;
+
+	cr_assert_not_null(args, "bad args in the test: %s", args_json);
+	call.capability = cap;
+	call.args = args;
+	call.deadline_ms = end;
+	memset(&out, 0, sizeof(out));
+	cr_assert_eq(act_driver_managed.start(d, &call), 0);
+	for (;;) {
+		struct pollfd fds[8];
+		int64_t wake, now = cm_mono_ms();
+		int n = act_driver_managed.pollfds(d, fds, 8, &wake);
+
+		cr_assert_lt(now, end + 1000, "%s did not end", cap);
+		poll(fds, (nfds_t)n,
+		    wake < 0      ? 100
+		    : wake <= now ? 0
+		                  : (int)(wake - now));
+		if (act_driver_managed.step(d, fds, n, &out) == ACT_DONE)
+			break;
+	}
+	json_decref(args);
+	if (result != NULL)
+		*result = out.result ? json_loads(out.result, 0, NULL) : NULL;
+	free(out.result);
+	out.result = NULL;
+	return out;
+}
+
+static const char *
+str(const json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+/* The ref the outline gives to the line that holds what. */
+static void
+ref_of(const char *outline, const char *what, char *ref, size_t len)
+{
+	const char *line = strstr(outline, what), *r;
+
+	cr_assert_not_null(line, "no \"%s\" in:\n%s", what, outline);
+	r = strstr(line, "[ref=");
+	cr_assert_not_null(r, "no ref on \"%s\" in:\n%s", what, outline);
+	cr_assert_lt(r - line, strcspn(line, "\n"), "no ref on %s", what);
+	snprintf(ref, len, "%.*s", (int)strcspn(r + 5, "]"), r + 5);
+}
+
+static void
+navigate_home(struct act_driver *d)
+{
+	char args[128];
+	json_t *res;
+	struct act_outcome o;
+
+	snprintf(
+	    args, sizeof(args), "{\"url\":\"http://127.0.0.1:%d/\"}", port);
+	o = run(d, "navigate", args, &res);
+	cr_assert_eq(
+	    o.err, CM_OK, "navigate: %s %s", cm_err_code(o.err), o.message);
+	cr_assert_str_eq(str(res, "title"), "Home");
+	cr_assert_eq(json_integer_value(json_object_get(res, "status")), 200);
+	json_decref(res);
+}
+
+Test(managed, an_agent_session_on_a_real_page)
+{
+	struct act_driver *d;
+	struct act_outcome o;
+	char err[256], ref[32], args[256];
+	json_t *res;
+	const char *outline;
+
+	cr_assert_eq(
+	    act_driver_managed.open(&env, &d, err, sizeof(err)), 0, "%s", err);
+	navigate_home(d);
+
+	/* The outline names the page's parts, with refs to act on. */
+	o = run(d, "snapshot", "{}", &res);
+	cr_assert_eq(o.err, CM_OK, "snapshot: %s", o.message);
+	cr_assert_str_eq(str(res, "title"), "Home");
+	outline = str(res, "snapshot");
+	cr_assert_not_null(
+	    strstr(outline, "heading \"Welcome\""), "%s", outline);
+	cr_assert_not_null(
+	    strstr(outline, "text \"The spaced test site.\""), "%s", outline);
+	cr_assert(json_is_false(json_object_get(res, "truncated")));
+	ref_of(outline, "link \"Next page\"", ref, sizeof(ref));
+
+	/* Click the link by its ref: the next page loads. */
+	snprintf(args, sizeof(args), "{\"ref\":\"%s\"}", ref);
+	o = run(d, "click", args, NULL);
+	cr_assert_eq(o.err, CM_OK, "click: %s", o.message);
+	snprintf(args, sizeof(args),
+	    "{\"text\":\"You followed the link.\","
+	    "\"timeout_ms\":10000}");
+	o = run(d, "wait_for", args, NULL);
+	cr_assert_eq(o.err, CM_OK, "wait_for: %s", o.message);
+	cr_assert_eq(tk_pages_hits(pages, "/next"), 1);
+
+	/* The old page's refs are stale now. */
+	snprintf(args, sizeof(args), "{\"ref\":\"%s\"}", ref);
+	o = run(d, "click", args, NULL);
+	cr_assert_eq(o.err, CM_E_ELEMENT_NOT_FOUND);
+	cr_assert_not_null(strstr(o.message, "snapshot"), "%s", o.message);
+	o = run(d, "click", "{\"ref\":\"e999\"}", NULL);
+	cr_assert_eq(o.err, CM_E_ELEMENT_NOT_FOUND);
+	o = run(d, "click", "{\"selector\":\"#nothing-here\"}", NULL);
+	cr_assert_eq(o.err, CM_E_ELEMENT_NOT_FOUND);
+
+	/* Back to the home page; type into the field by ref and submit. */
+	o = run(d, "back", "{}", &res);
+	cr_assert_eq(o.err, CM_OK, "back: %s", o.message);
+	cr_assert_str_eq(str(res, "title"), "Home");
+	json_decref(res);
+	o = run(d, "snapshot", "{}", &res);
+	cr_assert_eq(o.err, CM_OK);
+	ref_of(str(res, "snapshot"), "textbox \"Query\"", ref, sizeof(ref));
+	json_decref(res);
+	snprintf(args, sizeof(args),
+	    "{\"ref\":\"%s\",\"text\":\"spaces\",\"submit\":true}", ref);
+	o = run(d, "type", args, NULL);
+	cr_assert_eq(o.err, CM_OK, "type: %s", o.message);
+	o = run(d, "wait_for",
+	    "{\"selector\":\"h1\",\"text\":\"You searched\","
+	    "\"timeout_ms\":10000}",
+	    NULL);
+	cr_assert_eq(o.err, CM_OK, "wait_for: %s", o.message);
+	cr_assert_eq(tk_pages_hits(pages, "/search"), 1);
+	o = run(d, "extract_text", "{}", &res);
+	cr_assert_eq(o.err, CM_OK);
+	cr_assert_not_null(strstr(str(res, "text"), "You searched the site."),
+	    "%s", str(res, "text"));
+	json_decref(res);
+	o = run(d, "extract_text", "{\"selector\":\"h1\"}", &res);
+	cr_assert_eq(o.err, CM_OK);
+	cr_assert_str_eq(str(res, "text"), "Results");
+	json_decref(res);
+
+	/* A bounded outline says it was cut. */
+	o = run(d, "snapshot", "{\"max_chars\":20}", &res);
+	cr_assert_eq(o.err, CM_OK);
+	cr_assert(json_is_true(json_object_get(res, "truncated")));
+	cr_assert_leq(strlen(str(res, "snapshot")), 20);
+	json_decref(res);
+
+	act_driver_managed.close(d);
+}
+
+Test(managed, cancel_a_wait_and_survive_a_browser_crash)
+{
+	struct act_driver *d;
+	struct act_outcome o;
+	struct act_call call = {.task_id = "t", .request_id = "r"};
+	char err[256], profile[512];
+	json_t *args;
+	struct stat st;
+
+	cr_assert_eq(
+	    act_driver_managed.open(&env, &d, err, sizeof(err)), 0, "%s", err);
+	navigate_home(d);
+	snprintf(profile, sizeof(profile), "%s/profiles/%s", dir, env.space_id);
+	cr_assert_eq(stat(profile, &st), 0, "no profile at %s", profile);
+
+	/* A wait that never matches, cancelled: the next call works. */
+	args =
+	    json_pack("{s:s, s:i}", "text", "never there", "timeout_ms", 60000);
+	call.capability = "wait_for";
+	call.args = args;
+	call.deadline_ms = cm_mono_ms() + WAIT_MS;
+	cr_assert_eq(act_driver_managed.start(d, &call), 0);
+	for (int i = 0; i < 5; i++) {
+		struct pollfd fds[8];
+		int64_t wake;
+		int n = act_driver_managed.pollfds(d, fds, 8, &wake);
+
+		poll(fds, (nfds_t)n, 50);
+		cr_assert_eq(
+		    act_driver_managed.step(d, fds, n, &o), ACT_PENDING);
+	}
+	cr_assert_eq(act_driver_managed.cancel(d), 0);
+	cr_assert_eq(act_driver_managed.reset(d), 0);
+	json_decref(args);
+	navigate_home(d);
+
+	/* The browser killed mid-call: runtime_crashed, then a new one. */
+	{
+		char cmd[600];
+		FILE *f;
+		int pids = 0;
+
+		snprintf(cmd, sizeof(cmd),
+		    "pgrep -f -- '--user-data-dir=%s( |$)'", profile);
+		f = popen(cmd, "r");
+		cr_assert_not_null(f);
+		for (int pid; fscanf(f, "%d", &pid) == 1; pids++)
+			kill(pid, SIGKILL);
+		pclose(f);
+		cr_assert_gt(pids, 0, "no browser process found");
+	}
+	o = run(d, "wait_for",
+	    "{\"text\":\"never there\",\"timeout_ms\":20000}", NULL);
+	cr_assert_eq(o.err, CM_E_RUNTIME_CRASHED, "%s: %s", cm_err_code(o.err),
+	    o.message);
+	navigate_home(d);
+
+	act_driver_managed.close(d);
+	cr_assert_neq(stat(profile, &st), 0, "the profile outlived its Space");
+}

@@ -1,0 +1,163 @@
+/*
+ * test_outline.c: the accessibility outline (space-actor/outline.h) from
+ * AX trees written here: lines and indentation, refs only on what can be
+ * acted on, wrappers that print nothing, quoting, the size bound, the
+ * depth bound and the ref bound.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "limits.h"
+#include "outline.h"
+
+static struct act_ref refs[CM_SNAPSHOT_REFS_MAX];
+
+/* A node: id, role, name, backend id (0: none), children ids. */
+static json_t *
+node(const char *id, const char *role, const char *name, int backend,
+    const char *kids)
+{
+	json_t *n = json_pack("{s:s, s:{s:s, s:s}, s:{s:s, s:s}, s:b}",
+	    "nodeId", id, "role", "type", "role", "value", role, "name", "type",
+	    "computedString", "value", name, "ignored", 0);
+	json_t *k = json_array();
+	char buf[256], *save, *t;
+
+	if (backend > 0)
+		json_object_set_new(
+		    n, "backendDOMNodeId", json_integer(backend));
+	snprintf(buf, sizeof(buf), "%s", kids);
+	for (t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+		json_array_append_new(k, json_string(t));
+	json_object_set_new(n, "childIds", k);
+	return n;
+}
+
+static char *
+build(json_t *nodes, size_t max, size_t *n_refs, bool *cut)
+{
+	char *text;
+
+	cr_assert_eq(act_outline(nodes, max, refs, n_refs, &text, cut), 0);
+	json_decref(nodes);
+	return text;
+}
+
+Test(outline, lines_refs_and_wrappers)
+{
+	json_t *nodes = json_array();
+	json_t *ignored = node("9", "generic", "", 90, "5");
+	size_t n;
+	bool cut;
+	char *t;
+
+	json_array_append_new(
+	    nodes, node("1", "RootWebArea", "Home", 10, "2,3,9"));
+	json_array_append_new(nodes, node("2", "heading", "Welcome", 20, "4"));
+	json_array_append_new(nodes, node("4", "StaticText", "Welcome", 0, ""));
+	json_array_append_new(nodes, node("3", "generic", "", 30, "6,7"));
+	json_array_append_new(nodes, node("6", "link", "Say \"hi\"", 60, "8"));
+	json_array_append_new(
+	    nodes, node("8", "StaticText", "Say \"hi\"", 0, ""));
+	json_array_append_new(nodes, node("7", "textbox", "Query", 70, ""));
+	json_object_set_new(ignored, "ignored", json_true());
+	json_array_append_new(nodes, ignored);
+	json_array_append_new(nodes, node("5", "button", "Go", 0, ""));
+	t = build(nodes, 4096, &n, &cut);
+	cr_assert_str_eq(t, "- RootWebArea \"Home\"\n"
+	                    "  - heading \"Welcome\"\n"
+	                    "  - link \"Say \\\"hi\\\"\" [ref=e1]\n"
+	                    "  - textbox \"Query\" [ref=e2]\n"
+	                    "  - button \"Go\"\n");
+	cr_assert_not(cut);
+	cr_assert_eq(n, 2);
+	cr_assert_eq(refs[0].n, 1);
+	cr_assert_eq(refs[0].backend_node_id, 60);
+	cr_assert_eq(refs[1].n, 2);
+	cr_assert_eq(refs[1].backend_node_id, 70);
+	free(t);
+}
+
+Test(outline, cut_at_the_bound_and_names_cut_whole)
+{
+	json_t *nodes = json_array();
+	char kids[4096] = "", id[16], big[1024];
+	size_t n, k = 0;
+	bool cut;
+	char *t;
+
+	for (int i = 0; i < 50; i++)
+		k += (size_t)snprintf(
+		    kids + k, sizeof(kids) - k, "%s%d", i ? "," : "", 100 + i);
+	json_array_append_new(nodes, node("1", "RootWebArea", "R", 1, kids));
+	/* A name of 600 bytes of 2-byte characters. */
+	for (int i = 0; i < 300; i++)
+		memcpy(big + 2 * i, "\xc3\xa9", 2);
+	big[600] = '\0';
+	for (int i = 0; i < 50; i++) {
+		snprintf(id, sizeof(id), "%d", 100 + i);
+		json_array_append_new(
+		    nodes, node(id, "link", big, 100 + i, ""));
+	}
+	t = build(nodes, 1000, &n, &cut);
+	cr_assert(cut);
+	cr_assert_leq(strlen(t), 1000);
+	/* Whole lines only, each name cut on a character boundary. */
+	cr_assert_eq(t[strlen(t) - 1], '\n');
+	cr_assert_not_null(strstr(t, "\xc3\xa9...\" [ref=e1]"), "%s", t);
+	free(t);
+}
+
+Test(outline, deep_trees_and_many_refs_are_bounded)
+{
+	json_t *nodes = json_array();
+	char id[16], kid[16], kids[64];
+	size_t n;
+	bool cut;
+	char *t;
+
+	/* A chain deeper than the bound, each a button. */
+	for (int i = 0; i < CM_SNAPSHOT_DEPTH_MAX * 2; i++) {
+		snprintf(id, sizeof(id), "%d", i + 1);
+		snprintf(kid, sizeof(kid), "%d", i + 2);
+		json_array_append_new(
+		    nodes, node(id, i ? "button" : "RootWebArea", "b", i + 1,
+		               i + 1 < CM_SNAPSHOT_DEPTH_MAX * 2 ? kid : ""));
+	}
+	t = build(nodes, CM_SNAPSHOT_CHARS_MAX * 10, &n, &cut);
+	cr_assert_eq(n, CM_SNAPSHOT_DEPTH_MAX);
+	free(t);
+
+	/* More actionable nodes than refs. */
+	nodes = json_array();
+	json_array_append_new(nodes, node("r", "RootWebArea", "", 1, ""));
+	for (int i = 0; i < CM_SNAPSHOT_REFS_MAX + 10; i++) {
+		snprintf(id, sizeof(id), "%d", i + 1);
+		snprintf(kids, sizeof(kids), "%s", id);
+		json_array_append(
+		    json_object_get(json_array_get(nodes, 0), "childIds"),
+		    json_string(id));
+		json_array_append_new(nodes, node(id, "link", "", i + 2, ""));
+	}
+	t = build(nodes, 1 << 20, &n, &cut);
+	cr_assert_eq(n, CM_SNAPSHOT_REFS_MAX);
+	free(t);
+}
+
+Test(outline, what_is_not_a_tree_is_refused)
+{
+	char *t = NULL;
+	size_t n;
+	bool cut;
+	json_t *v = json_array();
+
+	cr_assert_eq(act_outline(v, 100, refs, &n, &t, &cut), -1);
+	cr_assert_eq(act_outline(NULL, 100, refs, &n, &t, &cut), -1);
+	json_decref(v);
+	v = json_object();
+	cr_assert_eq(act_outline(v, 100, refs, &n, &t, &cut), -1);
+	json_decref(v);
+	cr_assert_null(t);
+}
