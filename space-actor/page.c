@@ -908,6 +908,8 @@ act_page_take(struct act_page *p, struct act_outcome *out)
 	memset(&p->out, 0, sizeof(p->out));
 	json_decref(p->args);
 	p->args = NULL;
+	json_decref(p->keep); /* a result that was being built when it failed */
+	p->keep = NULL;
 	p->busy = p->done = false;
 	return true;
 }

@@ -106,7 +106,8 @@ ref_of(const char *outline, const char *what, char *ref, size_t len)
 	cr_assert_not_null(line, "no \"%s\" in:\n%s", what, outline);
 	r = strstr(line, "[ref=");
 	cr_assert_not_null(r, "no ref on \"%s\" in:\n%s", what, outline);
-	cr_assert_lt(r - line, strcspn(line, "\n"), "no ref on %s", what);
+	cr_assert_lt(
+	    (size_t)(r - line), strcspn(line, "\n"), "no ref on %s", what);
 	snprintf(ref, len, "%.*s", (int)strcspn(r + 5, "]"), r + 5);
 }
 
@@ -150,6 +151,7 @@ Test(managed, an_agent_session_on_a_real_page)
 	    strstr(outline, "text \"The spaced test site.\""), "%s", outline);
 	cr_assert(json_is_false(json_object_get(res, "truncated")));
 	ref_of(outline, "link \"Next page\"", ref, sizeof(ref));
+	json_decref(res);
 
 	/* Click the link by its ref: the next page loads. */
 	snprintf(args, sizeof(args), "{\"ref\":\"%s\"}", ref);

@@ -681,17 +681,18 @@ Test(bundles, one_of_takes_only_required_branches)
 	    "\"properties\":{\"a\":{\"type\":\"string\"}},"
 	    "\"oneOf\":[{\"required\":[\"a\"]}]}",
 	    /* on a string */
-	    "{\"type\":\"string\",\"oneOf\":[{\"required\":[\"a\"]},"
-	    "{\"required\":[\"a\"]}]}",
+	    ("{\"type\":\"string\",\"oneOf\":[{\"required\":[\"a\"]},"
+	     "{\"required\":[\"a\"]}]}"),
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		reject_schema(bad[i]);
-	accept_schema("{\"type\":\"object\",\"additionalProperties\":false,"
-	              "\"properties\":{\"a\":{\"type\":\"string\"},"
-	              "\"b\":{\"type\":\"string\"}},"
-	              "\"oneOf\":[{\"required\":[\"a\"]},"
-	              "{\"required\":[\"b\"]}]}");
+	cm_bundle_free(
+	    accept_schema("{\"type\":\"object\",\"additionalProperties\":false,"
+	                  "\"properties\":{\"a\":{\"type\":\"string\"},"
+	                  "\"b\":{\"type\":\"string\"}},"
+	                  "\"oneOf\":[{\"required\":[\"a\"]},"
+	                  "{\"required\":[\"b\"]}]}"));
 }
 
 Test(bundles, fake_json)

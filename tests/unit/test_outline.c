@@ -113,7 +113,7 @@ Test(outline, cut_at_the_bound_and_names_cut_whole)
 Test(outline, deep_trees_and_many_refs_are_bounded)
 {
 	json_t *nodes = json_array();
-	char id[16], kid[16], kids[64];
+	char id[16], kid[16];
 	size_t n;
 	bool cut;
 	char *t;
@@ -135,8 +135,7 @@ Test(outline, deep_trees_and_many_refs_are_bounded)
 	json_array_append_new(nodes, node("r", "RootWebArea", "", 1, ""));
 	for (int i = 0; i < CM_SNAPSHOT_REFS_MAX + 10; i++) {
 		snprintf(id, sizeof(id), "%d", i + 1);
-		snprintf(kids, sizeof(kids), "%s", id);
-		json_array_append(
+		json_array_append_new(
 		    json_object_get(json_array_get(nodes, 0), "childIds"),
 		    json_string(id));
 		json_array_append_new(nodes, node(id, "link", "", i + 2, ""));
