@@ -98,6 +98,7 @@
 /* Config and files. */
 #define CM_CONF_LINE_MAX 1024
 #define CM_CONF_VALUE_MAX 512
+#define CM_CONFIG_FD_MAX (32 * 1024) /* a resolved config sent to a child */
 #define CM_PATH_MAX 1024
 #define CM_IPC_PATH_MAX 107 /* sun_path less its NUL */
 #define CM_LOG_LINE_MAX 2048
