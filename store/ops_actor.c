@@ -328,21 +328,31 @@ st_op_sup_sweep_leases(
 	free(due);
 }
 
+/*
+ * One page of the Spaces that are not closed, on req->host (every host
+ * when NULL), whose id is above req->after_id (from the first when NULL),
+ * in id order, at most CM_ACTIVE_PAGE_MAX: a shorter page is the last.
+ */
 void
 st_op_sup_list_active(
     struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
+	/* A cursor on the primary key, not an offset: a page costs the
+	 * same wherever it starts, and a Space opened or closed between two
+	 * pages shifts no other one out of the walk. */
 	static const char sql[] =
 	    "SELECT " ST_SPACE_COLS
 	    " FROM browser_spaces WHERE status <> 'closed'"
 	    " AND ($1 IS NULL OR browser_instance_id IN"
 	    " (SELECT id FROM browser_instances WHERE host = $1))"
-	    " ORDER BY created_at LIMIT 1024";
+	    " AND ($2 IS NULL OR id > $2)"
+	    " ORDER BY id LIMIT $3";
 	struct st_stmt *s;
 	struct pr_space *sp;
 	int rc;
 
-	if (st_db_query(ctx->db, &s, sql, "s", req->host) != ST_OK) {
+	if (st_db_query(ctx->db, &s, sql, "ssi", req->host, req->after_id,
+	        (int64_t)CM_ACTIVE_PAGE_MAX) != ST_OK) {
 		st_db_failed(ctx, rep, "list active");
 		return;
 	}
