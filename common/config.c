@@ -108,11 +108,11 @@ static const struct cfg_key cfg_keys[] = {
     {"events_url", CFG_STR, CFG_FIELD(events_url), 0, 0, true, NULL},
     {"allow_fake_driver", CFG_BOOL, CFG_FIELD(allow_fake_driver), 0, 0, false,
         NULL},
-    {"managed_browsers", CFG_INT, CFG_FIELD(managed_browsers), 0, 256, false,
-        NULL},
+    {"managed_browsers", CFG_INT, CFG_FIELD(managed_browsers), 0,
+        CM_MANAGED_BROWSERS_MAX, false, NULL},
     {"chromium_path", CFG_STR, CFG_FIELD(chromium_path), 0, 0, false, NULL},
     {"max_spaces_per_workspace", CFG_INT, CFG_FIELD(max_spaces_per_workspace),
-        1, 100000, false, NULL},
+        1, CM_SPACES_PER_WS_MAX, false, NULL},
     /* Checked against task_timeout_max once every source is in. */
     {"task_timeout_default", CFG_INT, CFG_FIELD(task_timeout_default),
         CM_TIMEOUT_MIN_S, CM_TIMEOUT_MAX_S, false, NULL},
@@ -713,7 +713,7 @@ cfg_defaults(struct cm_config *cfg)
 	memset(cfg, 0, sizeof *cfg);
 	snprintf(cfg->data_dir, sizeof cfg->data_dir, "./var");
 	snprintf(cfg->http_listen, sizeof cfg->http_listen, "127.0.0.1:8080");
-	cfg->managed_browsers = 2;
+	cfg->managed_browsers = CM_MANAGED_BROWSERS_DEFAULT;
 	snprintf(
 	    cfg->chromium_path, sizeof cfg->chromium_path, "/usr/bin/chromium");
 	cfg->max_spaces_per_workspace = CM_SPACES_PER_WS_DEFAULT;

@@ -289,7 +289,8 @@ st_op_sup_sweep_leases(
 	static const char sql[] =
 	    "SELECT id, space_id, workspace_id, cancel_requested"
 	    " FROM browser_space_tasks"
-	    " WHERE status = 'running' AND lease_expires_at < $1 LIMIT 256";
+	    " WHERE status = 'running' AND lease_expires_at < $1"
+	    " LIMIT " CM_STR(CM_LEASE_SWEEP_MAX);
 	struct {
 		char id[CM_ID_MAX + 1], space[CM_ID_MAX + 1], ws[CM_ID_MAX + 1];
 		bool cancel;
@@ -298,7 +299,7 @@ st_op_sup_sweep_leases(
 	struct st_stmt *s;
 
 	(void)req;
-	if ((due = calloc(256, sizeof(*due))) == NULL) {
+	if ((due = calloc(CM_LEASE_SWEEP_MAX, sizeof(*due))) == NULL) {
 		pr_rep_error(rep, CM_E_INTERNAL, "out of memory");
 		return;
 	}
@@ -308,7 +309,7 @@ st_op_sup_sweep_leases(
 		return;
 	}
 	/* Collect first: finalising updates the table being read. */
-	while (n < 256 && st_stmt_step(s) == ST_ROW) {
+	while (n < CM_LEASE_SWEEP_MAX && st_stmt_step(s) == ST_ROW) {
 		snprintf(due[n].id, sizeof(due[n].id), "%s", st_col_text(s, 0));
 		snprintf(due[n].space, sizeof(due[n].space), "%s",
 		    st_col_text(s, 1));
