@@ -34,9 +34,9 @@
  *       a finish not counted: nng pub/sub may drop under bursts.
  *
  *   spaced_spaces_active                                   gauge
- *       Asked of the store (sup.list_active) on each scrape: Spaces whose
- *       status is not closed, on every host, at most CM_PROTO_LIST_MAX.
- *       Absent when the store did not answer.
+ *       Asked of the store (sup.list_active, every page) on each scrape:
+ *       Spaces whose status is not closed, on every host, all of them.
+ *       Absent when the store did not answer every page in time.
  *   spaced_actor_restarts_total                            counter
  *       From the supervisor's control socket (sup.status) on each scrape:
  *       the sum, over actor rows, of the restarts seen grow since the

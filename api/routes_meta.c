@@ -13,10 +13,12 @@
 #include <string.h>
 
 #include "api.h"
+#include "clock.h"
 #include "metrics.h"
 #include "rpc.h"
 
-/* A scrape is retried by the scraper: waiting longer buys nothing. */
+/* A scrape is retried by the scraper: waiting longer buys nothing.  The
+ * store's bound covers every page of the active Spaces together. */
 #define META_STORE_TIMEOUT_MS 2000
 #define META_SUP_TIMEOUT_MS 1000
 
@@ -45,21 +47,46 @@ sup_socket(const struct cm_config *cfg, nng_socket *out)
 	return ok;
 }
 
+/*
+ * Counts the Spaces that are not closed, page by page: each page of
+ * sup.list_active holds at most CM_ACTIVE_PAGE_MAX, after the last id of
+ * the one before.  The pages share one deadline, so however many there
+ * are, a slow store costs the scrape META_STORE_TIMEOUT_MS at most.  A
+ * Space opened or closed during the walk may or may not be counted, as
+ * with any gauge read while it moves.
+ */
 static void
 scrape_store(struct api_ctx *c)
 {
-	struct pr_req q;
-	struct pr_rep r;
+	char after[CM_ID_MAX + 1] = "";
+	int64_t deadline = cm_mono_ms() + META_STORE_TIMEOUT_MS;
+	long total = 0;
+	size_t n;
 
-	memset(&q, 0, sizeof(q));
-	memset(&r, 0, sizeof(r));
-	q.op = PR_OP_SUP_LIST_ACTIVE; /* every host: host stays NULL */
-	if (cm_rpc_call(c->store, &q, &r, META_STORE_TIMEOUT_MS) == CM_OK &&
-	    r.err == CM_OK)
-		api_metrics_gauge_spaces((long)r.n_spaces);
-	else
-		api_metrics_gauge_spaces(-1);
-	pr_rep_free(&r);
+	do {
+		int64_t left = deadline - cm_mono_ms();
+		struct pr_req q;
+		struct pr_rep r;
+
+		memset(&q, 0, sizeof(q));
+		memset(&r, 0, sizeof(r));
+		q.op = PR_OP_SUP_LIST_ACTIVE; /* every host: host stays NULL */
+		q.after_id = after[0] != '\0' ? after : NULL;
+		if (left <= 0 ||
+		    cm_rpc_call(c->store, &q, &r, (int)left) != CM_OK ||
+		    r.err != CM_OK) {
+			pr_rep_free(&r);
+			api_metrics_gauge_spaces(-1);
+			return;
+		}
+		n = r.n_spaces;
+		total += (long)n;
+		if (n > 0)
+			snprintf(after, sizeof(after), "%s",
+			    r.spaces[n - 1].space_id);
+		pr_rep_free(&r);
+	} while (n == CM_ACTIVE_PAGE_MAX);
+	api_metrics_gauge_spaces(total);
 }
 
 static void

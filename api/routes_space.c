@@ -269,8 +269,12 @@ api_task_submit(struct api_ctx *c)
 		if (!json_is_integer(t) ||
 		    json_integer_value(t) < CM_TIMEOUT_MIN_S ||
 		    json_integer_value(t) > c->cfg->task_timeout_max) {
-			api_fail(c, 0, CM_E_INVALID_TIMEOUT,
-			    "timeout_seconds must be an integer in 1..600");
+			char msg[64];
+
+			snprintf(msg, sizeof(msg),
+			    "timeout_seconds must be an integer in %d..%d",
+			    CM_TIMEOUT_MIN_S, c->cfg->task_timeout_max);
+			api_fail(c, 0, CM_E_INVALID_TIMEOUT, msg);
 			goto out;
 		}
 		q.timeout_ms = json_integer_value(t) * 1000;

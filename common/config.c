@@ -2,11 +2,14 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -17,9 +20,9 @@
  * - Every SPACED_* environment variable must be a key (SPACED_DATA_DIR) or
  *   SPACED_CONFIG; anything else is an error, as a misspelt flag is.  A
  *   typo such as SPACED_DATADIR would otherwise be silently ignored.  The
- *   supervisor passes its own environment on to its children, which it has
- *   already validated, so this cannot make a child fail where its parent
- *   did not.  Tools that want SPACED_-prefixed variables of their own must
+ *   supervisor's children read --config-fd and not the environment, so
+ *   this cannot make a child fail where its parent did not.  Tools that
+ *   want SPACED_-prefixed variables of their own must
  *   not share this prefix.  Extra (binary-specific) flags come from the
  *   command line only.
  * - A key given twice in one source (two flags, two lines of the file) is
@@ -35,6 +38,13 @@
  *   the file and would corrupt argv, logs and URLs.
  * - File values in double quotes are taken literally (no escapes); text
  *   after the closing quote may only be a comment.
+ * - --config-fd names a sealed memfd holding a parent's resolved
+ *   configuration (cm_config_to_fd).  It stands for the parent's file and
+ *   environment together, so neither is read again: a parent's flag that
+ *   overrode its environment must not lose to that environment in the
+ *   child.  The child's own flags still win, as for anyone started by hand.
+ *   It is a flag only: an fd number in the environment would be inherited
+ *   by every grandchild, long after the fd was closed.
  */
 
 #define CFG_DEFAULT_PATH "etc/spaced.conf"
@@ -98,11 +108,11 @@ static const struct cfg_key cfg_keys[] = {
     {"events_url", CFG_STR, CFG_FIELD(events_url), 0, 0, true, NULL},
     {"allow_fake_driver", CFG_BOOL, CFG_FIELD(allow_fake_driver), 0, 0, false,
         NULL},
-    {"managed_browsers", CFG_INT, CFG_FIELD(managed_browsers), 0, 256, false,
-        NULL},
+    {"managed_browsers", CFG_INT, CFG_FIELD(managed_browsers), 0,
+        CM_MANAGED_BROWSERS_MAX, false, NULL},
     {"chromium_path", CFG_STR, CFG_FIELD(chromium_path), 0, 0, false, NULL},
     {"max_spaces_per_workspace", CFG_INT, CFG_FIELD(max_spaces_per_workspace),
-        1, 100000, false, NULL},
+        1, CM_SPACES_PER_WS_MAX, false, NULL},
     /* Checked against task_timeout_max once every source is in. */
     {"task_timeout_default", CFG_INT, CFG_FIELD(task_timeout_default),
         CM_TIMEOUT_MIN_S, CM_TIMEOUT_MAX_S, false, NULL},
@@ -116,9 +126,23 @@ static const struct cfg_key cfg_keys[] = {
     {"host_id", CFG_STR, CFG_FIELD(host_id), 0, 0, true, NULL},
 };
 
-/* Index CFG_NKEYS stands for "config", which names the file, not a key. */
+/*
+ * The keys that are secrets (SPEC 4): a parent never puts them on a child's
+ * command line or in its environment, and no message prints their value.
+ */
+static const char *const cfg_secret_keys[] = {"postgres_dsn"};
+
+/*
+ * Past the keys, two names that are not keys: "config" names the file and
+ * "config_fd" the memfd that replaces file and environment.
+ */
 #define CFG_NKEYS (sizeof cfg_keys / sizeof cfg_keys[0])
 #define CFG_CONFIG CFG_NKEYS
+#define CFG_CONFIG_FD (CFG_NKEYS + 1)
+#define CFG_NNAMES (CFG_NKEYS + 2)
+
+/* The seals a config fd must carry: nobody can change it once sent. */
+#define CFG_FD_SEALS (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
 
 /* How the environment and the command line spell a key. */
 enum cfg_src { CFG_SRC_ENV, CFG_SRC_FLAG, CFG_NSRC };
@@ -147,7 +171,9 @@ cfg_fail(char *err, size_t errlen, const char *fmt, ...)
 static const char *
 cfg_name(size_t i)
 {
-	return i < CFG_NKEYS ? cfg_keys[i].name : "config";
+	return i < CFG_NKEYS     ? cfg_keys[i].name
+	       : i == CFG_CONFIG ? "config"
+	                         : "config_fd";
 }
 
 /* "data_dir" as "--data-dir" or "SPACED_DATA_DIR". */
@@ -171,7 +197,7 @@ cfg_lookup(enum cfg_src s, const char *text, size_t len)
 {
 	char buf[CFG_NAME_MAX];
 
-	for (size_t i = 0; i <= CFG_CONFIG; i++) {
+	for (size_t i = 0; i < CFG_NNAMES; i++) {
 		cfg_spell(i, s, buf, sizeof buf);
 		if (strlen(buf) == len && memcmp(buf, text, len) == 0)
 			return (int)i;
@@ -328,8 +354,9 @@ cfg_set_extra(
 	return 0;
 }
 
-/* Values by source and key (or CFG_CONFIG), borrowed from argv and envp. */
-typedef const char *cfg_values[CFG_NSRC][CFG_NKEYS + 1];
+/* Values by source and name (a key, CFG_CONFIG or CFG_CONFIG_FD),
+ * borrowed from argv and envp. */
+typedef const char *cfg_values[CFG_NSRC][CFG_NNAMES];
 
 static int
 cfg_scan_argv(struct cm_config *cfg, cfg_values vals, int argc,
@@ -340,9 +367,11 @@ cfg_scan_argv(struct cm_config *cfg, cfg_values vals, int argc,
 		size_t len;
 		int ki, x = -1;
 
+		/* Up to any '=': "postgres-dsn=..." must not reach a log. */
 		if (strncmp(a, "--", 2) != 0 || a[2] == '\0' || a[2] == '=')
-			return cfg_fail(
-			    err, errlen, "unexpected argument '%s'", a);
+			return cfg_fail(err, errlen,
+			    "unexpected argument '%.*s'", (int)strcspn(a, "="),
+			    a);
 		eq = strchr(a, '=');
 		len = eq != NULL ? (size_t)(eq - a) : strlen(a);
 		ki = cfg_lookup(CFG_SRC_FLAG, a, len);
@@ -389,6 +418,11 @@ cfg_scan_env(cfg_values vals, char *const *envp, char *err, size_t errlen)
 		if (strncmp(e, prefix, strlen(prefix)) != 0 || eq == NULL)
 			continue;
 		ki = cfg_lookup(CFG_SRC_ENV, e, (size_t)(eq - e));
+		if (ki == (int)CFG_CONFIG_FD)
+			return cfg_fail(err, errlen,
+			    "environment %.*s: only the flag --config-fd is "
+			    "read",
+			    (int)(eq - e), e);
 		if (ki < 0)
 			return cfg_fail(err, errlen,
 			    "unknown environment variable %.*s", (int)(eq - e),
@@ -559,13 +593,127 @@ cfg_read_file(struct cm_config *cfg, const char *path, bool named, char *err,
 	return rc;
 }
 
+/* Reads the whole of a config fd into a malloc'd string; NULL and err. */
+static char *
+cfg_slurp_fd(int fd, char *err, size_t errlen)
+{
+	struct stat st;
+	size_t size, got = 0;
+	int seals = fcntl(fd, F_GET_SEALS);
+	char *buf;
+
+	/* Unsealed, the sender could change what a later reader sees. */
+	if (seals < 0 || (seals & CFG_FD_SEALS) != CFG_FD_SEALS) {
+		cfg_fail(
+		    err, errlen, "config_fd: %d is not a sealed memfd", fd);
+		return NULL;
+	}
+	if (fstat(fd, &st) != 0 || st.st_size < 0 ||
+	    st.st_size > CM_CONFIG_FD_MAX) {
+		cfg_fail(err, errlen, "config_fd: larger than %d bytes",
+		    CM_CONFIG_FD_MAX);
+		return NULL;
+	}
+	size = (size_t)st.st_size;
+	if ((buf = malloc(size + 1)) == NULL) {
+		cfg_fail(err, errlen, "config_fd: out of memory");
+		return NULL;
+	}
+	/* pread: every child shares the one file offset of the memfd. */
+	while (got < size) {
+		ssize_t r = pread(fd, buf + got, size - got, (off_t)got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			free(buf);
+			cfg_fail(err, errlen, "config_fd: read error");
+			return NULL;
+		}
+		got += (size_t)r;
+	}
+	buf[size] = '\0';
+	if (strlen(buf) != size) {
+		free(buf);
+		cfg_fail(err, errlen, "config_fd: NUL byte");
+		return NULL;
+	}
+	return buf;
+}
+
+/* Applies one "name=value" line of a config fd. */
+static int
+cfg_fd_line(struct cm_config *cfg, char *line, unsigned lineno,
+    bool seen[CFG_NNAMES], char *err, size_t errlen)
+{
+	char *eq = strchr(line, '=');
+	char where[32];
+	int ki;
+
+	snprintf(where, sizeof where, "config_fd:%u", lineno);
+	if (eq == NULL)
+		return cfg_fail(err, errlen, "%s: expected name=value", where);
+	*eq = '\0';
+	ki = strcmp(line, "config") == 0 ? (int)CFG_CONFIG
+	                                 : cfg_lookup_file(line);
+	if (ki < 0)
+		return cfg_fail(err, errlen, "%s: unknown key '%.*s'", where,
+		    CFG_NAME_MAX, line);
+	if (seen[ki])
+		return cfg_fail(err, errlen, "%s: %s: duplicate", where, line);
+	seen[ki] = true;
+	if (ki < (int)CFG_NKEYS)
+		return cfg_set(cfg, &cfg_keys[ki], eq + 1, where, err, errlen);
+	if (strlen(eq + 1) >= sizeof cfg->config_path)
+		return cfg_fail(
+		    err, errlen, "%s: config: path too long", where);
+	snprintf(cfg->config_path, sizeof cfg->config_path, "%s", eq + 1);
+	return 0;
+}
+
+/* The fd is the caller's to consume: it is closed whatever happens, so
+ * that it never reaches a process this one starts. */
+static int
+cfg_read_fd(struct cm_config *cfg, const char *arg, char *err, size_t errlen)
+{
+	bool seen[CFG_NNAMES] = {false};
+	unsigned lineno = 0;
+	char *buf, *line, *next;
+	long fd;
+	int rc = 0;
+
+	if (cfg_parse_int(arg, &fd) != 0 || fd < 0 || fd > INT32_MAX)
+		return cfg_fail(
+		    err, errlen, "config_fd: must be a file descriptor number");
+	buf = cfg_slurp_fd((int)fd, err, errlen);
+	close((int)fd);
+	if (buf == NULL)
+		return -1;
+	for (line = buf; rc == 0 && *line != '\0'; line = next) {
+		if ((next = strchr(line, '\n')) == NULL) {
+			rc = cfg_fail(
+			    err, errlen, "config_fd: last line has no newline");
+			break;
+		}
+		*next++ = '\0';
+		rc = cfg_fd_line(cfg, line, ++lineno, seen, err, errlen);
+	}
+	/* Every key, so that a short fd is never taken for the defaults. */
+	for (size_t i = 0; rc == 0 && i < CFG_NKEYS; i++)
+		if (!seen[i])
+			rc = cfg_fail(err, errlen, "config_fd: %s missing",
+			    cfg_keys[i].name);
+	free(buf);
+	return rc;
+}
+
 static void
 cfg_defaults(struct cm_config *cfg)
 {
 	memset(cfg, 0, sizeof *cfg);
 	snprintf(cfg->data_dir, sizeof cfg->data_dir, "./var");
 	snprintf(cfg->http_listen, sizeof cfg->http_listen, "127.0.0.1:8080");
-	cfg->managed_browsers = 2;
+	cfg->managed_browsers = CM_MANAGED_BROWSERS_DEFAULT;
 	snprintf(
 	    cfg->chromium_path, sizeof cfg->chromium_path, "/usr/bin/chromium");
 	cfg->max_spaces_per_workspace = CM_SPACES_PER_WS_DEFAULT;
@@ -641,7 +789,7 @@ cm_config_load(struct cm_config *cfg, int argc, char *const *argv,
 {
 	cfg_values vals = {{0}};
 	char where[CFG_NAME_MAX + 16];
-	const char *path;
+	const char *path, *fd_arg;
 
 	if (err != NULL && errlen > 0)
 		err[0] = '\0';
@@ -649,18 +797,30 @@ cm_config_load(struct cm_config *cfg, int argc, char *const *argv,
 		return cfg_fail(err, errlen, "no config to fill");
 	cfg_defaults(cfg);
 	if (cfg_setup_extra(cfg, extra, err, errlen) != 0 ||
-	    cfg_scan_argv(cfg, vals, argc, argv, err, errlen) != 0 ||
-	    cfg_scan_env(vals, envp != NULL ? envp : environ, err, errlen) != 0)
+	    cfg_scan_argv(cfg, vals, argc, argv, err, errlen) != 0)
 		return -1;
 
-	path = vals[CFG_SRC_FLAG][CFG_CONFIG];
-	if (path == NULL)
-		path = vals[CFG_SRC_ENV][CFG_CONFIG];
-	if (path != NULL && path[0] == '\0')
-		return cfg_fail(err, errlen, "config: empty path");
-	if (cfg_read_file(cfg, path != NULL ? path : CFG_DEFAULT_PATH,
-	        path != NULL, err, errlen) != 0)
-		return -1;
+	fd_arg = vals[CFG_SRC_FLAG][CFG_CONFIG_FD];
+	if (fd_arg != NULL) {
+		if (vals[CFG_SRC_FLAG][CFG_CONFIG] != NULL)
+			return cfg_fail(err, errlen,
+			    "config_fd: --config and --config-fd exclude each "
+			    "other");
+		if (cfg_read_fd(cfg, fd_arg, err, errlen) != 0)
+			return -1;
+	} else {
+		if (cfg_scan_env(
+		        vals, envp != NULL ? envp : environ, err, errlen) != 0)
+			return -1;
+		path = vals[CFG_SRC_FLAG][CFG_CONFIG];
+		if (path == NULL)
+			path = vals[CFG_SRC_ENV][CFG_CONFIG];
+		if (path != NULL && path[0] == '\0')
+			return cfg_fail(err, errlen, "config: empty path");
+		if (cfg_read_file(cfg, path != NULL ? path : CFG_DEFAULT_PATH,
+		        path != NULL, err, errlen) != 0)
+			return -1;
+	}
 
 	/* Lowest precedence first, so the command line is applied last. */
 	for (int s = CFG_SRC_ENV; s < CFG_NSRC; s++) {
@@ -692,59 +852,111 @@ cm_config_extra(const struct cm_config *cfg, const char *name)
 	return i >= 0 && cfg->extra[i].set ? cfg->extra[i].value : NULL;
 }
 
-/*
- * Extra flags are not emitted: they belong to one binary and a child of
- * another kind would reject them.  --config is emitted so the child's
- * config_path matches; every key it reads there is overridden by a flag.
- */
-int
-cm_config_to_argv(const struct cm_config *cfg, char **argv, size_t cap)
+/* Key i's value (or config_path for CFG_CONFIG) as text, in num when it
+ * is a number. */
+static const char *
+cfg_value_text(const struct cm_config *cfg, size_t i, char *num, size_t len)
 {
-	size_t n = 0;
+	const struct cfg_key *k;
+	const char *field;
 
-	if (cfg == NULL || argv == NULL ||
-	    cap < CFG_NKEYS + (cfg->config_path[0] != '\0' ? 1 : 0))
-		return -1;
-	for (size_t i = 0; i <= CFG_CONFIG; i++) {
-		const struct cfg_key *k = &cfg_keys[i < CFG_NKEYS ? i : 0];
-		const char *field = (const char *)cfg + k->off;
-		char flag[CFG_NAME_MAX], num[24];
-		const char *v = num;
-		size_t len;
-
-		if (i == CFG_CONFIG)
-			v = cfg->config_path;
-		else if (k->kind == CFG_STR)
-			v = field;
-		else if (k->kind == CFG_INT)
-			snprintf(num, sizeof num, "%d",
-			    *(const int *)(const void *)field);
-		else if (k->kind == CFG_BOOL)
-			v = *(const bool *)(const void *)field ? "true"
-			                                       : "false";
-		else
-			v = cfg->store_backend == CM_STORE_POSTGRES ? "postgres"
-			                                            : "sqlite";
-		if (i == CFG_CONFIG && v[0] == '\0')
-			break;
-		cfg_spell(i, CFG_SRC_FLAG, flag, sizeof flag);
-		len = strlen(flag) + 1 + strlen(v) + 1;
-		if ((argv[n] = malloc(len)) == NULL) {
-			cm_config_argv_free(argv, n);
-			return -1;
-		}
-		snprintf(argv[n++], len, "%s=%s", flag, v);
+	if (i == CFG_CONFIG)
+		return cfg->config_path;
+	k = &cfg_keys[i];
+	field = (const char *)cfg + k->off;
+	switch (k->kind) {
+	case CFG_STR:
+		return field;
+	case CFG_INT:
+		snprintf(num, len, "%d", *(const int *)(const void *)field);
+		return num;
+	case CFG_BOOL:
+		return *(const bool *)(const void *)field ? "true" : "false";
+	case CFG_BACKEND:
+		break;
 	}
-	return (int)n;
+	return cfg->store_backend == CM_STORE_POSTGRES ? "postgres" : "sqlite";
 }
 
-void
-cm_config_argv_free(char **argv, size_t n)
+/* Every name and the longest value of any field fit in the fd. */
+_Static_assert(CFG_NNAMES *(CFG_NAME_MAX + CM_PATH_MAX + 2) <= CM_CONFIG_FD_MAX,
+    "CM_CONFIG_FD_MAX cannot hold every key");
+
+/*
+ * The fd holds "name=value" lines, the value taken literally up to the
+ * newline: control characters are refused in every value, so a value
+ * cannot hold one.  Extra flags are not written: they belong to one binary
+ * and a child of another kind would reject them.
+ */
+int
+cm_config_to_fd(const struct cm_config *cfg)
 {
-	if (argv == NULL)
-		return;
-	for (size_t i = 0; i < n; i++) {
-		free(argv[i]);
-		argv[i] = NULL;
+	char *buf, num[24];
+	size_t n = 0, off = 0;
+	int fd = -1;
+
+	if (cfg == NULL || (buf = malloc(CM_CONFIG_FD_MAX)) == NULL)
+		return -1;
+	for (size_t i = 0; i <= CFG_CONFIG; i++) {
+		int w = snprintf(buf + n, CM_CONFIG_FD_MAX - n, "%s=%s\n",
+		    cfg_name(i), cfg_value_text(cfg, i, num, sizeof num));
+
+		if (w < 0 || (size_t)w >= CM_CONFIG_FD_MAX - n)
+			goto out;
+		n += (size_t)w;
 	}
+	fd = memfd_create("spaced-config", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	while (fd >= 0 && off < n) {
+		ssize_t w = write(fd, buf + off, n - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			close(fd);
+			fd = -1;
+		} else {
+			off += (size_t)w;
+		}
+	}
+	if (fd >= 0 && fcntl(fd, F_ADD_SEALS, CFG_FD_SEALS) != 0) {
+		close(fd);
+		fd = -1;
+	}
+out:
+	free(buf);
+	return fd;
+}
+
+char **
+cm_config_child_env(char *const *envp)
+{
+	size_t n = 0, k = 0;
+	char **out;
+
+	if (envp == NULL)
+		envp = environ;
+	while (envp[n] != NULL)
+		n++;
+	if ((out = calloc(n + 1, sizeof *out)) == NULL)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		bool secret = false;
+
+		for (size_t j = 0;
+		     j < sizeof cfg_secret_keys / sizeof cfg_secret_keys[0];
+		     j++) {
+			char name[CFG_NAME_MAX];
+			size_t len;
+
+			cfg_spell((size_t)cfg_lookup_file(cfg_secret_keys[j]),
+			    CFG_SRC_ENV, name, sizeof name);
+			len = strlen(name);
+			secret |= strncmp(envp[i], name, len) == 0 &&
+			          envp[i][len] == '=';
+		}
+		if (!secret)
+			out[k++] = envp[i];
+	}
+	out[k] = NULL;
+	return out;
 }

@@ -6,6 +6,11 @@
  * `#` comments).  The file is etc/spaced.conf relative to the working
  * directory unless --config=PATH or SPACED_CONFIG names another; a missing
  * default file is not an error, a missing named file is.
+ *
+ * --config-fd=N instead reads a parent's resolved configuration from a
+ * sealed memfd (cm_config_to_fd), in place of both the file and the
+ * environment, neither of which is read then; flags still win over it.
+ * cm_config_load closes fd N whatever happens.
  */
 #ifndef CM_CONFIG_H
 #define CM_CONFIG_H
@@ -62,12 +67,23 @@ int cm_config_load(struct cm_config *cfg, int argc, char *const *argv,
 const char *cm_config_extra(const struct cm_config *cfg, const char *name);
 
 /*
- * Writes the effective configuration back as --key=value arguments, so a
- * parent can hand exactly its own view to the children it execs.  Fills
- * argv (up to cap entries, each a malloc'd string) and returns the count,
- * or -1 when cap is too small.  Free with cm_config_argv_free.
+ * Writes the effective configuration (every key, and config_path) into a
+ * new memfd, sealed against any change, for a parent to hand to the
+ * children it execs as --config-fd=N: no value, secrets included, ever
+ * appears on a command line.  The fd is close-on-exec; the caller clears
+ * that in the child and keeps the fd for as long as it may start children
+ * (each child reads it with pread, so one fd serves them all).  Returns
+ * the fd, or -1.
  */
-int cm_config_to_argv(const struct cm_config *cfg, char **argv, size_t cap);
-void cm_config_argv_free(char **argv, size_t n);
+int cm_config_to_fd(const struct cm_config *cfg);
+
+/*
+ * The environment to give a child: envp (NULL: the process environment)
+ * less the SPACED_ variables of secret keys (postgres_dsn), which the
+ * child gets through --config-fd instead.  A malloc'd NULL-terminated
+ * array of pointers borrowed from envp: free the array only, and only
+ * while envp lives.  NULL on allocation failure.
+ */
+char **cm_config_child_env(char *const *envp);
 
 #endif

@@ -26,10 +26,16 @@
 #define CM_WAIT_MAX_S 30 /* ?wait= long-poll */
 
 #define CM_SPACES_PER_WS_DEFAULT 64
+#define CM_SPACES_PER_WS_MAX 100000 /* max_spaces_per_workspace */
+#define CM_MANAGED_BROWSERS_DEFAULT 2
+#define CM_MANAGED_BROWSERS_MAX 256 /* managed_browsers */
 #define CM_LIST_LIMIT_DEFAULT 20
 #define CM_LIST_LIMIT_MAX 100
 #define CM_EVENTS_LIMIT_DEFAULT 100
 #define CM_EVENTS_LIMIT_MAX 100
+
+/* Rows in one admin listing (workspaces, principals, bundles, instances). */
+#define CM_ADMIN_LIST_MAX 1000
 
 /* Provisioning inputs. */
 #define CM_MANIFEST_MAX (64 * 1024) /* runtime bundle manifest */
@@ -82,6 +88,13 @@
  */
 #define CM_WAL_CHECKPOINT_PAGES 4000
 #define CM_WAL_MAX_PAGES 16000
+/*
+ * SQLite's own bounds on the store's connections: the page cache, in KiB
+ * (cache_size takes it negated), and how long a connection waits for a
+ * lock another one holds (the checkpointer's) before it reports busy.
+ */
+#define CM_DB_CACHE_KIB 65536
+#define CM_DB_BUSY_TIMEOUT_MS 5000
 #define CM_OPID_TTL_MS (10 * 60 * 1000)
 #define CM_OPID_PRUNE_MAX 1000 /* expired op_ids deleted at once when idle */
 #define CM_PUB_BUF 8192        /* nng SENDBUF/RECVBUF on pub/sub */
@@ -120,10 +133,13 @@
 /* Leases (SPEC 3 rule 10). */
 #define CM_LEASE_TTL_MS 15000
 #define CM_HEARTBEAT_MS 5000
+/* Expired leases one sweep finalises; the next sweep takes the rest. */
+#define CM_LEASE_SWEEP_MAX 256
 
 /* Config and files. */
 #define CM_CONF_LINE_MAX 1024
 #define CM_CONF_VALUE_MAX 512
+#define CM_CONFIG_FD_MAX (32 * 1024) /* a resolved config sent to a child */
 #define CM_PATH_MAX 1024
 #define CM_IPC_PATH_MAX 107 /* sun_path less its NUL */
 #define CM_LOG_LINE_MAX 2048
@@ -134,5 +150,12 @@
 #define CM_TOKEN_HASH_LEN 65 /* 64 lowercase hex digits and the NUL */
 #define CM_TOKEN_MAX 256     /* longest bearer token accepted */
 #define CM_TOKEN_TTL_MAX_S (10LL * 365 * 24 * 3600) /* expires_in_seconds */
+
+/*
+ * A limit spelt into SQL text at compile time: " LIMIT " CM_STR(CM_X).
+ * Only for limits defined as a bare integer literal.
+ */
+#define CM_STR(x) CM_STR_(x)
+#define CM_STR_(x) #x
 
 #endif

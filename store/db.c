@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "limits.h"
 #include "log.h"
 #include "mem.h"
 #include "pcache.h"
@@ -115,14 +116,17 @@ st_db_open_sqlite(struct st_db **out, const char *path)
 	 * synchronous=FULL: an acknowledged write survives power loss.  Group
 	 * commit pays the fsync once per batch instead of once per request.
 	 */
-	if (st_db_exec(db, "PRAGMA journal_mode=WAL;"
-	                   "PRAGMA synchronous=FULL;"
-	                   "PRAGMA foreign_keys=ON;"
-	                   /* Savepoint journals stay in memory: one savepoint
-	                    * per write in a group must not cost file I/O. */
-	                   "PRAGMA temp_store=MEMORY;"
-	                   "PRAGMA cache_size=-65536;"
-	                   "PRAGMA busy_timeout=5000;") != ST_OK) {
+	if (st_db_exec(db,
+	        "PRAGMA journal_mode=WAL;"
+	        "PRAGMA synchronous=FULL;"
+	        "PRAGMA foreign_keys=ON;"
+	        /* Savepoint journals stay in memory: one savepoint
+	         * per write in a group must not cost file I/O. */
+	        "PRAGMA temp_store=MEMORY;"
+	        "PRAGMA cache_size=-" CM_STR(
+	            CM_DB_CACHE_KIB) ";"
+	                             "PRAGMA busy_timeout=" CM_STR(
+	                                 CM_DB_BUSY_TIMEOUT_MS) ";") != ST_OK) {
 		st_db_close(db);
 		return ST_ERROR;
 	}

@@ -289,7 +289,8 @@ st_op_sup_sweep_leases(
 	static const char sql[] =
 	    "SELECT id, space_id, workspace_id, cancel_requested"
 	    " FROM browser_space_tasks"
-	    " WHERE status = 'running' AND lease_expires_at < $1 LIMIT 256";
+	    " WHERE status = 'running' AND lease_expires_at < $1"
+	    " LIMIT " CM_STR(CM_LEASE_SWEEP_MAX);
 	struct {
 		char id[CM_ID_MAX + 1], space[CM_ID_MAX + 1], ws[CM_ID_MAX + 1];
 		bool cancel;
@@ -298,7 +299,7 @@ st_op_sup_sweep_leases(
 	struct st_stmt *s;
 
 	(void)req;
-	if ((due = calloc(256, sizeof(*due))) == NULL) {
+	if ((due = calloc(CM_LEASE_SWEEP_MAX, sizeof(*due))) == NULL) {
 		pr_rep_error(rep, CM_E_INTERNAL, "out of memory");
 		return;
 	}
@@ -308,7 +309,7 @@ st_op_sup_sweep_leases(
 		return;
 	}
 	/* Collect first: finalising updates the table being read. */
-	while (n < 256 && st_stmt_step(s) == ST_ROW) {
+	while (n < CM_LEASE_SWEEP_MAX && st_stmt_step(s) == ST_ROW) {
 		snprintf(due[n].id, sizeof(due[n].id), "%s", st_col_text(s, 0));
 		snprintf(due[n].space, sizeof(due[n].space), "%s",
 		    st_col_text(s, 1));
@@ -328,21 +329,31 @@ st_op_sup_sweep_leases(
 	free(due);
 }
 
+/*
+ * One page of the Spaces that are not closed, on req->host (every host
+ * when NULL), whose id is above req->after_id (from the first when NULL),
+ * in id order, at most CM_ACTIVE_PAGE_MAX: a shorter page is the last.
+ */
 void
 st_op_sup_list_active(
     struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
+	/* A cursor on the primary key, not an offset: a page costs the
+	 * same wherever it starts, and a Space opened or closed between two
+	 * pages shifts no other one out of the walk. */
 	static const char sql[] =
 	    "SELECT " ST_SPACE_COLS
 	    " FROM browser_spaces WHERE status <> 'closed'"
 	    " AND ($1 IS NULL OR browser_instance_id IN"
 	    " (SELECT id FROM browser_instances WHERE host = $1))"
-	    " ORDER BY created_at LIMIT 1024";
+	    " AND ($2 IS NULL OR id > $2)"
+	    " ORDER BY id LIMIT $3";
 	struct st_stmt *s;
 	struct pr_space *sp;
 	int rc;
 
-	if (st_db_query(ctx->db, &s, sql, "s", req->host) != ST_OK) {
+	if (st_db_query(ctx->db, &s, sql, "ssi", req->host, req->after_id,
+	        (int64_t)CM_ACTIVE_PAGE_MAX) != ST_OK) {
 		st_db_failed(ctx, rep, "list active");
 		return;
 	}

@@ -177,8 +177,9 @@ void
 st_op_workspace_list(
     struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
-	static const char sql[] = "SELECT id, name, created_at FROM workspaces "
-	                          "ORDER BY name LIMIT 1000";
+	static const char sql[] =
+	    "SELECT id, name, created_at FROM workspaces "
+	    "ORDER BY name LIMIT " CM_STR(CM_ADMIN_LIST_MAX);
 
 	(void)req;
 	select_rows(ctx, rep, sql, NULL, workspace_row);
@@ -235,7 +236,8 @@ st_op_principal_list(
 {
 	static const char sql[] =
 	    "SELECT " PRINCIPAL_COLS
-	    " FROM principals ORDER BY created_at LIMIT 1000";
+	    " FROM principals ORDER BY created_at LIMIT " CM_STR(
+	        CM_ADMIN_LIST_MAX);
 
 	(void)req;
 	select_rows(ctx, rep, sql, NULL, principal_row);
@@ -472,8 +474,9 @@ void
 st_op_bundle_list(
     struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
-	static const char sql[] = "SELECT " BUNDLE_COLS " FROM runtime_bundles"
-	                          " ORDER BY name, version LIMIT 1000";
+	static const char sql[] =
+	    "SELECT " BUNDLE_COLS " FROM runtime_bundles"
+	    " ORDER BY name, version LIMIT " CM_STR(CM_ADMIN_LIST_MAX);
 
 	(void)req;
 	select_rows(ctx, rep, sql, NULL, bundle_row);
@@ -590,11 +593,12 @@ st_op_instance_list(
 {
 	static const char all[] =
 	    "SELECT " INSTANCE_COLS " FROM browser_instances i ORDER BY i.name"
-	    " LIMIT 1000";
+	    " LIMIT " CM_STR(CM_ADMIN_LIST_MAX);
 	static const char bound[] =
 	    "SELECT " INSTANCE_COLS " FROM browser_instances i"
 	    " JOIN browser_bindings b ON b.browser_instance_id = i.id"
-	    " WHERE b.workspace_id = $1 ORDER BY i.name LIMIT 1000";
+	    " WHERE b.workspace_id = $1 ORDER BY i.name LIMIT " CM_STR(
+	        CM_ADMIN_LIST_MAX);
 
 	if (req->workspace_id)
 		select_rows(ctx, rep, bound, req->workspace_id, instance_row);

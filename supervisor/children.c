@@ -29,20 +29,20 @@ sup_children_init(struct sup_children *c, const struct cm_config *cfg)
 {
 	char self[CM_PATH_MAX];
 	ssize_t n;
-	int argc;
 
 	memset(c, 0, sizeof(*c));
+	c->conf_fd = -1;
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n <= 0 || (size_t)n >= sizeof(self) - 1)
 		return -1;
 	self[n] = '\0';
 	snprintf(c->bin_dir, sizeof(c->bin_dir), "%s", dirname(self));
-	c->conf_argv = calloc(64, sizeof(char *));
-	if (c->conf_argv == NULL)
+	if ((c->conf_fd = cm_config_to_fd(cfg)) < 0) {
+		cm_warn("supervisor: config memfd");
 		return -1;
-	if ((argc = cm_config_to_argv(cfg, c->conf_argv, 64)) < 0)
+	}
+	if ((c->child_env = cm_config_child_env(NULL)) == NULL)
 		return -1;
-	c->conf_argc = (size_t)argc;
 	return 0;
 }
 
@@ -54,10 +54,11 @@ sup_children_fini(struct sup_children *c)
 		free(c->v[i]);
 	}
 	free(c->v);
-	if (c->conf_argv != NULL)
-		cm_config_argv_free(c->conf_argv, c->conf_argc);
-	free(c->conf_argv);
+	if (c->conf_fd >= 0)
+		close(c->conf_fd);
+	free(c->child_env);
 	memset(c, 0, sizeof(*c));
+	c->conf_fd = -1;
 }
 
 struct sup_child *
@@ -159,9 +160,9 @@ sup_child_gone(struct sup_child *ch)
 int
 sup_child_spawn(struct sup_children *c, struct sup_child *ch, int64_t now_ms)
 {
-	char path[CM_PATH_MAX + 64], fdarg[32], wakearg[32];
+	char path[CM_PATH_MAX + 64], fdarg[32], wakearg[32], confarg[32];
 	char spacearg[CM_ID_MAX + 16];
-	const char *argv[80];
+	const char *argv[8];
 	size_t argc = 0;
 	int fds[2], wake[2] = {-1, -1};
 	pid_t pid;
@@ -183,9 +184,9 @@ sup_child_spawn(struct sup_children *c, struct sup_child *ch, int64_t now_ms)
 	snprintf(fdarg, sizeof(fdarg), "--notify-fd=%d", fds[1]);
 	snprintf(wakearg, sizeof(wakearg), "--wake-fd=%d", wake[0]);
 	snprintf(spacearg, sizeof(spacearg), "--space=%s", ch->space_id);
+	snprintf(confarg, sizeof(confarg), "--config-fd=%d", c->conf_fd);
 	argv[argc++] = path;
-	for (size_t i = 0; i < c->conf_argc && argc < 75; i++)
-		argv[argc++] = c->conf_argv[i];
+	argv[argc++] = confarg;
 	argv[argc++] = fdarg;
 	if (ch->kind == SUP_ACTOR) {
 		argv[argc++] = spacearg;
@@ -211,11 +212,12 @@ sup_child_spawn(struct sup_children *c, struct sup_child *ch, int64_t now_ms)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		/* The only fds that cross exec. */
+		/* The only fds that cross exec: the config, readiness, wake-up. */
 		fcntl(fds[1], F_SETFD, 0);
+		fcntl(c->conf_fd, F_SETFD, 0);
 		if (wake[0] >= 0)
 			fcntl(wake[0], F_SETFD, 0);
-		execv(path, (char *const *)argv);
+		execve(path, (char *const *)argv, c->child_env);
 		_exit(127);
 	}
 	/* Set it here too: whichever of parent and child runs first. */

@@ -47,11 +47,16 @@ struct sup_children {
 	size_t n, cap;
 	struct sup_child **v;
 	char bin_dir[CM_PATH_MAX];
-	char **conf_argv; /* the config every child gets */
-	size_t conf_argc;
+	int conf_fd;      /* the sealed config every child reads (-1: none) */
+	char **child_env; /* the environment less secrets; entries borrowed */
 };
 
-/* Finds the binaries' directory and renders the config once. */
+/*
+ * Finds the binaries' directory, writes the config once into a sealed
+ * memfd, and builds the children's environment: the process's own, less
+ * the variables of secret keys.  The process must not change its
+ * environment while c lives (the entries are borrowed).
+ */
 int sup_children_init(struct sup_children *c, const struct cm_config *cfg);
 void sup_children_fini(struct sup_children *c);
 
@@ -65,7 +70,9 @@ struct sup_child *sup_child_by_space(
 struct sup_child *sup_child_by_kind(struct sup_children *c, enum sup_kind kind);
 
 /*
- * fork+exec of the row's binary with the config, --notify-fd and, for an
+ * fork+exec of the row's binary with --config-fd (nothing of the config
+ * on its command line or, for secrets, in its environment), --notify-fd
+ * and, for an
  * actor, --space and --wake-fd (the read end of a pipe whose write end
  * the row keeps; see sup_child_wake).  Actors get their own process group so
  * that killing the group takes their browser with them.  Every child dies with

@@ -14,6 +14,10 @@ if [ "$(id -u)" -eq 0 ]; then
   chown postgres "$dir"
   as_pg=(runuser -u postgres --)
 fi
+# As root, the checkout may sit in a directory postgres cannot enter (a
+# clone under a 0700 mktemp -d): postgres's tools run from $dir, and every
+# SQL file reaches psql on its stdin, opened by this shell.
+cd "$dir"
 pid=""
 cleanup() {
   if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; fi
@@ -42,7 +46,8 @@ for f in $(ls "$src"/store/migrations/*.sql | sort); do
   version=$((10#${base%%_*}))
   [ "$version" -eq "$expect" ] || { echo "pg_migrations: $base breaks the line (want $expect)" >&2; exit 1; }
   name=${base#*_}; name=${name%%.*}
-  "${psql[@]}" -1 -f "$f" -c "INSERT INTO schema_migrations VALUES ($version, '$name', 0)"
+  { cat "$f"; printf '\nINSERT INTO schema_migrations VALUES (%d, '"'%s'"', 0);\n' "$version" "$name"; } |
+    "${psql[@]}" -1 -f -
   expect=$((expect + 1))
 done
 head=$("${psql[@]}" -c "SELECT max(version) FROM schema_migrations")

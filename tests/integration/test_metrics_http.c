@@ -64,24 +64,11 @@ scrape(void)
 	return text;
 }
 
-/* The value of the sample named exactly key (name and labels); -1 when
- * the text has none. */
-static double
-sample(const char *text, const char *key)
-{
-	size_t n = strlen(key);
-
-	for (const char *p = text; (p = strstr(p, key)) != NULL; p++)
-		if ((p == text || p[-1] == '\n') && p[n] == ' ')
-			return strtod(p + n + 1, NULL);
-	return -1;
-}
-
 static double
 scrape_sample(const char *key)
 {
 	char *t = scrape();
-	double v = sample(t, key);
+	double v = tk_prom_sample(t, key);
 
 	free(t);
 	return v;
@@ -129,28 +116,34 @@ Test(metrics_http, counts_by_route_pattern_and_asks_the_sources)
 	    401);
 
 	t = scrape();
-	cr_assert_geq(sample(t, "spaced_http_requests_total{route=\"/healthz\","
-	                        "method=\"GET\",status=\"200\"}"),
+	cr_assert_geq(
+	    tk_prom_sample(t, "spaced_http_requests_total{route=\"/healthz\","
+	                      "method=\"GET\",status=\"200\"}"),
 	    1, "%s", t);
-	cr_assert_eq(sample(t, "spaced_http_requests_total{route=\"unmatched\","
-	                       "method=\"GET\",status=\"404\"}"),
+	cr_assert_eq(
+	    tk_prom_sample(t, "spaced_http_requests_total{route=\"unmatched\","
+	                      "method=\"GET\",status=\"404\"}"),
 	    1, "%s", t);
-	cr_assert_eq(sample(t, "spaced_http_requests_total{route=\"/healthz\","
-	                       "method=\"PATCH\",status=\"405\"}"),
+	cr_assert_eq(
+	    tk_prom_sample(t, "spaced_http_requests_total{route=\"/healthz\","
+	                      "method=\"PATCH\",status=\"405\"}"),
 	    1, "%s", t);
-	cr_assert_eq(sample(t, "spaced_http_requests_total{route=\"/api/v1/"
-	                       "workspaces/*/browser-spaces\",method=\"GET\","
-	                       "status=\"401\"}"),
+	cr_assert_eq(
+	    tk_prom_sample(t, "spaced_http_requests_total{route=\"/api/v1/"
+	                      "workspaces/*/browser-spaces\",method=\"GET\","
+	                      "status=\"401\"}"),
 	    1, "%s", t);
 	cr_assert_null(strstr(t, "ws-secret-id"), "a raw path became a label");
 	cr_assert_null(strstr(t, "/no/such/route"));
-	cr_assert_eq(sample(t, "spaced_metrics_source_up{source=\"store\"}"), 1,
-	    "%s", t);
 	cr_assert_eq(
-	    sample(t, "spaced_metrics_source_up{source=\"supervisor\"}"), 1,
+	    tk_prom_sample(t, "spaced_metrics_source_up{source=\"store\"}"), 1,
 	    "%s", t);
-	cr_assert_eq(sample(t, "spaced_spaces_active"), 0, "%s", t);
-	cr_assert_eq(sample(t, "spaced_actor_restarts_total"), 0, "%s", t);
+	cr_assert_eq(tk_prom_sample(
+	                 t, "spaced_metrics_source_up{source=\"supervisor\"}"),
+	    1, "%s", t);
+	cr_assert_eq(tk_prom_sample(t, "spaced_spaces_active"), 0, "%s", t);
+	cr_assert_eq(
+	    tk_prom_sample(t, "spaced_actor_restarts_total"), 0, "%s", t);
 	free(t);
 
 	/* The scrape itself is counted once it is answered. */

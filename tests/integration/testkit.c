@@ -718,3 +718,14 @@ tk_cpu_print(const char *who, const struct tk_cpu *a, const struct tk_cpu *b)
 	    who, 100 * busy / all, 100 * idle / all, 100 * iowait / all,
 	    100 * steal / all, sysconf(_SC_NPROCESSORS_ONLN));
 }
+
+double
+tk_prom_sample(const char *text, const char *key)
+{
+	size_t n = strlen(key);
+
+	for (const char *p = text; (p = strstr(p, key)) != NULL; p++)
+		if ((p == text || p[-1] == '\n') && p[n] == ' ')
+			return strtod(p + n + 1, NULL);
+	return -1;
+}

@@ -91,6 +91,9 @@ int tk_provision_with(nng_socket s, struct tk_world *w, size_t n_instances,
 int tk_http(const struct tk_proc *p, const char *method, const char *path,
     const char *token, const char *req_body, const char *const *headers,
     char **body);
+/* The value of the sample of a Prometheus text whose name and labels are
+ * exactly key; -1 when the text has none. */
+double tk_prom_sample(const char *text, const char *key);
 /* Polls GET /healthz until the api answers 200 (bounded). */
 bool tk_http_ready(const struct tk_proc *p, int timeout_ms);
 

@@ -1,8 +1,10 @@
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -457,7 +459,8 @@ Test(config, unknown_keys_in_every_source)
 	load_fails(ARGS("-d"), NONE, "-d", NULL);
 	load_fails(ARGS("positional"), NONE, "positional", NULL);
 	load_fails(ARGS("--"), NONE, "--", NULL);
-	load_fails(ARGS("--=x"), NONE, "--=x", NULL);
+	/* Never the value: it could be a secret given with a typo. */
+	load_fails(ARGS("--=x"), NONE, "unexpected argument '--'", NULL);
 }
 
 Test(config, unrelated_environment_is_ignored)
@@ -657,38 +660,40 @@ assert_same_config(const struct cm_config *a, const struct cm_config *b)
 	cr_assert_str_eq(a->config_path, b->config_path);
 }
 
-/* Loads a child from the parent's argv, with an empty environment. */
+/* "--config-fd=N" for fd, in buf. */
+static const char *
+fd_flag(char *buf, size_t len, int fd)
+{
+	snprintf(buf, len, "--config-fd=%d", fd);
+	return buf;
+}
+
+/*
+ * Loads a child from the parent's config fd, with an environment and a
+ * file that must both be ignored, and checks that the fd was closed.
+ */
 static void
 round_trip(const struct cm_config *parent)
 {
 	struct cm_config child;
-	char *out[32];
-	char *argv[34];
-	char err[512];
-	int n = cm_config_to_argv(parent, out, 32);
+	char flag[32], err[512];
+	int fd = cm_config_to_fd(parent);
 
-	cr_assert_gt(n, 0);
-	argv[0] = (char *)"child";
-	for (int i = 0; i < n; i++) {
-		cr_assert_eq(strncmp(out[i], "--", 2), 0, "%s", out[i]);
-		cr_assert_not_null(strchr(out[i], '='), "%s", out[i]);
-		argv[i + 1] = out[i];
-	}
-	argv[n + 1] = NULL;
-	cr_assert_eq(cm_config_load(&child, n + 1, argv, (char *const[]){NULL},
+	cr_assert_geq(fd, 0);
+	write_file("etc/spaced.conf", "data_dir = /from/the/file\n");
+	cr_assert_eq(load_x(&child, ARGS(fd_flag(flag, sizeof flag, fd)),
+	                 ARGS("SPACED_LOG_LEVEL=error", "SPACED_DATADIR=typo"),
 	                 NULL, err, sizeof err),
-	    0, "child rejected its argv: %s", err);
+	    0, "child rejected its fd: %s", err);
 	assert_same_config(parent, &child);
-	cm_config_argv_free(out, (size_t)n);
+	cr_assert_eq(fcntl(fd, F_GETFD), -1, "the child closes the fd");
 }
 
-Test(config, to_argv_round_trip_non_defaults)
+Test(config, fd_round_trip_non_defaults)
 {
 	static const char *const extra[] = {"space", NULL};
 	struct cm_config cfg;
-	char *out[32];
 	char err[512];
-	int n;
 
 	write_file("etc/spaced.conf", "log_format = text\n"
 	                              "store_backend = postgres\n"
@@ -705,49 +710,147 @@ Test(config, to_argv_round_trip_non_defaults)
 	        extra, err, sizeof err),
 	    0, "%s", err);
 	round_trip(&cfg);
-
-	n = cm_config_to_argv(&cfg, out, 32);
-	cr_assert_eq(n, 16, "15 keys and --config");
-	for (int i = 0; i < n; i++) {
-		cr_assert_neq(strncmp(out[i], "--space", 7), 0,
-		    "extras stay: %s", out[i]);
-		cr_assert_null(strstr(out[i], "_"), "dashes only: %s", out[i]);
-	}
-	cr_assert_str_eq(out[4], "--allow-fake-driver=true");
-	cm_config_argv_free(out, (size_t)n);
 }
 
-Test(config, to_argv_round_trip_defaults_and_false)
+Test(config, fd_round_trip_defaults_and_false)
 {
 	struct cm_config cfg;
-	char *out[32];
-	bool saw_false = false;
-	int n;
 
 	load_ok(&cfg, NONE, NONE);
+	cr_assert_eq(cfg.allow_fake_driver, false);
 	round_trip(&cfg);
-	n = cm_config_to_argv(&cfg, out, 32);
-	cr_assert_eq(n, 15, "no --config when no file was read");
-	for (int i = 0; i < n; i++) {
-		saw_false |= strcmp(out[i], "--allow-fake-driver=false") == 0;
-		cr_assert_neq(strncmp(out[i], "--config=", 9), 0);
-	}
-	cr_assert(saw_false);
-	cm_config_argv_free(out, (size_t)n);
 }
 
-Test(config, to_argv_capacity)
+/* A flag overrode the parent's environment: the child follows the flag. */
+Test(config, fd_keeps_the_parents_precedence)
+{
+	struct cm_config parent, child;
+	char flag[32];
+	int fd;
+
+	load_ok(&parent, ARGS("--data-dir=/from/flag"),
+	    ARGS("SPACED_DATA_DIR=/from/env"));
+	cr_assert_geq(fd = cm_config_to_fd(&parent), 0);
+	load_ok(&child, ARGS(fd_flag(flag, sizeof flag, fd)),
+	    ARGS("SPACED_DATA_DIR=/from/env"));
+	cr_assert_str_eq(child.data_dir, "/from/flag");
+
+	/* The child's own flags still win, as for one started by hand. */
+	cr_assert_geq(fd = cm_config_to_fd(&parent), 0);
+	load_ok(&child,
+	    ARGS(fd_flag(flag, sizeof flag, fd), "--data-dir=/by/hand"), NONE);
+	cr_assert_str_eq(child.data_dir, "/by/hand");
+	cr_assert_str_eq(child.run_dir, "/from/flag/run");
+}
+
+Test(config, fd_is_sealed_and_holds_no_extra)
+{
+	static const char *const extra[] = {"space", NULL};
+	struct cm_config cfg;
+	char err[512], buf[CM_CONFIG_FD_MAX];
+	ssize_t n;
+	int fd;
+
+	cr_assert_eq(load_x(&cfg, ARGS("--space=s1", "--postgres-dsn=canary"),
+	                 NONE, extra, err, sizeof err),
+	    0, "%s", err);
+	cr_assert_geq(fd = cm_config_to_fd(&cfg), 0);
+	cr_assert_eq(write(fd, "x", 1), -1, "a sealed fd refuses writes");
+	cr_assert_eq(ftruncate(fd, 0), -1);
+	cr_assert_neq(fcntl(fd, F_GETFD) & FD_CLOEXEC, 0);
+	n = pread(fd, buf, sizeof buf - 1, 0);
+	cr_assert_gt(n, 0);
+	buf[n] = '\0';
+	cr_assert_not_null(strstr(buf, "postgres_dsn=canary\n"));
+	cr_assert_null(strstr(buf, "\nspace="), "extras stay: %s", buf);
+	cr_assert_neq(strncmp(buf, "space=", 6), 0, "extras stay: %s", buf);
+	close(fd);
+}
+
+Test(config, fd_refuses_an_unsealed_or_bad_fd)
+{
+	int p[2];
+	char flag[32];
+
+	cr_assert_eq(pipe(p), 0);
+	load_fails(ARGS(fd_flag(flag, sizeof flag, p[0])), NONE, "config_fd",
+	    "not a sealed memfd");
+	cr_assert_eq(fcntl(p[0], F_GETFD), -1, "closed even when refused");
+	close(p[1]);
+	load_fails(ARGS("--config-fd=x"), NONE, "config_fd", "descriptor");
+	load_fails(ARGS("--config-fd=-1"), NONE, "config_fd", "descriptor");
+	load_fails(ARGS("--config=/dev/null", "--config-fd=3"), NONE,
+	    "config_fd", "exclude");
+	load_fails(NONE, ARGS("SPACED_CONFIG_FD=3"), "SPACED_CONFIG_FD",
+	    "only the flag");
+}
+
+/* A hand-made memfd: sealed, with the given text. */
+static int
+sealed_memfd(const char *text)
+{
+	int fd = memfd_create("test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	cr_assert_eq(
+	    fcntl(fd, F_ADD_SEALS,
+	        F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE),
+	    0);
+	return fd;
+}
+
+Test(config, fd_refuses_short_or_unknown_contents)
 {
 	struct cm_config cfg;
-	char *out[32] = {0};
+	char flag[32], text[CM_CONFIG_FD_MAX];
+	int fd;
 
 	load_ok(&cfg, NONE, NONE);
-	cr_assert_eq(cm_config_to_argv(&cfg, out, 14), -1);
-	cr_assert_null(out[0], "nothing allocated on failure");
-	cr_assert_eq(cm_config_to_argv(&cfg, out, 15), 15);
-	cm_config_argv_free(out, 15);
-	cr_assert_null(out[0]);
-	cm_config_argv_free(NULL, 3);
+	fd = cm_config_to_fd(&cfg);
+	cr_assert_eq(pread(fd, text, sizeof text, 0) > 0, 1);
+	close(fd);
+
+	load_fails(
+	    ARGS(fd_flag(flag, sizeof flag, sealed_memfd("data_dir=/x\n"))),
+	    NONE, "config_fd", "missing");
+	load_fails(ARGS(fd_flag(flag, sizeof flag, sealed_memfd("bogus=1\n"))),
+	    NONE, "config_fd:1", "unknown key");
+	load_fails(
+	    ARGS(fd_flag(flag, sizeof flag, sealed_memfd("data_dir=/x"))), NONE,
+	    "config_fd", "newline");
+	load_fails(ARGS(fd_flag(flag, sizeof flag,
+	               sealed_memfd("data_dir=/x\ndata_dir=/y\n"))),
+	    NONE, "config_fd:2", "duplicate");
+	load_fails(ARGS(fd_flag(flag, sizeof flag,
+	               sealed_memfd("task_timeout_max=601\n"))),
+	    NONE, "config_fd:1", "task_timeout_max");
+}
+
+Test(config, child_env_drops_secret_keys_only)
+{
+	char *const env[] = {(char *)"PATH=/bin",
+	    (char *)"SPACED_POSTGRES_DSN=host=db password=canary",
+	    (char *)"SPACED_DATA_DIR=/d", (char *)"SPACED_POSTGRES_DSNX=keep",
+	    (char *)"HOME=/root", NULL};
+	char **out = cm_config_child_env(env);
+	size_t n = 0;
+
+	cr_assert_not_null(out);
+	for (; out[n] != NULL; n++)
+		cr_assert_null(strstr(out[n], "canary"), "%s", out[n]);
+	cr_assert_eq(n, 4);
+	cr_assert_str_eq(out[0], "PATH=/bin");
+	cr_assert_str_eq(out[1], "SPACED_DATA_DIR=/d");
+	cr_assert_str_eq(out[2], "SPACED_POSTGRES_DSNX=keep");
+	cr_assert_str_eq(out[3], "HOME=/root");
+	free(out);
+}
+
+Test(config, no_value_in_an_unexpected_argument_message)
+{
+	load_fails(ARGS("postgres-dsn=host=db password=canary"), NONE,
+	    "unexpected argument 'postgres-dsn'", NULL);
 }
 
 Test(config, null_envp_means_process_environment)
