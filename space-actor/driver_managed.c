@@ -34,6 +34,7 @@ enum md_state {
 };
 
 struct act_driver {
+	const struct cm_policy *policy; /* the instance's, borrowed */
 	char chromium[CM_PATH_MAX];
 	char profile[CM_PATH_MAX];
 	bool ephemeral; /* the profile goes with the driver */
@@ -143,6 +144,8 @@ static const char *const md_steps[] = {
     "Page.enable",
     "Inspector.enable",
     "Network.enable",
+    /* Requests pause for the network policy (page.h). */
+    "Fetch.enable",
     "Page.getFrameTree",
 };
 
@@ -164,7 +167,10 @@ md_setup_send(struct act_driver *d, size_t i)
 	else if (i == 1)
 		params = json_pack(
 		    "{s:s, s:b}", "targetId", d->target, "flatten", 1);
-	else
+	else if (strcmp(md_steps[i], "Fetch.enable") == 0) {
+		session = d->page.session;
+		params = act_page_fetch_params();
+	} else
 		session = d->page.session;
 	d->setup_cmd = act_cdp_call(d->cdp, session, md_steps[i], params,
 	    d->setup_deadline_ms, md_setup_reply, d);
@@ -207,7 +213,7 @@ md_setup_reply(void *arg, const json_t *result, const json_t *error)
 			md_setup_failed(d, "no session");
 			return;
 		}
-		act_page_init(&d->page, d->cdp, id, d->target);
+		act_page_init(&d->page, d->cdp, d->policy, id, d->target);
 		d->page_ok = true;
 		break;
 	case MD_STEPS - 1:
@@ -274,6 +280,7 @@ md_open(const struct act_env *env, struct act_driver **out, char *err,
 	}
 	snprintf(
 	    d->chromium, sizeof(d->chromium), "%s", env->cfg->chromium_path);
+	d->policy = env->policy;
 	/* An instance with a profile path keeps that one directory
 	 * (persistent); otherwise each Space gets a fresh one of its own,
 	 * removed at close (ephemeral). */

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "clock.h"
 #include "log.h"
@@ -195,8 +196,20 @@ page_info_done(struct act_page *p, const json_t *result)
 }
 
 static void
+page_blocked(struct act_page *p)
+{
+	page_fail(p, CM_E_HOST_NOT_ALLOWED,
+	    "the instance's network policy does not allow %s", p->blocked_host);
+}
+
+static void
 page_info(struct act_page *p)
 {
+	/* A redirect may have led the document where it may not go. */
+	if (p->blocked_host[0] != '\0') {
+		page_blocked(p);
+		return;
+	}
 	page_send_to(p, true, "Target.getTargetInfo",
 	    json_pack("{s:s}", "targetId", p->target), page_info_done);
 }
@@ -305,7 +318,11 @@ page_navigated(struct act_page *p, const json_t *result)
 	    json_string_value(json_object_get(result, "loaderId"));
 
 	if (err != NULL && err[0] != '\0') {
-		page_fail(p, CM_E_RUNTIME_ERROR, "navigation failed: %s", err);
+		if (p->blocked_host[0] != '\0')
+			page_blocked(p);
+		else
+			page_fail(p, CM_E_RUNTIME_ERROR,
+			    "navigation failed: %s", err);
 		return;
 	}
 	if (loader == NULL) { /* within the document: nothing loads */
@@ -770,12 +787,26 @@ act_page_knows(const char *capability)
 	return false;
 }
 
+json_t *
+act_page_fetch_params(void)
+{
+	/*
+	 * Every request before it is sent, and every response: a redirect
+	 * hop does not pause at the request stage, so its Location is
+	 * checked when the 3xx arrives.
+	 */
+	return json_pack("{s:[{s:s, s:s}, {s:s, s:s}]}", "patterns",
+	    "urlPattern", "*", "requestStage", "Request", "urlPattern", "*",
+	    "requestStage", "Response");
+}
+
 void
-act_page_init(struct act_page *p, struct act_cdp *cdp, const char *session,
-    const char *target)
+act_page_init(struct act_page *p, struct act_cdp *cdp,
+    const struct cm_policy *policy, const char *session, const char *target)
 {
 	memset(p, 0, sizeof(*p));
 	p->cdp = cdp;
+	p->policy = policy;
 	snprintf(p->session, sizeof(p->session), "%s", session);
 	snprintf(p->target, sizeof(p->target), "%s", target);
 	p->poll_at_ms = -1;
@@ -805,6 +836,7 @@ act_page_start(struct act_page *p, const char *capability, const json_t *args,
 	p->poll_at_ms = -1;
 	p->want_load = false;
 	p->look_again = false;
+	p->blocked_host[0] = '\0';
 	snprintf(p->capability, sizeof(p->capability), "%s", capability);
 	/* A copy: some capabilities fill in defaults. */
 	p->args = json_is_object(args) ? json_deep_copy(args) : json_object();
@@ -821,6 +853,95 @@ act_page_start(struct act_page *p, const char *capability, const json_t *args,
 	return 0;
 }
 
+/*
+ * The absolute http(s) URL a 3xx response sends its request to, or NULL
+ * when it is not a redirect to another origin (a relative Location stays
+ * on the host that was allowed already).
+ */
+static const char *
+page_redirect_target(const json_t *params)
+{
+	json_int_t status =
+	    json_integer_value(json_object_get(params, "responseStatusCode"));
+	const json_t *h;
+	size_t i;
+
+	if (status < 300 || status > 399)
+		return NULL;
+	json_array_foreach(json_object_get(params, "responseHeaders"), i, h)
+	{
+		const char *name =
+		    json_string_value(json_object_get(h, "name"));
+		const char *value =
+		    json_string_value(json_object_get(h, "value"));
+
+		if (name != NULL && value != NULL &&
+		    strcasecmp(name, "location") == 0 &&
+		    (strncasecmp(value, "http://", 7) == 0 ||
+		        strncasecmp(value, "https://", 8) == 0 ||
+		        strncmp(value, "//", 2) == 0))
+			return value;
+	}
+	return NULL;
+}
+
+/*
+ * A request of the page paused (Fetch): let it through, or fail it as
+ * blocked by the client.  Only its host is kept, never the URL.
+ */
+static void
+page_request_paused(struct act_page *p, const json_t *params)
+{
+	const char *id =
+	    json_string_value(json_object_get(params, "requestId"));
+	const json_t *req = json_object_get(params, "request");
+	const char *url = json_string_value(json_object_get(req, "url"));
+	const char *type =
+	    json_string_value(json_object_get(params, "resourceType"));
+	const char *frame =
+	    json_string_value(json_object_get(params, "frameId"));
+	char host[CM_HOST_MAX + 3] = "";
+	bool ok;
+
+	if (id == NULL || url == NULL)
+		return;
+	if (json_object_get(params, "responseStatusCode") != NULL ||
+	    json_object_get(params, "responseErrorReason") != NULL) {
+		/* The response stage: a redirect names where it leads. */
+		url = page_redirect_target(params);
+		if (url == NULL) {
+			act_cdp_call(p->cdp, p->session,
+			    "Fetch.continueResponse",
+			    json_pack("{s:s}", "requestId", id),
+			    cm_mono_ms() + CM_BROWSER_START_MS, NULL, NULL);
+			return;
+		}
+	}
+	if (strncmp(url, "data:", 5) == 0 || strncmp(url, "blob:", 5) == 0 ||
+	    strncmp(url, "about:", 6) == 0)
+		ok = true;
+	else
+		ok = p->policy == NULL ||
+		     (cm_url_host(url, host, sizeof(host)) == 0 &&
+		         cm_policy_allows_host(p->policy, host));
+	if (ok) {
+		act_cdp_call(p->cdp, p->session, "Fetch.continueRequest",
+		    json_pack("{s:s}", "requestId", id),
+		    cm_mono_ms() + CM_BROWSER_START_MS, NULL, NULL);
+		return;
+	}
+	p->blocked++;
+	act_cdp_call(p->cdp, p->session, "Fetch.failRequest",
+	    json_pack("{s:s, s:s}", "requestId", id, "errorReason",
+	        "BlockedByClient"),
+	    cm_mono_ms() + CM_BROWSER_START_MS, NULL, NULL);
+	/* The page's own document: the call that led there fails. */
+	if (type != NULL && strcmp(type, "Document") == 0 && frame != NULL &&
+	    (p->frame[0] == '\0' || strcmp(frame, p->frame) == 0))
+		snprintf(p->blocked_host, sizeof(p->blocked_host), "%s",
+		    host[0] ? host : "a host that is not http(s)");
+}
+
 void
 act_page_event(struct act_page *p, const char *session, const char *method,
     const json_t *params)
@@ -830,7 +951,9 @@ act_page_event(struct act_page *p, const char *session, const char *method,
 
 	if (session == NULL || strcmp(session, p->session) != 0)
 		return;
-	if (strcmp(method, "Page.frameNavigated") == 0) {
+	if (strcmp(method, "Fetch.requestPaused") == 0) {
+		page_request_paused(p, params);
+	} else if (strcmp(method, "Page.frameNavigated") == 0) {
 		frame = json_object_get(params, "frame");
 		id = json_string_value(json_object_get(frame, "id"));
 		if (id != NULL && json_object_get(frame, "parentId") == NULL) {

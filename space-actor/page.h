@@ -17,13 +17,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "capability.h"
 #include "cdp.h"
 #include "driver.h"
 #include "limits.h"
 #include "outline.h"
 
 struct act_page {
-	struct act_cdp *cdp; /* borrowed from the driver */
+	struct act_cdp *cdp;            /* borrowed from the driver */
+	const struct cm_policy *policy; /* borrowed; NULL: no checks */
 	char session[CM_ID_MAX + 1];
 	char target[CM_ID_MAX + 1];
 	char frame[CM_ID_MAX + 1]; /* the main frame, once known */
@@ -56,12 +58,25 @@ struct act_page {
 	bool look_again; /* wait_for: a failed look is not the end */
 	json_t *keep;    /* a result being built */
 	bool crashed;    /* the target crashed: the driver starts over */
+	/* A main-frame document the policy refused during this call. */
+	char blocked_host[CM_HOST_MAX + 3];
+	unsigned blocked; /* requests refused since the page started */
 };
 
-/* Starts a page on an attached session.  session and target are
- * copied. */
-void act_page_init(struct act_page *p, struct act_cdp *cdp, const char *session,
-    const char *target);
+/*
+ * Starts a page on an attached session.  session and target are copied.
+ * With a policy, the driver has sent Fetch.enable for the session with
+ * act_page_fetch_params: every request the page makes pauses, and the
+ * page lets through only http(s) requests to hosts the policy allows
+ * (and data:, blob: and about: URLs, which reach no host).  A refused
+ * document of the main frame fails the call with host_not_allowed.
+ */
+void act_page_init(struct act_page *p, struct act_cdp *cdp,
+    const struct cm_policy *policy, const char *session, const char *target);
+
+/* The params of the Fetch.enable a driver sends for a page (a new
+ * object). */
+json_t *act_page_fetch_params(void);
 
 /* Forgets the call and the refs. */
 void act_page_fini(struct act_page *p);

@@ -14,37 +14,71 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+/*
+ * The site.  A body or a redirect may name the server's own port as %d:
+ * "localhost" and "127.0.0.1" reach the same server under two hosts, so a
+ * test can allow one and refuse the other.
+ */
 static const struct {
 	const char *path;
 	const char *body;
+	const char *location; /* a 302 to here, when not NULL */
 } site[] = {
-    {"/", "<!doctype html><html><head><title>Home</title></head><body>"
-          "<h1>Welcome</h1><p>The spaced test site.</p>"
-          "<a href=\"/next\">Next page</a>"
-          "<form action=\"/search\"><input name=\"q\" aria-label=\"Query\">"
-          "<button type=\"submit\">Search</button></form></body></html>"},
-    {"/next", "<!doctype html><html><head><title>Next</title></head><body>"
-              "<h1>Second page</h1><p>You followed the link.</p>"
-              "</body></html>"},
-    {"/search", "<!doctype html><html><head><title>Results</title></head><body>"
-                "<h1>Results</h1><p>You searched the site.</p></body></html>"},
+    {"/",
+        "<!doctype html><html><head><title>Home</title></head><body>"
+        "<h1>Welcome</h1><p>The spaced test site.</p>"
+        "<a href=\"/next\">Next page</a>"
+        "<form action=\"/search\"><input name=\"q\" aria-label=\"Query\">"
+        "<button type=\"submit\">Search</button></form></body></html>",
+        NULL},
+    {"/next",
+        "<!doctype html><html><head><title>Next</title></head><body>"
+        "<h1>Second page</h1><p>You followed the link.</p>"
+        "</body></html>",
+        NULL},
+    {"/search",
+        "<!doctype html><html><head><title>Results</title></head><body>"
+        "<h1>Results</h1><p>You searched the site.</p></body></html>",
+        NULL},
+    {"/redirect", "", "http://localhost:%d/next"},
+    {"/sub",
+        "<!doctype html><html><head><title>Sub</title></head><body>"
+        "<h1>With a picture</h1>"
+        "<img alt=\"pixel\" src=\"http://localhost:%d/pixel\">"
+        "</body></html>",
+        NULL},
+    {"/pixel", "not really a picture", NULL},
 };
 
 #define SITE_PAGES (sizeof(site) / sizeof(site[0]))
 
 struct tk_pages {
 	int fd;
+	int port;
 	int stop[2];
 	pthread_t thread;
 	atomic_int hits[SITE_PAGES];
 };
 
+/* Copies tmpl into out with its one "%d", if any, made the port. */
+static void
+pages_fill(char *out, size_t len, const char *tmpl, int port)
+{
+	const char *at = strstr(tmpl, "%d");
+
+	if (at == NULL)
+		snprintf(out, len, "%s", tmpl);
+	else
+		snprintf(
+		    out, len, "%.*s%d%s", (int)(at - tmpl), tmpl, port, at + 2);
+}
+
 static void
 pages_serve(struct tk_pages *s, int c)
 {
-	char req[4096], head[256], path[1024];
+	char req[4096], head[512], path[1024], where[256], text[2048];
 	size_t len = 0;
-	const char *body = NULL;
+	const char *body = NULL, *location = NULL;
 	int status = 404;
 	ssize_t n;
 
@@ -66,17 +100,28 @@ pages_serve(struct tk_pages *s, int c)
 	for (size_t i = 0; i < SITE_PAGES; i++)
 		if (strcmp(site[i].path, path) == 0) {
 			body = site[i].body;
+			location = site[i].location;
 			status = 200;
 			atomic_fetch_add(&s->hits[i], 1);
 		}
 	if (body == NULL)
 		body = "<!doctype html><title>Not found</title>";
+	if (location != NULL) {
+		status = 302;
+		pages_fill(where, sizeof(where), location, s->port);
+	}
+	pages_fill(text, sizeof(text), body, s->port);
 	n = snprintf(head, sizeof(head),
 	    "HTTP/1.1 %d %s\r\nContent-Type: text/html; charset=utf-8\r\n"
-	    "Content-Length: %zu\r\nConnection: close\r\n\r\n",
-	    status, status == 200 ? "OK" : "Not Found", strlen(body));
+	    "Content-Length: %zu\r\n%s%s%sConnection: close\r\n\r\n",
+	    status,
+	    status == 200   ? "OK"
+	    : status == 302 ? "Found"
+	                    : "Not Found",
+	    strlen(text), location ? "Location: " : "", location ? where : "",
+	    location ? "\r\n" : "");
 	if (write(c, head, (size_t)n) == n)
-		(void)!write(c, body, strlen(body));
+		(void)!write(c, text, strlen(text));
 }
 
 static void *
@@ -117,14 +162,14 @@ tk_pages_start(int *port)
 	    bind(s->fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
 	    listen(s->fd, 64) != 0 ||
 	    getsockname(s->fd, (struct sockaddr *)&a, &alen) != 0 ||
-	    pipe(s->stop) != 0 ||
+	    (s->port = ntohs(a.sin_port)) == 0 || pipe(s->stop) != 0 ||
 	    pthread_create(&s->thread, NULL, pages_run, s) != 0) {
 		if (s->fd >= 0)
 			close(s->fd);
 		free(s);
 		return NULL;
 	}
-	*port = ntohs(a.sin_port);
+	*port = s->port;
 	return s;
 }
 

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "capability.h"
 #include "clock.h"
 #include "driver.h"
 #include "pages.h"
@@ -272,4 +273,51 @@ Test(managed, cancel_a_wait_and_survive_a_browser_crash)
 
 	act_driver_managed.close(d);
 	cr_assert_neq(stat(profile, &st), 0, "the profile outlived its Space");
+}
+
+Test(managed, the_network_policy_holds_inside_the_browser)
+{
+	struct act_driver *d;
+	struct act_outcome o;
+	struct cm_policy policy;
+	char err[256], args[128];
+	const char *allow = "{\"allow_hosts\": [\"127.0.0.1\"], "
+	                    "\"deny_private_networks\": false}";
+	json_t *res;
+
+	cr_assert_eq(
+	    cm_policy_parse(allow, strlen(allow), &policy, err, sizeof(err)), 0,
+	    "%s", err);
+	env.policy = &policy;
+	cr_assert_eq(
+	    act_driver_managed.open(&env, &d, err, sizeof(err)), 0, "%s", err);
+	navigate_home(d);
+
+	/* A redirect to a host the policy refuses. */
+	snprintf(args, sizeof(args),
+	    "{\"url\":\"http://127.0.0.1:%d/redirect\"}", port);
+	o = run(d, "navigate", args, NULL);
+	cr_assert_eq(o.err, CM_E_HOST_NOT_ALLOWED, "%s: %s", cm_err_code(o.err),
+	    o.message);
+	cr_assert_not_null(strstr(o.message, "localhost"), "%s", o.message);
+	cr_assert_null(
+	    strstr(o.message, "/next"), "the URL leaked: %s", o.message);
+	cr_assert_eq(tk_pages_hits(pages, "/next"), 0,
+	    "the refused redirect reached the server");
+
+	/* A page whose picture comes from a refused host: the page loads,
+	 * the picture is never fetched. */
+	snprintf(
+	    args, sizeof(args), "{\"url\":\"http://127.0.0.1:%d/sub\"}", port);
+	o = run(d, "navigate", args, &res);
+	cr_assert_eq(o.err, CM_OK, "%s", o.message);
+	cr_assert_str_eq(str(res, "title"), "Sub");
+	json_decref(res);
+	cr_assert_eq(tk_pages_hits(pages, "/sub"), 1);
+	cr_assert_eq(tk_pages_hits(pages, "/pixel"), 0,
+	    "the refused subresource reached the server");
+
+	/* The allowed host still works after refusals. */
+	navigate_home(d);
+	act_driver_managed.close(d);
 }
