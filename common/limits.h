@@ -105,11 +105,11 @@
  * SIGTERM: the api and the actors get CM_SUP_STOP_CHILDREN_MS to exit,
  * then the store CM_SUP_STOP_STORE_MS; a child still there is killed
  * (an actor with its process group) and reaped within CM_SUP_KILL_WAIT_MS.
- * So spaced exits within 2.4 s whatever its children do.
+ * So spaced exits within 1.9 s whatever its children do.
  */
-#define CM_SUP_STOP_CHILDREN_MS 1200
-#define CM_SUP_STOP_STORE_MS 600
-#define CM_SUP_KILL_WAIT_MS 300
+#define CM_SUP_STOP_CHILDREN_MS 1000
+#define CM_SUP_STOP_STORE_MS 500
+#define CM_SUP_KILL_WAIT_MS 200
 
 /* Leases (SPEC 3 rule 10). */
 #define CM_LEASE_TTL_MS 15000
