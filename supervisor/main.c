@@ -30,67 +30,10 @@
 #include "clock.h"
 #include "config.h"
 #include "control.h"
-#include "jobs.h"
 #include "log.h"
 #include "recv.h"
 #include "rpc.h"
-
-struct sup {
-	struct cm_config cfg;
-	struct sup_children kids;
-	nng_socket store;    /* REQ */
-	nng_socket events;   /* SUB to the store's PUB */
-	nng_aio *events_rx;  /* its receives */
-	nng_aio *control_rx; /* the control socket's receives */
-	nng_socket control;  /* REP */
-	int events_fd;
-	int pipe_up[2]; /* self-pipe: the events SUB (re)connected */
-	int control_fd;
-	int sig_fd;
-	int notify_fd; /* our own readiness line, for whoever started us */
-	/*
-	 * Every store call is asynchronous, one call per kind of work, its
-	 * outcome taken when the loop polls the call's fd: reaping,
-	 * restarting and SIGTERM never wait behind the store.
-	 */
-	struct cm_rpc_async *boot_rpc, *scan_rpc, *sweep_rpc;
-	struct sup_jobs jobs;  /* writes about one Space, in order */
-	struct sup_boot *boot; /* the bootstrap under way, or NULL */
-	int64_t boot_retry_at;
-	char scan_after[CM_ID_MAX + 1]; /* the rescan's cursor; "" first */
-	bool scan_again;    /* rescan once the one under way is done */
-	uint64_t jobs_done; /* jobs finished, ever */
-	uint64_t scan_jobs; /* jobs_done when this rescan page was asked */
-	bool store_up;      /* the store said ready at least once */
-	bool booted;        /* the bootstrap has nothing left to do */
-	bool running;       /* store up and first scan done */
-	bool stop;
-	int exit_code;
-	int64_t next_rescan, next_sweep;
-};
-
-static void
-req_init(struct pr_req *q, enum pr_op op)
-{
-	memset(q, 0, sizeof(*q));
-	q->op = op;
-}
-
-/* A store call on an idle handle, made again until the store answers. */
-static bool
-store_start(struct cm_rpc_async *c, const struct pr_req *q)
-{
-	return cm_rpc_async_start(c, q, CM_SUP_STORE_ATTEMPT_MS, 0) == CM_OK;
-}
-
-static void
-queue_job(struct sup *s, enum pr_op op, const char *space_id, const char *code)
-{
-	/* Crash-only: what the job would write is still due in the store
-	 * (a running task's lease expires), so a restart loses nothing. */
-	if (sup_jobs_push(&s->jobs, op, space_id, code) != 0)
-		cm_fatalx("supervisor: out of memory");
-}
+#include "storework.h"
 
 static void
 start_child(struct sup *s, struct sup_child *ch)
@@ -109,8 +52,8 @@ start_child(struct sup *s, struct sup_child *ch)
 
 /* No actor starts for a Space while a job about it waits: its lost task
  * is finalised, or the Space marked, first. */
-static void
-ensure_actor(struct sup *s, const char *space_id)
+void
+sup_ensure_actor(struct sup *s, const char *space_id)
 {
 	struct sup_child *ch;
 
@@ -121,10 +64,8 @@ ensure_actor(struct sup *s, const char *space_id)
 		start_child(s, ch);
 }
 
-/* ---- the bootstrap ------------------------------------------------------ */
-
-static void
-start_api(struct sup *s)
+void
+sup_start_api(struct sup *s)
 {
 	struct sup_child *api;
 
@@ -136,162 +77,6 @@ start_api(struct sup *s)
 }
 
 /* Acts on a step: sends its request, or ends the bootstrap. */
-static void
-boot_advance(struct sup *s, enum sup_boot_step step, const struct pr_req *q)
-{
-	if (step == SUP_BOOT_CALL && store_start(s->boot_rpc, q))
-		return;
-	sup_boot_free(s->boot);
-	s->boot = NULL;
-	if (step == SUP_BOOT_DONE) {
-		s->booted = true;
-		/* Only now: the api's /readyz says ready once it runs, and
-		 * the token file exists from here on. */
-		start_api(s);
-		return;
-	}
-	s->boot_retry_at = cm_mono_ms() + CM_SUP_BOOT_RETRY_MS;
-	cm_warnx("bootstrap: not finished; trying again in %d ms",
-	    CM_SUP_BOOT_RETRY_MS);
-}
-
-static void
-boot_kick(struct sup *s, int64_t now)
-{
-	struct pr_req q;
-
-	if (s->booted || s->boot != NULL || !s->store_up ||
-	    now < s->boot_retry_at)
-		return;
-	if (sup_boot_new(&s->boot, &s->cfg, s->kids.bin_dir) != 0) {
-		s->boot_retry_at = now + CM_SUP_BOOT_RETRY_MS;
-		return;
-	}
-	boot_advance(s, sup_boot_step(s->boot, NULL, &q), &q);
-}
-
-static void
-boot_reply(struct sup *s)
-{
-	struct pr_rep r;
-	struct pr_req q;
-
-	if (s->boot == NULL || !cm_rpc_async_take(s->boot_rpc, &r, NULL))
-		return;
-	boot_advance(s, sup_boot_step(s->boot, &r, &q), &q);
-	pr_rep_free(&r);
-}
-
-/* ---- the rescan, the sweep, the jobs ------------------------------------ */
-
-/* The fallback for lost notices: what should run, from the store, a page
- * at a time. */
-static void
-rescan(struct sup *s)
-{
-	struct pr_req q;
-
-	if (cm_rpc_async_busy(s->scan_rpc)) {
-		s->scan_again = true;
-		return;
-	}
-	req_init(&q, PR_OP_SUP_LIST_ACTIVE);
-	q.host = s->cfg.host_id;
-	q.after_id = s->scan_after[0] ? s->scan_after : NULL;
-	s->scan_jobs = s->jobs_done;
-	if (!store_start(s->scan_rpc, &q))
-		s->next_rescan = cm_mono_ms() + CM_SUP_RESCAN_MS;
-}
-
-static void
-scan_page(struct sup *s, const struct pr_rep *r)
-{
-	for (size_t i = 0; i < r->n_spaces; i++) {
-		const struct pr_space *sp = &r->spaces[i];
-
-		if (strcmp(sp->status, "error") != 0) {
-			ensure_actor(s, sp->space_id);
-			continue;
-		}
-		/* No actor serves a Space in error: close it on its behalf. */
-		if (sp->close_requested &&
-		    sup_child_by_space(&s->kids, sp->space_id) == NULL &&
-		    !sup_jobs_pending(&s->jobs, sp->space_id))
-			queue_job(
-			    s, PR_OP_SPACE_MARK_CLOSED, sp->space_id, NULL);
-	}
-}
-
-static void
-scan_reply(struct sup *s)
-{
-	struct pr_rep r;
-	const char *last;
-
-	if (!cm_rpc_async_take(s->scan_rpc, &r, NULL))
-		return;
-	if (r.err != CM_OK) {
-		cm_warnx("supervisor: sup.list_active: %s", cm_err_code(r.err));
-	} else if (s->scan_jobs != s->jobs_done) {
-		/* A job ended since this page was asked for (a Space marked in
-		 * error, say): the page may be stale.  Walk again. */
-		s->scan_again = true;
-	} else {
-		scan_page(s, &r);
-		last = r.n_spaces ? r.spaces[r.n_spaces - 1].space_id : NULL;
-		/* A short page is the last; so is one whose last id does not
-		 * move the cursor on (a store that ignores after_id). */
-		if (r.n_spaces >= CM_ACTIVE_PAGE_MAX && last != NULL &&
-		    strcmp(last, s->scan_after) > 0) {
-			snprintf(
-			    s->scan_after, sizeof(s->scan_after), "%s", last);
-			pr_rep_free(&r);
-			rescan(s);
-			return;
-		}
-		s->running = true;
-	}
-	pr_rep_free(&r);
-	s->scan_after[0] = '\0';
-	s->next_rescan = cm_mono_ms() + CM_SUP_RESCAN_MS;
-	if (s->scan_again) {
-		s->scan_again = false;
-		rescan(s);
-	}
-}
-
-static void
-sweep(struct sup *s)
-{
-	struct pr_req q;
-
-	req_init(&q, PR_OP_SUP_SWEEP_LEASES);
-	if (!store_start(s->sweep_rpc, &q))
-		s->next_sweep = cm_mono_ms() + CM_SUP_SWEEP_MS;
-}
-
-static void
-sweep_reply(struct sup *s)
-{
-	struct pr_rep r;
-
-	if (!cm_rpc_async_take(s->sweep_rpc, &r, NULL))
-		return;
-	if (r.err == CM_OK && r.count > 0)
-		cm_info("supervisor: %lld expired leases", (long long)r.count);
-	pr_rep_free(&r);
-	s->next_sweep = cm_mono_ms() + CM_SUP_SWEEP_MS;
-}
-
-static void
-jobs_reply(struct sup *s)
-{
-	struct sup_job done;
-
-	if (sup_jobs_take(&s->jobs, cm_mono_ms(), &done))
-		s->jobs_done++;
-}
-
 /* ---- children ----------------------------------------------------------- */
 
 static void
@@ -324,7 +109,7 @@ child_died(struct sup *s, struct sup_child *ch, int status)
 	/* Queued, never waited on: while it waits, no actor for the Space
 	 * starts (restart_due, ensure_actor). */
 	if (ch->kind == SUP_ACTOR && !(exited && code == 0))
-		queue_job(s, PR_OP_SUP_FINALIZE_LOST, ch->space_id, NULL);
+		sup_work_queue(s, PR_OP_SUP_FINALIZE_LOST, ch->space_id, NULL);
 	v = sup_policy_exit(p, &ch->history, now, exited, code, &delay);
 	switch (v) {
 	case SUP_RESTART:
@@ -346,7 +131,7 @@ child_died(struct sup *s, struct sup_child *ch, int status)
 		}
 		cm_warnx(
 		    "supervisor: space %s: actor crash loop", ch->space_id);
-		queue_job(s, PR_OP_SPACE_MARK_ERROR, ch->space_id,
+		sup_work_queue(s, PR_OP_SPACE_MARK_ERROR, ch->space_id,
 		    "actor_crash_loop");
 		sup_child_remove(&s->kids, ch);
 		break;
@@ -390,7 +175,7 @@ read_ready(struct sup *s, struct sup_child *ch)
 		 * store is rescanned when the events SUB reconnects. */
 		if (ch->kind == SUP_STORE && !s->store_up) {
 			s->store_up = true;
-			rescan(s);
+			sup_work_rescan(s);
 		}
 	}
 }
@@ -449,7 +234,7 @@ drain_events(struct sup *s)
 			cm_warnx(
 			    "supervisor: bad event from the store: %s", err);
 		} else if (strcmp(ev.kind, "space_opened") == 0) {
-			ensure_actor(s, ev.space_id);
+			sup_ensure_actor(s, ev.space_id);
 		} else if (actor_wants(ev.kind)) {
 			struct sup_child *ch =
 			    sup_child_by_space(&s->kids, ev.space_id);
@@ -490,7 +275,7 @@ pipe_came_up(struct sup *s)
 	while (read(s->pipe_up[0], buf, sizeof(buf)) > 0)
 		;
 	if (s->store_up)
-		rescan(s);
+		sup_work_rescan(s);
 }
 
 static void
@@ -612,26 +397,26 @@ serve(struct sup *s)
 		if (pfd[SERVE_PIPE_UP].revents & POLLIN)
 			pipe_came_up(s);
 		if (pfd[SERVE_BOOT].revents & POLLIN)
-			boot_reply(s);
+			sup_work_boot_reply(s);
 		if (pfd[SERVE_SCAN].revents & POLLIN)
-			scan_reply(s);
+			sup_work_scan_reply(s);
 		if (pfd[SERVE_SWEEP].revents & POLLIN)
-			sweep_reply(s);
+			sup_work_sweep_reply(s);
 		if (pfd[SERVE_JOBS].revents & POLLIN)
-			jobs_reply(s);
+			sup_work_jobs_reply(s);
 		if (s->stop)
 			break;
 
 		now = cm_mono_ms();
 		sup_jobs_run(&s->jobs, now);
 		restart_due(s, now);
-		boot_kick(s, now);
+		sup_work_boot_kick(s, now);
 		if (s->store_up && now >= s->next_rescan &&
 		    !cm_rpc_async_busy(s->scan_rpc))
-			rescan(s);
+			sup_work_rescan(s);
 		if (s->running && now >= s->next_sweep &&
 		    !cm_rpc_async_busy(s->sweep_rpc))
-			sweep(s);
+			sup_work_sweep(s);
 		if (s->running && s->booted)
 			notify_ready(s);
 	}
