@@ -62,6 +62,7 @@
 
 #include "log.h"
 #include "token.h"
+#include "tokenfile.h"
 
 #define BOOT_ADMIN_NAME "admin"
 #define BOOT_WORKSPACE "default"
@@ -87,11 +88,7 @@ struct sup_boot {
 	const struct cm_config *cfg;
 	const char *bin_dir;
 	enum boot_state state;
-	char dir[CM_PATH_MAX];       /* data_dir, absolute when possible */
-	char path[CM_PATH_MAX + 16]; /* <dir>/admin.token */
-	char temp[CM_PATH_MAX + 16]; /* <dir>/admin.token.tmp */
-	bool in_temp;                /* the token's file is temp */
-	char token[CM_TOKEN_LEN];    /* secret: never logged */
+	struct sup_tokenfile file; /* holds the token: a secret */
 	char hash[CM_TOKEN_HASH_LEN];
 	char admin_id[CM_ID_MAX + 1];
 	/* The store's only principal, when it is an enabled admin named
@@ -126,183 +123,6 @@ static void
 copy_id(char dst[CM_ID_MAX + 1], const char *src)
 {
 	snprintf(dst, CM_ID_MAX + 1, "%s", src != NULL ? src : "");
-}
-
-/* ---- the token file ------------------------------------------------- */
-
-static int
-sync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int rc;
-
-	if (fd < 0) {
-		cm_warn("bootstrap: %s", dir);
-		return -1;
-	}
-	if ((rc = fsync(fd)) != 0)
-		cm_warn("bootstrap: fsync %s", dir);
-	close(fd);
-	return rc;
-}
-
-enum boot_file { BF_OK, BF_ABSENT, BF_MALFORMED, BF_ERROR };
-
-/* Reads fd to its end into buf, at most cap bytes.  Returns the length
- * (cap: the file may hold more), or -1 on a read error. */
-static ssize_t
-read_all(int fd, char *buf, size_t cap)
-{
-	size_t n = 0;
-
-	while (n < cap) {
-		ssize_t got = read(fd, buf + n, cap - n);
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0)
-			return -1;
-		if (got == 0)
-			break;
-		n += (size_t)got;
-	}
-	return (ssize_t)n;
-}
-
-/* Reads the token file at path into b->token and makes it durable (a
- * previous start may have died before its fsync). */
-static enum boot_file
-token_file_read_at(struct sup_boot *b, const char *path)
-{
-	char buf[CM_TOKEN_MAX + 2];
-	enum boot_file rc = BF_ERROR;
-	struct stat st;
-	ssize_t n;
-	int fd;
-
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
-		if (errno == ENOENT)
-			return BF_ABSENT;
-		cm_warn("bootstrap: %s", path);
-		return BF_ERROR;
-	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		cm_warnx("bootstrap: %s is not a regular file", path);
-	} else if ((n = read_all(fd, buf, sizeof(buf))) < 0 || fsync(fd) != 0) {
-		cm_warn("bootstrap: %s", path);
-	} else {
-		if (n > 0 && buf[n - 1] == '\n')
-			n--;
-		if (!cm_token_valid(buf, (size_t)n)) {
-			rc = BF_MALFORMED;
-		} else {
-			memcpy(b->token, buf, (size_t)n);
-			b->token[n] = '\0';
-			rc = sync_dir(b->dir) == 0 ? BF_OK : BF_ERROR;
-		}
-	}
-	if (rc == BF_OK && (st.st_mode & 077))
-		cm_warnx(
-		    "bootstrap: %s is readable by others; chmod 600 it", path);
-	close(fd);
-	explicit_bzero(buf, sizeof(buf));
-	return rc;
-}
-
-/* admin.token, else admin.token.tmp; in_temp says which it was. */
-static enum boot_file
-token_file_read(struct sup_boot *b)
-{
-	enum boot_file rc = token_file_read_at(b, b->path);
-
-	b->in_temp = false;
-	if (rc == BF_ABSENT) {
-		rc = token_file_read_at(b, b->temp);
-		b->in_temp = rc != BF_ABSENT;
-	}
-	return rc;
-}
-
-/* The file the token came from. */
-static const char *
-token_file_name(const struct sup_boot *b)
-{
-	return b->in_temp ? b->temp : b->path;
-}
-
-/* Writes a new token to admin.token.tmp, durably.  Only while the store
- * has no principal: no row can name a token an earlier start left. */
-static int
-token_file_create(struct sup_boot *b)
-{
-	char line[CM_TOKEN_LEN + 1];
-	size_t len, off = 0;
-	int fd;
-
-	if (unlink(b->temp) != 0 && errno != ENOENT) {
-		cm_warn("bootstrap: %s", b->temp);
-		return -1;
-	}
-	fd = open(b->temp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		cm_warn("bootstrap: %s", b->temp);
-		return -1;
-	}
-	b->in_temp = true;
-	cm_token_new(b->token);
-	len = (size_t)snprintf(line, sizeof(line), "%s\n", b->token);
-	/* 0600 whatever the umask says. */
-	if (fchmod(fd, 0600) != 0)
-		goto failed;
-	while (off < len) {
-		ssize_t n = write(fd, line + off, len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			goto failed;
-		off += (size_t)n;
-	}
-	if (fsync(fd) != 0)
-		goto failed;
-	close(fd);
-	explicit_bzero(line, sizeof(line));
-	return sync_dir(b->dir);
-
-failed:
-	cm_warn("bootstrap: %s", b->temp);
-	close(fd);
-	explicit_bzero(line, sizeof(line));
-	/* Nothing names this token yet: the next start writes another. */
-	unlink(b->temp);
-	return -1;
-}
-
-/* Step 1, with no principal in the store. */
-static int
-token_file_ensure(struct sup_boot *b)
-{
-	switch (token_file_read(b)) {
-	case BF_OK:
-		cm_info("bootstrap: resuming with the token already in %s",
-		    token_file_name(b));
-		return 0;
-	case BF_ABSENT:
-		return token_file_create(b);
-	case BF_MALFORMED:
-		/* Torn by a crash before its fsync, or not ours: with no
-		 * principal in the store, no row can name it. */
-		cm_warnx("bootstrap: %s does not hold a token; replacing it",
-		    token_file_name(b));
-		if (unlink(token_file_name(b)) != 0) {
-			cm_warn("bootstrap: %s", token_file_name(b));
-			return -1;
-		}
-		return token_file_create(b);
-	case BF_ERROR:
-		break;
-	}
-	return -1;
 }
 
 /* First <bin_dir>/../etc/bundles (the build or install tree), then the
@@ -348,7 +168,7 @@ read_manifest(const char *path)
 	/* One byte over the bound is read, so an oversized file shows. */
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 ||
 	    (buf = malloc(CM_MANIFEST_MAX + 2)) == NULL ||
-	    (n = read_all(fd, buf, CM_MANIFEST_MAX + 1)) < 0) {
+	    (n = sup_read_all(fd, buf, CM_MANIFEST_MAX + 1)) < 0) {
 		cm_warn("bootstrap: %s", path);
 	} else if (n > CM_MANIFEST_MAX) {
 		cm_warnx("bootstrap: %s: over %d bytes", path, CM_MANIFEST_MAX);
@@ -368,29 +188,15 @@ read_manifest(const char *path)
 
 /* ---- step 7 and the end ------------------------------------------------ */
 
-/* admin.token.tmp becomes admin.token, durably. */
-static int
-publish(struct sup_boot *b)
-{
-	if (!b->in_temp)
-		return 0;
-	if (rename(b->temp, b->path) != 0) {
-		cm_warn("bootstrap: rename %s", b->temp);
-		return -1;
-	}
-	b->in_temp = false;
-	return sync_dir(b->dir);
-}
-
 /* Where the token is and where the console will be, for a person. */
 static enum sup_boot_step
 done(struct sup_boot *b)
 {
 	if (b->show_token) {
-		if (publish(b) != 0)
+		if (sup_tokenfile_publish(&b->file) != 0)
 			return SUP_BOOT_FAILED;
-		cm_info("bootstrap: the admin token is in %s", b->path);
-		fprintf(stderr, "spaced: admin token in %s\n", b->path);
+		cm_info("bootstrap: the admin token is in %s", b->file.path);
+		fprintf(stderr, "spaced: admin token in %s\n", b->file.path);
 	}
 	fprintf(stderr, "spaced: console at http://%s/\n", b->cfg->http_listen);
 	return SUP_BOOT_DONE;
@@ -511,8 +317,8 @@ on_member(struct sup_boot *b, const struct pr_rep *r)
 static enum sup_boot_step
 fresh(struct sup_boot *b, struct pr_req *q)
 {
-	if (token_file_ensure(b) != 0 ||
-	    cm_token_hash(b->token, strlen(b->token), b->hash) != 0)
+	if (sup_tokenfile_ensure(&b->file) != 0 ||
+	    cm_token_hash(b->file.token, strlen(b->file.token), b->hash) != 0)
 		return SUP_BOOT_FAILED;
 	q->kind = "operator";
 	q->name = BOOT_ADMIN_NAME;
@@ -564,14 +370,14 @@ no_token_file(struct sup_boot *b, const struct pr_rep *principals)
 			cm_info("bootstrap: nothing to do: the store has an "
 			        "admin and %s is gone (with no admin token "
 			        "left, the way back is an empty data_dir)",
-			    b->path);
+			    b->file.path);
 			return done(b);
 		}
 	}
 	cm_warnx("bootstrap: the store has principals but no enabled admin, "
 	         "and %s is absent; nothing is created.  To bootstrap again, "
 	         "stop spaced and start it on an empty data_dir",
-	    b->path);
+	    b->file.path);
 	return done(b);
 }
 
@@ -582,7 +388,7 @@ not_accepted(struct sup_boot *b)
 	         "(revoked, or not an enabled admin's); it is not used.  "
 	         "Remove the file.  Without another admin token, the way "
 	         "back is to start spaced on an empty data_dir",
-	    token_file_name(b));
+	    sup_tokenfile_name(&b->file));
 	return done(b);
 }
 
@@ -597,20 +403,20 @@ resume(struct sup_boot *b, const struct pr_rep *principals, struct pr_req *q)
 	if (only != NULL && is_enabled_admin(only) &&
 	    strcmp(only->name, BOOT_ADMIN_NAME) == 0)
 		copy_id(b->only_admin, only->principal_id);
-	switch (token_file_read(b)) {
-	case BF_OK:
+	switch (sup_tokenfile_read(&b->file)) {
+	case SUP_TOKENFILE_OK:
 		break;
-	case BF_ABSENT:
+	case SUP_TOKENFILE_ABSENT:
 		return no_token_file(b, principals);
-	case BF_MALFORMED:
+	case SUP_TOKENFILE_MALFORMED:
 		cm_warnx("bootstrap: %s does not hold a token and the store "
 		         "has principals: the file is not used; remove it",
-		    token_file_name(b));
+		    sup_tokenfile_name(&b->file));
 		return done(b);
-	case BF_ERROR:
+	case SUP_TOKENFILE_ERROR:
 		return SUP_BOOT_FAILED;
 	}
-	if (cm_token_hash(b->token, strlen(b->token), b->hash) != 0)
+	if (cm_token_hash(b->file.token, strlen(b->file.token), b->hash) != 0)
 		return SUP_BOOT_FAILED;
 	q->token_hash = b->hash;
 	return ask(b, q, BS_RESOLVE, PR_OP_AUTH_RESOLVE);
@@ -664,8 +470,6 @@ sup_boot_new(
     struct sup_boot **out, const struct cm_config *cfg, const char *bin_dir)
 {
 	struct sup_boot *b;
-	char *abs;
-	int n, m;
 
 	*out = NULL;
 	if ((b = calloc(1, sizeof(*b))) == NULL) {
@@ -674,18 +478,7 @@ sup_boot_new(
 	}
 	b->cfg = cfg;
 	b->bin_dir = bin_dir;
-	/* Absolute, for the person who reads where the token is. */
-	abs = realpath(cfg->data_dir, NULL);
-	snprintf(b->dir, sizeof(b->dir), "%s",
-	    abs != NULL && strlen(abs) < sizeof(b->dir) ? abs : cfg->data_dir);
-	free(abs);
-	n = snprintf(
-	    b->path, sizeof(b->path), "%s/" SUP_ADMIN_TOKEN_FILE, b->dir);
-	m = snprintf(
-	    b->temp, sizeof(b->temp), "%s/" SUP_ADMIN_TOKEN_TEMP, b->dir);
-	if (n < 0 || (size_t)n >= sizeof(b->path) || m < 0 ||
-	    (size_t)m >= sizeof(b->temp)) {
-		cm_warnx("bootstrap: the data_dir path is too long");
+	if (sup_tokenfile_init(&b->file, cfg->data_dir) != 0) {
 		free(b);
 		return -1;
 	}

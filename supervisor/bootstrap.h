@@ -19,10 +19,6 @@
 #include "config.h"
 #include "proto.h"
 
-#define SUP_ADMIN_TOKEN_FILE "admin.token"
-/* Where the token waits, durable, until the store accepts it. */
-#define SUP_ADMIN_TOKEN_TEMP "admin.token.tmp"
-
 enum sup_boot_step {
 	SUP_BOOT_CALL, /* send the request, and hand its reply to the next step
 	                */
