@@ -24,14 +24,16 @@
 #define EXIT_MS 3000      /* SIGTERM: spaced is gone within this */
 #define BOOT_KILLS 6      /* store kills during a bootstrap */
 #define RUN_KILLS 14      /* store kills in a running spaced */
-#define RUN_SPACEDS 3     /* spaced instances the kills rotate over */
+#define RUN_SPACEDS 4     /* spaced instances the kills rotate over */
 #define TERMS 20          /* SIGTERMs */
 /*
  * The store's restart policy backs off from the second failure within
- * 10 s (100, 200, 400 ms...): kills of one spaced's store are paced at
- * least this far apart, so no restart waits more than 200 ms.
+ * 10 s (100 ms, then 200, 400...; the fifth gives up): kills of one
+ * spaced's store are paced further apart than that, so that each is a
+ * first failure and the 500 ms bound measures the supervisor, not the
+ * policy's backoff.
  */
-#define KILL_GAP_MS 5100
+#define KILL_GAP_MS 10100
 
 static unsigned seed;
 
@@ -240,7 +242,9 @@ kill_at_random(struct run *r, int k)
 	struct sf_env *e = &r->e;
 	char when[64], lost[CM_ID_MAX + 1] = "", task[CM_ID_MAX + 1], rid[16];
 	char space[CM_ID_MAX + 1] = "";
-	bool finalise = k % 2 == 1 && r->next_instance < e->w.n_instances;
+	/* Each spaced alternates the two. */
+	bool finalise = (k / RUN_SPACEDS + k) % 2 == 1 &&
+	                r->next_instance < e->w.n_instances;
 	struct sf_task t;
 	pid_t actor = 0;
 	int64_t back;
