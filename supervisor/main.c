@@ -2,10 +2,12 @@
  * spaced: the supervisor, and the binary users run.
  *
  * It starts the store, waits for its readiness line, bootstraps an empty
- * store (bootstrap.h), starts the api (when built), then one actor per
- * Space that is not closed, and keeps them alive: reaping through a
- * signalfd, finalising the task of an actor that died (SPEC 3 rule 10)
- * and restarting by the policy table.  Exit codes:
+ * store (bootstrap.h), starts the api (when built) once that is done,
+ * then one actor per Space that is not closed, and keeps them alive:
+ * reaping through a signalfd, finalising the task of an actor that died
+ * (SPEC 3 rule 10) and restarting by the policy table.  Its loop never
+ * waits on the store: every store call is asynchronous (storework.h).
+ * SIGTERM stops everything within bounds (CM_SUP_STOP_*).  Exit codes:
  * 0 stopped cleanly, 1 gave up on a permanent child (let systemd restart
  * the whole service), 100 bad configuration or data dir in use.
  */
