@@ -71,7 +71,7 @@ sup_start_api(struct sup *s)
 {
 	struct sup_child *api;
 
-	if (!sup_kind_available(&s->kids, SUP_API) ||
+	if (s->stop || !sup_kind_available(&s->kids, SUP_API) ||
 	    sup_child_by_kind(&s->kids, SUP_API) != NULL)
 		return;
 	if ((api = sup_child_add(&s->kids, SUP_API, NULL)) != NULL)
