@@ -130,6 +130,26 @@
 #define CM_TEXT_MAX 32000               /* extract_text */
 #define CM_WAIT_POLL_MS 100             /* wait_for looks this often */
 
+/*
+ * The supervisor (supervisor/main.c).  Its store calls are asynchronous;
+ * an attempt waits CM_SUP_STORE_ATTEMPT_MS for its reply and is made
+ * again, with the same op_id, until the store answers.
+ */
+#define CM_SUP_STORE_ATTEMPT_MS 3000
+#define CM_SUP_RESCAN_MS 2000     /* the store is asked what should run */
+#define CM_SUP_SWEEP_MS 5000      /* expired leases are swept */
+#define CM_SUP_JOB_RETRY_MS 100   /* a store job the store failed, again */
+#define CM_SUP_BOOT_RETRY_MS 1000 /* a failed bootstrap starts over */
+/*
+ * SIGTERM: the api and the actors get CM_SUP_STOP_CHILDREN_MS to exit,
+ * then the store CM_SUP_STOP_STORE_MS; a child still there is killed
+ * (an actor with its process group) and reaped within CM_SUP_KILL_WAIT_MS.
+ * So spaced exits within 1.9 s whatever its children do.
+ */
+#define CM_SUP_STOP_CHILDREN_MS 1000
+#define CM_SUP_STOP_STORE_MS 500
+#define CM_SUP_KILL_WAIT_MS 200
+
 /* Leases (SPEC 3 rule 10). */
 #define CM_LEASE_TTL_MS 15000
 #define CM_HEARTBEAT_MS 5000

@@ -39,7 +39,6 @@ struct sup_child {
 	int64_t started_ms;           /* monotonic */
 	int64_t restart_at_ms;
 	int restarts;
-	bool finalize_pending; /* died mid-task: finalise first */
 	struct sup_history history;
 };
 

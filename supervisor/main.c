@@ -2,10 +2,12 @@
  * spaced: the supervisor, and the binary users run.
  *
  * It starts the store, waits for its readiness line, bootstraps an empty
- * store (bootstrap.h), starts the api (when built), then one actor per
- * Space that is not closed, and keeps them alive: reaping through a
- * signalfd, finalising the task of an actor that died (SPEC 3 rule 10)
- * and restarting by the policy table.  Exit codes:
+ * store (bootstrap.h), starts the api (when built) once that is done,
+ * then one actor per Space that is not closed, and keeps them alive:
+ * reaping through a signalfd, finalising the task of an actor that died
+ * (SPEC 3 rule 10) and restarting by the policy table.  Its loop never
+ * waits on the store: every store call is asynchronous (storework.h).
+ * SIGTERM stops everything within bounds (CM_SUP_STOP_*).  Exit codes:
  * 0 stopped cleanly, 1 gave up on a permanent child (let systemd restart
  * the whole service), 100 bad configuration or data dir in use.
  */
@@ -33,81 +35,7 @@
 #include "log.h"
 #include "recv.h"
 #include "rpc.h"
-
-#define SUP_RESCAN_MS 2000
-#define SUP_SWEEP_MS 5000
-#define SUP_STOP_API_MS 5000
-#define SUP_STOP_ACTORS_MS 15000
-#define SUP_STOP_STORE_MS 5000
-
-struct sup {
-	struct cm_config cfg;
-	struct sup_children kids;
-	nng_socket store;    /* REQ */
-	nng_socket events;   /* SUB to the store's PUB */
-	nng_aio *events_rx;  /* its receives */
-	nng_aio *control_rx; /* the control socket's receives */
-	nng_socket control;  /* REP */
-	int events_fd;
-	int pipe_up[2]; /* self-pipe: the events SUB (re)connected */
-	int control_fd;
-	int sig_fd;
-	int notify_fd; /* our own readiness line, for whoever started us */
-	bool store_up; /* the store said ready at least once */
-	bool booted;   /* sup_bootstrap has nothing left to do */
-	bool running;  /* store up and first scan done */
-	bool stop;
-	int exit_code;
-	int64_t next_rescan, next_sweep;
-};
-
-static void
-req_init(struct pr_req *q, enum pr_op op)
-{
-	memset(q, 0, sizeof(*q));
-	q->op = op;
-}
-
-/* A store call whose outcome only matters as success or not. */
-static bool
-store_call(struct sup *s, struct pr_req *q, struct pr_rep *r)
-{
-	enum cm_err e = cm_rpc_call(s->store, q, r, 3000);
-
-	return e == CM_OK && r->err == CM_OK;
-}
-
-static int
-finalize_lost(struct sup *s, const char *space_id)
-{
-	struct pr_req q;
-	struct pr_rep r;
-	bool ok;
-
-	req_init(&q, PR_OP_SUP_FINALIZE_LOST);
-	q.space_id = space_id;
-	ok = store_call(s, &q, &r) || r.err == CM_E_NOT_FOUND;
-	if (ok && r.count > 0)
-		cm_info("supervisor: space %s: the lost actor's task is %s",
-		    space_id, r.n_tasks ? r.tasks[0].status : "finalised");
-	pr_rep_free(&r);
-	return ok ? 0 : -1;
-}
-
-static void
-mark_space(struct sup *s, const char *space_id, enum pr_op op, const char *code)
-{
-	struct pr_req q;
-	struct pr_rep r;
-
-	req_init(&q, op);
-	q.space_id = space_id;
-	q.error_code = code;
-	if (!store_call(s, &q, &r))
-		cm_warnx("supervisor: space %s: %s failed: %s", space_id,
-		    pr_op_name(op), cm_err_code(r.err));
-	pr_rep_free(&r);
-}
+#include "storework.h"
 
 static void
 start_child(struct sup *s, struct sup_child *ch)
@@ -124,60 +52,34 @@ start_child(struct sup *s, struct sup_child *ch)
 	    ch->space_id, (int)ch->pid);
 }
 
-static void
-ensure_actor(struct sup *s, const char *space_id)
+/* No actor starts for a Space while a job about it waits: its lost task
+ * is finalised, or the Space marked, first. */
+void
+sup_ensure_actor(struct sup *s, const char *space_id)
 {
 	struct sup_child *ch;
 
-	if (s->stop || sup_child_by_space(&s->kids, space_id) != NULL)
+	if (s->stop || sup_child_by_space(&s->kids, space_id) != NULL ||
+	    sup_jobs_pending(&s->jobs, space_id))
 		return;
 	if ((ch = sup_child_add(&s->kids, SUP_ACTOR, space_id)) != NULL)
 		start_child(s, ch);
 }
 
-/* The fallback for lost notices: what should run, from the store. */
-static void
-rescan(struct sup *s)
+void
+sup_start_api(struct sup *s)
 {
-	struct pr_req q;
-	struct pr_rep r;
+	struct sup_child *api;
 
-	s->next_rescan = cm_mono_ms() + SUP_RESCAN_MS;
-	req_init(&q, PR_OP_SUP_LIST_ACTIVE);
-	q.host = s->cfg.host_id;
-	if (!store_call(s, &q, &r)) {
-		pr_rep_free(&r);
+	if (s->stop || !sup_kind_available(&s->kids, SUP_API) ||
+	    sup_child_by_kind(&s->kids, SUP_API) != NULL)
 		return;
-	}
-	for (size_t i = 0; i < r.n_spaces; i++) {
-		const struct pr_space *sp = &r.spaces[i];
-
-		if (strcmp(sp->status, "error") != 0) {
-			ensure_actor(s, sp->space_id);
-			continue;
-		}
-		/* No actor serves a Space in error: close it on its behalf. */
-		if (sp->close_requested &&
-		    sup_child_by_space(&s->kids, sp->space_id) == NULL)
-			mark_space(
-			    s, sp->space_id, PR_OP_SPACE_MARK_CLOSED, NULL);
-	}
-	pr_rep_free(&r);
-	s->running = true;
+	if ((api = sup_child_add(&s->kids, SUP_API, NULL)) != NULL)
+		start_child(s, api);
 }
 
-static void
-sweep(struct sup *s)
-{
-	struct pr_req q;
-	struct pr_rep r;
-
-	s->next_sweep = cm_mono_ms() + SUP_SWEEP_MS;
-	req_init(&q, PR_OP_SUP_SWEEP_LEASES);
-	if (store_call(s, &q, &r) && r.count > 0)
-		cm_info("supervisor: %lld expired leases", (long long)r.count);
-	pr_rep_free(&r);
-}
+/* Acts on a step: sends its request, or ends the bootstrap. */
+/* ---- children ----------------------------------------------------------- */
 
 static void
 child_died(struct sup *s, struct sup_child *ch, int status)
@@ -206,8 +108,10 @@ child_died(struct sup *s, struct sup_child *ch, int status)
 		    exited ? "exit" : "signal",
 		    exited ? code : WTERMSIG(status));
 
+	/* Queued, never waited on: while it waits, no actor for the Space
+	 * starts (restart_due, ensure_actor). */
 	if (ch->kind == SUP_ACTOR && !(exited && code == 0))
-		ch->finalize_pending = true;
+		sup_work_queue(s, PR_OP_SUP_FINALIZE_LOST, ch->space_id, NULL);
 	v = sup_policy_exit(p, &ch->history, now, exited, code, &delay);
 	switch (v) {
 	case SUP_RESTART:
@@ -216,8 +120,6 @@ child_died(struct sup *s, struct sup_child *ch, int status)
 		ch->restarts++;
 		break;
 	case SUP_DONE:
-		if (ch->finalize_pending)
-			finalize_lost(s, ch->space_id);
 		sup_child_remove(&s->kids, ch);
 		break;
 	case SUP_GIVE_UP:
@@ -231,8 +133,7 @@ child_died(struct sup *s, struct sup_child *ch, int status)
 		}
 		cm_warnx(
 		    "supervisor: space %s: actor crash loop", ch->space_id);
-		finalize_lost(s, ch->space_id);
-		mark_space(s, ch->space_id, PR_OP_SPACE_MARK_ERROR,
+		sup_work_queue(s, PR_OP_SPACE_MARK_ERROR, ch->space_id,
 		    "actor_crash_loop");
 		sup_child_remove(&s->kids, ch);
 		break;
@@ -272,22 +173,21 @@ read_ready(struct sup *s, struct sup_child *ch)
 	ch->notify_fd = -1;
 	if (n > 0 && strncmp(line, "ready", 5) == 0) {
 		ch->state = SUP_READY;
-		/* Before the api can take a request; an unfinished bootstrap
-		 * is resumed when the store is next ready. */
-		if (ch->kind == SUP_STORE && !s->booted)
-			s->booted = sup_bootstrap(s->store, &s->cfg,
-			                s->kids.bin_dir) == 0;
+		/* The bootstrap starts in the loop (boot_kick); a restarted
+		 * store is rescanned when the events SUB reconnects. */
 		if (ch->kind == SUP_STORE && !s->store_up) {
 			s->store_up = true;
-			if (sup_kind_available(&s->kids, SUP_API)) {
-				struct sup_child *api =
-				    sup_child_add(&s->kids, SUP_API, NULL);
-				if (api != NULL)
-					start_child(s, api);
-			}
-			rescan(s);
+			sup_work_rescan(s);
 		}
 	}
+}
+
+/* An actor row that must wait: a job about its Space is not done. */
+static bool
+held_by_job(struct sup *s, const struct sup_child *ch)
+{
+	return ch->kind == SUP_ACTOR &&
+	       sup_jobs_pending(&s->jobs, ch->space_id);
 }
 
 /* A row whose backoff is over starts again; an actor's lost task is
@@ -298,15 +198,9 @@ restart_due(struct sup *s, int64_t now)
 	for (size_t i = 0; i < s->kids.n; i++) {
 		struct sup_child *ch = s->kids.v[i];
 
-		if (ch->state != SUP_BACKOFF || now < ch->restart_at_ms)
+		if (ch->state != SUP_BACKOFF || now < ch->restart_at_ms ||
+		    held_by_job(s, ch))
 			continue;
-		if (ch->finalize_pending) {
-			if (finalize_lost(s, ch->space_id) != 0) {
-				ch->restart_at_ms = now + 100;
-				continue;
-			}
-			ch->finalize_pending = false;
-		}
 		start_child(s, ch);
 	}
 }
@@ -342,7 +236,7 @@ drain_events(struct sup *s)
 			cm_warnx(
 			    "supervisor: bad event from the store: %s", err);
 		} else if (strcmp(ev.kind, "space_opened") == 0) {
-			ensure_actor(s, ev.space_id);
+			sup_ensure_actor(s, ev.space_id);
 		} else if (actor_wants(ev.kind)) {
 			struct sup_child *ch =
 			    sup_child_by_space(&s->kids, ev.space_id);
@@ -383,22 +277,37 @@ pipe_came_up(struct sup *s)
 	while (read(s->pipe_up[0], buf, sizeof(buf)) > 0)
 		;
 	if (s->store_up)
-		rescan(s);
+		sup_work_rescan(s);
 }
 
-static int64_t
-next_wake(struct sup *s)
+static void
+wake_at(int64_t *wake, int64_t t)
 {
-	int64_t wake = s->running ? s->next_rescan : -1;
+	if (*wake < 0 || t < *wake)
+		*wake = t;
+}
 
-	if (s->running && s->next_sweep < wake)
-		wake = s->next_sweep;
+/* The earliest timer due; -1 for none.  A call under way has no timer:
+ * its fd wakes the loop. */
+static int64_t
+next_wake(struct sup *s, int64_t now)
+{
+	int64_t wake = -1, due;
+
+	if (s->store_up && !cm_rpc_async_busy(s->scan_rpc))
+		wake_at(&wake, s->next_rescan);
+	if (s->running && !cm_rpc_async_busy(s->sweep_rpc))
+		wake_at(&wake, s->next_sweep);
+	if (s->store_up && !s->booted && s->boot == NULL)
+		wake_at(&wake, s->boot_retry_at);
+	if ((due = sup_jobs_due(&s->jobs, now)) >= 0)
+		wake_at(&wake, due);
 	for (size_t i = 0; i < s->kids.n; i++) {
 		const struct sup_child *ch = s->kids.v[i];
 
-		if (ch->state == SUP_BACKOFF &&
-		    (wake < 0 || ch->restart_at_ms < wake))
-			wake = ch->restart_at_ms;
+		/* One held by a job wakes when the job is done. */
+		if (ch->state == SUP_BACKOFF && !held_by_job(s, ch))
+			wake_at(&wake, ch->restart_at_ms);
 	}
 	return wake;
 }
@@ -422,6 +331,19 @@ notify_ready(struct sup *s)
 	s->notify_fd = -1;
 }
 
+/* The loop's own fds, in pfd[0..SERVE_FIXED). */
+enum {
+	SERVE_SIG,
+	SERVE_EVENTS,
+	SERVE_CONTROL,
+	SERVE_PIPE_UP,
+	SERVE_BOOT,
+	SERVE_SCAN,
+	SERVE_SWEEP,
+	SERVE_JOBS,
+	SERVE_FIXED
+};
+
 static void
 serve(struct sup *s)
 {
@@ -431,24 +353,26 @@ serve(struct sup *s)
 
 	while (!s->stop) {
 		int64_t now = cm_mono_ms(), wake;
-		size_t n = 0;
+		size_t n = SERVE_FIXED;
 		int timeout;
 
-		if (s->kids.n + 4 > cap) {
-			cap = (s->kids.n + 4) * 2;
+		if (s->kids.n + SERVE_FIXED > cap) {
+			cap = (s->kids.n + SERVE_FIXED) * 2;
 			pfd = realloc(pfd, cap * sizeof(*pfd));
 			owner = realloc(owner, cap * sizeof(*owner));
 			if (pfd == NULL || owner == NULL)
 				cm_fatalx("supervisor: out of memory");
 		}
-		pfd[n].fd = s->sig_fd;
-		pfd[n++].events = POLLIN;
-		pfd[n].fd = s->events_fd;
-		pfd[n++].events = POLLIN;
-		pfd[n].fd = s->control_fd;
-		pfd[n++].events = POLLIN;
-		pfd[n].fd = s->pipe_up[0];
-		pfd[n++].events = POLLIN;
+		pfd[SERVE_SIG].fd = s->sig_fd;
+		pfd[SERVE_EVENTS].fd = s->events_fd;
+		pfd[SERVE_CONTROL].fd = s->control_fd;
+		pfd[SERVE_PIPE_UP].fd = s->pipe_up[0];
+		pfd[SERVE_BOOT].fd = cm_rpc_async_fd(s->boot_rpc);
+		pfd[SERVE_SCAN].fd = cm_rpc_async_fd(s->scan_rpc);
+		pfd[SERVE_SWEEP].fd = cm_rpc_async_fd(s->sweep_rpc);
+		pfd[SERVE_JOBS].fd = sup_jobs_fd(&s->jobs);
+		for (size_t i = 0; i < SERVE_FIXED; i++)
+			pfd[i].events = POLLIN;
 		for (size_t i = 0; i < s->kids.n; i++) {
 			if (s->kids.v[i]->notify_fd < 0)
 				continue;
@@ -456,55 +380,84 @@ serve(struct sup *s)
 			pfd[n].fd = s->kids.v[i]->notify_fd;
 			pfd[n++].events = POLLIN;
 		}
-		wake = next_wake(s);
+		wake = next_wake(s, now);
 		timeout = wake < 0 ? -1 : wake <= now ? 0 : (int)(wake - now);
 		if (poll(pfd, n, timeout) < 0 && errno != EINTR)
 			cm_fatalx("supervisor: poll: %s", strerror(errno));
 
-		for (size_t i = 4; i < n; i++)
+		/* Readiness before reaping: reap frees the rows in owner[]. */
+		for (size_t i = SERVE_FIXED; i < n; i++)
 			if (pfd[i].revents & (POLLIN | POLLHUP))
 				read_ready(s, owner[i]);
-		if (pfd[0].revents & POLLIN)
+		if (pfd[SERVE_SIG].revents & POLLIN)
 			reap(s);
-		if (pfd[1].revents & POLLIN)
+		if (pfd[SERVE_EVENTS].revents & POLLIN)
 			drain_events(s);
-		if (pfd[2].revents & POLLIN)
+		if (pfd[SERVE_CONTROL].revents & POLLIN)
 			sup_control_serve(
 			    s->control, s->control_rx, &s->kids, cm_mono_ms());
-		if (pfd[3].revents & POLLIN)
+		if (pfd[SERVE_PIPE_UP].revents & POLLIN)
 			pipe_came_up(s);
+		if (pfd[SERVE_BOOT].revents & POLLIN)
+			sup_work_boot_reply(s);
+		if (pfd[SERVE_SCAN].revents & POLLIN)
+			sup_work_scan_reply(s);
+		if (pfd[SERVE_SWEEP].revents & POLLIN)
+			sup_work_sweep_reply(s);
+		if (pfd[SERVE_JOBS].revents & POLLIN)
+			sup_work_jobs_reply(s);
+		if (s->stop)
+			break;
 
 		now = cm_mono_ms();
+		sup_jobs_run(&s->jobs, now);
 		restart_due(s, now);
-		if (s->store_up && now >= s->next_rescan)
-			rescan(s);
-		if (s->running && now >= s->next_sweep)
-			sweep(s);
-		if (s->running)
+		sup_work_boot_kick(s, now);
+		if (s->store_up && now >= s->next_rescan &&
+		    !cm_rpc_async_busy(s->scan_rpc))
+			sup_work_rescan(s);
+		if (s->running && now >= s->next_sweep &&
+		    !cm_rpc_async_busy(s->sweep_rpc))
+			sup_work_sweep(s);
+		if (s->running && s->booted)
 			notify_ready(s);
 	}
 	free(pfd);
 	free(owner);
 }
 
-/* Sends SIGTERM to every child of a kind and reaps them, SIGKILL after
- * timeout_ms.  Other children that die meanwhile are reaped too. */
-static void
-stop_kind(struct sup *s, enum sup_kind kind, int timeout_ms)
+#define KIND(k) (1u << (k))
+
+static bool
+stopping(const struct sup_child *ch, unsigned kinds)
 {
-	int64_t deadline = cm_mono_ms() + timeout_ms;
-	bool left;
+	return (kinds & KIND(ch->kind)) != 0 && ch->pid > 0;
+}
+
+/*
+ * Sends SIGTERM to every child of the kinds and reaps them; SIGKILL (an
+ * actor's whole process group) to any left after grace_ms, and gives up
+ * waiting CM_SUP_KILL_WAIT_MS later.  Other children that die meanwhile
+ * are reaped too.  Bounded whatever the children do.
+ */
+static void
+stop_kinds(struct sup *s, unsigned kinds, int grace_ms)
+{
+	int64_t deadline = cm_mono_ms() + grace_ms;
+	bool killed = false, left;
 
 	for (size_t i = 0; i < s->kids.n; i++) {
 		struct sup_child *ch = s->kids.v[i];
 
-		if (ch->kind != kind)
+		if (!(kinds & KIND(ch->kind)))
 			continue;
 		ch->state = SUP_STOPPING;
 		if (ch->pid > 0)
 			kill(ch->pid, SIGTERM);
 	}
 	for (;;) {
+		struct pollfd p = {s->sig_fd, POLLIN, 0};
+		struct signalfd_siginfo si;
 		int status;
 		pid_t pid;
 
@@ -515,33 +468,36 @@ stop_kind(struct sup *s, enum sup_kind kind, int timeout_ms)
 				child_died(s, ch, status);
 		}
 		for (size_t i = 0; i < s->kids.n; i++)
-			if (s->kids.v[i]->kind == kind && s->kids.v[i]->pid > 0)
-				left = true;
+			left |= stopping(s->kids.v[i], kinds);
 		if (!left)
 			break;
 		if (cm_mono_ms() >= deadline) {
+			if (killed) {
+				cm_warnx("supervisor: a child outlives "
+				         "SIGKILL; not waiting for it");
+				break;
+			}
 			for (size_t i = 0; i < s->kids.n; i++) {
 				struct sup_child *ch = s->kids.v[i];
-				if (ch->kind == kind && ch->pid > 0)
-					kill(ch->kind == SUP_ACTOR ? -ch->pid
-					                           : ch->pid,
-					    SIGKILL);
+
+				if (!stopping(ch, kinds))
+					continue;
+				cm_warnx("supervisor: %s %s ignored SIGTERM; "
+				         "killing it",
+				    sup_kinds[ch->kind].name, ch->space_id);
+				kill(ch->kind == SUP_ACTOR ? -ch->pid : ch->pid,
+				    SIGKILL);
 			}
-			deadline = cm_mono_ms() + 5000;
+			killed = true;
+			deadline = cm_mono_ms() + CM_SUP_KILL_WAIT_MS;
 		}
 		/* SIGCHLD is blocked and read from the signalfd. */
-		{
-			struct pollfd p = {s->sig_fd, POLLIN, 0};
-			struct signalfd_siginfo si;
-
-			if (poll(&p, 1, 50) > 0)
-				while (read(s->sig_fd, &si, sizeof(si)) ==
-				       sizeof(si))
-					;
-		}
+		if (poll(&p, 1, (int)(deadline - cm_mono_ms())) > 0)
+			while (read(s->sig_fd, &si, sizeof(si)) == sizeof(si))
+				;
 	}
 	for (size_t i = s->kids.n; i-- > 0;)
-		if (s->kids.v[i]->kind == kind)
+		if (kinds & KIND(s->kids.v[i]->kind))
 			sup_child_remove(&s->kids, s->kids.v[i]);
 }
 
@@ -590,7 +546,11 @@ open_sockets(struct sup *s)
 	int rv;
 
 	if (cm_ipc_url(url, sizeof(url), s->cfg.run_dir, "store.ipc") != 0 ||
-	    cm_rpc_open(&s->store, url) != 0)
+	    cm_rpc_open(&s->store, url) != 0 ||
+	    cm_rpc_async_open(&s->boot_rpc, s->store) != 0 ||
+	    cm_rpc_async_open(&s->scan_rpc, s->store) != 0 ||
+	    cm_rpc_async_open(&s->sweep_rpc, s->store) != 0 ||
+	    sup_jobs_open(&s->jobs, s->store) != 0)
 		return -1;
 	if (pipe2(s->pipe_up, O_CLOEXEC | O_NONBLOCK) != 0)
 		return -1;
@@ -680,7 +640,7 @@ main(int argc, char **argv, char **envp)
 		    "supervisor: cannot open its sockets in %s", s.cfg.run_dir);
 		return SUP_EXIT_PERMANENT;
 	}
-	s.next_rescan = s.next_sweep = cm_mono_ms();
+	s.next_rescan = s.next_sweep = s.boot_retry_at = cm_mono_ms();
 	if ((store = sup_child_add(&s.kids, SUP_STORE, NULL)) == NULL)
 		return 1;
 	start_child(&s, store);
@@ -688,11 +648,17 @@ main(int argc, char **argv, char **envp)
 
 	serve(&s);
 
-	/* In order: the front, then the actors (each cancels its task and
-	 * tears its runtime down), then the store. */
-	stop_kind(&s, SUP_API, SUP_STOP_API_MS);
-	stop_kind(&s, SUP_ACTOR, SUP_STOP_ACTORS_MS);
-	stop_kind(&s, SUP_STORE, SUP_STOP_STORE_MS);
+	/* The front and the actors together (each actor cancels its task
+	 * and tears its runtime down, which needs the store), then the
+	 * store.  Each step is bounded: see CM_SUP_STOP_CHILDREN_MS. */
+	stop_kinds(
+	    &s, KIND(SUP_API) | KIND(SUP_ACTOR), CM_SUP_STOP_CHILDREN_MS);
+	stop_kinds(&s, KIND(SUP_STORE), CM_SUP_STOP_STORE_MS);
+	sup_boot_free(s.boot);
+	cm_rpc_async_close(s.boot_rpc);
+	cm_rpc_async_close(s.scan_rpc);
+	cm_rpc_async_close(s.sweep_rpc);
+	sup_jobs_close(&s.jobs);
 	nng_close(s.control);
 	nng_close(s.events);
 	if (s.events_rx != NULL)

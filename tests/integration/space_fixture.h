@@ -54,12 +54,10 @@ sf_spaced_start(struct sf_env *e)
 	cr_assert_eq(cm_rpc_open(&e->s, e->p.store_url), 0);
 }
 
-/* Starts spaced and provisions n fake instances that log to fake_log. */
+/* A fresh directory, output file and api address; nothing started. */
 static inline void
-sf_start(struct sf_env *e, const char *tag, size_t n_instances)
+sf_env_init(struct sf_env *e, const char *tag)
 {
-	char cfg[300];
-
 	memset(e, 0, sizeof(*e));
 	tk_tmpdir(e->dir, sizeof(e->dir), tag);
 	snprintf(e->fake_log, sizeof(e->fake_log), "%s/fake.log", e->dir);
@@ -68,9 +66,26 @@ sf_start(struct sf_env *e, const char *tag, size_t n_instances)
 	    tk_free_port());
 	e->flags[0] = e->listen;
 	e->flags[1] = NULL;
-	sf_spaced_start(e);
+}
+
+/* Once spaced runs: opens e->s and provisions n fake instances that log
+ * to fake_log. */
+static inline void
+sf_provision(struct sf_env *e, size_t n_instances)
+{
+	char cfg[300];
+
 	snprintf(cfg, sizeof(cfg), "{\"log_path\": \"%s\"}", e->fake_log);
 	cr_assert_eq(tk_provision_with(e->s, &e->w, n_instances, cfg), 0);
+}
+
+/* Starts spaced and provisions n fake instances that log to fake_log. */
+static inline void
+sf_start(struct sf_env *e, const char *tag, size_t n_instances)
+{
+	sf_env_init(e, tag);
+	sf_spaced_start(e);
+	sf_provision(e, n_instances);
 }
 
 /* Stops spaced with SIGTERM and removes the directory. */

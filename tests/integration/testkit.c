@@ -179,17 +179,17 @@ untrack(pid_t pid)
 			tk_started[i] = 0;
 }
 
+/* fork+exec of a binary from the build tree, without waiting: *ready_fd
+ * gets the read end of its --notify-fd pipe. */
 static int
-start_bin(struct tk_proc *p, const char *binary, const char *dir,
-    const char *const *defaults, const char *const *flags, const char *output)
+spawn_bin(struct tk_proc *p, const char *binary, const char *dir,
+    const char *const *defaults, const char *const *flags, const char *output,
+    bool own_group, int *ready_fd)
 {
 	char bin[512], data[300], fdarg[32];
 	const char *argv[48];
-	char line[16];
-	struct pollfd pfd;
 	size_t argc = 0;
 	int fds[2];
-	ssize_t n;
 
 	memset(p, 0, sizeof(*p));
 	snprintf(p->dir, sizeof(p->dir), "%s", dir);
@@ -213,13 +213,18 @@ start_bin(struct tk_proc *p, const char *binary, const char *dir,
 		argv[argc++] = flags[i];
 	argv[argc] = NULL;
 
-	if ((p->pid = fork()) < 0)
+	if ((p->pid = fork()) < 0) {
+		close(fds[0]);
+		close(fds[1]);
 		return -1;
+	}
 	if (p->pid == 0) {
 		/* The write end survives exec: clear close-on-exec on it.  The
 		 * service dies with the test that started it. */
 		fcntl(fds[1], F_SETFD, 0);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (own_group)
+			setpgid(0, 0);
 		if (output != NULL) {
 			int out = open(output,
 			    O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
@@ -230,15 +235,37 @@ start_bin(struct tk_proc *p, const char *binary, const char *dir,
 		execv(bin, (char *const *)argv);
 		_exit(127);
 	}
+	/* Here too: whichever of parent and child runs first. */
+	if (own_group)
+		setpgid(p->pid, p->pid);
 	track(p->pid);
 	close(fds[1]);
-	pfd.fd = fds[0];
-	pfd.events = POLLIN;
-	n = 0;
-	if (poll(&pfd, 1, 30000) == 1)
-		n = read(fds[0], line, sizeof(line));
-	close(fds[0]);
-	if (n <= 0 || strncmp(line, "ready", 5) != 0) {
+	*ready_fd = fds[0];
+	return 0;
+}
+
+bool
+tk_ready_wait(int fd, int timeout_ms)
+{
+	struct pollfd pfd = {fd, POLLIN, 0};
+	char line[16];
+	ssize_t n = 0;
+
+	if (poll(&pfd, 1, timeout_ms) == 1)
+		n = read(fd, line, sizeof(line));
+	close(fd);
+	return n > 0 && strncmp(line, "ready", 5) == 0;
+}
+
+static int
+start_bin(struct tk_proc *p, const char *binary, const char *dir,
+    const char *const *defaults, const char *const *flags, const char *output)
+{
+	int fd;
+
+	if (spawn_bin(p, binary, dir, defaults, flags, output, false, &fd) != 0)
+		return -1;
+	if (!tk_ready_wait(fd, 30000)) {
 		tk_proc_stop(p, SIGKILL);
 		return -1;
 	}
@@ -257,32 +284,70 @@ tk_spaced_start(struct tk_proc *p, const char *dir, const char *const *flags)
 	return tk_spaced_start_logged(p, dir, flags, NULL);
 }
 
+/* spaced's default flags: the fake driver, and an api port of the test's
+ * own unless flags name one, which goes to *http_port. */
+static int
+spaced_defaults(const char *const *flags, const char *defaults[3], char *listen,
+    size_t len, int *http_port)
+{
+	static const char prefix[] = "--http-listen=";
+	const char *port = NULL;
+
+	defaults[0] = "--allow-fake-driver=true";
+	defaults[1] = defaults[2] = NULL;
+	*http_port = -1;
+	for (size_t i = 0; flags && flags[i]; i++)
+		if (strncmp(flags[i], prefix, sizeof(prefix) - 1) == 0 &&
+		    (port = strrchr(flags[i], ':')) != NULL)
+			*http_port = (int)strtol(port + 1, NULL, 10);
+	if (port == NULL) {
+		if ((*http_port = tk_free_port()) < 0)
+			return -1;
+		snprintf(listen, len, "%s127.0.0.1:%d", prefix, *http_port);
+		defaults[1] = listen;
+	}
+	return 0;
+}
+
+static void
+set_http(struct tk_proc *p, int http_port)
+{
+	p->http_port = http_port;
+	snprintf(p->http_base, sizeof(p->http_base), "http://127.0.0.1:%d",
+	    http_port);
+}
+
 int
 tk_spaced_start_logged(struct tk_proc *p, const char *dir,
     const char *const *flags, const char *output)
 {
-	static const char prefix[] = "--http-listen=";
-	const char *defaults[3] = {"--allow-fake-driver=true", NULL, NULL};
+	const char *defaults[3];
 	char listen[64];
-	const char *port = NULL;
-	int http_port = -1, rc;
+	int http_port, rc;
 
-	for (size_t i = 0; flags && flags[i]; i++)
-		if (strncmp(flags[i], prefix, sizeof(prefix) - 1) == 0 &&
-		    (port = strrchr(flags[i], ':')) != NULL)
-			http_port = (int)strtol(port + 1, NULL, 10);
-	if (port == NULL) {
-		if ((http_port = tk_free_port()) < 0)
-			return -1;
-		snprintf(listen, sizeof(listen), "%s127.0.0.1:%d", prefix,
-		    http_port);
-		defaults[1] = listen;
-	}
+	if (spaced_defaults(
+	        flags, defaults, listen, sizeof(listen), &http_port) != 0)
+		return -1;
 	rc = start_bin(p, "spaced", dir, defaults, flags, output);
-	p->http_port = http_port;
-	snprintf(p->http_base, sizeof(p->http_base), "http://127.0.0.1:%d",
-	    http_port);
+	set_http(p, http_port);
 	return rc;
+}
+
+int
+tk_spaced_spawn(struct tk_proc *p, const char *dir, const char *const *flags,
+    const char *output, bool own_group, int *ready_fd)
+{
+	const char *defaults[3];
+	char listen[64];
+	int http_port;
+
+	if (spaced_defaults(
+	        flags, defaults, listen, sizeof(listen), &http_port) != 0 ||
+	    spawn_bin(p, "spaced", dir, defaults, flags, output, own_group,
+	        ready_fd) != 0)
+		return -1;
+	set_http(p, http_port);
+	return 0;
 }
 
 int

@@ -51,6 +51,18 @@ int tk_spaced_start(
 int tk_spaced_start_logged(struct tk_proc *p, const char *dir,
     const char *const *flags, const char *output);
 
+/*
+ * Starts spaced as tk_spaced_start_logged does, in a process group of its
+ * own when own_group, and returns at once: *ready_fd is the read end of
+ * its readiness pipe (see tk_ready_wait).  Returns 0, or -1.
+ */
+int tk_spaced_spawn(struct tk_proc *p, const char *dir,
+    const char *const *flags, const char *output, bool own_group,
+    int *ready_fd);
+/* Waits up to timeout_ms for the readiness line on fd, then closes fd.
+ * True when "ready" came. */
+bool tk_ready_wait(int fd, int timeout_ms);
+
 /* Pids of the running spaced-actor children of parent, for space_id (or
  * any Space when NULL), read from /proc.  Returns how many were found. */
 int tk_actor_pids(pid_t parent, const char *space_id, pid_t *pids, int max);

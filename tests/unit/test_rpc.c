@@ -17,101 +17,11 @@
 
 #include "clock.h"
 #include "rpc.h"
+#include "store_peer.h"
 
 #define WAIT_MS 10000 /* the most any wait here may take */
 
-static char dir[64];
-static char url[128];
-
-static void
-setup(void)
-{
-	snprintf(dir, sizeof(dir), "/tmp/spaced-rpc-XXXXXX");
-	cr_assert_not_null(mkdtemp(dir));
-	snprintf(url, sizeof(url), "ipc://%s/store.ipc", dir);
-}
-
-static void
-teardown(void)
-{
-	char path[128];
-
-	snprintf(path, sizeof(path), "%s/store.ipc", dir);
-	unlink(path);
-	rmdir(dir);
-}
-
-TestSuite(rpc_async, .init = setup, .fini = teardown, .timeout = 60);
-
-/*
- * The peer: a REP socket on its own thread.  It answers each request with
- * an empty reply carrying err = CM_OK, except the first `drop` requests,
- * which it reads and never answers.  It records the op_id of each request.
- */
-struct peer {
-	nng_socket rep;
-	pthread_t thread;
-	int drop;
-	atomic_int seen;
-	char op_ids[8][CM_ID_MAX + 1];
-};
-
-static void *
-peer_run(void *arg)
-{
-	struct peer *p = arg;
-	nng_msg *m;
-
-	while (nng_recvmsg(p->rep, &m, 0) == 0) {
-		struct pr_req q;
-		struct pr_rep r;
-		char err[128];
-		char *buf;
-		size_t len;
-		int n;
-
-		cr_assert_eq(pr_req_decode(nng_msg_body(m), nng_msg_len(m), &q,
-		                 err, sizeof(err)),
-		    0, "%s", err);
-		n = atomic_load(&p->seen);
-		if (n < 8)
-			snprintf(p->op_ids[n], sizeof(p->op_ids[n]), "%s",
-			    q.op_id ? q.op_id : "");
-		pr_req_free(&q);
-		atomic_fetch_add(&p->seen, 1);
-		if (n < p->drop) {
-			nng_msg_free(m);
-			continue;
-		}
-		memset(&r, 0, sizeof(r));
-		r.count = 7;
-		cr_assert_eq(pr_rep_encode(&r, &buf, &len), 0);
-		pr_rep_free(&r);
-		nng_msg_clear(m);
-		nng_msg_append(m, buf, len);
-		free(buf);
-		if (nng_sendmsg(p->rep, m, 0) != 0)
-			nng_msg_free(m);
-	}
-	return NULL;
-}
-
-static void
-peer_start(struct peer *p, int drop)
-{
-	memset(p, 0, sizeof(*p));
-	p->drop = drop;
-	cr_assert_eq(nng_rep0_open(&p->rep), 0);
-	cr_assert_eq(nng_listen(p->rep, url, NULL, 0), 0);
-	cr_assert_eq(pthread_create(&p->thread, NULL, peer_run, p), 0);
-}
-
-static void
-peer_stop(struct peer *p)
-{
-	nng_close(p->rep);
-	pthread_join(p->thread, NULL);
-}
+TestSuite(rpc_async, .init = sp_setup, .fini = sp_teardown, .timeout = 60);
 
 /* Waits for the handle's fd, then takes the outcome. */
 static void
@@ -141,14 +51,14 @@ write_req(void)
 Test(rpc_async, a_reply_makes_the_fd_readable_and_is_taken_once)
 {
 	struct cm_rpc_async *c;
-	struct peer p;
+	struct sp_peer p;
 	struct pr_req q = write_req();
 	struct pr_rep r;
 	nng_socket s;
 	int attempts;
 
-	peer_start(&p, 0);
-	cr_assert_eq(cm_rpc_open(&s, url), 0);
+	sp_start(&p, 0, 0);
+	cr_assert_eq(cm_rpc_open(&s, sp_url), 0);
 	cr_assert_eq(cm_rpc_async_open(&c, s), 0);
 	cr_assert_not(cm_rpc_async_busy(c));
 	cr_assert_eq(cm_rpc_async_start(c, &q, 2000, 1), CM_OK);
@@ -169,7 +79,7 @@ Test(rpc_async, a_reply_makes_the_fd_readable_and_is_taken_once)
 	cr_assert_eq(atomic_load(&p.seen), 2);
 	cm_rpc_async_close(c);
 	nng_close(s);
-	peer_stop(&p);
+	sp_stop(&p);
 }
 
 Test(rpc_async, no_store_ends_after_the_attempts_it_was_given)
@@ -181,7 +91,7 @@ Test(rpc_async, no_store_ends_after_the_attempts_it_was_given)
 	int attempts;
 	int64_t t0;
 
-	cr_assert_eq(cm_rpc_open(&s, url), 0);
+	cr_assert_eq(cm_rpc_open(&s, sp_url), 0);
 	cr_assert_eq(cm_rpc_async_open(&c, s), 0);
 	t0 = cm_mono_ms();
 	cr_assert_eq(cm_rpc_async_start(c, &q, 50, 3), CM_OK);
@@ -198,15 +108,15 @@ Test(rpc_async, no_store_ends_after_the_attempts_it_was_given)
 Test(rpc_async, every_attempt_carries_the_op_id_of_the_first)
 {
 	struct cm_rpc_async *c;
-	struct peer p;
+	struct sp_peer p;
 	struct pr_req q = write_req();
 	struct pr_rep r;
 	nng_socket s;
 	int attempts;
 
 	/* The peer reads the first two attempts and answers the third. */
-	peer_start(&p, 2);
-	cr_assert_eq(cm_rpc_open(&s, url), 0);
+	sp_start(&p, 2, 0);
+	cr_assert_eq(cm_rpc_open(&s, sp_url), 0);
 	cr_assert_eq(cm_rpc_async_open(&c, s), 0);
 	cr_assert_eq(cm_rpc_async_start(c, &q, 200, 0), CM_OK);
 	wait_outcome(c, &r, &attempts);
@@ -215,24 +125,24 @@ Test(rpc_async, every_attempt_carries_the_op_id_of_the_first)
 	cr_assert_geq(attempts, 3);
 	pr_rep_free(&r);
 	cr_assert_geq(atomic_load(&p.seen), 3);
-	cr_assert_neq(p.op_ids[0][0], '\0');
-	cr_assert_str_eq(p.op_ids[1], p.op_ids[0]);
-	cr_assert_str_eq(p.op_ids[2], p.op_ids[0]);
+	cr_assert_neq(p.op_id[0][0], '\0');
+	cr_assert_str_eq(p.op_id[1], p.op_id[0]);
+	cr_assert_str_eq(p.op_id[2], p.op_id[0]);
 	cm_rpc_async_close(c);
 	nng_close(s);
-	peer_stop(&p);
+	sp_stop(&p);
 }
 
 Test(rpc_async, a_store_that_comes_late_is_reached)
 {
 	struct cm_rpc_async *c;
-	struct peer p;
+	struct sp_peer p;
 	struct pr_req q = write_req();
 	struct pr_rep r;
 	struct pollfd pfd;
 	nng_socket s;
 
-	cr_assert_eq(cm_rpc_open(&s, url), 0);
+	cr_assert_eq(cm_rpc_open(&s, sp_url), 0);
 	cr_assert_eq(cm_rpc_async_open(&c, s), 0);
 	cr_assert_eq(cm_rpc_async_start(c, &q, 100, 0), CM_OK);
 	/* Some attempts fail while there is no store. */
@@ -240,25 +150,25 @@ Test(rpc_async, a_store_that_comes_late_is_reached)
 	pfd.events = POLLIN;
 	cr_assert_eq(poll(&pfd, 1, 300), 0);
 	cr_assert(cm_rpc_async_busy(c));
-	peer_start(&p, 0);
+	sp_start(&p, 0, 0);
 	wait_outcome(c, &r, NULL);
 	cr_assert_eq(r.err, CM_OK);
 	pr_rep_free(&r);
 	cm_rpc_async_close(c);
 	nng_close(s);
-	peer_stop(&p);
+	sp_stop(&p);
 }
 
 Test(rpc_async, a_handle_closed_mid_call_is_freed)
 {
 	struct cm_rpc_async *c;
-	struct peer p;
+	struct sp_peer p;
 	struct pr_req q = write_req();
 	nng_socket s;
 	int64_t end = cm_mono_ms() + WAIT_MS;
 
-	peer_start(&p, 1000); /* never answers */
-	cr_assert_eq(cm_rpc_open(&s, url), 0);
+	sp_start(&p, 1000, 0); /* never answers */
+	cr_assert_eq(cm_rpc_open(&s, sp_url), 0);
 	cr_assert_eq(cm_rpc_async_open(&c, s), 0);
 	cr_assert_eq(cm_rpc_async_start(c, &q, 5000, 0), CM_OK);
 	while (atomic_load(&p.seen) == 0 && cm_mono_ms() < end)
@@ -275,5 +185,5 @@ Test(rpc_async, a_handle_closed_mid_call_is_freed)
 	cm_rpc_async_close(c);
 	cm_rpc_async_close(NULL);
 	nng_close(s);
-	peer_stop(&p);
+	sp_stop(&p);
 }

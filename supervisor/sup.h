@@ -1,0 +1,57 @@
+/*
+ * sup.h: the supervisor's state, shared by its loop (main.c) and the
+ * store work the loop drives (storework.h).  Internal to spaced.
+ */
+#ifndef SUP_SUP_H
+#define SUP_SUP_H
+
+#include <nng/nng.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bootstrap.h"
+#include "children.h"
+#include "config.h"
+#include "jobs.h"
+#include "rpc.h"
+
+struct sup {
+	struct cm_config cfg;
+	struct sup_children kids;
+	nng_socket store;    /* REQ */
+	nng_socket events;   /* SUB to the store's PUB */
+	nng_aio *events_rx;  /* its receives */
+	nng_aio *control_rx; /* the control socket's receives */
+	nng_socket control;  /* REP */
+	int events_fd;
+	int pipe_up[2]; /* self-pipe: the events SUB (re)connected */
+	int control_fd;
+	int sig_fd;
+	int notify_fd; /* our own readiness line, for whoever started us */
+	/*
+	 * Every store call is asynchronous, one call per kind of work, its
+	 * outcome taken when the loop polls the call's fd: reaping,
+	 * restarting and SIGTERM never wait behind the store.
+	 */
+	struct cm_rpc_async *boot_rpc, *scan_rpc, *sweep_rpc;
+	struct sup_jobs jobs;  /* writes about one Space, in order */
+	struct sup_boot *boot; /* the bootstrap under way, or NULL */
+	int64_t boot_retry_at;
+	char scan_after[CM_ID_MAX + 1]; /* the rescan's cursor; "" first */
+	bool scan_again;    /* rescan once the one under way is done */
+	uint64_t jobs_done; /* jobs finished, ever */
+	uint64_t scan_jobs; /* jobs_done when this rescan page was asked */
+	bool store_up;      /* the store said ready at least once */
+	bool booted;        /* the bootstrap has nothing left to do */
+	bool running;       /* store up and first scan done */
+	bool stop;
+	int exit_code;
+	int64_t next_rescan, next_sweep;
+};
+
+/* main.c: an actor for the Space unless one runs, or a job about the
+ * Space waits; the api once, when it is built. */
+void sup_ensure_actor(struct sup *s, const char *space_id);
+void sup_start_api(struct sup *s);
+
+#endif
