@@ -352,9 +352,11 @@ PR_RECORDS(PR_REC_STRUCT)
  * A reply.  Scalars: err (sent as its stable code), msg (human text, at
  * most CM_ERROR_MESSAGE_MAX), created (a create or submit made a new row,
  * rather than answering an idempotent repeat), cancel_requested and
- * close_requested (heartbeat), args (the claimed task's args JSON; only
- * actor.claim sends it), count (rows a sweep touched).  Then one list per
- * record type, each at most CM_PROTO_LIST_MAX long.
+ * close_requested (heartbeat, finish), task_queued (actor.finish: a task
+ * of the Space waits, so the actor claims at once; without it the actor
+ * waits for a wake-up or its idle timer), args (the claimed task's args
+ * JSON; only actor.claim sends it), count (rows a sweep touched).  Then one
+ * list per record type, each at most CM_PROTO_LIST_MAX long.
  */
 struct pr_rep {
 	enum cm_err err;
@@ -362,6 +364,7 @@ struct pr_rep {
 	bool created;
 	bool cancel_requested;
 	bool close_requested;
+	bool task_queued;
 	const char *args;
 	int64_t count;
 #define PR_REP_LIST(tag, list, fields) \
