@@ -2,9 +2,19 @@
  * actor.c: the loop of one Space's executor.
  *
  * States: idle (polling for a task), running (one driver call in flight,
- * its lease renewed), closing.  Pub/sub notices (queued, cancel_requested,
+ * its lease renewed), recording (the call has ended and its outcome goes
+ * to the store), closing.  Pub/sub notices (queued, cancel_requested,
  * close_requested) only make it react sooner: a timer asks the store
  * anyway, so a lost message costs latency, never correctness.
+ *
+ * The loop never waits on the store.  Every store call goes through one
+ * asynchronous handle (common/rpc.h) whose fd the loop polls with the wake
+ * pipe, the signalfd and the driver's fds, so a store that is slow,
+ * stopped or gone delays only what needs its answer: the driver keeps
+ * being stepped.  One call is under way at a time, and what is recorded
+ * goes in order: a cancel request before the cancelled outcome, an
+ * outcome before the next claim.  Each recording call keeps its op_id
+ * across attempts and retries, so the store applies it once.
  */
 #include "actor.h"
 
@@ -15,36 +25,47 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
 #include "driver.h"
 #include "ids.h"
+#include "instance.h"
 #include "json.h"
 #include "log.h"
 #include "rpc.h"
 
-#define ACT_IDLE_POLL_MS 1000 /* ask the store even without a notice */
-#define ACT_LOAD_TRIES 100    /* x 100 ms while the store starts */
-#define ACT_FINISH_TRIES 30   /* x CM_RPC_TIMEOUT_MS at most */
-#define ACT_POLLFDS 8
+/* The store call under way, if any. */
+enum act_call_kind {
+	CALL_NONE,
+	CALL_CLAIM,
+	CALL_HEARTBEAT,
+	CALL_CANCEL,
+	CALL_FINISH,
+	CALL_MARK_ERROR,
+	CALL_MARK_CLOSED,
+};
+
+/* A write the store has not confirmed yet; its op_id is kept for every
+ * attempt and every retry after an error reply. */
+struct act_write {
+	bool pending;
+	char op_id[CM_UUID_LEN];
+};
 
 struct actor {
 	const struct cm_config *cfg;
 	char space_id[CM_ID_MAX + 1];
-	char workspace_id[CM_ID_MAX + 1];
 	char holder[CM_ID_MAX + 1];
 	nng_socket req;
-	int wake_fd; /* -1: no supervisor, timers only */
+	struct cm_rpc_async *call;
+	enum act_call_kind inflight;
+	int64_t retry_at_ms; /* no new call before (after an error reply) */
+	int wake_fd;         /* -1: no supervisor, timers only */
 	int sig_fd;
 
-	struct pr_rep load; /* owns the strings the env points at */
-	struct cm_bundle *bundle;
-	struct cm_policy policy;
-	json_t *config;
-	struct cm_secrets secrets;
-	struct act_env env;
+	struct pr_rep load; /* owns the strings inst.env points at */
+	struct act_instance inst;
 	const struct act_driver_ops *ops;
 	struct act_driver *drv;
 
@@ -52,15 +73,31 @@ struct actor {
 	int64_t next_claim_ms;
 	bool closing;
 	bool stopping;
+	int64_t stop_deadline_ms;
+	bool failed; /* something is unrecorded: exit non-zero */
 
-	bool running;
+	/* The task held: running while !outcome.pending, then recording. */
+	bool have_task;
 	bool cancel_wanted;
+	bool cancel_on_record; /* the store has the task's cancel request */
 	char task_id[CM_ID_MAX + 1];
 	char request_id[CM_ID_MAX + 1];
 	char capability[CM_CAPABILITY_MAX + 1];
 	json_t *args;
 	int64_t deadline_ms;
 	int64_t next_heartbeat_ms;
+
+	struct act_write cancel; /* task.cancel, before a cancelled outcome */
+	struct act_write outcome;
+	const char *out_status;
+	const char *out_code; /* a static code string, failed only */
+	char *out_result;     /* redacted, malloc'd */
+	char *out_message;    /* redacted, malloc'd */
+
+	struct act_write mark_error;
+	const char *error_code;
+	struct act_write mark_closed;
+	bool close_begun; /* mark_closed was asked for (once) */
 };
 
 static void
@@ -70,115 +107,11 @@ req_init(struct pr_req *q, enum pr_op op)
 	q->op = op;
 }
 
-/* Collects the literal secrets of the instance for the redactor. */
 static void
-collect_secrets(struct cm_secrets *s, const json_t *v, int depth)
+write_begin(struct act_write *w)
 {
-	const char *key;
-	json_t *item;
-	size_t i;
-
-	if (depth > CM_JSON_DEPTH_MAX)
-		return;
-	if (json_is_string(v)) {
-		cm_secrets_add(s, json_string_value(v));
-	} else if (json_is_object(v)) {
-		json_object_foreach((json_t *)v, key, item)
-		    collect_secrets(s, item, depth + 1);
-	} else if (json_is_array(v)) {
-		json_array_foreach(v, i, item)
-		    collect_secrets(s, item, depth + 1);
-	}
-}
-
-static int
-mark_error(struct actor *a, const char *code)
-{
-	struct pr_req q;
-	struct pr_rep r;
-	enum cm_err e;
-
-	req_init(&q, PR_OP_SPACE_MARK_ERROR);
-	q.space_id = a->space_id;
-	q.error_code = code;
-	e = cm_rpc_call(a->req, &q, &r, 0);
-	pr_rep_free(&r);
-	return e == CM_OK ? 0 : -1;
-}
-
-/*
- * Loads the Space and its instance.  Returns 1 ready to run, 0 nothing to
- * do (the Space is closed or in error), -1 failure.
- */
-static int
-actor_load(struct actor *a)
-{
-	struct pr_req q;
-	struct pr_rep *r = &a->load;
-	struct timespec pause = {0, 100 * 1000 * 1000};
-	const char *m;
-	char err[256];
-
-	req_init(&q, PR_OP_ACTOR_LOAD);
-	q.space_id = a->space_id;
-	for (int i = 0;; i++) {
-		if (cm_rpc_call(a->req, &q, r, 2000) == CM_OK)
-			break;
-		pr_rep_free(r);
-		if (i == ACT_LOAD_TRIES) {
-			cm_warnx("actor: the store does not answer");
-			return -1;
-		}
-		nanosleep(&pause, NULL);
-	}
-	if (r->err == CM_E_NOT_FOUND)
-		return 0;
-	if (r->err != CM_OK || r->n_spaces != 1 || r->n_instances != 1 ||
-	    r->n_instance_secrets != 1 || r->n_bundles != 1) {
-		cm_warnx("actor: cannot load space %s: %s", a->space_id,
-		    cm_err_code(r->err));
-		return -1;
-	}
-	if (strcmp(r->spaces[0].status, "closed") == 0 ||
-	    strcmp(r->spaces[0].status, "error") == 0)
-		return 0;
-	snprintf(a->workspace_id, sizeof(a->workspace_id), "%s",
-	    r->spaces[0].workspace_id);
-	a->closing = r->spaces[0].close_requested;
-
-	m = r->bundles[0].manifest;
-	if (cm_bundle_parse(m, strlen(m), &a->bundle, err, sizeof(err)) != 0) {
-		cm_warnx("actor: the bundle does not parse: %s", err);
-		return -1;
-	}
-	m = r->instances[0].network_policy ? r->instances[0].network_policy
-	                                   : "";
-	if (cm_policy_parse(m, strlen(m), &a->policy, err, sizeof(err)) != 0) {
-		cm_warnx("actor: the network policy does not parse: %s", err);
-		return -1;
-	}
-	m = r->instance_secrets[0].config ? r->instance_secrets[0].config
-	                                  : "{}";
-	if (cm_json_parse(m, strlen(m), CM_INSTANCE_CONFIG_MAX,
-	        CM_JSON_DEPTH_MAX, &a->config, err, sizeof(err)) != 0 ||
-	    !json_is_object(a->config)) {
-		cm_warnx("actor: the instance config is not an object");
-		return -1;
-	}
-	cm_secrets_add(&a->secrets, r->instance_secrets[0].endpoint);
-	cm_secrets_add(&a->secrets, r->instance_secrets[0].profile);
-	collect_secrets(&a->secrets, a->config, 0);
-
-	a->env.space_id = a->space_id;
-	a->env.instance_id = r->instances[0].browser_instance_id;
-	a->env.driver = r->instances[0].driver;
-	a->env.endpoint = r->instance_secrets[0].endpoint;
-	a->env.profile = r->instance_secrets[0].profile;
-	a->env.config = a->config;
-	a->env.bundle = a->bundle;
-	a->env.policy = &a->policy;
-	a->env.cfg = a->cfg;
-	return 1;
+	w->pending = true;
+	cm_uuid7(w->op_id);
 }
 
 /* Cuts s to at most max bytes without splitting a UTF-8 sequence. */
@@ -194,59 +127,43 @@ utf8_cut(char *s, size_t max)
 	s[max] = '\0';
 }
 
-/*
- * Reports the end of the running task.  The same op_id goes with every
- * attempt, so a store that restarts in between applies it once.
- */
 static void
-finish(struct actor *a, const char *status, const char *result, enum cm_err err,
-    const char *message)
+drop_task(struct actor *a)
 {
-	char op_id[CM_UUID_LEN];
-	char *msg = NULL, *res = NULL;
-	struct pr_req q;
-	struct pr_rep r;
-	int i;
-
-	if (result != NULL)
-		res = cm_redact_result(result, strlen(result), &a->secrets);
-	if (message != NULL && (msg = cm_redact_text(message, strlen(message),
-	                            &a->secrets)) != NULL)
-		utf8_cut(msg, CM_ERROR_MESSAGE_MAX);
-
-	cm_uuid7(op_id);
-	req_init(&q, PR_OP_ACTOR_FINISH);
-	q.op_id = op_id;
-	q.task_id = a->task_id;
-	q.lease_holder = a->holder;
-	q.status = status;
-	q.result = res;
-	if (strcmp(status, "failed") == 0) {
-		q.error_code = cm_err_code(err);
-		q.error_message = msg ? msg : "";
-	}
-	for (i = 0; i < ACT_FINISH_TRIES; i++) {
-		enum cm_err e = cm_rpc_call(a->req, &q, &r, 0);
-
-		if (e == CM_OK && r.err != CM_OK && r.err != CM_E_LEASE_EXPIRED)
-			cm_warnx("actor: finish of %s: %s", a->task_id,
-			    cm_err_code(r.err));
-		pr_rep_free(&r);
-		if (e == CM_OK)
-			break;
-	}
-	if (i == ACT_FINISH_TRIES) {
-		/* The supervisor will record the outcome as unknown. */
-		cm_fatalx("actor: the store never took the outcome of %s",
-		    a->task_id);
-	}
-	free(res);
-	free(msg);
-	a->running = false;
+	a->have_task = false;
 	a->cancel_wanted = false;
+	a->cancel_on_record = false;
+	a->cancel.pending = false;
+	a->outcome.pending = false;
+	free(a->out_result);
+	free(a->out_message);
+	a->out_result = a->out_message = NULL;
 	json_decref(a->args);
 	a->args = NULL;
-	a->need_claim = true;
+}
+
+/*
+ * The running task has ended: its outcome waits to be recorded (the next
+ * call the loop makes).  Result and message pass through the one
+ * redactor, with the instance's literal secrets, first.
+ */
+static void
+record_outcome(struct actor *a, const char *status, const char *result,
+    enum cm_err err, const char *message)
+{
+	const struct cm_secrets *sec = &a->inst.secrets;
+
+	a->out_status = status;
+	a->out_code = strcmp(status, "failed") == 0 ? cm_err_code(err) : NULL;
+	if (result != NULL)
+		a->out_result = cm_redact_result(result, strlen(result), sec);
+	if (a->out_code != NULL) {
+		a->out_message = cm_redact_text(
+		    message ? message : "", message ? strlen(message) : 0, sec);
+		if (a->out_message != NULL)
+			utf8_cut(a->out_message, CM_ERROR_MESSAGE_MAX);
+	}
+	write_begin(&a->outcome);
 }
 
 /* A URL argument outside the network policy fails before dispatch. */
@@ -254,7 +171,7 @@ static enum cm_err
 check_hosts(struct actor *a, const json_t *args, char *bad, size_t badlen)
 {
 	const struct cm_capability *c =
-	    cm_bundle_find(a->bundle, a->capability);
+	    cm_bundle_find(a->inst.bundle, a->capability);
 	json_t *props =
 	    c ? json_object_get(c->args_schema, "properties") : NULL;
 	const char *key;
@@ -268,7 +185,7 @@ check_hosts(struct actor *a, const json_t *args, char *bad, size_t badlen)
 
 		if (fmt == NULL || url == NULL || strcmp(fmt, "http-url") != 0)
 			continue;
-		if (cm_policy_check_url(&a->policy, url) != CM_OK) {
+		if (cm_policy_check_url(&a->inst.policy, url) != CM_OK) {
 			snprintf(bad, badlen,
 			    "argument %s is not allowed by the "
 			    "instance's network policy",
@@ -289,19 +206,26 @@ start_task(struct actor *a, const struct pr_task *t, const char *args)
 	snprintf(a->task_id, sizeof(a->task_id), "%s", t->task_id);
 	snprintf(a->request_id, sizeof(a->request_id), "%s", t->request_id);
 	snprintf(a->capability, sizeof(a->capability), "%s", t->capability);
-	a->running = true;
-	a->cancel_wanted = t->cancel_requested;
+	a->have_task = true;
+	a->cancel_wanted = a->cancel_on_record = t->cancel_requested;
 	a->deadline_ms = cm_mono_ms() + t->timeout_ms;
 	a->next_heartbeat_ms = cm_mono_ms() + CM_HEARTBEAT_MS;
 	if (cm_json_parse(args ? args : "{}", args ? strlen(args) : 2,
 	        CM_ARGS_MAX, CM_JSON_DEPTH_MAX, &a->args, err,
 	        sizeof(err)) != 0) {
-		finish(
+		record_outcome(
 		    a, "failed", NULL, CM_E_RUNTIME_ERROR, "args unreadable");
 		return;
 	}
 	if ((e = check_hosts(a, a->args, err, sizeof(err))) != CM_OK) {
-		finish(a, "failed", NULL, e, err);
+		record_outcome(a, "failed", NULL, e, err);
+		return;
+	}
+	if (a->stopping) {
+		/* Claimed as the stop came: cancelled, never run. */
+		if (!a->cancel_on_record)
+			write_begin(&a->cancel);
+		record_outcome(a, "cancelled", NULL, CM_OK, NULL);
 		return;
 	}
 	memset(&call, 0, sizeof(call));
@@ -311,112 +235,280 @@ start_task(struct actor *a, const struct pr_task *t, const char *args)
 	call.args = a->args;
 	call.deadline_ms = a->deadline_ms;
 	if (a->ops->start(a->drv, &call) != 0)
-		finish(a, "failed", NULL, CM_E_RUNTIME_ERROR,
+		record_outcome(a, "failed", NULL, CM_E_RUNTIME_ERROR,
 		    "the runtime refused the call");
 }
 
-static void
-claim(struct actor *a)
-{
-	struct pr_req q;
-	struct pr_rep r;
-
-	a->need_claim = false;
-	a->next_claim_ms = cm_mono_ms() + ACT_IDLE_POLL_MS;
-	req_init(&q, PR_OP_ACTOR_CLAIM);
-	q.space_id = a->space_id;
-	q.lease_holder = a->holder;
-	if (cm_rpc_call(a->req, &q, &r, 0) != CM_OK || r.err != CM_OK) {
-		pr_rep_free(&r);
-		return;
-	}
-	if (r.close_requested)
-		a->closing = true;
-	if (r.n_spaces == 1 && strcmp(r.spaces[0].status, "closed") == 0)
-		a->closing = true;
-	if (r.n_tasks == 1)
-		start_task(a, &r.tasks[0], r.args);
-	pr_rep_free(&r);
-}
-
-static void
-heartbeat(struct actor *a)
-{
-	struct pr_req q;
-	struct pr_rep r;
-
-	a->next_heartbeat_ms = cm_mono_ms() + CM_HEARTBEAT_MS;
-	req_init(&q, PR_OP_ACTOR_HEARTBEAT);
-	q.task_id = a->task_id;
-	q.lease_holder = a->holder;
-	if (cm_rpc_call(a->req, &q, &r, 0) != CM_OK) {
-		pr_rep_free(&r);
-		return; /* the lease outlives a few missed beats */
-	}
-	if (r.err == CM_E_LEASE_EXPIRED || r.err == CM_E_NOT_FOUND) {
-		/* Finalised without us: stop working on it, report nothing. */
-		cm_warnx("actor: lost the lease on %s", a->task_id);
-		a->ops->cancel(a->drv);
-		a->ops->reset(a->drv);
-		a->running = false;
-		json_decref(a->args);
-		a->args = NULL;
-		a->need_claim = true;
-	} else {
-		if (r.cancel_requested)
-			a->cancel_wanted = true;
-		if (r.close_requested)
-			a->closing = true;
-	}
-	pr_rep_free(&r);
-}
-
-/* Stopping by signal: the cancel is recorded before the task ends, so it
- * ends as cancelled, in order. */
-static void
-request_cancel(struct actor *a)
-{
-	struct pr_req q;
-	struct pr_rep r;
-
-	req_init(&q, PR_OP_TASK_CANCEL);
-	q.workspace_id = a->workspace_id;
-	q.space_id = a->space_id;
-	q.task_id = a->task_id;
-	cm_rpc_call(a->req, &q, &r, 0);
-	pr_rep_free(&r);
-}
-
+/*
+ * Aborts the running call and cleans up, and only then is the task
+ * cancelled (SPEC 3 rule 7).  A runtime that cannot be cleaned up leaves
+ * the Space in error.  Stopping by signal, the cancel is recorded first
+ * when the store does not have it yet, so the task ends as cancelled, in
+ * order.
+ */
 static void
 cancel_running(struct actor *a)
 {
-	/* Abort, clean up, and only then say cancelled (SPEC 3 rule 7). */
 	if (a->ops->cancel(a->drv) != 0 || a->ops->reset(a->drv) != 0) {
-		finish(a, "cancelled", NULL, CM_OK, NULL);
-		mark_error(a, "runtime_crashed");
+		a->error_code = "runtime_crashed";
+		write_begin(&a->mark_error);
 		a->closing = true;
-		return;
 	}
-	finish(a, "cancelled", NULL, CM_OK, NULL);
+	if (!a->cancel_on_record)
+		write_begin(&a->cancel);
+	record_outcome(a, "cancelled", NULL, CM_OK, NULL);
 }
 
 static void
 time_out_running(struct actor *a)
 {
-	char msg[CM_CAPABILITY_MAX + 64];
+	char msg[CM_CAPABILITY_MAX + CM_ERROR_CODE_MAX];
 
 	snprintf(msg, sizeof(msg), "%s did not finish in time", a->capability);
 	a->ops->cancel(a->drv);
 	a->ops->reset(a->drv);
-	finish(a, "failed", NULL, CM_E_TASK_TIMEOUT, msg);
+	record_outcome(a, "failed", NULL, CM_E_TASK_TIMEOUT, msg);
+}
+
+/* --- store calls ---------------------------------------------------- */
+
+/* An error reply worth asking again: the store was busy or failed. */
+static bool
+transient(enum cm_err e)
+{
+	return e == CM_E_STORE_UNAVAILABLE || e == CM_E_INTERNAL;
+}
+
+static void
+on_claim(struct actor *a, const struct pr_rep *r)
+{
+	if (r->err != CM_OK)
+		return; /* the idle timer asks again */
+	if (r->close_requested ||
+	    (r->n_spaces == 1 && strcmp(r->spaces[0].status, "closed") == 0))
+		a->closing = true;
+	if (r->n_tasks != 1)
+		return;
+	start_task(a, &r->tasks[0], r->args);
+}
+
+static void
+on_heartbeat(struct actor *a, const struct pr_rep *r)
+{
+	if (r->err == CM_E_LEASE_EXPIRED || r->err == CM_E_NOT_FOUND) {
+		/* Finalised without us: stop working on it, report nothing. */
+		cm_warnx("actor: lost the lease on %s", a->task_id);
+		if (!a->outcome.pending) {
+			a->ops->cancel(a->drv);
+			a->ops->reset(a->drv);
+		}
+		drop_task(a);
+		a->need_claim = true;
+		return;
+	}
+	if (r->err != CM_OK)
+		return; /* the lease outlives a few missed beats */
+	if (r->cancel_requested)
+		a->cancel_wanted = a->cancel_on_record = true;
+	if (r->close_requested)
+		a->closing = true;
+}
+
+static void
+on_cancel(struct actor *a, const struct pr_rep *r)
+{
+	if (transient(r->err)) {
+		a->retry_at_ms = cm_mono_ms() + CM_ACTOR_RETRY_MS;
+		return;
+	}
+	a->cancel.pending = false;
+	if (r->err != CM_OK) {
+		/* The finish says what became of the task. */
+		cm_warnx(
+		    "actor: cancel of %s: %s", a->task_id, cm_err_code(r->err));
+		return;
+	}
+	a->cancel_on_record = true;
+}
+
+static void
+on_finish(struct actor *a, const struct pr_rep *r)
+{
+	if (transient(r->err)) {
+		a->retry_at_ms = cm_mono_ms() + CM_ACTOR_RETRY_MS;
+		return;
+	}
+	if (r->err == CM_E_INVALID_REQUEST &&
+	    strcmp(a->out_status, "cancelled") == 0 && !a->cancel_on_record) {
+		/* The store has no cancel request for the task: record one
+		 * (the store refuses a cancelled outcome without it). */
+		write_begin(&a->cancel);
+		return;
+	}
+	if (r->err == CM_E_INVALID_REQUEST) {
+		/* A bug: the outcome will never be taken.  Exiting non-zero
+		 * makes the supervisor finalise the task. */
+		cm_warnx("actor: the store refused the outcome of %s: %s",
+		    a->task_id, r->msg ? r->msg : cm_err_code(r->err));
+		a->failed = true;
+	} else if (r->err != CM_OK && r->err != CM_E_LEASE_EXPIRED) {
+		cm_warnx(
+		    "actor: finish of %s: %s", a->task_id, cm_err_code(r->err));
+	}
+	drop_task(a);
+	if (r->close_requested)
+		a->closing = true;
+	/* The reply says whether a task waits: no claim that finds nothing. */
+	a->need_claim = r->task_queued;
+	a->next_claim_ms = cm_mono_ms() + CM_ACTOR_IDLE_POLL_MS;
+}
+
+static void
+on_mark(struct actor *a, struct act_write *w, const struct pr_rep *r)
+{
+	if (transient(r->err)) {
+		a->retry_at_ms = cm_mono_ms() + CM_ACTOR_RETRY_MS;
+		return;
+	}
+	w->pending = false;
+	if (r->err != CM_OK) {
+		cm_warnx("actor: marking space %s: %s", a->space_id,
+		    cm_err_code(r->err));
+		a->failed = true;
+	}
+}
+
+/* Takes the outcome of the call under way, if it has ended. */
+static void
+take_reply(struct actor *a)
+{
+	enum act_call_kind kind = a->inflight;
+	struct pr_rep r;
+
+	if (kind == CALL_NONE || !cm_rpc_async_take(a->call, &r, NULL))
+		return;
+	a->inflight = CALL_NONE;
+	switch (kind) {
+	case CALL_CLAIM:
+		on_claim(a, &r);
+		break;
+	case CALL_HEARTBEAT:
+		on_heartbeat(a, &r);
+		break;
+	case CALL_CANCEL:
+		on_cancel(a, &r);
+		break;
+	case CALL_FINISH:
+		on_finish(a, &r);
+		break;
+	case CALL_MARK_ERROR:
+		on_mark(a, &a->mark_error, &r);
+		break;
+	case CALL_MARK_CLOSED:
+		on_mark(a, &a->mark_closed, &r);
+		break;
+	case CALL_NONE:
+		break;
+	}
+	pr_rep_free(&r);
+}
+
+static void
+call_start(struct actor *a, enum act_call_kind kind, const struct pr_req *q,
+    int attempt_ms, int attempts)
+{
+	if (cm_rpc_async_start(a->call, q, attempt_ms, attempts) != CM_OK) {
+		/* Encoding failed: a bug, logged by rpc; nothing to wait on. */
+		a->failed = a->stopping = true;
+		a->stop_deadline_ms = cm_mono_ms();
+		return;
+	}
+	a->inflight = kind;
+}
+
+/* Starts the next store call, in order of what must be recorded first. */
+static void
+next_call(struct actor *a)
+{
+	int64_t now = cm_mono_ms();
+	struct pr_req q;
+
+	if (a->inflight != CALL_NONE || now < a->retry_at_ms)
+		return;
+	if (a->have_task && a->cancel.pending) {
+		req_init(&q, PR_OP_TASK_CANCEL);
+		q.op_id = a->cancel.op_id;
+		q.workspace_id = a->inst.workspace_id;
+		q.space_id = a->space_id;
+		q.task_id = a->task_id;
+		call_start(a, CALL_CANCEL, &q, CM_ACTOR_ATTEMPT_MS, 0);
+	} else if (a->have_task && a->outcome.pending) {
+		req_init(&q, PR_OP_ACTOR_FINISH);
+		q.op_id = a->outcome.op_id;
+		q.task_id = a->task_id;
+		q.lease_holder = a->holder;
+		q.status = a->out_status;
+		q.result = a->out_result;
+		q.error_code = a->out_code;
+		if (a->out_code != NULL)
+			q.error_message = a->out_message ? a->out_message : "";
+		call_start(a, CALL_FINISH, &q, CM_ACTOR_ATTEMPT_MS, 0);
+	} else if (a->mark_error.pending) {
+		req_init(&q, PR_OP_SPACE_MARK_ERROR);
+		q.op_id = a->mark_error.op_id;
+		q.space_id = a->space_id;
+		q.error_code = a->error_code;
+		call_start(a, CALL_MARK_ERROR, &q, CM_ACTOR_ATTEMPT_MS, 0);
+	} else if (a->have_task) {
+		if (a->stopping || now < a->next_heartbeat_ms)
+			return;
+		a->next_heartbeat_ms = now + CM_HEARTBEAT_MS;
+		req_init(&q, PR_OP_ACTOR_HEARTBEAT);
+		q.task_id = a->task_id;
+		q.lease_holder = a->holder;
+		call_start(a, CALL_HEARTBEAT, &q, CM_ACTOR_ONE_SHOT_MS, 1);
+	} else if (a->stopping) {
+		return;
+	} else if (a->closing) {
+		if (!a->mark_closed.pending)
+			return;
+		req_init(&q, PR_OP_SPACE_MARK_CLOSED);
+		q.op_id = a->mark_closed.op_id;
+		q.space_id = a->space_id;
+		call_start(a, CALL_MARK_CLOSED, &q, CM_ACTOR_ATTEMPT_MS, 0);
+	} else if (a->need_claim || now >= a->next_claim_ms) {
+		a->need_claim = false;
+		a->next_claim_ms = now + CM_ACTOR_IDLE_POLL_MS;
+		req_init(&q, PR_OP_ACTOR_CLAIM);
+		q.space_id = a->space_id;
+		q.lease_holder = a->holder;
+		call_start(a, CALL_CLAIM, &q, CM_ACTOR_ONE_SHOT_MS, 1);
+	}
+}
+
+/*
+ * Abandons the call under way (the stop deadline passed).  A claim whose
+ * answer never came may have taken a task: that counts as unrecorded.
+ */
+static void
+abandon_call(struct actor *a)
+{
+	if (a->inflight == CALL_NONE)
+		return;
+	if (a->inflight == CALL_CLAIM)
+		a->failed = true;
+	cm_rpc_async_close(a->call);
+	a->call = NULL;
+	a->inflight = CALL_NONE;
 }
 
 /*
  * The supervisor writes a byte on the wake pipe when the store publishes
  * something this Space's actor acts on (a queued task, a cancel or close
- * request).  Idle, the actor then claims; running, it asks the store at
- * once (a heartbeat) whether the task is to be cancelled or the Space
- * closed.  The byte says only "look now": the store says what.
+ * request).  Running, the actor asks the store at once (a heartbeat)
+ * whether the task is to be cancelled or the Space closed; otherwise it
+ * claims once the outcome it may be recording is in.  The byte says only
+ * "look now": the store says what.
  */
 static void
 drain_wake(struct actor *a)
@@ -425,28 +517,10 @@ drain_wake(struct actor *a)
 
 	while (read(a->wake_fd, buf, sizeof(buf)) > 0)
 		;
-	if (a->running)
+	if (a->have_task && !a->outcome.pending)
 		a->next_heartbeat_ms = cm_mono_ms();
 	else
 		a->need_claim = true;
-}
-
-static int
-mark_closed(struct actor *a)
-{
-	struct pr_req q;
-	struct pr_rep r;
-	enum cm_err e;
-
-	req_init(&q, PR_OP_SPACE_MARK_CLOSED);
-	q.space_id = a->space_id;
-	for (int i = 0; i < ACT_FINISH_TRIES; i++) {
-		e = cm_rpc_call(a->req, &q, &r, 0);
-		pr_rep_free(&r);
-		if (e == CM_OK)
-			return 0;
-	}
-	return -1;
 }
 
 static int64_t
@@ -459,85 +533,217 @@ min_wake(int64_t a, int64_t b)
 	return a < b ? a : b;
 }
 
+/* True when nothing is left to do or to record. */
+static bool
+actor_done(struct actor *a)
+{
+	if (a->failed && a->stopping)
+		return true;
+	if (a->stopping && cm_mono_ms() >= a->stop_deadline_ms) {
+		if (a->have_task || a->mark_error.pending)
+			a->failed = true;
+		abandon_call(a);
+		return true;
+	}
+	if (a->inflight != CALL_NONE || a->have_task || a->mark_error.pending)
+		return false;
+	if (a->stopping)
+		return true;
+	return a->close_begun && !a->mark_closed.pending;
+}
+
+/* What the running task needs before the loop waits again. */
+static void
+advance_task(struct actor *a)
+{
+	if (!a->have_task || a->outcome.pending)
+		return;
+	/* Close and stop send the running task down the cancel path. */
+	if (a->closing || a->stopping)
+		a->cancel_wanted = true;
+	if (a->cancel_wanted)
+		cancel_running(a);
+	else if (cm_mono_ms() >= a->deadline_ms)
+		time_out_running(a);
+}
+
+static void
+on_signal(struct actor *a)
+{
+	struct signalfd_siginfo si;
+
+	if (read(a->sig_fd, &si, sizeof(si)) != sizeof(si) || a->stopping)
+		return;
+	a->stopping = true;
+	a->stop_deadline_ms = cm_mono_ms() + CM_ACTOR_STOP_MS;
+	/* A lease renewal is of no use any more: the handle is freed for
+	 * the outcome at once. */
+	if (a->inflight == CALL_HEARTBEAT) {
+		abandon_call(a);
+		if (cm_rpc_async_open(&a->call, a->req) != 0)
+			a->failed = true;
+	}
+}
+
+/*
+ * Steps the driver after every poll, whatever the store is doing: its fds
+ * are served even while an outcome is being recorded.  A call that ends
+ * while the task runs (even as a stop signal arrives) is its outcome.
+ */
+static void
+step_driver(struct actor *a, const struct pollfd *fds, int nfds)
+{
+	struct act_outcome out;
+
+	memset(&out, 0, sizeof(out));
+	if (a->ops->step(a->drv, fds, nfds, &out) != ACT_DONE)
+		return;
+	if (a->have_task && !a->outcome.pending) {
+		if (out.err == CM_OK)
+			record_outcome(a, "completed",
+			    out.result ? out.result : "null", CM_OK, NULL);
+		else
+			record_outcome(a, "failed", NULL, out.err, out.message);
+	}
+	free(out.result);
+}
+
 /* One turn of the loop.  Returns 1 to go on, 0 when done. */
 static int
 actor_turn(struct actor *a)
 {
-	struct pollfd pfd[ACT_POLLFDS + 2];
+	struct pollfd pfd[CM_ACTOR_POLLFDS + 3];
 	int64_t wake = -1, drv_wake = -1, now;
+	bool stepping;
 	int ndrv, timeout;
 
-	if (!a->running) {
-		if (a->closing || a->stopping)
-			return 0;
-		if (a->need_claim || cm_mono_ms() >= a->next_claim_ms)
-			claim(a);
+	take_reply(a);
+	if (a->closing && !a->stopping && !a->have_task && !a->close_begun) {
+		a->close_begun = true;
+		write_begin(&a->mark_closed);
 	}
-	if (a->running) {
-		/* Close sent the running task down the cancel path already. */
-		if (a->closing)
-			a->cancel_wanted = true;
-		if (a->stopping && !a->cancel_wanted) {
-			request_cancel(a);
-			a->cancel_wanted = true;
-		}
-		if (a->cancel_wanted) {
-			cancel_running(a);
-			return 1;
-		}
-		if (cm_mono_ms() >= a->deadline_ms) {
-			time_out_running(a);
-			return 1;
-		}
-		if (cm_mono_ms() >= a->next_heartbeat_ms) {
-			heartbeat(a);
-			/* A cancel or close it just learnt of is acted on at
-			 * once, not after the next heartbeat. */
-			if (!a->running || a->cancel_wanted || a->closing)
-				return 1;
-		}
-		wake = min_wake(a->deadline_ms, a->next_heartbeat_ms);
-	} else {
-		if (a->closing || a->need_claim)
-			return 1;
-		wake = a->next_claim_ms;
-	}
+	advance_task(a);
+	if (a->call != NULL)
+		next_call(a);
+	if (actor_done(a))
+		return 0;
+
+	stepping = a->have_task && !a->outcome.pending;
+	now = cm_mono_ms();
+	if (stepping)
+		wake = a->deadline_ms;
+	if (a->stopping)
+		wake = min_wake(wake, a->stop_deadline_ms);
+	/* The next call's time counts only while no call is under way. */
+	if (a->inflight == CALL_NONE && a->retry_at_ms > now)
+		wake = min_wake(wake, a->retry_at_ms);
+	else if (a->inflight == CALL_NONE && stepping && !a->stopping)
+		wake = min_wake(wake, a->next_heartbeat_ms);
+	else if (a->inflight == CALL_NONE && !a->have_task && !a->closing &&
+	         !a->stopping)
+		wake = min_wake(wake, a->next_claim_ms);
 
 	pfd[0].fd = a->wake_fd;
 	pfd[0].events = POLLIN;
 	pfd[1].fd = a->sig_fd;
 	pfd[1].events = POLLIN;
-	ndrv = a->ops->pollfds(a->drv, pfd + 2, ACT_POLLFDS, &drv_wake);
-	if (a->running)
+	pfd[2].fd = a->inflight != CALL_NONE ? cm_rpc_async_fd(a->call) : -1;
+	pfd[2].events = POLLIN;
+	ndrv = a->ops->pollfds(a->drv, pfd + 3, CM_ACTOR_POLLFDS, &drv_wake);
+	if (stepping)
 		wake = min_wake(wake, drv_wake);
-	now = cm_mono_ms();
 	timeout = wake < 0 ? -1 : wake <= now ? 0 : (int)(wake - now);
-	if (poll(pfd, (nfds_t)(2 + ndrv), timeout) < 0 && errno != EINTR) {
+	if (poll(pfd, (nfds_t)(3 + ndrv), timeout) < 0 && errno != EINTR) {
 		cm_warn("actor: poll");
+		a->failed = true;
 		return 0;
 	}
-	if (pfd[1].revents & POLLIN) {
-		struct signalfd_siginfo si;
-		if (read(a->sig_fd, &si, sizeof(si)) == sizeof(si))
-			a->stopping = true;
-	}
+	if (pfd[1].revents & POLLIN)
+		on_signal(a);
 	if (pfd[0].revents & POLLIN)
 		drain_wake(a);
-	if (a->running && !a->cancel_wanted) {
-		struct act_outcome out;
+	step_driver(a, pfd + 3, ndrv);
+	return 1;
+}
 
-		memset(&out, 0, sizeof(out));
-		if (a->ops->step(a->drv, pfd + 2, ndrv, &out) == ACT_DONE) {
-			if (out.err == CM_OK)
-				finish(a, "completed",
-				    out.result ? out.result : "null", CM_OK,
-				    NULL);
-			else
-				finish(a, "failed", NULL, out.err, out.message);
-			free(out.result);
-		}
+/*
+ * One store call outside the loop (before the runtime is open): waits for
+ * its outcome while watching the signalfd.  Returns 1 with *r filled (free
+ * with pr_rep_free), 0 when SIGTERM or SIGINT came first.
+ */
+static int
+call_wait(struct actor *a, const struct pr_req *q, int attempt_ms, int attempts,
+    struct pr_rep *r)
+{
+	struct pollfd pfd[2];
+
+	if (cm_rpc_async_start(a->call, q, attempt_ms, attempts) != CM_OK) {
+		memset(r, 0, sizeof(*r));
+		r->err = CM_E_INTERNAL;
+		return 1;
+	}
+	pfd[0].fd = cm_rpc_async_fd(a->call);
+	pfd[0].events = POLLIN;
+	pfd[1].fd = a->sig_fd;
+	pfd[1].events = POLLIN;
+	while (!cm_rpc_async_take(a->call, r, NULL)) {
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			cm_warn("actor: poll");
+		if (pfd[1].revents & POLLIN)
+			return 0; /* the call is abandoned with the handle */
 	}
 	return 1;
+}
+
+/*
+ * Loads the Space and its instance, asking until the store answers.
+ * Returns 1 ready to run, 0 nothing to do (the Space is closed or in
+ * error), -1 failure or a stop signal.
+ */
+static int
+actor_load(struct actor *a)
+{
+	struct pr_req q;
+	char err[256];
+	int rc;
+
+	req_init(&q, PR_OP_ACTOR_LOAD);
+	q.space_id = a->space_id;
+	if (call_wait(a, &q, CM_ACTOR_ATTEMPT_MS, 0, &a->load) == 0)
+		return -1;
+	if (a->load.err == CM_E_NOT_FOUND)
+		return 0;
+	if (a->load.err != CM_OK) {
+		cm_warnx("actor: cannot load space %s: %s", a->space_id,
+		    cm_err_code(a->load.err));
+		return -1;
+	}
+	rc = act_instance_init(
+	    &a->inst, &a->load, a->space_id, a->cfg, err, sizeof(err));
+	if (rc < 0)
+		cm_warnx("actor: space %s: %s", a->space_id, err);
+	a->closing = rc > 0 && a->inst.close_requested;
+	return rc;
+}
+
+/* The runtime cannot be used: the Space goes to error.  Returns 0 once
+ * recorded, -1 otherwise. */
+static int
+mark_unusable(struct actor *a)
+{
+	struct pr_req q;
+	struct pr_rep r;
+	int rc = -1;
+
+	req_init(&q, PR_OP_SPACE_MARK_ERROR);
+	q.space_id = a->space_id;
+	q.error_code = "runtime_not_ready";
+	if (call_wait(a, &q, CM_ACTOR_ATTEMPT_MS, 0, &r) == 0)
+		return -1;
+	if (r.err == CM_OK)
+		rc = 0;
+	pr_rep_free(&r);
+	return rc;
 }
 
 static void
@@ -581,38 +787,43 @@ act_run(const struct cm_config *cfg, const char *space_id, int notify_fd,
 		cm_warnx("actor: cannot reach the store");
 		goto out;
 	}
+	if (cm_rpc_async_open(&a.call, a.req) != 0) {
+		cm_warnx("actor: cannot make a store call handle");
+		goto out;
+	}
 	if ((loaded = actor_load(&a)) <= 0) {
 		rc = loaded == 0 ? 0 : 1;
 		notify_ready(notify_fd);
 		goto out;
 	}
-	if ((a.ops = act_driver_find(a.env.driver)) == NULL ||
-	    a.ops->open(&a.env, &a.drv, err, sizeof(err)) != 0) {
-		/* The runtime cannot be used: the Space goes to error. */
+	if ((a.ops = act_driver_find(a.inst.env.driver)) == NULL ||
+	    a.ops->open(&a.inst.env, &a.drv, err, sizeof(err)) != 0) {
 		cm_warnx("actor: space %s: runtime %s unusable: %s", a.space_id,
-		    a.env.driver, a.ops ? err : "no such driver in this build");
+		    a.inst.env.driver,
+		    a.ops ? err : "no such driver in this build");
 		a.ops = NULL;
-		rc = mark_error(&a, "runtime_not_ready") == 0 ? 0 : 1;
+		rc = mark_unusable(&a) == 0 ? 0 : 1;
 		notify_ready(notify_fd);
 		goto out;
 	}
 	notify_ready(notify_fd);
-	cm_debug("actor: space %s ready (%s)", a.space_id, a.env.driver);
+	cm_debug("actor: space %s ready (%s)", a.space_id, a.inst.env.driver);
 
 	a.need_claim = true;
 	while (actor_turn(&a))
 		;
 	a.ops->close(a.drv);
 	a.drv = NULL;
-	rc = 0;
-	if (a.closing && !a.stopping && mark_closed(&a) != 0)
-		rc = 1;
+	rc = a.failed ? 1 : 0;
+	if (a.failed)
+		cm_warnx("actor: space %s: stopping with an outcome unrecorded",
+		    a.space_id);
 out:
 	if (a.ops != NULL && a.drv != NULL)
 		a.ops->close(a.drv);
-	json_decref(a.args);
-	json_decref(a.config);
-	cm_bundle_free(a.bundle);
+	drop_task(&a);
+	cm_rpc_async_close(a.call);
+	act_instance_fini(&a.inst);
 	pr_rep_free(&a.load);
 	nng_close(a.req);
 	if (a.wake_fd >= 0)
