@@ -119,6 +119,12 @@ enum pr_field {
  * Operations: X(ENUM, "wire name", is_write, required mask, optional mask).
  * Every write requires op_id: the store answers a repeated op_id with its
  * first reply (DESIGN 2), across store restarts.
+ *
+ * task.submit from the api names its caller (principal_id, kind, is_admin,
+ * and role, the caller's role in workspace_id when it has one), and the
+ * store authorizes it through api/authz.h on the Space row it reads, so
+ * no space.get goes before a submit.  Without principal_id the caller is
+ * trusted (the processes of the service, tests and benchmarks).
  */
 #define PR_W PRM(OP_ID)
 #define PR_OPS(X)                                                              \
@@ -165,7 +171,8 @@ enum pr_field {
 	X(TASK_SUBMIT, "task.submit", true,                                    \
 	    PR_W | PRM(WORKSPACE_ID) | PRM(SPACE_ID) | PRM(REQUEST_ID) |       \
 	        PRM(CAPABILITY),                                               \
-	    PRM(ARGS) | PRM(TIMEOUT_MS))                                       \
+	    PRM(ARGS) | PRM(TIMEOUT_MS) | PRM(PRINCIPAL_ID) | PRM(KIND) |      \
+	        PRM(IS_ADMIN) | PRM(ROLE))                                     \
 	X(TASK_GET, "task.get", false,                                         \
 	    PRM(WORKSPACE_ID) | PRM(SPACE_ID) | PRM(TASK_ID), 0)               \
 	X(TASK_LIST, "task.list", false, PRM(WORKSPACE_ID) | PRM(SPACE_ID),    \
