@@ -417,7 +417,14 @@ static void
 call_start(struct actor *a, enum act_call_kind kind, const struct pr_req *q,
     int attempt_ms, int attempts)
 {
-	if (cm_rpc_async_start(a->call, q, attempt_ms, attempts) != CM_OK) {
+	enum cm_err e = cm_rpc_async_start(a->call, q, attempt_ms, attempts);
+
+	if (e == CM_E_STORE_UNAVAILABLE) {
+		/* nng had no context for it: try again shortly. */
+		a->retry_at_ms = cm_mono_ms() + CM_ACTOR_RETRY_MS;
+		return;
+	}
+	if (e != CM_OK) {
 		/* Encoding failed: a bug, logged by rpc; nothing to wait on. */
 		a->failed = a->stopping = true;
 		a->stop_deadline_ms = cm_mono_ms();
@@ -676,10 +683,18 @@ call_wait(struct actor *a, const struct pr_req *q, int attempt_ms, int attempts,
     struct pr_rep *r)
 {
 	struct pollfd pfd[2];
+	enum cm_err e;
 
-	if (cm_rpc_async_start(a->call, q, attempt_ms, attempts) != CM_OK) {
+	while ((e = cm_rpc_async_start(a->call, q, attempt_ms, attempts)) ==
+	       CM_E_STORE_UNAVAILABLE) {
+		pfd[0].fd = a->sig_fd;
+		pfd[0].events = POLLIN;
+		if (poll(pfd, 1, CM_ACTOR_RETRY_MS) > 0)
+			return 0;
+	}
+	if (e != CM_OK) {
 		memset(r, 0, sizeof(*r));
-		r->err = CM_E_INTERNAL;
+		r->err = e;
 		return 1;
 	}
 	pfd[0].fd = cm_rpc_async_fd(a->call);
