@@ -286,6 +286,36 @@ tk_spaced_start_logged(struct tk_proc *p, const char *dir,
 }
 
 int
+tk_bin_start(struct tk_proc *p, const char *binary, const char *dir,
+    const char *const *flags, const char *output)
+{
+	return start_bin(p, binary, dir, NULL, flags, output);
+}
+
+int
+tk_proc_wait(struct tk_proc *p, int timeout_ms, int *status)
+{
+	struct timespec ts = {0, 2 * 1000 * 1000};
+	int64_t deadline = cm_mono_ms() + timeout_ms;
+	pid_t r;
+
+	if (p->pid <= 0)
+		return -1;
+	for (;;) {
+		if ((r = waitpid(p->pid, status, WNOHANG)) == p->pid) {
+			untrack(p->pid);
+			p->pid = 0;
+			return 0;
+		}
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (cm_mono_ms() >= deadline)
+			return -1;
+		nanosleep(&ts, NULL);
+	}
+}
+
+int
 tk_actor_pids(pid_t parent, const char *space_id, pid_t *pids, int max)
 {
 	DIR *d = opendir("/proc");

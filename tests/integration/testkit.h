@@ -51,6 +51,22 @@ int tk_spaced_start(
 int tk_spaced_start_logged(struct tk_proc *p, const char *dir,
     const char *const *flags, const char *output);
 
+/*
+ * Starts any binary of the build tree (spaced-actor, spaced-api, ...) on
+ * data_dir dir with extra flags, its stdout and stderr appended to output
+ * (NULL: inherited), and waits (bounded) for its readiness line, as
+ * tk_store_start does.  Returns 0, or -1 if it exited or never got ready.
+ */
+int tk_bin_start(struct tk_proc *p, const char *binary, const char *dir,
+    const char *const *flags, const char *output);
+
+/*
+ * Waits up to timeout_ms for p to exit and reaps it.  Returns 0 with its
+ * wait status in *status, or -1 when it is still running (it is left
+ * alone).
+ */
+int tk_proc_wait(struct tk_proc *p, int timeout_ms, int *status);
+
 /* Pids of the running spaced-actor children of parent, for space_id (or
  * any Space when NULL), read from /proc.  Returns how many were found. */
 int tk_actor_pids(pid_t parent, const char *space_id, pid_t *pids, int max);
