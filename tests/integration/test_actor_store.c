@@ -386,27 +386,6 @@ Test(actor_store, sigterm_with_the_store_stopped_exits_within_the_bound,
 	as_stop(&e);
 }
 
-/* A store that stays up: SIGTERM with a task running ends it cancelled
- * and the actor exits 0. */
-Test(actor_store, sigterm_records_the_cancelled_outcome, .fini = tk_cleanup)
-{
-	static struct as_env e;
-	char task[CM_ID_MAX + 1];
-	struct sf_task t;
-	int status;
-
-	as_start(&e, "aterm", false);
-	as_actor_start(&e);
-	as_run_long(&e, task);
-	cr_assert_eq(kill(e.actor.pid, SIGTERM), 0);
-	cr_assert_eq(tk_proc_wait(&e.actor, STOP_BOUND_MS, &status), 0);
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	sf_task_get(&e.sf, e.space, task, &t);
-	cr_assert_str_eq(t.status, "cancelled");
-	sf_task_free(&t);
-	as_stop(&e);
-}
-
 /* --- (d) round trips of a no-op task ---------------------------------- */
 
 /* Issues a token of the world's operator (a manager) straight through
