@@ -272,11 +272,18 @@ time_out_running(struct actor *a)
 
 /* --- store calls ---------------------------------------------------- */
 
-/* An error reply worth asking again: the store was busy or failed. */
+/*
+ * An error reply worth asking again (the store was busy or failed): the
+ * write stays pending, with its op_id, and goes again shortly.  Returns
+ * true when r is one.
+ */
 static bool
-transient(enum cm_err e)
+retry_later(struct actor *a, const struct pr_rep *r)
 {
-	return e == CM_E_STORE_UNAVAILABLE || e == CM_E_INTERNAL;
+	if (r->err != CM_E_STORE_UNAVAILABLE && r->err != CM_E_INTERNAL)
+		return false;
+	a->retry_at_ms = cm_mono_ms() + CM_ACTOR_RETRY_MS;
+	return true;
 }
 
 static void
@@ -317,10 +324,8 @@ on_heartbeat(struct actor *a, const struct pr_rep *r)
 static void
 on_cancel(struct actor *a, const struct pr_rep *r)
 {
-	if (transient(r->err)) {
-		a->retry_at_ms = cm_mono_ms() + CM_ACTOR_RETRY_MS;
+	if (retry_later(a, r))
 		return;
-	}
 	a->cancel.pending = false;
 	if (r->err != CM_OK) {
 		/* The finish says what became of the task. */
@@ -334,10 +339,8 @@ on_cancel(struct actor *a, const struct pr_rep *r)
 static void
 on_finish(struct actor *a, const struct pr_rep *r)
 {
-	if (transient(r->err)) {
-		a->retry_at_ms = cm_mono_ms() + CM_ACTOR_RETRY_MS;
+	if (retry_later(a, r))
 		return;
-	}
 	if (r->err == CM_E_INVALID_REQUEST &&
 	    strcmp(a->out_status, "cancelled") == 0 && !a->cancel_on_record) {
 		/* The store has no cancel request for the task: record one
@@ -366,10 +369,8 @@ on_finish(struct actor *a, const struct pr_rep *r)
 static void
 on_mark(struct actor *a, struct act_write *w, const struct pr_rep *r)
 {
-	if (transient(r->err)) {
-		a->retry_at_ms = cm_mono_ms() + CM_ACTOR_RETRY_MS;
+	if (retry_later(a, r))
 		return;
-	}
 	w->pending = false;
 	if (r->err != CM_OK) {
 		cm_warnx("actor: marking space %s: %s", a->space_id,

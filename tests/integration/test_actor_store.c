@@ -24,7 +24,6 @@
 #include "clock.h"
 #include "limits.h"
 #include "space_fixture.h"
-#include "token.h"
 
 #define SLEEP_LONG "{\"ms\": 60000}"
 #define TIMEOUT_LONG_MS 120000
@@ -388,26 +387,6 @@ Test(actor_store, sigterm_with_the_store_stopped_exits_within_the_bound,
 
 /* --- (d) round trips of a no-op task ---------------------------------- */
 
-/* Issues a token of the world's operator (a manager) straight through
- * the store. */
-static void
-as_token(struct as_env *e, char *token)
-{
-	char hash[CM_TOKEN_HASH_LEN];
-	struct pr_req q;
-	struct pr_rep r;
-
-	cm_token_new(token);
-	cr_assert_eq(cm_token_hash(token, strlen(token), hash), 0);
-	memset(&q, 0, sizeof(q));
-	q.op = PR_OP_TOKEN_ISSUE;
-	q.principal_id = e->sf.w.operator_id;
-	q.token_hash = hash;
-	cr_assert_eq(tk_call(e->sf.s, &q, &r), CM_OK);
-	cr_assert_eq(r.err, CM_OK);
-	pr_rep_free(&r);
-}
-
 /*
  * Every store request a no-op task makes, from the api's submit to the
  * actor's last word on it, counted at the proxy: at most 3 (task.submit,
@@ -426,7 +405,7 @@ Test(actor_store, a_noop_task_takes_at_most_three_round_trips,
 	json_t *res;
 
 	as_start(&e, "around", true);
-	as_token(&e, token);
+	cr_assert_eq(tk_token_issue(e.sf.s, e.sf.w.operator_id, token), 0);
 	port = tk_free_port();
 	snprintf(listen, sizeof(listen), "--http-listen=127.0.0.1:%d", port);
 	snprintf(run, sizeof(run), "--run-dir=%s", e.run_dir);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "token.h"
 
 /* Binds 127.0.0.1:port (0: any) and returns the port bound, or -1. */
 static int
@@ -747,4 +748,25 @@ tk_cpu_print(const char *who, const struct tk_cpu *a, const struct tk_cpu *b)
 	       "%.0f%% of %ld CPUs\n",
 	    who, 100 * busy / all, 100 * idle / all, 100 * iowait / all,
 	    100 * steal / all, sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+int
+tk_token_issue(nng_socket s, const char *principal_id, char token[CM_TOKEN_LEN])
+{
+	char hash[CM_TOKEN_HASH_LEN];
+	struct pr_req q;
+	struct pr_rep r;
+	int rc;
+
+	cm_token_new(token);
+	if (cm_token_hash(token, strlen(token), hash) != 0)
+		return -1;
+	memset(&q, 0, sizeof(q));
+	q.op = PR_OP_TOKEN_ISSUE;
+	q.principal_id = principal_id;
+	q.token_hash = hash;
+	q.label = "test";
+	rc = tk_call(s, &q, &r) == CM_OK && r.err == CM_OK ? 0 : -1;
+	pr_rep_free(&r);
+	return rc;
 }

@@ -143,6 +143,11 @@ void tk_req_submit(struct pr_req *q, const char *workspace_id,
 void tk_req_claim(struct pr_req *q, const char *space_id, const char *holder);
 void tk_req_finish(struct pr_req *q, const char *task_id, const char *holder);
 
+/* Issues a new bearer token (written to token) of principal_id through
+ * the store.  Returns 0, or -1 when the store refused. */
+int tk_token_issue(
+    nng_socket s, const char *principal_id, char token[CM_TOKEN_LEN]);
+
 /* Calls the store and aborts the test if transport fails. */
 enum cm_err tk_call(nng_socket s, const struct pr_req *req, struct pr_rep *rep);
 
