@@ -207,6 +207,9 @@ start_task(struct actor *a, const struct pr_task *t, const char *args)
 	snprintf(a->request_id, sizeof(a->request_id), "%s", t->request_id);
 	snprintf(a->capability, sizeof(a->capability), "%s", t->capability);
 	a->have_task = true;
+	/* A wake-up seen while claiming was about this task: only one task
+	 * of the Space is queued or running at a time. */
+	a->need_claim = false;
 	a->cancel_wanted = a->cancel_on_record = t->cancel_requested;
 	a->deadline_ms = cm_mono_ms() + t->timeout_ms;
 	a->next_heartbeat_ms = cm_mono_ms() + CM_HEARTBEAT_MS;
@@ -361,8 +364,10 @@ on_finish(struct actor *a, const struct pr_rep *r)
 	drop_task(a);
 	if (r->close_requested)
 		a->closing = true;
-	/* The reply says whether a task waits: no claim that finds nothing. */
-	a->need_claim = r->task_queued;
+	/* The reply says whether a task waits: no claim that finds nothing.
+	 * A wake-up that came while the finish was under way (a task queued
+	 * once the finish committed) still counts. */
+	a->need_claim = a->need_claim || r->task_queued;
 	a->next_claim_ms = cm_mono_ms() + CM_ACTOR_IDLE_POLL_MS;
 }
 
