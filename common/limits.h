@@ -112,7 +112,8 @@
  * stayed unrecorded, so the supervisor finalises the task).
  */
 #define CM_ACTOR_STOP_MS 1000
-#define CM_ACTOR_POLLFDS 8 /* driver fds in one poll */
+#define CM_ACTOR_POLLFDS 8    /* driver fds in one poll */
+#define CM_ACTOR_WAKE_READ 64 /* wake-pipe bytes drained per read */
 
 /* Config and files. */
 #define CM_CONF_LINE_MAX 1024

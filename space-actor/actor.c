@@ -200,7 +200,7 @@ static void
 start_task(struct actor *a, const struct pr_task *t, const char *args)
 {
 	struct act_call call;
-	char err[256];
+	char err[CM_ERROR_MESSAGE_MAX + 1];
 	enum cm_err e;
 
 	snprintf(a->task_id, sizeof(a->task_id), "%s", t->task_id);
@@ -526,7 +526,7 @@ abandon_call(struct actor *a)
 static void
 drain_wake(struct actor *a)
 {
-	char buf[64];
+	char buf[CM_ACTOR_WAKE_READ];
 
 	while (read(a->wake_fd, buf, sizeof(buf)) > 0)
 		;
@@ -725,7 +725,7 @@ static int
 actor_load(struct actor *a)
 {
 	struct pr_req q;
-	char err[256];
+	char err[CM_ERROR_MESSAGE_MAX + 1];
 	int rc;
 
 	req_init(&q, PR_OP_ACTOR_LOAD);
@@ -784,7 +784,7 @@ act_run(const struct cm_config *cfg, const char *space_id, int notify_fd,
     int wake_fd)
 {
 	struct actor a;
-	char url[CM_PATH_MAX], err[256];
+	char url[CM_PATH_MAX], err[CM_ERROR_MESSAGE_MAX + 1];
 	sigset_t mask;
 	int rc = 1, loaded;
 

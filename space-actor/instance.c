@@ -34,7 +34,7 @@ int
 act_instance_init(struct act_instance *in, const struct pr_rep *r,
     const char *space_id, const struct cm_config *cfg, char *err, size_t errlen)
 {
-	char why[256];
+	char why[CM_ERROR_MESSAGE_MAX + 1];
 	const char *m;
 
 	if (r->n_spaces != 1 || r->n_instances != 1 ||
