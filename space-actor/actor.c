@@ -719,7 +719,7 @@ call_wait(struct actor *a, const struct pr_req *q, int attempt_ms, int attempts,
 /*
  * Loads the Space and its instance, asking until the store answers.
  * Returns 1 ready to run, 0 nothing to do (the Space is closed or in
- * error), -1 failure or a stop signal.
+ * error, or a stop signal came first), -1 failure.
  */
 static int
 actor_load(struct actor *a)
@@ -730,8 +730,9 @@ actor_load(struct actor *a)
 
 	req_init(&q, PR_OP_ACTOR_LOAD);
 	q.space_id = a->space_id;
+	/* Stopped before it held anything: nothing is left unrecorded. */
 	if (call_wait(a, &q, CM_ACTOR_ATTEMPT_MS, 0, &a->load) == 0)
-		return -1;
+		return 0;
 	if (a->load.err == CM_E_NOT_FOUND)
 		return 0;
 	if (a->load.err != CM_OK) {
