@@ -8,13 +8,10 @@
  * anyway, so a lost message costs latency, never correctness.
  *
  * The loop never waits on the store.  Every store call goes through one
- * asynchronous handle (common/rpc.h) whose fd the loop polls with the wake
- * pipe, the signalfd and the driver's fds, so a store that is slow,
- * stopped or gone delays only what needs its answer: the driver keeps
- * being stepped.  One call is under way at a time, and what is recorded
- * goes in order: a cancel request before the cancelled outcome, an
- * outcome before the next claim.  Each recording call keeps its op_id
- * across attempts and retries, so the store applies it once.
+ * asynchronous handle (common/rpc.h, driven by calls.c) whose fd the loop
+ * polls with the wake pipe, the signalfd and the driver's fds, so a store
+ * that is slow, stopped or gone delays only what needs its answer: the
+ * driver keeps being stepped.
  */
 #include "actor.h"
 
@@ -28,87 +25,12 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "driver.h"
-#include "ids.h"
-#include "instance.h"
 #include "json.h"
 #include "log.h"
-#include "rpc.h"
+#include "loop.h"
 
-/* The store call under way, if any. */
-enum act_call_kind {
-	CALL_NONE,
-	CALL_CLAIM,
-	CALL_HEARTBEAT,
-	CALL_CANCEL,
-	CALL_FINISH,
-	CALL_MARK_ERROR,
-	CALL_MARK_CLOSED,
-};
-
-/* A write the store has not confirmed yet; its op_id is kept for every
- * attempt and every retry after an error reply. */
-struct act_write {
-	bool pending;
-	char op_id[CM_UUID_LEN];
-};
-
-struct actor {
-	const struct cm_config *cfg;
-	char space_id[CM_ID_MAX + 1];
-	char holder[CM_ID_MAX + 1];
-	nng_socket req;
-	struct cm_rpc_async *call;
-	enum act_call_kind inflight;
-	int64_t retry_at_ms; /* no new call before (after an error reply) */
-	int wake_fd;         /* -1: no supervisor, timers only */
-	int sig_fd;
-
-	struct pr_rep load; /* owns the strings inst.env points at */
-	struct act_instance inst;
-	const struct act_driver_ops *ops;
-	struct act_driver *drv;
-
-	bool need_claim;
-	int64_t next_claim_ms;
-	bool closing;
-	bool stopping;
-	int64_t stop_deadline_ms;
-	bool failed; /* something is unrecorded: exit non-zero */
-
-	/* The task held: running while !outcome.pending, then recording. */
-	bool have_task;
-	bool cancel_wanted;
-	bool cancel_on_record; /* the store has the task's cancel request */
-	char task_id[CM_ID_MAX + 1];
-	char request_id[CM_ID_MAX + 1];
-	char capability[CM_CAPABILITY_MAX + 1];
-	json_t *args;
-	int64_t deadline_ms;
-	int64_t next_heartbeat_ms;
-
-	struct act_write cancel; /* task.cancel, before a cancelled outcome */
-	struct act_write outcome;
-	const char *out_status;
-	const char *out_code; /* a static code string, failed only */
-	char *out_result;     /* redacted, malloc'd */
-	char *out_message;    /* redacted, malloc'd */
-
-	struct act_write mark_error;
-	const char *error_code;
-	struct act_write mark_closed;
-	bool close_begun; /* mark_closed was asked for (once) */
-};
-
-static void
-req_init(struct pr_req *q, enum pr_op op)
-{
-	memset(q, 0, sizeof(*q));
-	q->op = op;
-}
-
-static void
-write_begin(struct act_write *w)
+void
+act_write_begin(struct act_write *w)
 {
 	w->pending = true;
 	cm_uuid7(w->op_id);
@@ -127,8 +49,8 @@ utf8_cut(char *s, size_t max)
 	s[max] = '\0';
 }
 
-static void
-drop_task(struct actor *a)
+void
+act_task_drop(struct actor *a)
 {
 	a->have_task = false;
 	a->cancel_wanted = false;
@@ -163,7 +85,7 @@ record_outcome(struct actor *a, const char *status, const char *result,
 		if (a->out_message != NULL)
 			utf8_cut(a->out_message, CM_ERROR_MESSAGE_MAX);
 	}
-	write_begin(&a->outcome);
+	act_write_begin(&a->outcome);
 }
 
 /* A URL argument outside the network policy fails before dispatch. */
@@ -196,8 +118,8 @@ check_hosts(struct actor *a, const json_t *args, char *bad, size_t badlen)
 	return CM_OK;
 }
 
-static void
-start_task(struct actor *a, const struct pr_task *t, const char *args)
+void
+act_task_start(struct actor *a, const struct pr_task *t, const char *args)
 {
 	struct act_call call;
 	char err[CM_ERROR_MESSAGE_MAX + 1];
@@ -227,7 +149,7 @@ start_task(struct actor *a, const struct pr_task *t, const char *args)
 	if (a->stopping) {
 		/* Claimed as the stop came: cancelled, never run. */
 		if (!a->cancel_on_record)
-			write_begin(&a->cancel);
+			act_write_begin(&a->cancel);
 		record_outcome(a, "cancelled", NULL, CM_OK, NULL);
 		return;
 	}
@@ -254,11 +176,11 @@ cancel_running(struct actor *a)
 {
 	if (a->ops->cancel(a->drv) != 0 || a->ops->reset(a->drv) != 0) {
 		a->error_code = "runtime_crashed";
-		write_begin(&a->mark_error);
+		act_write_begin(&a->mark_error);
 		a->closing = true;
 	}
 	if (!a->cancel_on_record)
-		write_begin(&a->cancel);
+		act_write_begin(&a->cancel);
 	record_outcome(a, "cancelled", NULL, CM_OK, NULL);
 }
 
@@ -271,248 +193,6 @@ time_out_running(struct actor *a)
 	a->ops->cancel(a->drv);
 	a->ops->reset(a->drv);
 	record_outcome(a, "failed", NULL, CM_E_TASK_TIMEOUT, msg);
-}
-
-/* --- store calls ---------------------------------------------------- */
-
-/*
- * An error reply worth asking again (the store was busy or failed): the
- * write stays pending, with its op_id, and goes again shortly.  Returns
- * true when r is one.
- */
-static bool
-retry_later(struct actor *a, const struct pr_rep *r)
-{
-	if (r->err != CM_E_STORE_UNAVAILABLE && r->err != CM_E_INTERNAL)
-		return false;
-	a->retry_at_ms = cm_mono_ms() + CM_ACTOR_RETRY_MS;
-	return true;
-}
-
-static void
-on_claim(struct actor *a, const struct pr_rep *r)
-{
-	if (r->err != CM_OK)
-		return; /* the idle timer asks again */
-	if (r->close_requested ||
-	    (r->n_spaces == 1 && strcmp(r->spaces[0].status, "closed") == 0))
-		a->closing = true;
-	if (r->n_tasks != 1)
-		return;
-	start_task(a, &r->tasks[0], r->args);
-}
-
-static void
-on_heartbeat(struct actor *a, const struct pr_rep *r)
-{
-	if (r->err == CM_E_LEASE_EXPIRED || r->err == CM_E_NOT_FOUND) {
-		/* Finalised without us: stop working on it, report nothing. */
-		cm_warnx("actor: lost the lease on %s", a->task_id);
-		if (!a->outcome.pending) {
-			a->ops->cancel(a->drv);
-			a->ops->reset(a->drv);
-		}
-		drop_task(a);
-		a->need_claim = true;
-		return;
-	}
-	if (r->err != CM_OK)
-		return; /* the lease outlives a few missed beats */
-	if (r->cancel_requested)
-		a->cancel_wanted = a->cancel_on_record = true;
-	if (r->close_requested)
-		a->closing = true;
-}
-
-static void
-on_cancel(struct actor *a, const struct pr_rep *r)
-{
-	if (retry_later(a, r))
-		return;
-	a->cancel.pending = false;
-	if (r->err != CM_OK) {
-		/* The finish says what became of the task. */
-		cm_warnx(
-		    "actor: cancel of %s: %s", a->task_id, cm_err_code(r->err));
-		return;
-	}
-	a->cancel_on_record = true;
-}
-
-static void
-on_finish(struct actor *a, const struct pr_rep *r)
-{
-	if (retry_later(a, r))
-		return;
-	if (r->err == CM_E_INVALID_REQUEST &&
-	    strcmp(a->out_status, "cancelled") == 0 && !a->cancel_on_record) {
-		/* The store has no cancel request for the task: record one
-		 * (the store refuses a cancelled outcome without it). */
-		write_begin(&a->cancel);
-		return;
-	}
-	if (r->err == CM_E_INVALID_REQUEST) {
-		/* A bug: the outcome will never be taken.  Exiting non-zero
-		 * makes the supervisor finalise the task. */
-		cm_warnx("actor: the store refused the outcome of %s: %s",
-		    a->task_id, r->msg ? r->msg : cm_err_code(r->err));
-		a->failed = true;
-	} else if (r->err != CM_OK && r->err != CM_E_LEASE_EXPIRED) {
-		cm_warnx(
-		    "actor: finish of %s: %s", a->task_id, cm_err_code(r->err));
-	}
-	drop_task(a);
-	if (r->close_requested)
-		a->closing = true;
-	/* The reply says whether a task waits: no claim that finds nothing.
-	 * A wake-up that came while the finish was under way (a task queued
-	 * once the finish committed) still counts. */
-	a->need_claim = a->need_claim || r->task_queued;
-	a->next_claim_ms = cm_mono_ms() + CM_ACTOR_IDLE_POLL_MS;
-}
-
-static void
-on_mark(struct actor *a, struct act_write *w, const struct pr_rep *r)
-{
-	if (retry_later(a, r))
-		return;
-	w->pending = false;
-	if (r->err != CM_OK) {
-		cm_warnx("actor: marking space %s: %s", a->space_id,
-		    cm_err_code(r->err));
-		a->failed = true;
-	}
-}
-
-/* Takes the outcome of the call under way, if it has ended. */
-static void
-take_reply(struct actor *a)
-{
-	enum act_call_kind kind = a->inflight;
-	struct pr_rep r;
-
-	if (kind == CALL_NONE || !cm_rpc_async_take(a->call, &r, NULL))
-		return;
-	a->inflight = CALL_NONE;
-	switch (kind) {
-	case CALL_CLAIM:
-		on_claim(a, &r);
-		break;
-	case CALL_HEARTBEAT:
-		on_heartbeat(a, &r);
-		break;
-	case CALL_CANCEL:
-		on_cancel(a, &r);
-		break;
-	case CALL_FINISH:
-		on_finish(a, &r);
-		break;
-	case CALL_MARK_ERROR:
-		on_mark(a, &a->mark_error, &r);
-		break;
-	case CALL_MARK_CLOSED:
-		on_mark(a, &a->mark_closed, &r);
-		break;
-	case CALL_NONE:
-		break;
-	}
-	pr_rep_free(&r);
-}
-
-static void
-call_start(struct actor *a, enum act_call_kind kind, const struct pr_req *q,
-    int attempt_ms, int attempts)
-{
-	enum cm_err e = cm_rpc_async_start(a->call, q, attempt_ms, attempts);
-
-	if (e == CM_E_STORE_UNAVAILABLE) {
-		/* nng had no context for it: try again shortly. */
-		a->retry_at_ms = cm_mono_ms() + CM_ACTOR_RETRY_MS;
-		return;
-	}
-	if (e != CM_OK) {
-		/* Encoding failed: a bug, logged by rpc; nothing to wait on. */
-		a->failed = a->stopping = true;
-		a->stop_deadline_ms = cm_mono_ms();
-		return;
-	}
-	a->inflight = kind;
-}
-
-/* Starts the next store call, in order of what must be recorded first. */
-static void
-next_call(struct actor *a)
-{
-	int64_t now = cm_mono_ms();
-	struct pr_req q;
-
-	if (a->inflight != CALL_NONE || now < a->retry_at_ms)
-		return;
-	if (a->have_task && a->cancel.pending) {
-		req_init(&q, PR_OP_TASK_CANCEL);
-		q.op_id = a->cancel.op_id;
-		q.workspace_id = a->inst.workspace_id;
-		q.space_id = a->space_id;
-		q.task_id = a->task_id;
-		call_start(a, CALL_CANCEL, &q, CM_ACTOR_ATTEMPT_MS, 0);
-	} else if (a->have_task && a->outcome.pending) {
-		req_init(&q, PR_OP_ACTOR_FINISH);
-		q.op_id = a->outcome.op_id;
-		q.task_id = a->task_id;
-		q.lease_holder = a->holder;
-		q.status = a->out_status;
-		q.result = a->out_result;
-		q.error_code = a->out_code;
-		if (a->out_code != NULL)
-			q.error_message = a->out_message ? a->out_message : "";
-		call_start(a, CALL_FINISH, &q, CM_ACTOR_ATTEMPT_MS, 0);
-	} else if (a->mark_error.pending) {
-		req_init(&q, PR_OP_SPACE_MARK_ERROR);
-		q.op_id = a->mark_error.op_id;
-		q.space_id = a->space_id;
-		q.error_code = a->error_code;
-		call_start(a, CALL_MARK_ERROR, &q, CM_ACTOR_ATTEMPT_MS, 0);
-	} else if (a->have_task) {
-		if (a->stopping || now < a->next_heartbeat_ms)
-			return;
-		a->next_heartbeat_ms = now + CM_HEARTBEAT_MS;
-		req_init(&q, PR_OP_ACTOR_HEARTBEAT);
-		q.task_id = a->task_id;
-		q.lease_holder = a->holder;
-		call_start(a, CALL_HEARTBEAT, &q, CM_ACTOR_ONE_SHOT_MS, 1);
-	} else if (a->stopping) {
-		return;
-	} else if (a->closing) {
-		if (!a->mark_closed.pending)
-			return;
-		req_init(&q, PR_OP_SPACE_MARK_CLOSED);
-		q.op_id = a->mark_closed.op_id;
-		q.space_id = a->space_id;
-		call_start(a, CALL_MARK_CLOSED, &q, CM_ACTOR_ATTEMPT_MS, 0);
-	} else if (a->need_claim || now >= a->next_claim_ms) {
-		a->need_claim = false;
-		a->next_claim_ms = now + CM_ACTOR_IDLE_POLL_MS;
-		req_init(&q, PR_OP_ACTOR_CLAIM);
-		q.space_id = a->space_id;
-		q.lease_holder = a->holder;
-		call_start(a, CALL_CLAIM, &q, CM_ACTOR_ONE_SHOT_MS, 1);
-	}
-}
-
-/*
- * Abandons the call under way (the stop deadline passed).  A claim whose
- * answer never came may have taken a task: that counts as unrecorded.
- */
-static void
-abandon_call(struct actor *a)
-{
-	if (a->inflight == CALL_NONE)
-		return;
-	if (a->inflight == CALL_CLAIM)
-		a->failed = true;
-	cm_rpc_async_close(a->call);
-	a->call = NULL;
-	a->inflight = CALL_NONE;
 }
 
 /*
@@ -555,7 +235,7 @@ actor_done(struct actor *a)
 	if (a->stopping && cm_mono_ms() >= a->stop_deadline_ms) {
 		if (a->have_task || a->mark_error.pending)
 			a->failed = true;
-		abandon_call(a);
+		act_calls_abandon(a);
 		return true;
 	}
 	if (a->inflight != CALL_NONE || a->have_task || a->mark_error.pending)
@@ -592,7 +272,7 @@ on_signal(struct actor *a)
 	/* A lease renewal is of no use any more: the handle is freed for
 	 * the outcome at once. */
 	if (a->inflight == CALL_HEARTBEAT) {
-		abandon_call(a);
+		act_calls_abandon(a);
 		if (cm_rpc_async_open(&a->call, a->req) != 0)
 			a->failed = true;
 	}
@@ -630,14 +310,14 @@ actor_turn(struct actor *a)
 	bool stepping;
 	int ndrv, timeout;
 
-	take_reply(a);
+	act_calls_take(a);
 	if (a->closing && !a->stopping && !a->have_task && !a->close_begun) {
 		a->close_begun = true;
-		write_begin(&a->mark_closed);
+		act_write_begin(&a->mark_closed);
 	}
 	advance_task(a);
 	if (a->call != NULL)
-		next_call(a);
+		act_calls_next(a);
 	if (actor_done(a))
 		return 0;
 
@@ -677,95 +357,6 @@ actor_turn(struct actor *a)
 		drain_wake(a);
 	step_driver(a, pfd + 3, ndrv);
 	return 1;
-}
-
-/*
- * One store call outside the loop (before the runtime is open): waits for
- * its outcome while watching the signalfd.  Returns 1 with *r filled (free
- * with pr_rep_free), 0 when SIGTERM or SIGINT came first.
- */
-static int
-call_wait(struct actor *a, const struct pr_req *q, int attempt_ms, int attempts,
-    struct pr_rep *r)
-{
-	struct pollfd pfd[2];
-	enum cm_err e;
-
-	while ((e = cm_rpc_async_start(a->call, q, attempt_ms, attempts)) ==
-	       CM_E_STORE_UNAVAILABLE) {
-		pfd[0].fd = a->sig_fd;
-		pfd[0].events = POLLIN;
-		if (poll(pfd, 1, CM_ACTOR_RETRY_MS) > 0)
-			return 0;
-	}
-	if (e != CM_OK) {
-		memset(r, 0, sizeof(*r));
-		r->err = e;
-		return 1;
-	}
-	pfd[0].fd = cm_rpc_async_fd(a->call);
-	pfd[0].events = POLLIN;
-	pfd[1].fd = a->sig_fd;
-	pfd[1].events = POLLIN;
-	while (!cm_rpc_async_take(a->call, r, NULL)) {
-		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
-			cm_warn("actor: poll");
-		if (pfd[1].revents & POLLIN)
-			return 0; /* the call is abandoned with the handle */
-	}
-	return 1;
-}
-
-/*
- * Loads the Space and its instance, asking until the store answers.
- * Returns 1 ready to run, 0 nothing to do (the Space is closed or in
- * error, or a stop signal came first), -1 failure.
- */
-static int
-actor_load(struct actor *a)
-{
-	struct pr_req q;
-	char err[CM_ERROR_MESSAGE_MAX + 1];
-	int rc;
-
-	req_init(&q, PR_OP_ACTOR_LOAD);
-	q.space_id = a->space_id;
-	/* Stopped before it held anything: nothing is left unrecorded. */
-	if (call_wait(a, &q, CM_ACTOR_ATTEMPT_MS, 0, &a->load) == 0)
-		return 0;
-	if (a->load.err == CM_E_NOT_FOUND)
-		return 0;
-	if (a->load.err != CM_OK) {
-		cm_warnx("actor: cannot load space %s: %s", a->space_id,
-		    cm_err_code(a->load.err));
-		return -1;
-	}
-	rc = act_instance_init(
-	    &a->inst, &a->load, a->space_id, a->cfg, err, sizeof(err));
-	if (rc < 0)
-		cm_warnx("actor: space %s: %s", a->space_id, err);
-	a->closing = rc > 0 && a->inst.close_requested;
-	return rc;
-}
-
-/* The runtime cannot be used: the Space goes to error.  Returns 0 once
- * recorded, -1 otherwise. */
-static int
-mark_unusable(struct actor *a)
-{
-	struct pr_req q;
-	struct pr_rep r;
-	int rc = -1;
-
-	req_init(&q, PR_OP_SPACE_MARK_ERROR);
-	q.space_id = a->space_id;
-	q.error_code = "runtime_not_ready";
-	if (call_wait(a, &q, CM_ACTOR_ATTEMPT_MS, 0, &r) == 0)
-		return -1;
-	if (r.err == CM_OK)
-		rc = 0;
-	pr_rep_free(&r);
-	return rc;
 }
 
 static void
@@ -813,7 +404,7 @@ act_run(const struct cm_config *cfg, const char *space_id, int notify_fd,
 		cm_warnx("actor: cannot make a store call handle");
 		goto out;
 	}
-	if ((loaded = actor_load(&a)) <= 0) {
+	if ((loaded = act_calls_load(&a)) <= 0) {
 		rc = loaded == 0 ? 0 : 1;
 		notify_ready(notify_fd);
 		goto out;
@@ -824,7 +415,7 @@ act_run(const struct cm_config *cfg, const char *space_id, int notify_fd,
 		    a.inst.env.driver,
 		    a.ops ? err : "no such driver in this build");
 		a.ops = NULL;
-		rc = mark_unusable(&a) == 0 ? 0 : 1;
+		rc = act_calls_mark_unusable(&a) == 0 ? 0 : 1;
 		notify_ready(notify_fd);
 		goto out;
 	}
@@ -843,7 +434,7 @@ act_run(const struct cm_config *cfg, const char *space_id, int notify_fd,
 out:
 	if (a.ops != NULL && a.drv != NULL)
 		a.ops->close(a.drv);
-	drop_task(&a);
+	act_task_drop(&a);
 	cm_rpc_async_close(a.call);
 	act_instance_fini(&a.inst);
 	pr_rep_free(&a.load);
