@@ -101,8 +101,8 @@ void act_calls_take(struct actor *a);
 /* Starts the next store call, in order of what must be recorded first;
  * nothing when a call is under way or none is due. */
 void act_calls_next(struct actor *a);
-/* Abandons the call under way and frees the handle (a->call is NULL
- * after).  A claim whose answer never came counts as unrecorded. */
+/* When a call is under way: abandons it and frees the handle (a->call
+ * is NULL after).  A claim whose answer never came counts as unrecorded. */
 void act_calls_abandon(struct actor *a);
 /*
  * Before the loop: loads the Space and its instance into a->load and
