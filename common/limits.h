@@ -156,6 +156,26 @@
 /* Expired leases one sweep finalises; the next sweep takes the rest. */
 #define CM_LEASE_SWEEP_MAX 256
 
+/*
+ * The actor (space-actor/actor.c).  Its store calls are asynchronous: each
+ * is made of attempts (common/rpc.h), and the loop keeps stepping the
+ * driver while one is under way.
+ */
+#define CM_ACTOR_IDLE_POLL_MS 1000 /* idle: ask the store even unwoken */
+#define CM_ACTOR_ATTEMPT_MS 2000   /* one attempt of any actor call */
+/* A claim or heartbeat is one attempt: the idle timer or the next beat
+ * makes the next one, and an outcome waiting to be recorded goes first. */
+#define CM_ACTOR_ONE_SHOT_MS 1000
+#define CM_ACTOR_RETRY_MS 100 /* after the store answered with an error */
+/*
+ * SIGTERM: the actor cancels its task and tries this long to record the
+ * outcome, then exits whatever the store does (non-zero when an outcome
+ * stayed unrecorded, so the supervisor finalises the task).
+ */
+#define CM_ACTOR_STOP_MS 1000
+#define CM_ACTOR_POLLFDS 8    /* driver fds in one poll */
+#define CM_ACTOR_WAKE_READ 64 /* wake-pipe bytes drained per read */
+
 /* Config and files. */
 #define CM_CONF_LINE_MAX 1024
 #define CM_CONF_VALUE_MAX 512

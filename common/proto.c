@@ -200,6 +200,7 @@ static const struct pr_fdesc pr_rep_tab[] = {
     {"created", PR_BOOL, offsetof(struct pr_rep, created), 0},
     {"cancel_requested", PR_BOOL, offsetof(struct pr_rep, cancel_requested), 0},
     {"close_requested", PR_BOOL, offsetof(struct pr_rep, close_requested), 0},
+    {"task_queued", PR_BOOL, offsetof(struct pr_rep, task_queued), 0},
     {"args", PR_STR, offsetof(struct pr_rep, args), CM_ARGS_MAX},
     {"count", PR_INT, offsetof(struct pr_rep, count), 0},
 #define PR_REP_ROW(tag, list, fields) \

@@ -119,6 +119,12 @@ enum pr_field {
  * Operations: X(ENUM, "wire name", is_write, required mask, optional mask).
  * Every write requires op_id: the store answers a repeated op_id with its
  * first reply (DESIGN 2), across store restarts.
+ *
+ * task.submit from the api names its caller (principal_id, kind, is_admin,
+ * and role, the caller's role in workspace_id when it has one), and the
+ * store authorizes it through api/authz.h on the Space row it reads, so
+ * no space.get goes before a submit.  Without principal_id the caller is
+ * trusted (the processes of the service, tests and benchmarks).
  */
 #define PR_W PRM(OP_ID)
 #define PR_OPS(X)                                                              \
@@ -165,7 +171,8 @@ enum pr_field {
 	X(TASK_SUBMIT, "task.submit", true,                                    \
 	    PR_W | PRM(WORKSPACE_ID) | PRM(SPACE_ID) | PRM(REQUEST_ID) |       \
 	        PRM(CAPABILITY),                                               \
-	    PRM(ARGS) | PRM(TIMEOUT_MS))                                       \
+	    PRM(ARGS) | PRM(TIMEOUT_MS) | PRM(PRINCIPAL_ID) | PRM(KIND) |      \
+	        PRM(IS_ADMIN) | PRM(ROLE))                                     \
 	X(TASK_GET, "task.get", false,                                         \
 	    PRM(WORKSPACE_ID) | PRM(SPACE_ID) | PRM(TASK_ID), 0)               \
 	X(TASK_LIST, "task.list", false, PRM(WORKSPACE_ID) | PRM(SPACE_ID),    \
@@ -352,9 +359,11 @@ PR_RECORDS(PR_REC_STRUCT)
  * A reply.  Scalars: err (sent as its stable code), msg (human text, at
  * most CM_ERROR_MESSAGE_MAX), created (a create or submit made a new row,
  * rather than answering an idempotent repeat), cancel_requested and
- * close_requested (heartbeat), args (the claimed task's args JSON; only
- * actor.claim sends it), count (rows a sweep touched).  Then one list per
- * record type, each at most CM_PROTO_LIST_MAX long.
+ * close_requested (heartbeat, finish), task_queued (actor.finish: a task
+ * of the Space waits, so the actor claims at once; without it the actor
+ * waits for a wake-up or its idle timer), args (the claimed task's args
+ * JSON; only actor.claim sends it), count (rows a sweep touched).  Then one
+ * list per record type, each at most CM_PROTO_LIST_MAX long.
  */
 struct pr_rep {
 	enum cm_err err;
@@ -362,6 +371,7 @@ struct pr_rep {
 	bool created;
 	bool cancel_requested;
 	bool close_requested;
+	bool task_queued;
 	const char *args;
 	int64_t count;
 #define PR_REP_LIST(tag, list, fields) \

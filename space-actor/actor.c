@@ -2,9 +2,16 @@
  * actor.c: the loop of one Space's executor.
  *
  * States: idle (polling for a task), running (one driver call in flight,
- * its lease renewed), closing.  Pub/sub notices (queued, cancel_requested,
+ * its lease renewed), recording (the call has ended and its outcome goes
+ * to the store), closing.  Pub/sub notices (queued, cancel_requested,
  * close_requested) only make it react sooner: a timer asks the store
  * anyway, so a lost message costs latency, never correctness.
+ *
+ * The loop never waits on the store.  Every store call goes through one
+ * asynchronous handle (common/rpc.h, driven by calls.c) whose fd the loop
+ * polls with the wake pipe, the signalfd and the driver's fds, so a store
+ * that is slow, stopped or gone delays only what needs its answer: the
+ * driver keeps being stepped.
  */
 #include "actor.h"
 
@@ -15,170 +22,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
-#include "driver.h"
-#include "ids.h"
 #include "json.h"
 #include "log.h"
-#include "rpc.h"
+#include "loop.h"
 
-#define ACT_IDLE_POLL_MS 1000 /* ask the store even without a notice */
-#define ACT_LOAD_TRIES 100    /* x 100 ms while the store starts */
-#define ACT_FINISH_TRIES 30   /* x CM_RPC_TIMEOUT_MS at most */
-#define ACT_POLLFDS 8
-
-struct actor {
-	const struct cm_config *cfg;
-	char space_id[CM_ID_MAX + 1];
-	char workspace_id[CM_ID_MAX + 1];
-	char holder[CM_ID_MAX + 1];
-	nng_socket req;
-	int wake_fd; /* -1: no supervisor, timers only */
-	int sig_fd;
-
-	struct pr_rep load; /* owns the strings the env points at */
-	struct cm_bundle *bundle;
-	struct cm_policy policy;
-	json_t *config;
-	struct cm_secrets secrets;
-	struct act_env env;
-	const struct act_driver_ops *ops;
-	struct act_driver *drv;
-
-	bool need_claim;
-	int64_t next_claim_ms;
-	bool closing;
-	bool stopping;
-
-	bool running;
-	bool cancel_wanted;
-	char task_id[CM_ID_MAX + 1];
-	char request_id[CM_ID_MAX + 1];
-	char capability[CM_CAPABILITY_MAX + 1];
-	json_t *args;
-	int64_t deadline_ms;
-	int64_t next_heartbeat_ms;
-};
-
-static void
-req_init(struct pr_req *q, enum pr_op op)
+void
+act_write_begin(struct act_write *w)
 {
-	memset(q, 0, sizeof(*q));
-	q->op = op;
-}
-
-/* Collects the literal secrets of the instance for the redactor. */
-static void
-collect_secrets(struct cm_secrets *s, const json_t *v, int depth)
-{
-	const char *key;
-	json_t *item;
-	size_t i;
-
-	if (depth > CM_JSON_DEPTH_MAX)
-		return;
-	if (json_is_string(v)) {
-		cm_secrets_add(s, json_string_value(v));
-	} else if (json_is_object(v)) {
-		json_object_foreach((json_t *)v, key, item)
-		    collect_secrets(s, item, depth + 1);
-	} else if (json_is_array(v)) {
-		json_array_foreach(v, i, item)
-		    collect_secrets(s, item, depth + 1);
-	}
-}
-
-static int
-mark_error(struct actor *a, const char *code)
-{
-	struct pr_req q;
-	struct pr_rep r;
-	enum cm_err e;
-
-	req_init(&q, PR_OP_SPACE_MARK_ERROR);
-	q.space_id = a->space_id;
-	q.error_code = code;
-	e = cm_rpc_call(a->req, &q, &r, 0);
-	pr_rep_free(&r);
-	return e == CM_OK ? 0 : -1;
-}
-
-/*
- * Loads the Space and its instance.  Returns 1 ready to run, 0 nothing to
- * do (the Space is closed or in error), -1 failure.
- */
-static int
-actor_load(struct actor *a)
-{
-	struct pr_req q;
-	struct pr_rep *r = &a->load;
-	struct timespec pause = {0, 100 * 1000 * 1000};
-	const char *m;
-	char err[256];
-
-	req_init(&q, PR_OP_ACTOR_LOAD);
-	q.space_id = a->space_id;
-	for (int i = 0;; i++) {
-		if (cm_rpc_call(a->req, &q, r, 2000) == CM_OK)
-			break;
-		pr_rep_free(r);
-		if (i == ACT_LOAD_TRIES) {
-			cm_warnx("actor: the store does not answer");
-			return -1;
-		}
-		nanosleep(&pause, NULL);
-	}
-	if (r->err == CM_E_NOT_FOUND)
-		return 0;
-	if (r->err != CM_OK || r->n_spaces != 1 || r->n_instances != 1 ||
-	    r->n_instance_secrets != 1 || r->n_bundles != 1) {
-		cm_warnx("actor: cannot load space %s: %s", a->space_id,
-		    cm_err_code(r->err));
-		return -1;
-	}
-	if (strcmp(r->spaces[0].status, "closed") == 0 ||
-	    strcmp(r->spaces[0].status, "error") == 0)
-		return 0;
-	snprintf(a->workspace_id, sizeof(a->workspace_id), "%s",
-	    r->spaces[0].workspace_id);
-	a->closing = r->spaces[0].close_requested;
-
-	m = r->bundles[0].manifest;
-	if (cm_bundle_parse(m, strlen(m), &a->bundle, err, sizeof(err)) != 0) {
-		cm_warnx("actor: the bundle does not parse: %s", err);
-		return -1;
-	}
-	m = r->instances[0].network_policy ? r->instances[0].network_policy
-	                                   : "";
-	if (cm_policy_parse(m, strlen(m), &a->policy, err, sizeof(err)) != 0) {
-		cm_warnx("actor: the network policy does not parse: %s", err);
-		return -1;
-	}
-	m = r->instance_secrets[0].config ? r->instance_secrets[0].config
-	                                  : "{}";
-	if (cm_json_parse(m, strlen(m), CM_INSTANCE_CONFIG_MAX,
-	        CM_JSON_DEPTH_MAX, &a->config, err, sizeof(err)) != 0 ||
-	    !json_is_object(a->config)) {
-		cm_warnx("actor: the instance config is not an object");
-		return -1;
-	}
-	cm_secrets_add(&a->secrets, r->instance_secrets[0].endpoint);
-	cm_secrets_add(&a->secrets, r->instance_secrets[0].profile);
-	collect_secrets(&a->secrets, a->config, 0);
-
-	a->env.space_id = a->space_id;
-	a->env.instance_id = r->instances[0].browser_instance_id;
-	a->env.driver = r->instances[0].driver;
-	a->env.endpoint = r->instance_secrets[0].endpoint;
-	a->env.profile = r->instance_secrets[0].profile;
-	a->env.config = a->config;
-	a->env.bundle = a->bundle;
-	a->env.policy = &a->policy;
-	a->env.cfg = a->cfg;
-	return 1;
+	w->pending = true;
+	cm_uuid7(w->op_id);
 }
 
 /* Cuts s to at most max bytes without splitting a UTF-8 sequence. */
@@ -194,59 +49,43 @@ utf8_cut(char *s, size_t max)
 	s[max] = '\0';
 }
 
-/*
- * Reports the end of the running task.  The same op_id goes with every
- * attempt, so a store that restarts in between applies it once.
- */
-static void
-finish(struct actor *a, const char *status, const char *result, enum cm_err err,
-    const char *message)
+void
+act_task_drop(struct actor *a)
 {
-	char op_id[CM_UUID_LEN];
-	char *msg = NULL, *res = NULL;
-	struct pr_req q;
-	struct pr_rep r;
-	int i;
-
-	if (result != NULL)
-		res = cm_redact_result(result, strlen(result), &a->secrets);
-	if (message != NULL && (msg = cm_redact_text(message, strlen(message),
-	                            &a->secrets)) != NULL)
-		utf8_cut(msg, CM_ERROR_MESSAGE_MAX);
-
-	cm_uuid7(op_id);
-	req_init(&q, PR_OP_ACTOR_FINISH);
-	q.op_id = op_id;
-	q.task_id = a->task_id;
-	q.lease_holder = a->holder;
-	q.status = status;
-	q.result = res;
-	if (strcmp(status, "failed") == 0) {
-		q.error_code = cm_err_code(err);
-		q.error_message = msg ? msg : "";
-	}
-	for (i = 0; i < ACT_FINISH_TRIES; i++) {
-		enum cm_err e = cm_rpc_call(a->req, &q, &r, 0);
-
-		if (e == CM_OK && r.err != CM_OK && r.err != CM_E_LEASE_EXPIRED)
-			cm_warnx("actor: finish of %s: %s", a->task_id,
-			    cm_err_code(r.err));
-		pr_rep_free(&r);
-		if (e == CM_OK)
-			break;
-	}
-	if (i == ACT_FINISH_TRIES) {
-		/* The supervisor will record the outcome as unknown. */
-		cm_fatalx("actor: the store never took the outcome of %s",
-		    a->task_id);
-	}
-	free(res);
-	free(msg);
-	a->running = false;
+	a->have_task = false;
 	a->cancel_wanted = false;
+	a->cancel_on_record = false;
+	a->cancel.pending = false;
+	a->outcome.pending = false;
+	free(a->out_result);
+	free(a->out_message);
+	a->out_result = a->out_message = NULL;
 	json_decref(a->args);
 	a->args = NULL;
-	a->need_claim = true;
+}
+
+/*
+ * The running task has ended: its outcome waits to be recorded (the next
+ * call the loop makes).  Result and message pass through the one
+ * redactor, with the instance's literal secrets, first.
+ */
+static void
+record_outcome(struct actor *a, const char *status, const char *result,
+    enum cm_err err, const char *message)
+{
+	const struct cm_secrets *sec = &a->inst.secrets;
+
+	a->out_status = status;
+	a->out_code = strcmp(status, "failed") == 0 ? cm_err_code(err) : NULL;
+	if (result != NULL)
+		a->out_result = cm_redact_result(result, strlen(result), sec);
+	if (a->out_code != NULL) {
+		a->out_message = cm_redact_text(
+		    message ? message : "", message ? strlen(message) : 0, sec);
+		if (a->out_message != NULL)
+			utf8_cut(a->out_message, CM_ERROR_MESSAGE_MAX);
+	}
+	act_write_begin(&a->outcome);
 }
 
 /* A URL argument outside the network policy fails before dispatch. */
@@ -254,7 +93,7 @@ static enum cm_err
 check_hosts(struct actor *a, const json_t *args, char *bad, size_t badlen)
 {
 	const struct cm_capability *c =
-	    cm_bundle_find(a->bundle, a->capability);
+	    cm_bundle_find(a->inst.bundle, a->capability);
 	json_t *props =
 	    c ? json_object_get(c->args_schema, "properties") : NULL;
 	const char *key;
@@ -268,7 +107,7 @@ check_hosts(struct actor *a, const json_t *args, char *bad, size_t badlen)
 
 		if (fmt == NULL || url == NULL || strcmp(fmt, "http-url") != 0)
 			continue;
-		if (cm_policy_check_url(&a->policy, url) != CM_OK) {
+		if (cm_policy_check_url(&a->inst.policy, url) != CM_OK) {
 			snprintf(bad, badlen,
 			    "argument %s is not allowed by the "
 			    "instance's network policy",
@@ -279,29 +118,39 @@ check_hosts(struct actor *a, const json_t *args, char *bad, size_t badlen)
 	return CM_OK;
 }
 
-static void
-start_task(struct actor *a, const struct pr_task *t, const char *args)
+void
+act_task_start(struct actor *a, const struct pr_task *t, const char *args)
 {
 	struct act_call call;
-	char err[256];
+	char err[CM_ERROR_MESSAGE_MAX + 1];
 	enum cm_err e;
 
 	snprintf(a->task_id, sizeof(a->task_id), "%s", t->task_id);
 	snprintf(a->request_id, sizeof(a->request_id), "%s", t->request_id);
 	snprintf(a->capability, sizeof(a->capability), "%s", t->capability);
-	a->running = true;
-	a->cancel_wanted = t->cancel_requested;
+	a->have_task = true;
+	/* A wake-up seen while claiming was about this task: only one task
+	 * of the Space is queued or running at a time. */
+	a->need_claim = false;
+	a->cancel_wanted = a->cancel_on_record = t->cancel_requested;
 	a->deadline_ms = cm_mono_ms() + t->timeout_ms;
 	a->next_heartbeat_ms = cm_mono_ms() + CM_HEARTBEAT_MS;
 	if (cm_json_parse(args ? args : "{}", args ? strlen(args) : 2,
 	        CM_ARGS_MAX, CM_JSON_DEPTH_MAX, &a->args, err,
 	        sizeof(err)) != 0) {
-		finish(
+		record_outcome(
 		    a, "failed", NULL, CM_E_RUNTIME_ERROR, "args unreadable");
 		return;
 	}
 	if ((e = check_hosts(a, a->args, err, sizeof(err))) != CM_OK) {
-		finish(a, "failed", NULL, e, err);
+		record_outcome(a, "failed", NULL, e, err);
+		return;
+	}
+	if (a->stopping) {
+		/* Claimed as the stop came: cancelled, never run. */
+		if (!a->cancel_on_record)
+			act_write_begin(&a->cancel);
+		record_outcome(a, "cancelled", NULL, CM_OK, NULL);
 		return;
 	}
 	memset(&call, 0, sizeof(call));
@@ -311,142 +160,60 @@ start_task(struct actor *a, const struct pr_task *t, const char *args)
 	call.args = a->args;
 	call.deadline_ms = a->deadline_ms;
 	if (a->ops->start(a->drv, &call) != 0)
-		finish(a, "failed", NULL, CM_E_RUNTIME_ERROR,
+		record_outcome(a, "failed", NULL, CM_E_RUNTIME_ERROR,
 		    "the runtime refused the call");
 }
 
-static void
-claim(struct actor *a)
-{
-	struct pr_req q;
-	struct pr_rep r;
-
-	a->need_claim = false;
-	a->next_claim_ms = cm_mono_ms() + ACT_IDLE_POLL_MS;
-	req_init(&q, PR_OP_ACTOR_CLAIM);
-	q.space_id = a->space_id;
-	q.lease_holder = a->holder;
-	if (cm_rpc_call(a->req, &q, &r, 0) != CM_OK || r.err != CM_OK) {
-		pr_rep_free(&r);
-		return;
-	}
-	if (r.close_requested)
-		a->closing = true;
-	if (r.n_spaces == 1 && strcmp(r.spaces[0].status, "closed") == 0)
-		a->closing = true;
-	if (r.n_tasks == 1)
-		start_task(a, &r.tasks[0], r.args);
-	pr_rep_free(&r);
-}
-
-static void
-heartbeat(struct actor *a)
-{
-	struct pr_req q;
-	struct pr_rep r;
-
-	a->next_heartbeat_ms = cm_mono_ms() + CM_HEARTBEAT_MS;
-	req_init(&q, PR_OP_ACTOR_HEARTBEAT);
-	q.task_id = a->task_id;
-	q.lease_holder = a->holder;
-	if (cm_rpc_call(a->req, &q, &r, 0) != CM_OK) {
-		pr_rep_free(&r);
-		return; /* the lease outlives a few missed beats */
-	}
-	if (r.err == CM_E_LEASE_EXPIRED || r.err == CM_E_NOT_FOUND) {
-		/* Finalised without us: stop working on it, report nothing. */
-		cm_warnx("actor: lost the lease on %s", a->task_id);
-		a->ops->cancel(a->drv);
-		a->ops->reset(a->drv);
-		a->running = false;
-		json_decref(a->args);
-		a->args = NULL;
-		a->need_claim = true;
-	} else {
-		if (r.cancel_requested)
-			a->cancel_wanted = true;
-		if (r.close_requested)
-			a->closing = true;
-	}
-	pr_rep_free(&r);
-}
-
-/* Stopping by signal: the cancel is recorded before the task ends, so it
- * ends as cancelled, in order. */
-static void
-request_cancel(struct actor *a)
-{
-	struct pr_req q;
-	struct pr_rep r;
-
-	req_init(&q, PR_OP_TASK_CANCEL);
-	q.workspace_id = a->workspace_id;
-	q.space_id = a->space_id;
-	q.task_id = a->task_id;
-	cm_rpc_call(a->req, &q, &r, 0);
-	pr_rep_free(&r);
-}
-
+/*
+ * Aborts the running call and cleans up, and only then is the task
+ * cancelled (SPEC 3 rule 7).  A runtime that cannot be cleaned up leaves
+ * the Space in error.  Stopping by signal, the cancel is recorded first
+ * when the store does not have it yet, so the task ends as cancelled, in
+ * order.
+ */
 static void
 cancel_running(struct actor *a)
 {
-	/* Abort, clean up, and only then say cancelled (SPEC 3 rule 7). */
 	if (a->ops->cancel(a->drv) != 0 || a->ops->reset(a->drv) != 0) {
-		finish(a, "cancelled", NULL, CM_OK, NULL);
-		mark_error(a, "runtime_crashed");
+		a->error_code = "runtime_crashed";
+		act_write_begin(&a->mark_error);
 		a->closing = true;
-		return;
 	}
-	finish(a, "cancelled", NULL, CM_OK, NULL);
+	if (!a->cancel_on_record)
+		act_write_begin(&a->cancel);
+	record_outcome(a, "cancelled", NULL, CM_OK, NULL);
 }
 
 static void
 time_out_running(struct actor *a)
 {
-	char msg[CM_CAPABILITY_MAX + 64];
+	char msg[CM_CAPABILITY_MAX + CM_ERROR_CODE_MAX];
 
 	snprintf(msg, sizeof(msg), "%s did not finish in time", a->capability);
 	a->ops->cancel(a->drv);
 	a->ops->reset(a->drv);
-	finish(a, "failed", NULL, CM_E_TASK_TIMEOUT, msg);
+	record_outcome(a, "failed", NULL, CM_E_TASK_TIMEOUT, msg);
 }
 
 /*
  * The supervisor writes a byte on the wake pipe when the store publishes
  * something this Space's actor acts on (a queued task, a cancel or close
- * request).  Idle, the actor then claims; running, it asks the store at
- * once (a heartbeat) whether the task is to be cancelled or the Space
- * closed.  The byte says only "look now": the store says what.
+ * request).  Running, the actor asks the store at once (a heartbeat)
+ * whether the task is to be cancelled or the Space closed; otherwise it
+ * claims once the outcome it may be recording is in.  The byte says only
+ * "look now": the store says what.
  */
 static void
 drain_wake(struct actor *a)
 {
-	char buf[64];
+	char buf[CM_ACTOR_WAKE_READ];
 
 	while (read(a->wake_fd, buf, sizeof(buf)) > 0)
 		;
-	if (a->running)
+	if (a->have_task && !a->outcome.pending)
 		a->next_heartbeat_ms = cm_mono_ms();
 	else
 		a->need_claim = true;
-}
-
-static int
-mark_closed(struct actor *a)
-{
-	struct pr_req q;
-	struct pr_rep r;
-	enum cm_err e;
-
-	req_init(&q, PR_OP_SPACE_MARK_CLOSED);
-	q.space_id = a->space_id;
-	for (int i = 0; i < ACT_FINISH_TRIES; i++) {
-		e = cm_rpc_call(a->req, &q, &r, 0);
-		pr_rep_free(&r);
-		if (e == CM_OK)
-			return 0;
-	}
-	return -1;
 }
 
 static int64_t
@@ -459,90 +226,136 @@ min_wake(int64_t a, int64_t b)
 	return a < b ? a : b;
 }
 
+/* True when nothing is left to do or to record. */
+static bool
+actor_done(struct actor *a)
+{
+	if (a->failed && a->stopping)
+		return true;
+	if (a->stopping && cm_mono_ms() >= a->stop_deadline_ms) {
+		if (a->have_task || a->mark_error.pending)
+			a->failed = true;
+		act_calls_abandon(a);
+		return true;
+	}
+	if (a->inflight != CALL_NONE || a->have_task || a->mark_error.pending)
+		return false;
+	if (a->stopping)
+		return true;
+	return a->close_begun && !a->mark_closed.pending;
+}
+
+/* What the running task needs before the loop waits again. */
+static void
+advance_task(struct actor *a)
+{
+	if (!a->have_task || a->outcome.pending)
+		return;
+	/* Close and stop send the running task down the cancel path. */
+	if (a->closing || a->stopping)
+		a->cancel_wanted = true;
+	if (a->cancel_wanted)
+		cancel_running(a);
+	else if (cm_mono_ms() >= a->deadline_ms)
+		time_out_running(a);
+}
+
+static void
+on_signal(struct actor *a)
+{
+	struct signalfd_siginfo si;
+
+	if (read(a->sig_fd, &si, sizeof(si)) != sizeof(si) || a->stopping)
+		return;
+	a->stopping = true;
+	a->stop_deadline_ms = cm_mono_ms() + CM_ACTOR_STOP_MS;
+	/* A lease renewal is of no use any more: the handle is freed for
+	 * the outcome at once. */
+	if (a->inflight == CALL_HEARTBEAT) {
+		act_calls_abandon(a);
+		if (cm_rpc_async_open(&a->call, a->req) != 0)
+			a->failed = true;
+	}
+}
+
+/*
+ * Steps the driver after every poll, whatever the store is doing: its fds
+ * are served even while an outcome is being recorded.  A call that ends
+ * while the task runs (even as a stop signal arrives) is its outcome.
+ */
+static void
+step_driver(struct actor *a, const struct pollfd *fds, int nfds)
+{
+	struct act_outcome out;
+
+	memset(&out, 0, sizeof(out));
+	if (a->ops->step(a->drv, fds, nfds, &out) != ACT_DONE)
+		return;
+	if (a->have_task && !a->outcome.pending) {
+		if (out.err == CM_OK)
+			record_outcome(a, "completed",
+			    out.result ? out.result : "null", CM_OK, NULL);
+		else
+			record_outcome(a, "failed", NULL, out.err, out.message);
+	}
+	free(out.result);
+}
+
 /* One turn of the loop.  Returns 1 to go on, 0 when done. */
 static int
 actor_turn(struct actor *a)
 {
-	struct pollfd pfd[ACT_POLLFDS + 2];
+	struct pollfd pfd[CM_ACTOR_POLLFDS + 3];
 	int64_t wake = -1, drv_wake = -1, now;
+	bool stepping;
 	int ndrv, timeout;
 
-	if (!a->running) {
-		if (a->closing || a->stopping)
-			return 0;
-		if (a->need_claim || cm_mono_ms() >= a->next_claim_ms)
-			claim(a);
+	act_calls_take(a);
+	if (a->closing && !a->stopping && !a->have_task && !a->close_begun) {
+		a->close_begun = true;
+		act_write_begin(&a->mark_closed);
 	}
-	if (a->running) {
-		/* Close sent the running task down the cancel path already. */
-		if (a->closing)
-			a->cancel_wanted = true;
-		if (a->stopping && !a->cancel_wanted) {
-			request_cancel(a);
-			a->cancel_wanted = true;
-		}
-		if (a->cancel_wanted) {
-			cancel_running(a);
-			return 1;
-		}
-		if (cm_mono_ms() >= a->deadline_ms) {
-			time_out_running(a);
-			return 1;
-		}
-		if (cm_mono_ms() >= a->next_heartbeat_ms) {
-			heartbeat(a);
-			/* A cancel or close it just learnt of is acted on at
-			 * once, not after the next heartbeat. */
-			if (!a->running || a->cancel_wanted || a->closing)
-				return 1;
-		}
-		wake = min_wake(a->deadline_ms, a->next_heartbeat_ms);
-	} else {
-		if (a->closing || a->need_claim)
-			return 1;
-		wake = a->next_claim_ms;
-	}
+	advance_task(a);
+	if (a->call != NULL)
+		act_calls_next(a);
+	if (actor_done(a))
+		return 0;
+
+	stepping = a->have_task && !a->outcome.pending;
+	now = cm_mono_ms();
+	if (stepping)
+		wake = a->deadline_ms;
+	if (a->stopping)
+		wake = min_wake(wake, a->stop_deadline_ms);
+	/* The next call's time counts only while no call is under way. */
+	if (a->inflight == CALL_NONE && a->retry_at_ms > now)
+		wake = min_wake(wake, a->retry_at_ms);
+	else if (a->inflight == CALL_NONE && stepping && !a->stopping)
+		wake = min_wake(wake, a->next_heartbeat_ms);
+	else if (a->inflight == CALL_NONE && !a->have_task && !a->closing &&
+	         !a->stopping)
+		wake = min_wake(wake, a->next_claim_ms);
 
 	pfd[0].fd = a->wake_fd;
 	pfd[0].events = POLLIN;
 	pfd[1].fd = a->sig_fd;
 	pfd[1].events = POLLIN;
-	ndrv = a->ops->pollfds(a->drv, pfd + 2, ACT_POLLFDS, &drv_wake);
-	wake = min_wake(wake, drv_wake);
-	now = cm_mono_ms();
+	pfd[2].fd = a->inflight != CALL_NONE ? cm_rpc_async_fd(a->call) : -1;
+	pfd[2].events = POLLIN;
+	ndrv = a->ops->pollfds(a->drv, pfd + 3, CM_ACTOR_POLLFDS, &drv_wake);
+	if (stepping)
+		wake = min_wake(wake, drv_wake);
 	timeout = wake < 0 ? -1 : wake <= now ? 0 : (int)(wake - now);
-	if (poll(pfd, (nfds_t)(2 + ndrv), timeout) < 0 && errno != EINTR) {
+	if (poll(pfd, (nfds_t)(3 + ndrv), timeout) < 0 && errno != EINTR) {
 		cm_warn("actor: poll");
+		a->failed = true;
 		return 0;
 	}
-	if (pfd[1].revents & POLLIN) {
-		struct signalfd_siginfo si;
-		if (read(a->sig_fd, &si, sizeof(si)) == sizeof(si))
-			a->stopping = true;
-	}
+	if (pfd[1].revents & POLLIN)
+		on_signal(a);
 	if (pfd[0].revents & POLLIN)
 		drain_wake(a);
-	if (a->running && !a->cancel_wanted) {
-		struct act_outcome out;
-
-		memset(&out, 0, sizeof(out));
-		if (a->ops->step(a->drv, pfd + 2, ndrv, &out) == ACT_DONE) {
-			if (out.err == CM_OK)
-				finish(a, "completed",
-				    out.result ? out.result : "null", CM_OK,
-				    NULL);
-			else
-				finish(a, "failed", NULL, out.err, out.message);
-			free(out.result);
-		}
-	} else if (!a->running) {
-		struct act_outcome out;
-
-		/* Idle, the runtime still reads what its browser says. */
-		memset(&out, 0, sizeof(out));
-		if (a->ops->step(a->drv, pfd + 2, ndrv, &out) == ACT_DONE)
-			free(out.result);
-	}
+	step_driver(a, pfd + 3, ndrv);
 	return 1;
 }
 
@@ -563,7 +376,7 @@ act_run(const struct cm_config *cfg, const char *space_id, int notify_fd,
     int wake_fd)
 {
 	struct actor a;
-	char url[CM_PATH_MAX], err[256];
+	char url[CM_PATH_MAX], err[CM_ERROR_MESSAGE_MAX + 1];
 	sigset_t mask;
 	int rc = 1, loaded;
 
@@ -587,38 +400,43 @@ act_run(const struct cm_config *cfg, const char *space_id, int notify_fd,
 		cm_warnx("actor: cannot reach the store");
 		goto out;
 	}
-	if ((loaded = actor_load(&a)) <= 0) {
+	if (cm_rpc_async_open(&a.call, a.req) != 0) {
+		cm_warnx("actor: cannot make a store call handle");
+		goto out;
+	}
+	if ((loaded = act_calls_load(&a)) <= 0) {
 		rc = loaded == 0 ? 0 : 1;
 		notify_ready(notify_fd);
 		goto out;
 	}
-	if ((a.ops = act_driver_find(a.env.driver)) == NULL ||
-	    a.ops->open(&a.env, &a.drv, err, sizeof(err)) != 0) {
-		/* The runtime cannot be used: the Space goes to error. */
+	if ((a.ops = act_driver_find(a.inst.env.driver)) == NULL ||
+	    a.ops->open(&a.inst.env, &a.drv, err, sizeof(err)) != 0) {
 		cm_warnx("actor: space %s: runtime %s unusable: %s", a.space_id,
-		    a.env.driver, a.ops ? err : "no such driver in this build");
+		    a.inst.env.driver,
+		    a.ops ? err : "no such driver in this build");
 		a.ops = NULL;
-		rc = mark_error(&a, "runtime_not_ready") == 0 ? 0 : 1;
+		rc = act_calls_mark_unusable(&a) == 0 ? 0 : 1;
 		notify_ready(notify_fd);
 		goto out;
 	}
 	notify_ready(notify_fd);
-	cm_debug("actor: space %s ready (%s)", a.space_id, a.env.driver);
+	cm_debug("actor: space %s ready (%s)", a.space_id, a.inst.env.driver);
 
 	a.need_claim = true;
 	while (actor_turn(&a))
 		;
 	a.ops->close(a.drv);
 	a.drv = NULL;
-	rc = 0;
-	if (a.closing && !a.stopping && mark_closed(&a) != 0)
-		rc = 1;
+	rc = a.failed ? 1 : 0;
+	if (a.failed)
+		cm_warnx("actor: space %s: stopping with an outcome unrecorded",
+		    a.space_id);
 out:
 	if (a.ops != NULL && a.drv != NULL)
 		a.ops->close(a.drv);
-	json_decref(a.args);
-	json_decref(a.config);
-	cm_bundle_free(a.bundle);
+	act_task_drop(&a);
+	cm_rpc_async_close(a.call);
+	act_instance_fini(&a.inst);
 	pr_rep_free(&a.load);
 	nng_close(a.req);
 	if (a.wake_fd >= 0)

@@ -187,10 +187,34 @@ st_op_actor_heartbeat(
 		st_db_failed(ctx, rep, "heartbeat");
 }
 
+/*
+ * Whether a task of space_id is queued, for the finish reply: the actor
+ * claims again only when one is, so no claim that finds nothing follows
+ * every task.  The query matches the partial index of active tasks.
+ * Returns 1, 0, or -1 on error.
+ */
+static int
+task_queued(struct st_ctx *ctx, const char *space_id)
+{
+	static const char sql[] =
+	    "SELECT status FROM browser_space_tasks WHERE space_id = $1"
+	    " AND (status = 'queued' OR status = 'running')";
+	struct st_stmt *s;
+	int rc, queued = 0;
+
+	if (st_db_query(ctx->db, &s, sql, "s", space_id) != ST_OK)
+		return -1;
+	if ((rc = st_stmt_step(s)) == ST_ROW)
+		queued = strcmp(st_col_text(s, 0), "queued") == 0;
+	st_stmt_done(s);
+	return rc == ST_ERROR ? -1 : queued;
+}
+
 void
 st_op_actor_finish(
     struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
+	int queued;
 	struct pr_task *t;
 	const char *status = req->status;
 	bool failed = strcmp(status, "failed") == 0;
@@ -224,10 +248,12 @@ st_op_actor_finish(
 	t = &rep->tasks[0];
 	if (st_task_finalize(ctx, t->workspace_id, t->space_id, t->task_id,
 	        status, req->result, req->error_code,
-	        req->error_message) != 0) {
+	        req->error_message) != 0 ||
+	    (queued = task_queued(ctx, t->space_id)) < 0) {
 		st_db_failed(ctx, rep, "finish");
 		return;
 	}
+	rep->task_queued = queued == 1;
 	/* The row as it now is, without reading it again. */
 	t->status = status;
 	t->result = req->result;

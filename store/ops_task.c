@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "authz.h"
 #include "ids.h"
 #include "json.h"
 #include "log.h"
@@ -123,6 +124,37 @@ st_task_request_cancel(struct st_ctx *ctx, const char *workspace_id,
 	           : -1;
 }
 
+/*
+ * Decides a submit that names its caller with the one authorization
+ * module, on the Space row just read (NULL when there is none).  Returns
+ * true when allowed; otherwise rep holds the refusal (403 or 404) alone.
+ */
+static bool
+submit_allowed(
+    const struct pr_req *req, const struct pr_space *sp, struct pr_rep *rep)
+{
+	struct pr_principal who = {
+	    .principal_id = req->principal_id,
+	    .kind = req->kind,
+	    .is_admin = req->is_admin,
+	};
+	struct pr_membership m = {
+	    .workspace_id = req->workspace_id,
+	    .principal_id = req->principal_id,
+	    .role = req->role,
+	};
+	struct api_identity id = {&who, &m, req->role != NULL ? 1 : 0};
+	const char *why = NULL;
+	enum cm_err e = api_authz_check(
+	    &id, API_ACT_SPACE_SUBMIT, req->workspace_id, sp, NULL, NULL, &why);
+
+	if (e == CM_OK)
+		return true;
+	rep->n_spaces = 0;
+	pr_rep_error(rep, e, "%s", why != NULL ? why : "");
+	return false;
+}
+
 /* Answers a submit whose request_id exists.  1 answered, 0 new, -1 err. */
 static int
 submit_repeat(struct st_ctx *ctx, const struct pr_req *req, const char *args,
@@ -238,7 +270,13 @@ st_op_task_submit(
 		    ctx->opts->task_timeout_max_s);
 		return;
 	}
-	if (st_load_space(ctx, rep, req->workspace_id, req->space_id) != 1)
+	rc = st_load_space(ctx, rep, req->workspace_id, req->space_id);
+	if (rc < 0)
+		return;
+	if (req->principal_id != NULL &&
+	    !submit_allowed(req, rc == 1 ? &rep->spaces[0] : NULL, rep))
+		return;
+	if (rc != 1)
 		return;
 	sp = &rep->spaces[0];
 

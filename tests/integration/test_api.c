@@ -27,19 +27,7 @@ struct api_env {
 static void
 issue(struct api_env *e, const char *principal_id, char *token)
 {
-	char hash[CM_TOKEN_HASH_LEN];
-	struct pr_req q;
-	struct pr_rep r;
-
-	cm_token_new(token);
-	cr_assert_eq(cm_token_hash(token, strlen(token), hash), 0);
-	memset(&q, 0, sizeof(q));
-	q.op = PR_OP_TOKEN_ISSUE;
-	q.principal_id = principal_id;
-	q.token_hash = hash;
-	q.label = "test";
-	cr_assert_eq(tk_call(e->s, &q, &r), CM_OK);
-	pr_rep_free(&r);
+	cr_assert_eq(tk_token_issue(e->s, principal_id, token), 0);
 }
 
 static void

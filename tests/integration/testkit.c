@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "token.h"
 
 /* Binds 127.0.0.1:port (0: any) and returns the port bound, or -1. */
 static int
@@ -348,6 +349,36 @@ tk_spaced_spawn(struct tk_proc *p, const char *dir, const char *const *flags,
 		return -1;
 	set_http(p, http_port);
 	return 0;
+}
+
+int
+tk_bin_start(struct tk_proc *p, const char *binary, const char *dir,
+    const char *const *flags, const char *output)
+{
+	return start_bin(p, binary, dir, NULL, flags, output);
+}
+
+int
+tk_proc_wait(struct tk_proc *p, int timeout_ms, int *status)
+{
+	struct timespec ts = {0, 2 * 1000 * 1000};
+	int64_t deadline = cm_mono_ms() + timeout_ms;
+	pid_t r;
+
+	if (p->pid <= 0)
+		return -1;
+	for (;;) {
+		if ((r = waitpid(p->pid, status, WNOHANG)) == p->pid) {
+			untrack(p->pid);
+			p->pid = 0;
+			return 0;
+		}
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (cm_mono_ms() >= deadline)
+			return -1;
+		nanosleep(&ts, NULL);
+	}
 }
 
 int
@@ -793,4 +824,25 @@ tk_prom_sample(const char *text, const char *key)
 		if ((p == text || p[-1] == '\n') && p[n] == ' ')
 			return strtod(p + n + 1, NULL);
 	return -1;
+}
+
+int
+tk_token_issue(nng_socket s, const char *principal_id, char token[CM_TOKEN_LEN])
+{
+	char hash[CM_TOKEN_HASH_LEN];
+	struct pr_req q;
+	struct pr_rep r;
+	int rc;
+
+	cm_token_new(token);
+	if (cm_token_hash(token, strlen(token), hash) != 0)
+		return -1;
+	memset(&q, 0, sizeof(q));
+	q.op = PR_OP_TOKEN_ISSUE;
+	q.principal_id = principal_id;
+	q.token_hash = hash;
+	q.label = "test";
+	rc = tk_call(s, &q, &r) == CM_OK && r.err == CM_OK ? 0 : -1;
+	pr_rep_free(&r);
+	return rc;
 }

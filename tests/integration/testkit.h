@@ -63,6 +63,22 @@ int tk_spaced_spawn(struct tk_proc *p, const char *dir,
  * True when "ready" came. */
 bool tk_ready_wait(int fd, int timeout_ms);
 
+/*
+ * Starts any binary of the build tree (spaced-actor, spaced-api, ...) on
+ * data_dir dir with extra flags, its stdout and stderr appended to output
+ * (NULL: inherited), and waits (bounded) for its readiness line, as
+ * tk_store_start does.  Returns 0, or -1 if it exited or never got ready.
+ */
+int tk_bin_start(struct tk_proc *p, const char *binary, const char *dir,
+    const char *const *flags, const char *output);
+
+/*
+ * Waits up to timeout_ms for p to exit and reaps it.  Returns 0 with its
+ * wait status in *status, or -1 when it is still running (it is left
+ * alone).
+ */
+int tk_proc_wait(struct tk_proc *p, int timeout_ms, int *status);
+
 /* Pids of the running spaced-actor children of parent, for space_id (or
  * any Space when NULL), read from /proc.  Returns how many were found. */
 int tk_actor_pids(pid_t parent, const char *space_id, pid_t *pids, int max);
@@ -141,6 +157,11 @@ void tk_req_submit(struct pr_req *q, const char *workspace_id,
     const char *space_id, const char *request_id);
 void tk_req_claim(struct pr_req *q, const char *space_id, const char *holder);
 void tk_req_finish(struct pr_req *q, const char *task_id, const char *holder);
+
+/* Issues a new bearer token (written to token) of principal_id through
+ * the store.  Returns 0, or -1 when the store refused. */
+int tk_token_issue(
+    nng_socket s, const char *principal_id, char token[CM_TOKEN_LEN]);
 
 /* Calls the store and aborts the test if transport fails. */
 enum cm_err tk_call(nng_socket s, const struct pr_req *req, struct pr_rep *rep);

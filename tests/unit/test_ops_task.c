@@ -151,6 +151,48 @@ Test(task, a_second_active_task_is_refused)
 	    "queued");
 }
 
+/* A submit that names its caller is authorized by the store, with the
+ * one authz module, on the Space row it reads (no space.get first). */
+static void
+submit_as(const char *ws, const char *principal, const char *role,
+    bool is_admin, const char *rid, enum cm_err want)
+{
+	struct pr_req q;
+
+	fx_req(&fx, &q, PR_OP_TASK_SUBMIT);
+	q.workspace_id = ws;
+	q.space_id = sp;
+	q.request_id = rid;
+	q.capability = "noop";
+	q.principal_id = principal;
+	q.kind = "operator";
+	q.role = role;
+	q.is_admin = is_admin;
+	FX_CALL(&fx, &q, want);
+}
+
+Test(task, submit_authorizes_the_caller_it_names)
+{
+	/* Not the owner: a member is refused, and learns of no row. */
+	submit_as(fx.ws, "p-other", "member", false, "r1", CM_E_FORBIDDEN);
+	/* Not a member: refused, whatever the Space. */
+	submit_as(fx.ws, "p-other", NULL, false, "r2", CM_E_FORBIDDEN);
+	/* A Space of another workspace is not found, for admins too. */
+	submit_as(
+	    "ws-other", "p-other", "manager", false, "r3", CM_E_NOT_FOUND);
+	submit_as("ws-other", "p-admin", NULL, true, "r4", CM_E_NOT_FOUND);
+	cr_assert_eq(fx_count_tasks(&fx, sp), 0);
+	/* The owner as a member, then a manager and an admin. */
+	submit_as(fx.ws, fx.mgr, "member", false, "r5", CM_OK);
+	FX_SUBMIT(&fx, sp, "r5", "noop", "{}", CM_OK); /* the same task */
+	cr_assert_eq(fx_count_tasks(&fx, sp), 1);
+	FX_CANCEL(&fx, sp, NULL, CM_OK);
+	submit_as(fx.ws, "p-other", "manager", false, "r6", CM_OK);
+	FX_CANCEL(&fx, sp, NULL, CM_OK);
+	submit_as(fx.ws, "p-admin", NULL, true, "r7", CM_OK);
+	cr_assert_eq(fx_count_tasks(&fx, sp), 3);
+}
+
 Test(task, submit_to_a_closed_space_is_refused)
 {
 	fx_close(&fx, sp);

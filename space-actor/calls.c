@@ -1,0 +1,351 @@
+/*
+ * calls.c: an actor's store calls (see loop.h).  One call is under way at
+ * a time, on one asynchronous handle whose fd the loop polls; what must
+ * be recorded goes first, in order (a cancel request before the cancelled
+ * outcome, an outcome before the next claim, a Space's error after the
+ * task's outcome).  A write keeps its op_id across attempts (common/rpc)
+ * and across retries after an error reply, so the store applies it once.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+
+#include "clock.h"
+#include "log.h"
+#include "loop.h"
+
+static void
+req_init(struct pr_req *q, enum pr_op op)
+{
+	memset(q, 0, sizeof(*q));
+	q->op = op;
+}
+
+/*
+ * An error reply worth asking again (the store was busy or failed): the
+ * write stays pending, with its op_id, and goes again shortly.  Returns
+ * true when r is one.
+ */
+static bool
+retry_later(struct actor *a, const struct pr_rep *r)
+{
+	if (r->err != CM_E_STORE_UNAVAILABLE && r->err != CM_E_INTERNAL)
+		return false;
+	a->retry_at_ms = cm_mono_ms() + CM_ACTOR_RETRY_MS;
+	return true;
+}
+
+static void
+on_claim(struct actor *a, const struct pr_rep *r)
+{
+	if (r->err != CM_OK)
+		return; /* the idle timer asks again */
+	if (r->close_requested ||
+	    (r->n_spaces == 1 && strcmp(r->spaces[0].status, "closed") == 0))
+		a->closing = true;
+	if (r->n_tasks != 1)
+		return;
+	act_task_start(a, &r->tasks[0], r->args);
+}
+
+static void
+on_heartbeat(struct actor *a, const struct pr_rep *r)
+{
+	if (r->err == CM_E_LEASE_EXPIRED || r->err == CM_E_NOT_FOUND) {
+		/* Finalised without us: stop working on it, report nothing. */
+		cm_warnx("actor: lost the lease on %s", a->task_id);
+		if (!a->outcome.pending) {
+			a->ops->cancel(a->drv);
+			a->ops->reset(a->drv);
+		}
+		act_task_drop(a);
+		a->need_claim = true;
+		return;
+	}
+	if (r->err != CM_OK)
+		return; /* the lease outlives a few missed beats */
+	if (r->cancel_requested)
+		a->cancel_wanted = a->cancel_on_record = true;
+	if (r->close_requested)
+		a->closing = true;
+}
+
+static void
+on_cancel(struct actor *a, const struct pr_rep *r)
+{
+	if (retry_later(a, r))
+		return;
+	a->cancel.pending = false;
+	if (r->err != CM_OK) {
+		/* The finish says what became of the task. */
+		cm_warnx(
+		    "actor: cancel of %s: %s", a->task_id, cm_err_code(r->err));
+		return;
+	}
+	a->cancel_on_record = true;
+}
+
+static void
+on_finish(struct actor *a, const struct pr_rep *r)
+{
+	if (retry_later(a, r))
+		return;
+	if (r->err == CM_E_INVALID_REQUEST &&
+	    strcmp(a->out_status, "cancelled") == 0 && !a->cancel_on_record) {
+		/* The store has no cancel request for the task: record one
+		 * (the store refuses a cancelled outcome without it). */
+		act_write_begin(&a->cancel);
+		return;
+	}
+	if (r->err == CM_E_INVALID_REQUEST) {
+		/* A bug: the outcome will never be taken.  Exiting non-zero
+		 * makes the supervisor finalise the task. */
+		cm_warnx("actor: the store refused the outcome of %s: %s",
+		    a->task_id, r->msg ? r->msg : cm_err_code(r->err));
+		a->failed = true;
+	} else if (r->err != CM_OK && r->err != CM_E_LEASE_EXPIRED) {
+		cm_warnx(
+		    "actor: finish of %s: %s", a->task_id, cm_err_code(r->err));
+	}
+	act_task_drop(a);
+	if (r->close_requested)
+		a->closing = true;
+	/* The reply says whether a task waits: no claim that finds nothing.
+	 * A wake-up that came while the finish was under way (a task queued
+	 * once the finish committed) still counts. */
+	a->need_claim = a->need_claim || r->task_queued;
+	a->next_claim_ms = cm_mono_ms() + CM_ACTOR_IDLE_POLL_MS;
+}
+
+static void
+on_mark(struct actor *a, struct act_write *w, const struct pr_rep *r)
+{
+	if (retry_later(a, r))
+		return;
+	w->pending = false;
+	if (r->err != CM_OK) {
+		cm_warnx("actor: marking space %s: %s", a->space_id,
+		    cm_err_code(r->err));
+		a->failed = true;
+	}
+}
+
+/* Takes the outcome of the call under way, if it has ended. */
+void
+act_calls_take(struct actor *a)
+{
+	enum act_call_kind kind = a->inflight;
+	struct pr_rep r;
+
+	if (kind == CALL_NONE || !cm_rpc_async_take(a->call, &r, NULL))
+		return;
+	a->inflight = CALL_NONE;
+	switch (kind) {
+	case CALL_CLAIM:
+		on_claim(a, &r);
+		break;
+	case CALL_HEARTBEAT:
+		on_heartbeat(a, &r);
+		break;
+	case CALL_CANCEL:
+		on_cancel(a, &r);
+		break;
+	case CALL_FINISH:
+		on_finish(a, &r);
+		break;
+	case CALL_MARK_ERROR:
+		on_mark(a, &a->mark_error, &r);
+		break;
+	case CALL_MARK_CLOSED:
+		on_mark(a, &a->mark_closed, &r);
+		break;
+	case CALL_NONE:
+		break;
+	}
+	pr_rep_free(&r);
+}
+
+static void
+call_start(struct actor *a, enum act_call_kind kind, const struct pr_req *q,
+    int attempt_ms, int attempts)
+{
+	enum cm_err e = cm_rpc_async_start(a->call, q, attempt_ms, attempts);
+
+	if (e == CM_E_STORE_UNAVAILABLE) {
+		/* nng had no context for it: try again shortly. */
+		a->retry_at_ms = cm_mono_ms() + CM_ACTOR_RETRY_MS;
+		return;
+	}
+	if (e != CM_OK) {
+		/* Encoding failed: a bug, logged by rpc; nothing to wait on. */
+		a->failed = a->stopping = true;
+		a->stop_deadline_ms = cm_mono_ms();
+		return;
+	}
+	a->inflight = kind;
+}
+
+/* Starts the next store call, in order of what must be recorded first. */
+void
+act_calls_next(struct actor *a)
+{
+	int64_t now = cm_mono_ms();
+	struct pr_req q;
+
+	if (a->inflight != CALL_NONE || now < a->retry_at_ms)
+		return;
+	if (a->have_task && a->cancel.pending) {
+		req_init(&q, PR_OP_TASK_CANCEL);
+		q.op_id = a->cancel.op_id;
+		q.workspace_id = a->inst.workspace_id;
+		q.space_id = a->space_id;
+		q.task_id = a->task_id;
+		call_start(a, CALL_CANCEL, &q, CM_ACTOR_ATTEMPT_MS, 0);
+	} else if (a->have_task && a->outcome.pending) {
+		req_init(&q, PR_OP_ACTOR_FINISH);
+		q.op_id = a->outcome.op_id;
+		q.task_id = a->task_id;
+		q.lease_holder = a->holder;
+		q.status = a->out_status;
+		q.result = a->out_result;
+		q.error_code = a->out_code;
+		if (a->out_code != NULL)
+			q.error_message = a->out_message ? a->out_message : "";
+		call_start(a, CALL_FINISH, &q, CM_ACTOR_ATTEMPT_MS, 0);
+	} else if (a->mark_error.pending) {
+		req_init(&q, PR_OP_SPACE_MARK_ERROR);
+		q.op_id = a->mark_error.op_id;
+		q.space_id = a->space_id;
+		q.error_code = a->error_code;
+		call_start(a, CALL_MARK_ERROR, &q, CM_ACTOR_ATTEMPT_MS, 0);
+	} else if (a->have_task) {
+		if (a->stopping || now < a->next_heartbeat_ms)
+			return;
+		a->next_heartbeat_ms = now + CM_HEARTBEAT_MS;
+		req_init(&q, PR_OP_ACTOR_HEARTBEAT);
+		q.task_id = a->task_id;
+		q.lease_holder = a->holder;
+		call_start(a, CALL_HEARTBEAT, &q, CM_ACTOR_ONE_SHOT_MS, 1);
+	} else if (a->stopping) {
+		return;
+	} else if (a->closing) {
+		if (!a->mark_closed.pending)
+			return;
+		req_init(&q, PR_OP_SPACE_MARK_CLOSED);
+		q.op_id = a->mark_closed.op_id;
+		q.space_id = a->space_id;
+		call_start(a, CALL_MARK_CLOSED, &q, CM_ACTOR_ATTEMPT_MS, 0);
+	} else if (a->need_claim || now >= a->next_claim_ms) {
+		a->need_claim = false;
+		a->next_claim_ms = now + CM_ACTOR_IDLE_POLL_MS;
+		req_init(&q, PR_OP_ACTOR_CLAIM);
+		q.space_id = a->space_id;
+		q.lease_holder = a->holder;
+		call_start(a, CALL_CLAIM, &q, CM_ACTOR_ONE_SHOT_MS, 1);
+	}
+}
+
+/*
+ * Abandons the call under way (the stop deadline passed).  A claim whose
+ * answer never came may have taken a task: that counts as unrecorded.
+ */
+void
+act_calls_abandon(struct actor *a)
+{
+	if (a->inflight == CALL_NONE)
+		return;
+	if (a->inflight == CALL_CLAIM)
+		a->failed = true;
+	cm_rpc_async_close(a->call);
+	a->call = NULL;
+	a->inflight = CALL_NONE;
+}
+
+/*
+ * One store call outside the loop (before the runtime is open): waits for
+ * its outcome while watching the signalfd.  Returns 1 with *r filled (free
+ * with pr_rep_free), 0 when SIGTERM or SIGINT came first.
+ */
+static int
+call_wait(struct actor *a, const struct pr_req *q, int attempt_ms, int attempts,
+    struct pr_rep *r)
+{
+	struct pollfd pfd[2];
+	enum cm_err e;
+
+	while ((e = cm_rpc_async_start(a->call, q, attempt_ms, attempts)) ==
+	       CM_E_STORE_UNAVAILABLE) {
+		pfd[0].fd = a->sig_fd;
+		pfd[0].events = POLLIN;
+		if (poll(pfd, 1, CM_ACTOR_RETRY_MS) > 0)
+			return 0;
+	}
+	if (e != CM_OK) {
+		memset(r, 0, sizeof(*r));
+		r->err = e;
+		return 1;
+	}
+	pfd[0].fd = cm_rpc_async_fd(a->call);
+	pfd[0].events = POLLIN;
+	pfd[1].fd = a->sig_fd;
+	pfd[1].events = POLLIN;
+	while (!cm_rpc_async_take(a->call, r, NULL)) {
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			cm_warn("actor: poll");
+		if (pfd[1].revents & POLLIN)
+			return 0; /* the call is abandoned with the handle */
+	}
+	return 1;
+}
+
+/*
+ * Loads the Space and its instance, asking until the store answers.
+ * Returns 1 ready to run, 0 nothing to do (the Space is closed or in
+ * error, or a stop signal came first), -1 failure.
+ */
+int
+act_calls_load(struct actor *a)
+{
+	struct pr_req q;
+	char err[CM_ERROR_MESSAGE_MAX + 1];
+	int rc;
+
+	req_init(&q, PR_OP_ACTOR_LOAD);
+	q.space_id = a->space_id;
+	/* Stopped before it held anything: nothing is left unrecorded. */
+	if (call_wait(a, &q, CM_ACTOR_ATTEMPT_MS, 0, &a->load) == 0)
+		return 0;
+	if (a->load.err == CM_E_NOT_FOUND)
+		return 0;
+	if (a->load.err != CM_OK) {
+		cm_warnx("actor: cannot load space %s: %s", a->space_id,
+		    cm_err_code(a->load.err));
+		return -1;
+	}
+	rc = act_instance_init(
+	    &a->inst, &a->load, a->space_id, a->cfg, err, sizeof(err));
+	if (rc < 0)
+		cm_warnx("actor: space %s: %s", a->space_id, err);
+	a->closing = rc > 0 && a->inst.close_requested;
+	return rc;
+}
+
+/* The runtime cannot be used: the Space goes to error.  Returns 0 once
+ * recorded, -1 otherwise. */
+int
+act_calls_mark_unusable(struct actor *a)
+{
+	struct pr_req q;
+	struct pr_rep r;
+	int rc = -1;
+
+	req_init(&q, PR_OP_SPACE_MARK_ERROR);
+	q.space_id = a->space_id;
+	q.error_code = "runtime_not_ready";
+	if (call_wait(a, &q, CM_ACTOR_ATTEMPT_MS, 0, &r) == 0)
+		return -1;
+	if (r.err == CM_OK)
+		rc = 0;
+	pr_rep_free(&r);
+	return rc;
+}

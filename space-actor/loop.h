@@ -1,0 +1,118 @@
+/*
+ * loop.h: the state of one actor's loop, shared by its two files: actor.c
+ * (the loop, and the task it runs through the driver) and calls.c (its
+ * store calls, one at a time through an asynchronous handle).  Private to
+ * space-actor/; the actor's interface is actor.h.
+ */
+#ifndef ACT_LOOP_H
+#define ACT_LOOP_H
+
+#include <jansson.h>
+#include <nng/nng.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "driver.h"
+#include "ids.h"
+#include "instance.h"
+#include "proto.h"
+#include "rpc.h"
+
+/* The store call under way, if any. */
+enum act_call_kind {
+	CALL_NONE,
+	CALL_CLAIM,
+	CALL_HEARTBEAT,
+	CALL_CANCEL,
+	CALL_FINISH,
+	CALL_MARK_ERROR,
+	CALL_MARK_CLOSED,
+};
+
+/* A write the store has not confirmed yet; its op_id is kept for every
+ * attempt and every retry after an error reply. */
+struct act_write {
+	bool pending;
+	char op_id[CM_UUID_LEN];
+};
+
+struct actor {
+	const struct cm_config *cfg;
+	char space_id[CM_ID_MAX + 1];
+	char holder[CM_ID_MAX + 1];
+	nng_socket req;
+	struct cm_rpc_async *call;
+	enum act_call_kind inflight;
+	int64_t retry_at_ms; /* no new call before (after an error reply) */
+	int wake_fd;         /* -1: no supervisor, timers only */
+	int sig_fd;
+
+	struct pr_rep load; /* owns the strings inst.env points at */
+	struct act_instance inst;
+	const struct act_driver_ops *ops;
+	struct act_driver *drv;
+
+	bool need_claim;
+	int64_t next_claim_ms;
+	bool closing;
+	bool stopping;
+	int64_t stop_deadline_ms;
+	bool failed; /* something is unrecorded: exit non-zero */
+
+	/* The task held: running while !outcome.pending, then recording. */
+	bool have_task;
+	bool cancel_wanted;
+	bool cancel_on_record; /* the store has the task's cancel request */
+	char task_id[CM_ID_MAX + 1];
+	char request_id[CM_ID_MAX + 1];
+	char capability[CM_CAPABILITY_MAX + 1];
+	json_t *args;
+	int64_t deadline_ms;
+	int64_t next_heartbeat_ms;
+
+	struct act_write cancel; /* task.cancel, before a cancelled outcome */
+	struct act_write outcome;
+	const char *out_status;
+	const char *out_code; /* a static code string, failed only */
+	char *out_result;     /* redacted, malloc'd */
+	char *out_message;    /* redacted, malloc'd */
+
+	struct act_write mark_error;
+	const char *error_code;
+	struct act_write mark_closed;
+	bool close_begun; /* mark_closed was asked for (once) */
+};
+
+/* --- actor.c ------------------------------------------------------------ */
+
+/* Marks w pending under a fresh op_id, which every attempt and retry of
+ * the write carries. */
+void act_write_begin(struct act_write *w);
+/* Starts the task a claim returned (args: its JSON, may be NULL). */
+void act_task_start(struct actor *a, const struct pr_task *t, const char *args);
+/* Forgets the task held, recorded or not, and what was kept for it. */
+void act_task_drop(struct actor *a);
+
+/* --- calls.c ------------------------------------------------------------ */
+
+/* Takes the outcome of the call under way, if it has ended, and acts on
+ * the reply. */
+void act_calls_take(struct actor *a);
+/* Starts the next store call, in order of what must be recorded first;
+ * nothing when a call is under way or none is due. */
+void act_calls_next(struct actor *a);
+/* When a call is under way: abandons it and frees the handle (a->call
+ * is NULL after).  A claim whose answer never came counts as unrecorded. */
+void act_calls_abandon(struct actor *a);
+/*
+ * Before the loop: loads the Space and its instance into a->load and
+ * a->inst, asking until the store answers.  Returns 1 ready to run, 0
+ * nothing to do (the Space is closed or in error, or a stop signal came
+ * first), -1 failure.
+ */
+int act_calls_load(struct actor *a);
+/* Before the loop: the runtime cannot be used, so the Space goes to
+ * error.  Returns 0 once recorded, -1 otherwise. */
+int act_calls_mark_unusable(struct actor *a);
+
+#endif
