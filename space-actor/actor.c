@@ -289,7 +289,7 @@ step_driver(struct actor *a, const struct pollfd *fds, int nfds)
 	struct act_outcome out;
 
 	memset(&out, 0, sizeof(out));
-	if (a->ops->step(a->drv, fds, nfds, &out) != ACT_DONE)
+	if (a->drv == NULL || a->ops->step(a->drv, fds, nfds, &out) != ACT_DONE)
 		return;
 	if (a->have_task && !a->outcome.pending) {
 		if (out.err == CM_OK)
@@ -312,6 +312,13 @@ actor_turn(struct actor *a)
 
 	act_calls_take(a);
 	if (a->closing && !a->stopping && !a->have_task && !a->close_begun) {
+		/*
+		 * The runtime is torn down before the Space is marked closed:
+		 * the instance stays reserved until its browser and profile
+		 * are gone (SPEC 3 rule 9).
+		 */
+		a->ops->close(a->drv);
+		a->drv = NULL;
 		a->close_begun = true;
 		act_write_begin(&a->mark_closed);
 	}
@@ -342,7 +349,9 @@ actor_turn(struct actor *a)
 	pfd[1].events = POLLIN;
 	pfd[2].fd = a->inflight != CALL_NONE ? cm_rpc_async_fd(a->call) : -1;
 	pfd[2].events = POLLIN;
-	ndrv = a->ops->pollfds(a->drv, pfd + 3, CM_ACTOR_POLLFDS, &drv_wake);
+	ndrv = a->drv == NULL ? 0
+	                      : a->ops->pollfds(a->drv, pfd + 3,
+	                            CM_ACTOR_POLLFDS, &drv_wake);
 	if (stepping)
 		wake = min_wake(wake, drv_wake);
 	timeout = wake < 0 ? -1 : wake <= now ? 0 : (int)(wake - now);
