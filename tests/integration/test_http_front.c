@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -335,13 +336,28 @@ Test(http_front, heads_are_bounded_with_an_answer, .fini = tk_cleanup)
 	hf_stop(&e);
 }
 
+/* Checks an event stream: ids run from 1 by one, and it ends with
+ * space_closed.  Returns how many events it held. */
+static long
+stream_events(const char *text)
+{
+	const char *p;
+	long want = 1;
+
+	cr_assert_not_null(text, "no stream");
+	for (p = text; (p = strstr(p, "id: ")) != NULL; p += 4, want++)
+		cr_assert_eq(strtol(p + 4, NULL, 10), want,
+		    "event %ld out of order", want);
+	cr_assert_not_null(strstr(text, "event: space_closed"),
+	    "the stream did not end on close");
+	return want - 1;
+}
+
 Test(http_front, a_long_replay_arrives_whole, .fini = tk_cleanup)
 {
 	enum { N_TASKS = 600 };
 	static struct hf_env e;
 	char space[CM_ID_MAX + 1], rid[32], *text = NULL, path[1024];
-	const char *p;
-	long want = 1;
 
 	hf_start(&e, "front-replay", 1, NULL);
 	hf_create_ok(&e, 0, NULL, space);
@@ -356,13 +372,91 @@ Test(http_front, a_long_replay_arrives_whole, .fini = tk_cleanup)
 	cr_assert_eq(hf_call(&e, "POST", path, e.manager, NULL, NULL) / 100, 2);
 	cr_assert(hf_wait_space(&e, space, "closed"));
 	cr_assert_eq(hf_sse(&e, e.manager, space, &text), 200);
-	cr_assert_not_null(text);
-	for (p = text; (p = strstr(p, "id: ")) != NULL; p += 4, want++)
-		cr_assert_eq(strtol(p + 4, NULL, 10), want,
-		    "event %ld out of order", want);
-	/* opened, 3 per task, the close's events, space_closed last */
-	cr_assert_geq(want - 1, 3 * N_TASKS + 2, "%ld events", want - 1);
-	cr_assert_not_null(strstr(text, "event: space_closed"));
+	cr_assert_geq(
+	    stream_events(text), 3 * N_TASKS + 2, "opened, 3 per task, closed");
 	free(text);
+	hf_stop(&e);
+}
+
+struct follower {
+	struct hf_env *e;
+	const char *space;
+	char *text;
+	int status;
+};
+
+static void *
+follow(void *arg)
+{
+	struct follower *f = arg;
+
+	f->status = hf_sse(f->e, f->e->manager, f->space, &f->text);
+	return NULL;
+}
+
+Test(http_front, a_stream_that_stops_reading_is_cut_off, .fini = tk_cleanup)
+{
+	/* About 1.5 KiB of events a task: some 750 KiB in all, well within
+	 * what the kernel alone would hold for a socket left to grow. */
+	enum { N_TASKS = 500 };
+	static struct hf_env e;
+	static char msg[801], args[900], buf[65536];
+	char space[CM_ID_MAX + 1], rid[32], path[1024], req[1400];
+	struct follower f = {&e, space, NULL, 0};
+	struct sockaddr_in sa;
+	int fd, small = 1024;
+	bool eof = false, closed_seen = false;
+	int64_t deadline;
+	pthread_t t;
+
+	hf_start(&e, "front-cut", 1, NULL);
+	hf_create_ok(&e, 0, NULL, space);
+	/* The stalled reader: a tiny receive buffer, never read. */
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(
+	    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)), 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)e.sf.p.http_port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	cr_assert_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	hf_path(&e, path, sizeof(path), NULL, space, "/events");
+	snprintf(req, sizeof(req),
+	    "GET %s HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer %s\r\n"
+	    "Accept: text/event-stream\r\n\r\n",
+	    path, e.manager);
+	raw_send(fd, req, strlen(req));
+	pthread_create(&t, NULL, follow, &f);
+
+	memset(msg, 'm', sizeof(msg) - 1);
+	snprintf(args, sizeof(args),
+	    "{\"code\": \"runtime_error\", \"message\": \"%s\"}", msg);
+	for (int i = 0; i < N_TASKS; i++) {
+		snprintf(rid, sizeof(rid), "f%d", i);
+		cr_assert_eq(hf_submit(&e, e.manager, space, "?wait=10", rid,
+		                 "fail", args, NULL, NULL),
+		    200);
+	}
+	healthz_answers(&e, "a stalled stream");
+	hf_path(&e, path, sizeof(path), NULL, space, "/close");
+	cr_assert_eq(hf_call(&e, "POST", path, e.manager, NULL, NULL) / 100, 2);
+	pthread_join(t, NULL);
+	/* The reader got everything. */
+	cr_assert_eq(f.status, 200);
+	cr_assert_geq(stream_events(f.text), 3 * N_TASKS + 2);
+	free(f.text);
+	/* The stalled one was cut before the end. */
+	deadline = cm_mono_ms() + 20000;
+	while (!eof && cm_mono_ms() < deadline) {
+		size_t n =
+		    raw_read_until(fd, buf, sizeof(buf), NULL, 200, &eof);
+
+		if (n > 0 && strstr(buf, "event: space_closed") != NULL)
+			closed_seen = true;
+	}
+	close(fd);
+	cr_assert(eof, "the stalled stream was never closed");
+	cr_assert_not(closed_seen, "the stalled reader got the whole log");
 	hf_stop(&e);
 }
