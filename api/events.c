@@ -42,6 +42,7 @@ struct api_stream {
 	char task[CM_ID_MAX + 1];
 	const char *route, *method;
 	bool close;
+	int64_t t0_ns; /* when the request was complete (metrics) */
 	int64_t deadline_ms, next_check_ms;
 	bool checking; /* a worker is looking at the task */
 	/* Streaming. */
@@ -306,7 +307,7 @@ check(struct api_stream *s, int64_t now)
 	}
 	j->kind = API_JOB_WAIT;
 	j->conn = s->conn;
-	j->t0_ns = cm_mono_ns();
+	j->t0_ns = s->t0_ns;
 	j->route = s->route;
 	j->http_method = s->method;
 	j->close = s->close;
@@ -340,6 +341,7 @@ api_events_park(struct api_conn *c, const struct api_job *j)
 	s->method = j->http_method;
 	s->close = j->close;
 	s->deadline_ms = j->deadline_ms;
+	s->t0_ns = j->t0_ns;
 	s->next_check_ms = now + CM_WAIT_RECHECK_MS < j->deadline_ms
 	                       ? now + CM_WAIT_RECHECK_MS
 	                       : j->deadline_ms;
