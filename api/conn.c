@@ -353,6 +353,8 @@ process(struct api_conn *c, int64_t now)
 			c->deadline_ms = now + CM_HTTP_IDLE_TIMEOUT_MS;
 			return;
 		}
+		if (c->deadline_ms == 0) /* sent behind the last request */
+			c->deadline_ms = now + CM_HTTP_HEAD_TIMEOUT_MS;
 		st = api_request_head_len(c->in, c->in_len, &c->head_len);
 		if (st == 414 || st == 431) {
 			refuse(c, st, CM_E_INVALID_REQUEST,

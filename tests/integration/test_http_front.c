@@ -153,6 +153,9 @@ Test(http_front, heads_that_never_end_are_closed, .fini = tk_cleanup)
 	int fds[N];
 	bool eof;
 
+	static const char two[] = "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n"
+	                          "GET /healthz HTTP/1.1\r\nHost: t\r\nX-S";
+
 	hf_start(&e, "front-head", 1, NULL);
 	open_many(&e, fds, N, "GET /healthz HTTP/1.1\r\nHost: t\r\nX-Slow: ");
 	for (int i = 0; i < 3; i++)
@@ -165,6 +168,15 @@ Test(http_front, heads_that_never_end_are_closed, .fini = tk_cleanup)
 		cr_assert(eof, "a stalled head %d was never closed", i);
 	}
 	close_many(fds, N);
+	/* A half head behind a whole request on the same connection: the
+	 * answer, then a close once the head is late, before the idle bound. */
+	fds[0] = raw_connect(&e);
+	raw_send(fds[0], two, sizeof(two) - 1);
+	raw_read_until(fds[0], buf, sizeof(buf), NULL,
+	    CM_HTTP_HEAD_TIMEOUT_MS + 3000, &eof);
+	cr_assert_eq(strncmp(buf, "HTTP/1.1 200 ", 13), 0, "%s", buf);
+	cr_assert(eof, "a half head behind a request was never closed");
+	close(fds[0]);
 	hf_stop(&e);
 }
 
@@ -333,6 +345,54 @@ Test(http_front, heads_are_bounded_with_an_answer, .fini = tk_cleanup)
 	cr_assert(
 	    status >= 400 && status < 500, "Content-Length +10: %d", status);
 	healthz_answers(&e, "after the bounds");
+	hf_stop(&e);
+}
+
+/* Occurrences of needle in hay. */
+static int
+count(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)) != NULL; p++)
+		n++;
+	return n;
+}
+
+Test(http_front, keep_alive_then_an_idle_close, .fini = tk_cleanup)
+{
+	static const char two[] = "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n"
+	                          "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n";
+	static const char expect[] = "POST /healthz HTTP/1.1\r\nHost: t\r\n"
+	                             "Expect: 100-continue\r\n"
+	                             "Content-Length: 2\r\n\r\n";
+	static struct hf_env e;
+	static char buf[8192];
+	bool eof;
+	int fd;
+
+	hf_start(&e, "front-idle", 1, NULL);
+	fd = raw_connect(&e);
+	/* Two requests in one write: two answers, in order, and the
+	 * connection stays open. */
+	raw_send(fd, two, sizeof(two) - 1);
+	raw_read_until(fd, buf, sizeof(buf), NULL, 1000, &eof);
+	cr_assert_not(eof);
+	cr_assert_eq(count(buf, "HTTP/1.1 200 OK\r\n"), 2, "%s", buf);
+	cr_assert_eq(count(buf, "\"status\":\"ok\""), 2, "%s", buf);
+	/* A body that waits for 100 Continue gets it, then its answer. */
+	raw_send(fd, expect, sizeof(expect) - 1);
+	raw_read_until(fd, buf, sizeof(buf), "\r\n\r\n", 5000, &eof);
+	cr_assert_eq(
+	    strncmp(buf, "HTTP/1.1 100 Continue\r\n\r\n", 25), 0, "%s", buf);
+	raw_send(fd, "{}", 2);
+	raw_read_until(fd, buf, sizeof(buf), "}}", 5000, &eof);
+	cr_assert_eq(strncmp(buf, "HTTP/1.1 405 ", 13), 0, "%s", buf);
+	/* Then nothing: closed once idle. */
+	raw_read_until(
+	    fd, buf, sizeof(buf), NULL, CM_HTTP_IDLE_TIMEOUT_MS + 10000, &eof);
+	cr_assert(eof, "an idle connection was never closed");
+	close(fd);
 	hf_stop(&e);
 }
 
