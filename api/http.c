@@ -36,10 +36,6 @@
 _Static_assert(CM_API_WORKERS <= CM_RPC_OUTSTANDING_MAX,
     "more workers than requests one socket may have outstanding");
 
-#define ACCEPT_BATCH 64     /* accepts per pass, so reads are not starved */
-#define ACCEPT_PAUSE_MS 100 /* out of fds: try again after this */
-#define EPOLL_BATCH 256     /* events per epoll_wait */
-
 static struct {
 	const struct cm_config *cfg;
 	nng_socket store;
@@ -58,7 +54,7 @@ static char mark_listen, mark_done, mark_feed;
 static void
 accept_some(int64_t now)
 {
-	for (int i = 0; i < ACCEPT_BATCH; i++) {
+	for (int i = 0; i < CM_HTTP_ACCEPT_BATCH; i++) {
 		int fd =
 		    accept4(h.lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
@@ -69,7 +65,8 @@ accept_some(int64_t now)
 				 * stop listening for a moment. */
 				cm_warn("api: accept");
 				epoll_ctl(h.ep, EPOLL_CTL_DEL, h.lfd, NULL);
-				h.accept_paused_until = now + ACCEPT_PAUSE_MS;
+				h.accept_paused_until =
+				    now + CM_HTTP_ACCEPT_PAUSE_MS;
 			}
 			return;
 		}
@@ -111,13 +108,13 @@ sweep(int64_t now)
 static void *
 loop_main(void *arg)
 {
-	struct epoll_event evs[EPOLL_BATCH];
+	struct epoll_event evs[CM_HTTP_EPOLL_BATCH];
 	int64_t next_tick = cm_mono_ms() + CM_HTTP_TICK_MS;
 
 	(void)arg;
 	while (!atomic_load(&h.stop)) {
 		int64_t now = cm_mono_ms();
-		int n = epoll_wait(h.ep, evs, EPOLL_BATCH,
+		int n = epoll_wait(h.ep, evs, CM_HTTP_EPOLL_BATCH,
 		    next_tick > now ? (int)(next_tick - now) : 0);
 
 		if (n < 0 && errno != EINTR) {

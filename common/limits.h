@@ -108,7 +108,10 @@
 #define CM_HTTP_WRITE_TIMEOUT_MS 30000 /* pending output, no byte accepted */
 #define CM_HTTP_LINGER_MS 2000         /* reading what is left before a close */
 #define CM_HTTP_TICK_MS 100            /* how often deadlines are looked at */
-#define CM_API_RPC_TIMEOUT_MS 10000    /* a worker's call to the store */
+#define CM_HTTP_ACCEPT_BATCH 64 /* accepts a pass, so reads are not starved */
+#define CM_HTTP_ACCEPT_PAUSE_MS 100 /* out of fds: accept again after this */
+#define CM_HTTP_EPOLL_BATCH 256     /* events one epoll_wait takes */
+#define CM_API_RPC_TIMEOUT_MS 10000 /* a worker's call to the store */
 /*
  * Server-Sent Events (api/events.c).  A replay or a gap is read from the
  * store a page of CM_EVENTS_LIMIT_MAX events at a time, the next page only
