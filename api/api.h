@@ -1,9 +1,9 @@
 /*
  * api.h: what the HTTP front's files share.  Internal to spaced-api.
  *
- * A request arrives on an nng HTTP thread, is queued, and one of a small
- * pool of workers runs it to the end: authenticate, authorize, call the
- * store, build the JSON answer.  nng's own threads never block.
+ * A request arrives on the connection loop (http.h), is queued, and one of
+ * a small pool of workers runs it to the end: authenticate, authorize,
+ * call the store, build the JSON answer.  The loop never blocks.
  */
 #ifndef API_API_H
 #define API_API_H
@@ -51,10 +51,19 @@ struct api_ctx {
 	const char *space_id;
 	const char *task_id;
 	char params[3][CM_ID_MAX + 1];
-	/* The connection, for a route that takes it over (SSE); hijacked
-	 * tells the worker to send no answer of its own. */
-	void *conn;
-	bool hijacked;
+	/* A route that answers later says so here, and sets no answer:
+	 * API_LATER_WAIT parks the request until task later_task finishes
+	 * or later_deadline_ms (monotonic) passes, then api_task_wait_check
+	 * runs; API_LATER_STREAM turns the connection into the Space's
+	 * event stream, after sequence later_after. */
+	enum api_later {
+		API_LATER_NONE,
+		API_LATER_WAIT,
+		API_LATER_STREAM
+	} later;
+	char later_task[CM_ID_MAX + 1];
+	int64_t later_deadline_ms;
+	int64_t later_after;
 	/* The matched route's pattern (metrics label); NULL: no route. */
 	const char *route;
 };
@@ -151,6 +160,10 @@ void api_task_get(struct api_ctx *c);
 void api_space_cancel(struct api_ctx *c);
 void api_space_close(struct api_ctx *c);
 void api_event_list(struct api_ctx *c);
+/* A parked ?wait= request (workspace_id, space_id and later_* set): 200
+ * with the task once finished, 202 with it once the wait ran out,
+ * otherwise parked again (c->later). */
+void api_task_wait_check(struct api_ctx *c);
 void api_instance_list(struct api_ctx *c);
 
 /* --- routes (routes_admin.c): API_ACT_ADMIN, c->params in path order --- */

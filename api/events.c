@@ -1,214 +1,355 @@
 /*
- * events.c: the events thread.  It owns the SUB socket to the store (read
- * through its pollable fd with non-blocking receives, never an aio
- * timeout: DESIGN 6), the external PUB socket and every live SSE stream.
+ * events.c: live events, on the loop thread.  It reads the store's feed
+ * (through its pollable fd with non-blocking receives, never an aio
+ * timeout: DESIGN 6) and hands each event to the external PUB socket,
+ * to the Server-Sent Events streams of its Space and to the ?wait=
+ * requests parked on its task.
  *
- * An SSE stream holds a bounded buffer of bytes not yet written and at
- * most one write in flight.  A client that lets its buffer fill is cut
- * off, so a slow reader never stalls the thread or other readers.  When
- * the feed skips sequences (pub/sub may drop), the stream reads the gap
- * from the store before going on, so no client ever sees a hole.
+ * Nothing here calls another process or takes a lock: a replay, or a gap
+ * the feed left (pub/sub may drop), is read from the store by a worker a
+ * page at a time (API_JOB_PAGE), and the next page is asked for only once
+ * the client has taken the last one, so a replay of any length is never
+ * held in memory and never mistaken for a slow client.  Live events pile
+ * up on a stream only to CM_SSE_PENDING_MAX: past it, a client that took
+ * nothing for CM_SSE_STALL_MS is cut off, and one that is reading gets
+ * the rest from the store once it has caught up.
  */
 #include "events.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <nng/protocol/pubsub0/pub.h>
 #include <nng/protocol/pubsub0/sub.h>
 #include <nng/transport/ipc/ipc.h>
-#include <poll.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
+#include "api.h"
 #include "clock.h"
 #include "log.h"
 #include "metrics.h"
+#include "prom_text.h"
 #include "recv.h"
 #include "rpc.h"
 
-#define SSE_BUF_MAX (256 * 1024) /* pending bytes before a cut-off */
-#define SSE_HEARTBEAT_MS 15000
-#define SSE_CLIENTS_MAX 4096
-
-struct sse {
-	nng_http_conn *conn;
-	nng_aio *aio;
+/* An event stream, or a parked ?wait= request, of one connection. */
+struct api_stream {
+	struct api_conn *conn;
+	bool parked; /* a ?wait= request, not a stream */
 	char ws[CM_ID_MAX + 1];
 	char space[CM_ID_MAX + 1];
-	int64_t last_sent; /* sequence of the last event buffered */
-	char *buf;         /* bytes waiting for the next write */
-	size_t len;
-	char *out; /* bytes being written; NULL: no write in flight */
-	size_t inflight;
-	bool dead;       /* a write failed or the client was cut off */
-	bool ending;     /* space_closed buffered: close once written */
-	bool gap;        /* the feed skipped: read from the store */
-	int64_t last_ms; /* when bytes were last buffered */
-	struct sse *next;
+	/* Parked: the task, what the answer needs, and when to look. */
+	char task[CM_ID_MAX + 1];
+	const char *route, *method;
+	bool close;
+	int64_t t0_ns; /* when the request was complete (metrics) */
+	int64_t deadline_ms, next_check_ms;
+	bool checking; /* a worker is looking at the task */
+	/* Streaming. */
+	int64_t last_sent; /* sequence of the last event sent */
+	bool paging;       /* a worker is reading a page */
+	bool behind;       /* events may be missing: read them from the store */
+	bool ending;       /* space_closed sent */
+	int64_t last_out_ms; /* when bytes were last sent (heartbeats) */
+	struct api_stream *prev, *next;
 };
 
 static struct {
-	const struct cm_config *cfg;
-	nng_socket sub, pub, store;
-	nng_aio *sub_rx; /* the events thread's receives */
-	int sub_fd;
-	int wake[2];
-	pthread_t thread;
-	pthread_mutex_t lock;
-	struct sse *clients;
-	size_t n_clients;
-	bool stop;
-	pthread_cond_t finished; /* a task reached a terminal status */
-	uint64_t n_finished;
-} ev = {.lock = PTHREAD_MUTEX_INITIALIZER,
-    .finished = PTHREAD_COND_INITIALIZER,
-    .wake = {-1, -1}};
+	nng_socket sub, pub;
+	nng_aio *sub_rx; /* the loop's receives */
+	struct api_stream *list;
+	/* Finished task ids, for a request parked after its task's end. */
+	char recent[CM_WAIT_RECENT][CM_ID_MAX + 1];
+	size_t recent_next;
+} ev;
 
-static void
-wake(void)
+static const char sse_head[] = "HTTP/1.1 200 OK\r\n"
+                               "Content-Type: text/event-stream\r\n"
+                               "Cache-Control: no-store\r\n"
+                               "Connection: close\r\n\r\n";
+
+static bool
+finishing(const char *kind)
 {
-	char one = 1;
-
-	if (write(ev.wake[1], &one, 1) < 0 && errno != EAGAIN)
-		cm_warn("api: events wake");
+	return strcmp(kind, "completed") == 0 || strcmp(kind, "failed") == 0 ||
+	       strcmp(kind, "cancelled") == 0;
 }
 
-/* Appends to a stream's buffer; cuts the client off past the bound. */
-static void
-sse_put(struct sse *s, const char *data, size_t n)
-{
-	char *grown;
-
-	if (s->dead)
-		return;
-	if (s->len + s->inflight + n > SSE_BUF_MAX) {
-		cm_info("api: cutting off a slow event stream of space %s",
-		    s->space);
-		s->dead = true;
-		return;
-	}
-	if ((grown = realloc(s->buf, s->len + n)) == NULL) {
-		s->dead = true;
-		return;
-	}
-	memcpy(grown + s->len, data, n);
-	s->buf = grown;
-	s->len += n;
-	s->last_ms = cm_mono_ms();
-}
-
-/* One event as SSE: id, event and data lines (SPEC 5). */
-static void
-sse_put_event(struct sse *s, const struct pr_event *e)
+/* One event as SSE, onto t: id, event and data lines (SPEC 5).  Returns
+ * 0, or -1 out of memory. */
+static int
+add_event(struct api_prom *t, const struct pr_event *e)
 {
 	json_t *dto = api_dto_event(e);
 	char *json = dto ? json_dumps(dto, JSON_COMPACT) : NULL;
-	char head[96];
-	int n;
 
 	json_decref(dto);
-	if (json == NULL) {
-		s->dead = true;
-		return;
-	}
-	n = snprintf(head, sizeof(head),
-	    "id: %lld\nevent: %s\ndata: ", (long long)e->sequence, e->kind);
-	sse_put(s, head, (size_t)n);
-	sse_put(s, json, strlen(json));
-	sse_put(s, "\n\n", 2);
+	if (json == NULL)
+		return -1;
+	api_prom_printf(t, "id: %lld\nevent: %s\ndata: %s\n\n",
+	    (long long)e->sequence, e->kind, json);
 	free(json);
-	s->last_sent = e->sequence;
-	if (strcmp(e->kind, "space_closed") == 0)
-		s->ending = true;
+	return t->oom ? -1 : 0;
 }
 
-/*
- * Reads events after s->last_sent from the store into the buffer, a page
- * at a time.  Used for the replay and for gaps.  Returns 0, or -1 when
- * the store did not answer.
- */
-static int
-sse_fill(struct sse *s, nng_socket store)
+void
+api_events_page(struct api_job *j, nng_socket store)
 {
-	for (;;) {
-		struct pr_req q;
-		struct pr_rep r;
-		size_t n;
+	struct api_prom t = {0};
+	struct pr_req q;
+	struct pr_rep r;
 
-		memset(&q, 0, sizeof(q));
-		q.op = PR_OP_EVENT_LIST;
-		q.workspace_id = s->ws;
-		q.space_id = s->space;
-		q.after_sequence = s->last_sent;
-		q.limit = CM_EVENTS_LIMIT_MAX;
-		if (cm_rpc_call(store, &q, &r, 5000) != CM_OK ||
-		    r.err != CM_OK) {
-			pr_rep_free(&r);
-			return -1;
-		}
-		for (size_t i = 0; i < r.n_events && !s->dead && !s->ending;
-		     i++)
-			sse_put_event(s, &r.events[i]);
-		n = r.n_events;
+	memset(&q, 0, sizeof(q));
+	q.op = PR_OP_EVENT_LIST;
+	q.workspace_id = j->ws;
+	q.space_id = j->space;
+	q.after_sequence = j->after;
+	q.limit = CM_EVENTS_LIMIT_MAX;
+	j->outcome = API_OUT_FAILED;
+	j->n_events = 0;
+	j->ending = false;
+	j->last = j->after;
+	if (cm_rpc_call(store, &q, &r, CM_EVENTS_RPC_TIMEOUT_MS) != CM_OK ||
+	    r.err != CM_OK) {
 		pr_rep_free(&r);
-		if (n < CM_EVENTS_LIMIT_MAX || s->dead || s->ending)
-			return 0;
+		return;
+	}
+	for (size_t i = 0; i < r.n_events && !j->ending; i++) {
+		if (add_event(&t, &r.events[i]) != 0) {
+			free(api_prom_finish(&t));
+			pr_rep_free(&r);
+			return;
+		}
+		j->last = r.events[i].sequence;
+		j->ending = strcmp(r.events[i].kind, "space_closed") == 0;
+	}
+	j->n_events = r.n_events;
+	pr_rep_free(&r);
+	free(j->out);
+	j->out_len = t.len;
+	j->out = api_prom_finish(&t); /* NULL for an empty page */
+	j->outcome = API_OUT_PAGE;
+}
+
+static void
+unlink_stream(struct api_stream *s)
+{
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		ev.list = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+}
+
+static void
+link_stream(struct api_conn *c, struct api_stream *s)
+{
+	s->conn = c;
+	s->prev = NULL;
+	s->next = ev.list;
+	if (ev.list)
+		ev.list->prev = s;
+	ev.list = s;
+	api_conn_set_stream(c, s);
+}
+
+void
+api_events_forget(struct api_conn *c)
+{
+	struct api_stream *s = api_conn_stream(c);
+
+	if (s == NULL)
+		return;
+	unlink_stream(s);
+	api_conn_set_stream(c, NULL);
+	free(s);
+}
+
+static void
+send_text(struct api_stream *s, const char *p, size_t n)
+{
+	api_conn_send(s->conn, p, n);
+	s->last_out_ms = cm_mono_ms();
+}
+
+/* Asks a worker for the next page, once the client has taken the last
+ * one (otherwise api_events_drained asks). */
+static void
+request_page(struct api_stream *s)
+{
+	struct api_job *j;
+
+	s->behind = true;
+	if (s->paging || s->ending || api_conn_pending(s->conn) > 0)
+		return;
+	if ((j = calloc(1, sizeof(*j))) == NULL) {
+		api_conn_cut(s->conn);
+		return;
+	}
+	j->kind = API_JOB_PAGE;
+	j->conn = s->conn;
+	snprintf(j->ws, sizeof(j->ws), "%s", s->ws);
+	snprintf(j->space, sizeof(j->space), "%s", s->space);
+	j->after = s->last_sent;
+	s->paging = true;
+	s->behind = false;
+	api_http_queue(j);
+}
+
+void
+api_events_stream(struct api_conn *c, const struct api_job *j)
+{
+	struct api_stream *s = calloc(1, sizeof(*s));
+
+	if (s == NULL) {
+		api_conn_cut(c);
+		return;
+	}
+	snprintf(s->ws, sizeof(s->ws), "%s", j->ws);
+	snprintf(s->space, sizeof(s->space), "%s", j->space);
+	s->last_sent = j->after;
+	link_stream(c, s);
+	send_text(s, sse_head, sizeof(sse_head) - 1);
+	request_page(s); /* the replay; then whatever the feed missed */
+}
+
+void
+api_events_page_done(struct api_conn *c, struct api_job *j)
+{
+	struct api_stream *s = api_conn_stream(c);
+
+	if (s == NULL || s->parked) {
+		api_job_free(j);
+		return;
+	}
+	s->paging = false;
+	if (j->outcome != API_OUT_PAGE) {
+		/* The client resumes from its Last-Event-ID. */
+		cm_warnx("api: cannot read the events of space %s", s->space);
+		api_job_free(j);
+		api_conn_end(c);
+		return;
+	}
+	if (j->out_len > 0)
+		send_text(s, j->out, j->out_len);
+	s->last_sent = j->last;
+	if (j->ending) {
+		s->ending = true;
+		api_conn_end(c);
+	} else if (j->n_events == CM_EVENTS_LIMIT_MAX || s->behind) {
+		request_page(s); /* sent once this page is taken */
+	}
+	api_job_free(j);
+}
+
+void
+api_events_drained(struct api_conn *c)
+{
+	struct api_stream *s = api_conn_stream(c);
+
+	if (s != NULL && !s->parked && s->behind)
+		request_page(s);
+}
+
+/* A live event for a stream of its Space. */
+static void
+stream_event(struct api_stream *s, const struct pr_event *e, int64_t now)
+{
+	struct api_prom t = {0};
+	char *text;
+	size_t len;
+
+	if (s->ending || e->sequence <= s->last_sent)
+		return;
+	if (s->paging || s->behind || e->sequence != s->last_sent + 1) {
+		request_page(s);
+		return;
+	}
+	if (api_conn_pending(s->conn) > CM_SSE_PENDING_MAX) {
+		if (api_conn_stalled_ms(s->conn, now) >= CM_SSE_STALL_MS) {
+			cm_info("api: cutting off a slow event stream of "
+			        "space %s",
+			    s->space);
+			api_conn_cut(s->conn);
+		} else {
+			request_page(s); /* reading, just behind */
+		}
+		return;
+	}
+	if (add_event(&t, e) != 0) {
+		free(api_prom_finish(&t));
+		api_conn_cut(s->conn);
+		return;
+	}
+	len = t.len;
+	text = api_prom_finish(&t);
+	send_text(s, text, len);
+	free(text);
+	s->last_sent = e->sequence;
+	if (strcmp(e->kind, "space_closed") == 0) {
+		s->ending = true;
+		api_conn_end(s->conn);
 	}
 }
 
-/* On an nng thread: a write finished. */
+/* Hands a parked request to a worker to look at its task. */
 static void
-sse_written(void *arg)
+check(struct api_stream *s, int64_t now)
 {
-	struct sse *s = arg;
-	int rv = nng_aio_result(s->aio);
+	struct api_job *j;
 
-	pthread_mutex_lock(&ev.lock);
-	if (rv != 0)
-		s->dead = true;
-	free(s->out);
-	s->out = NULL;
-	s->inflight = 0;
-	pthread_mutex_unlock(&ev.lock);
-	wake();
-}
-
-/*
- * Starts a write of everything buffered.  The bytes move to s->out, which
- * nothing touches until the write completes, so more can be buffered
- * meanwhile.  Call locked.
- */
-static void
-sse_flush(struct sse *s)
-{
-	nng_iov iov;
-
-	if (s->dead || s->out != NULL || s->len == 0)
+	if (s->checking)
 		return;
-	s->out = s->buf;
-	s->inflight = s->len;
-	s->buf = NULL;
-	s->len = 0;
-	iov.iov_buf = s->out;
-	iov.iov_len = s->inflight;
-	nng_aio_set_iov(s->aio, 1, &iov);
-	nng_http_conn_write_all(s->conn, s->aio);
+	if ((j = calloc(1, sizeof(*j))) == NULL) {
+		s->next_check_ms = now + CM_WAIT_RECHECK_MS;
+		return;
+	}
+	j->kind = API_JOB_WAIT;
+	j->conn = s->conn;
+	j->t0_ns = s->t0_ns;
+	j->route = s->route;
+	j->http_method = s->method;
+	j->close = s->close;
+	snprintf(j->ws, sizeof(j->ws), "%s", s->ws);
+	snprintf(j->space, sizeof(j->space), "%s", s->space);
+	snprintf(j->task, sizeof(j->task), "%s", s->task);
+	j->deadline_ms = s->deadline_ms;
+	s->checking = true;
+	api_http_queue(j);
 }
 
-static void
-sse_free(struct sse *s)
+void
+api_events_park(struct api_conn *c, const struct api_job *j)
 {
-	/* Aborts a write in flight and waits for its callback. */
-	nng_aio_stop(s->aio);
-	nng_http_conn_close(s->conn);
-	nng_aio_free(s->aio);
-	free(s->out);
-	free(s->buf);
-	free(s);
+	struct api_stream *s = api_conn_stream(c);
+	int64_t now = cm_mono_ms();
+
+	if (s == NULL) {
+		if ((s = calloc(1, sizeof(*s))) == NULL) {
+			api_conn_cut(c);
+			return;
+		}
+		link_stream(c, s);
+	}
+	s->parked = true;
+	s->checking = false;
+	snprintf(s->ws, sizeof(s->ws), "%s", j->ws);
+	snprintf(s->space, sizeof(s->space), "%s", j->space);
+	snprintf(s->task, sizeof(s->task), "%s", j->task);
+	s->route = j->route;
+	s->method = j->http_method;
+	s->close = j->close;
+	s->deadline_ms = j->deadline_ms;
+	s->t0_ns = j->t0_ns;
+	s->next_check_ms = now + CM_WAIT_RECHECK_MS < j->deadline_ms
+	                       ? now + CM_WAIT_RECHECK_MS
+	                       : j->deadline_ms;
+	for (size_t i = 0; i < CM_WAIT_RECENT; i++)
+		if (strcmp(ev.recent[i], s->task) == 0) {
+			check(s, now); /* it finished before it was parked */
+			break;
+		}
 }
 
 /* The external message: topic, one space, the event JSON (SPEC 5). */
@@ -237,30 +378,29 @@ publish(const struct pr_event *e)
 static void
 on_event(const struct pr_event *e)
 {
-	publish(e);
+	struct api_stream *s, *next;
+	bool done = finishing(e->kind) && e->task_id != NULL;
+	int64_t now = cm_mono_ms();
+
 	api_metrics_event(e);
-	pthread_mutex_lock(&ev.lock);
-	if (strcmp(e->kind, "completed") == 0 ||
-	    strcmp(e->kind, "failed") == 0 ||
-	    strcmp(e->kind, "cancelled") == 0) {
-		ev.n_finished++;
-		pthread_cond_broadcast(&ev.finished);
+	if (done) {
+		snprintf(ev.recent[ev.recent_next], sizeof(ev.recent[0]), "%s",
+		    e->task_id);
+		ev.recent_next = (ev.recent_next + 1) % CM_WAIT_RECENT;
 	}
-	for (struct sse *s = ev.clients; s != NULL; s = s->next) {
-		if (s->dead || s->ending ||
-		    strcmp(s->space, e->space_id) != 0 ||
-		    e->sequence <= s->last_sent)
-			continue;
-		if (e->sequence == s->last_sent + 1 && !s->gap)
-			sse_put_event(s, e);
-		else
-			s->gap = true;
+	for (s = ev.list; s != NULL; s = next) {
+		next = s->next; /* s may be cut and freed */
+		if (s->parked) {
+			if (done && strcmp(s->task, e->task_id) == 0)
+				check(s, now);
+		} else if (strcmp(s->space, e->space_id) == 0) {
+			stream_event(s, e, now);
+		}
 	}
-	pthread_mutex_unlock(&ev.lock);
 }
 
-static void
-drain_feed(void)
+void
+api_events_feed(void)
 {
 	nng_msg *m;
 
@@ -272,93 +412,46 @@ drain_feed(void)
 		if (pr_pub_decode(nng_msg_body(m), nng_msg_len(m), &e, &arena,
 		        err, sizeof(err)) != 0)
 			cm_warnx("api: bad event from the store: %s", err);
-		else if (e.sequence >
-		         0) /* 0: a wake-up notice, not a log event */
+		else if (e.sequence > 0) { /* 0: a wake-up notice */
+			publish(&e);
 			on_event(&e);
+		}
 		pr_arena_free(&arena);
 		nng_msg_free(m);
 	}
 }
 
-/*
- * The one periodic pass: fill gaps, heartbeats, start writes, and unlink
- * the streams that are finished.  Gaps are read from the store unlocked,
- * on a copy of the stream's position.
- */
-static void
-pump(void)
+void
+api_events_tick(int64_t now)
 {
-	struct sse **pp, *done = NULL;
-	int64_t now = cm_mono_ms();
+	static const char beat[] = ": heartbeat\n\n";
+	struct api_stream *s, *next;
 
-	pthread_mutex_lock(&ev.lock);
-	for (struct sse *s = ev.clients; s != NULL; s = s->next) {
-		if (s->gap && !s->dead && !s->ending) {
-			s->gap = false;
-			if (sse_fill(s, ev.store) != 0)
-				s->gap = true;
-		}
-		if (!s->dead && s->len == 0 &&
-		    now - s->last_ms >= SSE_HEARTBEAT_MS)
-			sse_put(s, ": heartbeat\n\n", 13);
-		sse_flush(s);
-	}
-	for (pp = &ev.clients; *pp != NULL;) {
-		struct sse *s = *pp;
-
-		/* A dead stream goes even with a write stuck in flight:
-		 * sse_free aborts that write before closing the connection. */
-		if (s->dead || (s->out == NULL && s->ending && s->len == 0)) {
-			*pp = s->next;
-			s->next = done;
-			done = s;
-			ev.n_clients--;
-		} else {
-			pp = &s->next;
+	for (s = ev.list; s != NULL; s = next) {
+		next = s->next;
+		if (s->parked) {
+			if (!s->checking && now >= s->next_check_ms) {
+				s->next_check_ms =
+				    now + CM_WAIT_RECHECK_MS < s->deadline_ms
+				        ? now + CM_WAIT_RECHECK_MS
+				        : s->deadline_ms;
+				check(s, now);
+			}
+		} else if (!s->paging && !s->ending &&
+		           api_conn_pending(s->conn) == 0 &&
+		           now - s->last_out_ms >= CM_SSE_HEARTBEAT_MS) {
+			send_text(s, beat, sizeof(beat) - 1);
 		}
 	}
-	pthread_mutex_unlock(&ev.lock);
-	while (done != NULL) {
-		struct sse *s = done;
-		done = s->next;
-		sse_free(s);
-	}
-}
-
-static void *
-events_main(void *arg)
-{
-	(void)arg;
-	while (!ev.stop) {
-		struct pollfd pfd[2] = {
-		    {ev.sub_fd, POLLIN, 0}, {ev.wake[0], POLLIN, 0}};
-		char buf[64];
-
-		if (poll(pfd, 2, 1000) < 0 && errno != EINTR)
-			break;
-		if (pfd[1].revents & POLLIN)
-			while (read(ev.wake[0], buf, sizeof(buf)) > 0)
-				;
-		if (pfd[0].revents & POLLIN)
-			drain_feed();
-		pump();
-	}
-	return NULL;
 }
 
 int
-api_events_start(const struct cm_config *cfg)
+api_events_open(const struct cm_config *cfg)
 {
 	char url[CM_PATH_MAX];
 	nng_listener l;
-	int rv = NNG_EINVAL;
+	int rv = NNG_EINVAL, fd = -1;
 
-	ev.cfg = cfg;
-	if (pipe2(ev.wake, O_CLOEXEC | O_NONBLOCK) != 0)
-		return -1;
-	if (cm_ipc_url(url, sizeof(url), cfg->run_dir, "store.ipc") != 0 ||
-	    cm_rpc_open(&ev.store, url) != 0)
-		return -1;
 	if (cm_ipc_url(url, sizeof(url), cfg->run_dir, "store-events.ipc") !=
 	        0 ||
 	    (rv = nng_aio_alloc(&ev.sub_rx, NULL, NULL)) != 0 ||
@@ -372,8 +465,7 @@ api_events_start(const struct cm_config *cfg)
 	    (rv = nng_socket_set_ms(ev.sub, NNG_OPT_RECONNMINT, 10)) != 0 ||
 	    (rv = nng_socket_set_ms(ev.sub, NNG_OPT_RECONNMAXT, 200)) != 0 ||
 	    (rv = nng_dial(ev.sub, url, NULL, NNG_FLAG_NONBLOCK)) != 0 ||
-	    (rv = nng_socket_get_int(ev.sub, NNG_OPT_RECVFD, &ev.sub_fd)) !=
-	        0) {
+	    (rv = nng_socket_get_int(ev.sub, NNG_OPT_RECVFD, &fd)) != 0) {
 		cm_warnx("api: cannot follow the store's events: %s",
 		    nng_strerror(rv));
 		return -1;
@@ -391,83 +483,15 @@ api_events_start(const struct cm_config *cfg)
 		    nng_strerror(rv));
 		return -1;
 	}
-	if (pthread_create(&ev.thread, NULL, events_main, NULL) != 0)
-		return -1;
-	return 0;
+	return fd;
 }
 
 void
-api_events_stop(void)
+api_events_close(void)
 {
-	ev.stop = true;
-	wake();
-	pthread_join(ev.thread, NULL);
-	while (ev.clients != NULL) {
-		struct sse *s = ev.clients;
-		ev.clients = s->next;
-		sse_free(s);
-	}
+	/* The loop has closed every connection, and with it every stream. */
 	nng_close(ev.sub);
 	nng_close(ev.pub);
-	nng_close(ev.store);
 	if (ev.sub_rx != NULL)
 		nng_aio_free(ev.sub_rx);
-}
-
-void
-api_events_wait(int64_t deadline_ms)
-{
-	int64_t now = cm_mono_ms(), until;
-	struct timespec ts;
-	uint64_t seen;
-
-	if (now >= deadline_ms)
-		return;
-	until = deadline_ms - now > 1000 ? 1000 : deadline_ms - now;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += (time_t)(until / 1000);
-	ts.tv_nsec += (long)(until % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	pthread_mutex_lock(&ev.lock);
-	seen = ev.n_finished;
-	while (seen == ev.n_finished &&
-	       pthread_cond_timedwait(&ev.finished, &ev.lock, &ts) == 0)
-		;
-	pthread_mutex_unlock(&ev.lock);
-}
-
-void
-api_sse_serve(struct api_ctx *c, nng_http_conn *conn, int64_t after)
-{
-	static const char head[] = "HTTP/1.1 200 OK\r\n"
-	                           "Content-Type: text/event-stream\r\n"
-	                           "Cache-Control: no-store\r\n"
-	                           "Connection: close\r\n\r\n";
-	struct sse *s = calloc(1, sizeof(*s));
-
-	if (s == NULL || nng_aio_alloc(&s->aio, sse_written, s) != 0) {
-		free(s);
-		nng_http_conn_close(conn);
-		return;
-	}
-	s->conn = conn;
-	snprintf(s->ws, sizeof(s->ws), "%s", c->workspace_id);
-	snprintf(s->space, sizeof(s->space), "%s", c->space_id);
-	s->last_sent = after;
-	sse_put(s, head, sizeof(head) - 1);
-	/* The replay; live events that race it are caught as a gap. */
-	if (sse_fill(s, c->store) != 0)
-		s->dead = true;
-	pthread_mutex_lock(&ev.lock);
-	if (ev.n_clients >= SSE_CLIENTS_MAX)
-		s->dead = true;
-	s->next = ev.clients;
-	ev.clients = s;
-	ev.n_clients++;
-	s->gap = true; /* anything committed since the replay */
-	pthread_mutex_unlock(&ev.lock);
-	wake();
 }

@@ -1,37 +1,50 @@
 /*
- * events.h: live events out of the HTTP front.  One thread reads the
+ * events.h: live events out of the HTTP front.  The loop thread reads the
  * store's committed events once and hands each to the external nng PUB
- * socket (SPEC 5) and to the Server-Sent Events streams watching its
- * Space.
+ * socket (SPEC 5), to the Server-Sent Events streams watching its Space,
+ * and to the ?wait= requests parked on its task.
+ *
+ * Everything here runs on the loop thread (api/http.c) and holds no lock,
+ * except api_events_page, which a worker runs.  Nothing on the loop
+ * thread calls another process: a replay or a gap is read by a worker.
  */
 #ifndef API_EVENTS_H
 #define API_EVENTS_H
 
-#include <nng/nng.h>
-#include <nng/supplemental/http/http.h>
+#include "http.h"
 
-#include "api.h"
+/* Binds the external PUB (events_url, mode 0660) and subscribes to the
+ * store's feed.  Returns the feed's pollable fd, or -1. */
+int api_events_open(const struct cm_config *cfg);
+void api_events_close(void);
 
-/* Binds the external PUB (events_url, mode 0660), subscribes to the
- * store's feed and starts the events thread.  Returns 0 or -1. */
-int api_events_start(const struct cm_config *cfg);
-void api_events_stop(void);
-
-/*
- * Blocks until any task finishes (a completed, failed or cancelled event
- * arrives) or deadline_ms (monotonic) passes, whichever is first; at most
- * one second at a time, so a lost event costs a second.  The caller
- * re-reads its task from the store.
- */
-void api_events_wait(int64_t deadline_ms);
+/* loop: drains the feed (its fd is readable) and hands every event out. */
+void api_events_feed(void);
+/* loop: heartbeats, and parked requests whose time has come. */
+void api_events_tick(int64_t now_ms);
 
 /*
- * Serves GET .../events with Accept: text/event-stream on conn, which the
- * caller has hijacked from the HTTP server: writes the headers, replays
- * the events after `after` from the store, then hands the stream to the
- * events thread for live events, heartbeats and the end after
- * space_closed.  The connection is owned here from the call on.
+ * loop: turns c into the event stream a job asked for (j->ws, j->space,
+ * after j->after): writes the headers, then replays from the store a page
+ * at a time (each page once the client took the last), then follows the
+ * feed, and ends c after space_closed.
  */
-void api_sse_serve(struct api_ctx *c, nng_http_conn *conn, int64_t after);
+void api_events_stream(struct api_conn *c, const struct api_job *j);
+/* loop: parks c until j->task finishes or j->deadline_ms passes; then a
+ * worker answers it (API_JOB_WAIT). */
+void api_events_park(struct api_conn *c, const struct api_job *j);
+/* loop: a page job came back (API_JOB_PAGE); takes j. */
+void api_events_page_done(struct api_conn *c, struct api_job *j);
+/* loop: c's output is all written. */
+void api_events_drained(struct api_conn *c);
+/* loop: c is closing; drops its stream or parked wait. */
+void api_events_forget(struct api_conn *c);
+
+/*
+ * worker: reads up to CM_EVENTS_LIMIT_MAX events after j->after of
+ * j->space from the store and formats them as SSE into j->out (outcome
+ * API_OUT_PAGE with last, n_events and ending), or API_OUT_FAILED.
+ */
+void api_events_page(struct api_job *j, nng_socket store);
 
 #endif

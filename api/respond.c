@@ -12,8 +12,6 @@
 #include "log.h"
 #include "rpc.h"
 
-#define API_RPC_TIMEOUT_MS 10000
-
 void
 api_ok(struct api_ctx *c, int status, json_t *data)
 {
@@ -174,7 +172,7 @@ api_query_int(struct api_ctx *c, const char *name, long min, long max,
 bool
 api_call(struct api_ctx *c, const struct pr_req *q, struct pr_rep *r)
 {
-	if (cm_rpc_call(c->store, q, r, API_RPC_TIMEOUT_MS) != CM_OK) {
+	if (cm_rpc_call(c->store, q, r, CM_API_RPC_TIMEOUT_MS) != CM_OK) {
 		api_fail(c, 0, r->err,
 		    r->err == CM_E_INTERNAL ? "internal error"
 		                            : "the store is not answering");

@@ -9,7 +9,6 @@
 
 #include "api.h"
 #include "clock.h"
-#include "events.h"
 
 static struct pr_req
 req_for(const struct api_ctx *c, enum pr_op op)
@@ -202,33 +201,39 @@ terminal(const char *status)
 
 /*
  * ?wait=SECONDS: answers 200 with the finished task, or 202 with the task
- * as it stands when the wait runs out (SPEC 3 rule 3).
+ * as it stands when the wait runs out (SPEC 3 rule 3).  Until then the
+ * request is parked on the loop, holding no thread.
  */
 static void
-wait_for_task(struct api_ctx *c, const struct pr_rep *submitted, long wait)
+park(struct api_ctx *c, const char *task_id, int64_t deadline_ms)
 {
-	int64_t deadline = cm_mono_ms() + wait * 1000;
+	c->later = API_LATER_WAIT;
+	snprintf(c->later_task, sizeof(c->later_task), "%s", task_id);
+	c->later_deadline_ms = deadline_ms;
+}
+
+void
+api_task_wait_check(struct api_ctx *c)
+{
 	struct pr_req q = req_for(c, PR_OP_TASK_GET);
 	struct pr_rep r;
+	bool done;
 
-	q.task_id = submitted->tasks[0].task_id;
-	for (;;) {
-		api_events_wait(deadline);
-		if (!api_call(c, &q, &r))
-			return;
-		if (r.err != CM_OK) {
-			api_fail_rep(c, &r);
-			pr_rep_free(&r);
-			return;
-		}
-		if (terminal(r.tasks[0].status) || cm_mono_ms() >= deadline) {
-			api_ok(c, terminal(r.tasks[0].status) ? 200 : 202,
-			    api_dto_task(&r.tasks[0]));
-			pr_rep_free(&r);
-			return;
-		}
+	c->later = API_LATER_NONE;
+	q.task_id = c->later_task;
+	if (!api_call(c, &q, &r))
+		return;
+	if (r.err != CM_OK) {
+		api_fail_rep(c, &r);
 		pr_rep_free(&r);
+		return;
 	}
+	done = terminal(r.tasks[0].status);
+	if (done || cm_mono_ms() >= c->later_deadline_ms)
+		api_ok(c, done ? 200 : 202, api_dto_task(&r.tasks[0]));
+	else
+		c->later = API_LATER_WAIT;
+	pr_rep_free(&r);
 }
 
 /*
@@ -331,7 +336,7 @@ api_task_submit(struct api_ctx *c)
 	} else if (r.err != CM_OK) {
 		api_fail_rep(c, &r);
 	} else if (wait > 0 && !terminal(r.tasks[0].status)) {
-		wait_for_task(c, &r, wait);
+		park(c, r.tasks[0].task_id, cm_mono_ms() + wait * 1000);
 	} else {
 		api_ok(c, terminal(r.tasks[0].status) || !r.created ? 200 : 202,
 		    api_dto_task(&r.tasks[0]));
@@ -469,13 +474,8 @@ api_event_list(struct api_ctx *c)
 			}
 			after = (long)v;
 		}
-		if (c->conn == NULL ||
-		    nng_http_hijack((nng_http_conn *)c->conn) != 0) {
-			api_fail(c, 500, CM_E_INTERNAL, "cannot stream");
-			return;
-		}
-		c->hijacked = true;
-		api_sse_serve(c, (nng_http_conn *)c->conn, after);
+		c->later = API_LATER_STREAM;
+		c->later_after = after;
 		return;
 	}
 	q.after_sequence = after;

@@ -150,6 +150,48 @@
 #define CM_SUP_STOP_STORE_MS 500
 #define CM_SUP_KILL_WAIT_MS 200
 
+/*
+ * The HTTP front (api/http.c).  One loop thread owns every client socket,
+ * so a client that stalls costs a connection slot and a few KiB, never a
+ * thread: these bounds, not thread counts, keep the front answering.
+ */
+#define CM_API_WORKERS 16      /* threads that run requests against the store */
+#define CM_HTTP_CONNS_MAX 4096 /* open connections; past it a 503 */
+#define CM_HTTP_FD_RESERVE 128 /* fds the api keeps for everything else */
+#define CM_HTTP_REFUSING_MAX 64 /* refused connections still being told so */
+#define CM_HTTP_LINE_MAX (CM_URL_MAX + 32) /* request line; past it 414 */
+#define CM_HTTP_HEADERS_MAX (8 * 1024)     /* header fields; past them 431 */
+#define CM_HTTP_HEAD_TIMEOUT_MS 5000   /* first byte to the end of the head */
+#define CM_HTTP_BODY_TIMEOUT_MS 10000  /* end of the head to end of the body */
+#define CM_HTTP_IDLE_TIMEOUT_MS 15000  /* no request under way */
+#define CM_HTTP_WRITE_TIMEOUT_MS 30000 /* pending output, no byte accepted */
+#define CM_HTTP_LINGER_MS 2000         /* reading what is left before a close */
+#define CM_HTTP_TICK_MS 100            /* how often deadlines are looked at */
+#define CM_HTTP_ACCEPT_BATCH 64 /* accepts a pass, so reads are not starved */
+#define CM_HTTP_ACCEPT_PAUSE_MS 100 /* out of fds: accept again after this */
+#define CM_HTTP_EPOLL_BATCH 256     /* events one epoll_wait takes */
+#define CM_API_RPC_TIMEOUT_MS 10000 /* a worker's call to the store */
+/*
+ * Server-Sent Events (api/events.c).  A replay or a gap is read from the
+ * store a page of CM_EVENTS_LIMIT_MAX events at a time, the next page only
+ * once the client has taken the last one.  Live events pile up to
+ * CM_SSE_PENDING_MAX; past it a client that took no byte for CM_SSE_STALL_MS
+ * is cut off, and one that is reading gets the rest from the store later.
+ */
+#define CM_SSE_PENDING_MAX (256 * 1024)
+/* A stream's kernel send buffer (the kernel doubles it): left to grow,
+ * it reached 4 MiB per stalled reader before the cut could see a stall. */
+#define CM_SSE_SNDBUF (64 * 1024)
+#define CM_SSE_STALL_MS 1000
+#define CM_SSE_HEARTBEAT_MS 15000
+#define CM_EVENTS_RPC_TIMEOUT_MS 5000 /* a page of events from the store */
+/* ?wait= requests are parked, not held by a thread: each is looked at again
+ * when its task's finishing event arrives, and every CM_WAIT_RECHECK_MS in
+ * case the feed dropped it.  The last CM_WAIT_RECENT finished task ids are
+ * kept for a request parked just after its task finished. */
+#define CM_WAIT_RECHECK_MS 1000
+#define CM_WAIT_RECENT 256
+
 /* Leases (SPEC 3 rule 10). */
 #define CM_LEASE_TTL_MS 15000
 #define CM_HEARTBEAT_MS 5000

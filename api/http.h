@@ -1,0 +1,127 @@
+/*
+ * http.h: the api's HTTP/1.1 connection layer, and the jobs it hands to
+ * the workers.
+ *
+ * One loop thread (api/http.c) owns every client socket, non-blocking:
+ * it accepts (up to a cap, then a 503), reads each request head and body
+ * against deadlines and size bounds, and writes answers as the client
+ * takes them.  A complete request becomes a job for one of the worker
+ * threads (api/work.c), which may call the store and never touches a
+ * socket; its answer comes back to the loop.  A request that must wait
+ * (?wait=) is parked and an event stream is fed from the loop
+ * (api/events.c): neither holds a thread.
+ *
+ * Functions marked "loop" run on the loop thread only; nothing they touch
+ * is locked.
+ */
+#ifndef API_HTTP_H
+#define API_HTTP_H
+
+#include <nng/nng.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "limits.h"
+#include "request.h"
+
+struct api_conn;   /* one client connection, owned by the loop */
+struct api_stream; /* its event stream or parked wait (api/events.c) */
+
+enum api_job_kind {
+	API_JOB_REQUEST, /* run a request through the router */
+	API_JOB_WAIT,    /* look at a parked ?wait= request's task again */
+	API_JOB_PAGE,    /* read a page of events for a stream */
+};
+
+/* What a job asks of the loop when it comes back. */
+enum api_job_outcome {
+	API_OUT_ANSWER, /* write out[] (a whole HTTP response) */
+	API_OUT_PARK,   /* park: wait for task or deadline_ms */
+	API_OUT_STREAM, /* turn the connection into an event stream */
+	API_OUT_PAGE,   /* out[] holds SSE text of a page of events */
+	API_OUT_FAILED, /* a page could not be read */
+};
+
+/*
+ * One unit of work for a worker.  The loop fills the inputs and gives the
+ * job away; the worker sets the outputs and hands it back.  Neither side
+ * touches it while the other holds it.
+ */
+struct api_job {
+	enum api_job_kind kind;
+	struct api_conn *conn; /* opaque to the worker */
+	int64_t t0_ns;         /* when the request was complete */
+	/* API_JOB_REQUEST: the head, parsed in place (head owns the text). */
+	char *head;
+	struct api_request req;
+	char *body; /* malloc'd, NUL-terminated; NULL for none */
+	size_t body_len;
+	bool close; /* the connection closes after the answer */
+	/* API_JOB_WAIT, API_JOB_PAGE and the PARK/STREAM outcomes. */
+	const char *route; /* metrics label of the request */
+	const char *http_method;
+	char ws[CM_ID_MAX + 1], space[CM_ID_MAX + 1], task[CM_ID_MAX + 1];
+	int64_t deadline_ms; /* a parked request's answer is due */
+	int64_t after;       /* a page: events after this sequence */
+	/* Outputs. */
+	enum api_job_outcome outcome;
+	char *out; /* malloc'd */
+	size_t out_len;
+	int64_t last;    /* a page: sequence of its last event */
+	size_t n_events; /* a page: events in it */
+	bool ending;     /* a page: it holds space_closed */
+	struct api_job *next;
+};
+
+/*
+ * Listens on cfg->http_listen, follows the store's events, and starts the
+ * loop and the workers, which call the store on store.  The connection
+ * cap is CM_HTTP_CONNS_MAX, or less when the open-file limit is lower.
+ * Returns 0, or -1 (logged).
+ */
+int api_http_start(const struct cm_config *cfg, nng_socket store);
+/* Closes every connection and stops the loop and the workers. */
+void api_http_stop(void);
+
+/* loop: gives a job to the workers; it comes back through the loop. */
+void api_http_queue(struct api_job *j);
+/* A job and everything it owns; NULL is fine. */
+void api_job_free(struct api_job *j);
+
+/* loop: appends n bytes to c's output and starts writing them. */
+void api_conn_send(struct api_conn *c, const char *buf, size_t n);
+/* loop: bytes of c's output the client has not taken yet. */
+size_t api_conn_pending(const struct api_conn *c);
+/* loop: ms since c's output was empty or the client last took a byte. */
+int64_t api_conn_stalled_ms(const struct api_conn *c, int64_t now_ms);
+/* loop: closes c once its output is written. */
+void api_conn_end(struct api_conn *c);
+/* loop: closes c now, dropping any output. */
+void api_conn_cut(struct api_conn *c);
+/* loop: c's stream or parked wait (NULL: none); events.c owns it. */
+struct api_stream *api_conn_stream(const struct api_conn *c);
+void api_conn_set_stream(struct api_conn *c, struct api_stream *s);
+
+/*
+ * work.c: the pool.  Starts CM_API_WORKERS threads that run queued jobs
+ * on store and write to done_fd (an eventfd) each time one is done.
+ * Returns 0, or -1 (logged).
+ */
+int api_work_start(const struct cm_config *cfg, nng_socket store, int done_fd);
+/* Queues a job; any thread. */
+void api_work_queue(struct api_job *j);
+/* The jobs done since the last call, as a list through next. */
+struct api_job *api_work_take_done(void);
+/* Stops the threads; returns the jobs never run or never taken back. */
+struct api_job *api_work_stop(void);
+/*
+ * work.c: a whole response (status line, headers, body, which may be
+ * NULL) into *out (malloc'd, caller frees) and *len.  Returns 0, or -1
+ * out of memory.
+ */
+int api_render(char **out, size_t *len, int status, const char *content_type,
+    const char *body, bool close);
+
+#endif
