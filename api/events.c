@@ -437,6 +437,15 @@ api_events_tick(int64_t now)
 				        : s->deadline_ms;
 				check(s, now);
 			}
+		} else if (api_conn_pending(s->conn) > CM_SSE_PENDING_MAX &&
+		           api_conn_stalled_ms(s->conn, now) >=
+		               CM_SSE_STALL_MS) {
+			/* Whether or not events still come: a client with more
+			 * than its share waiting that takes nothing is cut. */
+			cm_info(
+			    "api: cutting off a slow event stream of space %s",
+			    s->space);
+			api_conn_cut(s->conn);
 		} else if (!s->paging && !s->ending &&
 		           api_conn_pending(s->conn) == 0 &&
 		           now - s->last_out_ms >= CM_SSE_HEARTBEAT_MS) {
