@@ -71,11 +71,12 @@ sup_jobs_due(const struct sup_jobs *j, int64_t now_ms)
 void
 sup_jobs_run(struct sup_jobs *j, int64_t now_ms)
 {
-	const struct sup_job *job = &j->v[0];
+	const struct sup_job *job;
 	struct pr_req q;
 
 	if (j->n == 0 || cm_rpc_async_busy(j->rpc) || now_ms < j->retry_at)
 		return;
+	job = &j->v[0]; /* v is NULL while no job was ever queued */
 	memset(&q, 0, sizeof(q));
 	q.op = job->op;
 	q.space_id = job->space_id;
