@@ -8,12 +8,16 @@
  * the API returned names the profile.
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <jansson.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "clock.h"
 #include "http_fixture.h"
 #include "pages.h"
 
@@ -96,27 +100,25 @@ no_browser_of(void *arg)
 	return system(cmd) != 0;
 }
 
-Test(e2e_browser, acceptance_14_a_real_browser_through_the_api,
-    .fini = tk_cleanup)
+/*
+ * Starts spaced, registers a managed instance on the browser bundle that
+ * may reach 127.0.0.1 only, binds it, and creates a Space on it for the
+ * workspace's manager; its id goes to space, its profile's path to
+ * profile.
+ */
+static void
+managed_space(struct hf_env *e, const char *tag, char *space, char *profile,
+    size_t profile_len)
 {
-	static struct hf_env e;
-	char bundle[CM_ID_MAX + 1] = "", inst[CM_ID_MAX + 1],
-	                        bind[CM_ID_MAX + 1];
-	char space[CM_ID_MAX + 1], body[1024], args[256], ref[32];
-	char profile[600];
-	struct tk_pages *pages;
-	json_t *res, *t, *v;
-	struct stat st;
+	char bundle[CM_ID_MAX + 1] = "", inst[CM_ID_MAX + 1];
+	char bind[CM_ID_MAX + 1], body[1024];
+	json_t *res, *v;
 	size_t i;
-	int port;
 
-	cr_assert_not_null(pages = tk_pages_start(&port));
-	hf_start(&e, "e2e", 0, NULL);
-	e.record = true;
-
-	/* The admin registers a managed instance and binds it. */
-	cr_assert_eq(af_call(&e.af, "GET", "/api/v1/admin/runtime-bundles",
-	                 e.af.admin, NULL, &res),
+	hf_start(e, tag, 0, NULL);
+	e->record = true;
+	cr_assert_eq(af_call(&e->af, "GET", "/api/v1/admin/runtime-bundles",
+	                 e->af.admin, NULL, &res),
 	    200);
 	json_array_foreach(
 	    af_data(res), i, v) if (strcmp(sf_str(v, "name"), "browser") == 0)
@@ -128,20 +130,33 @@ Test(e2e_browser, acceptance_14_a_real_browser_through_the_api,
 	    "\"bundle_id\": \"%s\", \"network_policy\": {\"allow_hosts\": "
 	    "[\"127.0.0.1\"], \"deny_private_networks\": false}}",
 	    bundle);
-	af_create(&e.af, "/api/v1/admin/browser-instances", body,
+	af_create(&e->af, "/api/v1/admin/browser-instances", body,
 	    "browser_instance_id", inst);
 	snprintf(body, sizeof(body),
 	    "{\"workspace_id\": \"%s\", \"browser_instance_id\": \"%s\"}",
-	    hf_ws(&e), inst);
-	af_create(&e.af, "/api/v1/admin/bindings", body, "binding_id", bind);
-
+	    hf_ws(e), inst);
+	af_create(&e->af, "/api/v1/admin/bindings", body, "binding_id", bind);
 	cr_assert_eq(
-	    hf_create(&e, e.manager, inst, "operator", e.sf.w.operator_id,
+	    hf_create(e, e->manager, inst, "operator", e->sf.w.operator_id,
 	        "[\"navigate\", \"snapshot\", \"click\", \"type\", "
 	        "\"wait_for\", \"extract_text\", \"back\"]",
 	        space),
 	    201);
-	snprintf(profile, sizeof(profile), "%s/profiles/%s", e.sf.dir, space);
+	snprintf(profile, profile_len, "%s/profiles/%s", e->sf.dir, space);
+}
+
+Test(e2e_browser, acceptance_14_a_real_browser_through_the_api,
+    .fini = tk_cleanup)
+{
+	static struct hf_env e;
+	char space[CM_ID_MAX + 1], args[256], ref[32], profile[600];
+	struct tk_pages *pages;
+	json_t *t;
+	struct stat st;
+	int port;
+
+	cr_assert_not_null(pages = tk_pages_start(&port));
+	managed_space(&e, "e2e", space, profile, sizeof(profile));
 
 	/* Navigate to the test page. */
 	snprintf(
@@ -224,6 +239,161 @@ Test(e2e_browser, acceptance_14_a_real_browser_through_the_api,
 	cr_assert_not(hf_contains(e.seen, e.seen_len, "profiles/"));
 	cr_assert_not(hf_contains(e.seen, e.seen_len, e.sf.dir));
 	cr_assert_not(hf_contains(e.seen, e.seen_len, "user-data-dir"));
+
+	hf_stop(&e);
+	tk_pages_stop(pages);
+}
+
+/* Reads field 4 (ppid) and 5 (pgrp) and the state of pid; false when
+ * pid is gone. */
+static bool
+proc_stat(pid_t pid, long *ppid, long *pgrp, char *state)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	bool ok;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return false;
+	ok = fgets(buf, sizeof(buf), f) != NULL &&
+	     (p = strrchr(buf, ')')) != NULL &&
+	     sscanf(p + 2, "%c %ld %ld", state, ppid, pgrp) == 3;
+	fclose(f);
+	return ok;
+}
+
+/* The browser the actor started with that profile: its child whose
+ * command line names the profile.  0 when there is none. */
+static pid_t
+browser_of(pid_t actor, const char *profile)
+{
+	char want[700], path[64], cmd[4096];
+	struct dirent *de;
+	pid_t found = 0;
+	DIR *d = opendir("/proc");
+
+	snprintf(want, sizeof(want), "--user-data-dir=%s", profile);
+	while (d != NULL && (de = readdir(d)) != NULL && found == 0) {
+		pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
+		long ppid, pgrp;
+		char st;
+		size_t n;
+		FILE *f;
+
+		if (pid <= 0 || !proc_stat(pid, &ppid, &pgrp, &st) ||
+		    ppid != actor)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		n = fread(cmd, 1, sizeof(cmd) - 1, f);
+		fclose(f);
+		for (size_t i = 0; i < n; i++)
+			if (cmd[i] == '\0')
+				cmd[i] = ' ';
+		cmd[n] = '\0';
+		if (strstr(cmd, want) != NULL)
+			found = pid;
+	}
+	if (d != NULL)
+		closedir(d);
+	return found;
+}
+
+/* True when no live process is left in process group *arg. */
+static bool
+group_gone(void *arg)
+{
+	pid_t pgid = *(pid_t *)arg;
+	struct dirent *de;
+	bool gone = true;
+	DIR *d = opendir("/proc");
+
+	while (d != NULL && (de = readdir(d)) != NULL && gone) {
+		pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
+		long ppid, pgrp;
+		char st;
+
+		if (pid > 0 && proc_stat(pid, &ppid, &pgrp, &st) &&
+		    pgrp == pgid && st != 'Z')
+			gone = false;
+	}
+	if (d != NULL)
+		closedir(d);
+	return gone;
+}
+
+/*
+ * Acceptance 15 with a real browser: kill -9 of the Space's actor in the
+ * middle of a task leaves no browser of it behind, the task ends
+ * outcome_unknown, and the Space keeps working with a new browser.
+ */
+Test(e2e_browser, a_killed_actor_leaves_no_browser_and_the_space_works_on,
+    .fini = tk_cleanup)
+{
+	static struct hf_env e;
+	char space[CM_ID_MAX + 1], args[256], profile[600], task[CM_ID_MAX + 1];
+	struct tk_pages *pages;
+	json_t *t;
+	pid_t actor, browser;
+	int port;
+
+	cr_assert_not_null(pages = tk_pages_start(&port));
+	managed_space(&e, "e2e-kill", space, profile, sizeof(profile));
+	snprintf(
+	    args, sizeof(args), "{\"url\": \"http://127.0.0.1:%d/\"}", port);
+	t = run_task(&e, space, "nav-1", "navigate", args);
+	expect_completed(t, "navigate");
+	json_decref(t);
+	cr_assert_not(no_browser_of(profile), "no browser runs for the Space");
+
+	/* A task that runs until it is stopped, then the actor dies. */
+	cr_assert_eq(
+	    hf_submit(&e, e.manager, space, "", "wait-forever", "wait_for",
+	        "{\"text\": \"never on the page\", \"timeout_ms\": 60000}",
+	        NULL, task),
+	    202);
+	actor = sf_actor_pid(&e.sf, space);
+	cr_assert_gt(actor, 0, "no actor for the Space");
+	for (int64_t end = cm_mono_ms() + E2E_WAIT_MS; cm_mono_ms() < end;) {
+		t = hf_task(&e, space, task);
+		if (strcmp(sf_str(t, "status"), "running") == 0) {
+			json_decref(t);
+			break;
+		}
+		json_decref(t);
+		poll(NULL, 0, 20);
+	}
+	browser = browser_of(actor, profile);
+	cr_assert_gt(browser, 0, "no browser of the actor found");
+	cr_assert_eq(kill(actor, SIGKILL), 0);
+
+	/* No browser outlives its actor (a new actor may start its own). */
+	cr_assert(tk_wait_until(group_gone, &browser, 20000),
+	    "the killed actor's browser outlived it");
+	/* The task that was running ends outcome_unknown, never replayed. */
+	{
+		struct settle w = {&e, space, task};
+
+		cr_assert(tk_wait_until(settled, &w, E2E_WAIT_MS),
+		    "the lost task was never finalised");
+	}
+	t = hf_task(&e, space, task);
+	cr_assert_str_eq(sf_str(t, "status"), "failed");
+	cr_assert_str_eq(
+	    sf_str(json_object_get(t, "error"), "code"), "outcome_unknown");
+	json_decref(t);
+
+	/* The Space works on, in a new browser. */
+	t = run_task(&e, space, "nav-2", "navigate", args);
+	expect_completed(t, "navigate");
+	cr_assert_str_eq(result_str(t, "title"), "Home");
+	json_decref(t);
+	t = run_task(&e, space, "snap-1", "snapshot", "{}");
+	expect_completed(t, "snapshot");
+	json_decref(t);
+	cr_assert_neq(sf_actor_pid(&e.sf, space), actor);
 
 	hf_stop(&e);
 	tk_pages_stop(pages);
