@@ -241,7 +241,7 @@ static struct {
 	int n;
 	pthread_mutex_t lock;
 	pthread_cond_t cv;
-	struct api_job *todo, *todo_tail, *done, *done_tail;
+	struct api_job *waiting, *waiting_tail, *done, *done_tail;
 	bool stop;
 } pool = {.lock = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
@@ -261,7 +261,7 @@ void
 api_work_queue(struct api_job *j)
 {
 	pthread_mutex_lock(&pool.lock);
-	append(&pool.todo, &pool.todo_tail, j);
+	append(&pool.waiting, &pool.waiting_tail, j);
 	pthread_cond_signal(&pool.cv);
 	pthread_mutex_unlock(&pool.lock);
 }
@@ -288,14 +288,14 @@ worker(void *arg)
 		struct api_job *j;
 
 		pthread_mutex_lock(&pool.lock);
-		while (pool.todo == NULL && !pool.stop)
+		while (pool.waiting == NULL && !pool.stop)
 			pthread_cond_wait(&pool.cv, &pool.lock);
-		if ((j = pool.todo) == NULL) {
+		if ((j = pool.waiting) == NULL) {
 			pthread_mutex_unlock(&pool.lock);
 			return NULL;
 		}
-		if ((pool.todo = j->next) == NULL)
-			pool.todo_tail = NULL;
+		if ((pool.waiting = j->next) == NULL)
+			pool.waiting_tail = NULL;
 		pthread_mutex_unlock(&pool.lock);
 
 		run(j, pool.cfg, pool.store);
@@ -335,11 +335,11 @@ api_work_stop(void)
 	pthread_mutex_unlock(&pool.lock);
 	for (int i = 0; i < pool.n; i++)
 		pthread_join(pool.threads[i], NULL);
-	left = pool.todo;
-	if (pool.todo_tail != NULL)
-		pool.todo_tail->next = pool.done;
+	left = pool.waiting;
+	if (pool.waiting_tail != NULL)
+		pool.waiting_tail->next = pool.done;
 	else
 		left = pool.done;
-	pool.todo = pool.todo_tail = pool.done = pool.done_tail = NULL;
+	pool.waiting = pool.waiting_tail = pool.done = pool.done_tail = NULL;
 	return left;
 }

@@ -212,7 +212,8 @@ sup_child_spawn(struct sup_children *c, struct sup_child *ch, int64_t now_ms)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		/* The only fds that cross exec: the config, readiness, wake-up. */
+		/* The only fds that cross exec: the config, readiness, wake-up.
+		 */
 		fcntl(fds[1], F_SETFD, 0);
 		fcntl(c->conf_fd, F_SETFD, 0);
 		if (wake[0] >= 0)
