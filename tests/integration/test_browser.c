@@ -19,6 +19,7 @@
 #include "cdp.h"
 #include "cdp_pipe.h"
 #include "clock.h"
+#include "testkit.h"
 
 #define CHROMIUM "/usr/bin/chromium"
 #define WAIT_MS 30000 /* the most any wait here may take */
@@ -115,8 +116,7 @@ rig_start(struct rig *r)
 
 	cr_assert_eq(access(CHROMIUM, X_OK), 0, "no chromium at " CHROMIUM);
 	memset(r, 0, sizeof(*r));
-	snprintf(r->dir, sizeof(r->dir), "/tmp/spaced-br-XXXXXX");
-	cr_assert_not_null(mkdtemp(r->dir));
+	tk_tmpdir(r->dir, sizeof(r->dir), "br");
 	cr_assert_eq(
 	    act_browser_launch(CHROMIUM, r->dir, NULL, &r->b, err, sizeof(err)),
 	    0, "%s", err);
@@ -129,14 +129,11 @@ rig_start(struct rig *r)
 static void
 rig_stop(struct rig *r)
 {
-	char cmd[128];
-
 	act_browser_kill(&r->b);
 	act_cdp_free(r->cdp);
 	act_pipe_free(r->pipe);
 	json_decref(r->result);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", r->dir);
-	cr_assert_eq(system(cmd), 0);
+	tk_rmrf(r->dir);
 }
 
 /* The live pids of process group pgid, from /proc. */
