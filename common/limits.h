@@ -79,6 +79,14 @@
  * xrep0 pipe send queue); the requester then waits for its re-send.
  */
 #define CM_RPC_OUTSTANDING_MAX 64
+/* REQ re-sends a request after this long without a reply (DESIGN 6). */
+#define CM_RPC_RESEND_MS 2000
+#define CM_RPC_TIMEOUT_MS 10000 /* a store call, unless its caller says */
+/* One attempt of a synchronous store call; a timed-out attempt is made
+ * again, with the same message, on a dialer checked for a pipe. */
+#define CM_RPC_ATTEMPT_MS 3000
+/* The least time between two attempts of an asynchronous call. */
+#define CM_RPC_RETRY_MIN_MS 100
 #define CM_ACK_GROUPS 4 /* committed groups waiting for their WAL sync */
 /*
  * Log frames that start a checkpoint (store/wal.c), and past which the

@@ -283,58 +283,96 @@ cm_rpc_request(const struct pr_req *req, nng_msg **out)
 	return 0;
 }
 
-enum cm_err
-cm_rpc_call(
-    nng_socket s, const struct pr_req *req, struct pr_rep *rep, int timeout_ms)
+/*
+ * One attempt of a synchronous call: sends a copy of msg on the calling
+ * thread's context for s and waits up to attempt_ms for the reply, into
+ * *reply.  Returns 0 or the nng error.
+ */
+static int
+rpc_attempt(nng_socket s, nng_msg *msg, int attempt_ms, nng_msg **reply)
 {
 	struct rpc_slot *sl;
 	struct rpc_link *link;
-	nng_msg *msg = NULL;
-	char err[128];
+	nng_msg *copy;
 	int rv;
 
-	memset(rep, 0, sizeof(*rep));
-	if (timeout_ms <= 0)
-		timeout_ms = CM_RPC_TIMEOUT_MS;
-
-	if (cm_rpc_request(req, &msg) != 0) {
-		rep->err = CM_E_INTERNAL;
-		return CM_E_INTERNAL;
-	}
 	if ((sl = rpc_slot_get(s)) == NULL) {
-		nng_msg_free(msg);
 		rpc_redial_if_lost(s, NULL);
-		rep->err = CM_E_STORE_UNAVAILABLE;
-		return CM_E_STORE_UNAVAILABLE;
+		return NNG_ENOMEM;
 	}
 	link = sl->link;
 	rpc_redial_if_lost(s, link);
-
+	if ((rv = nng_msg_dup(&copy, msg)) != 0)
+		return rv;
 	/*
 	 * nng 1.5.2 has no synchronous context calls; an aio does the same.
 	 * The send completes before the receive starts, so a timed-out
 	 * receive is never cancelled with its send still in flight (a known
 	 * crash of this nng version).
 	 */
-	nng_aio_set_timeout(sl->aio, timeout_ms);
-	nng_aio_set_msg(sl->aio, msg);
+	nng_aio_set_timeout(sl->aio, attempt_ms);
+	nng_aio_set_msg(sl->aio, copy);
 	nng_ctx_send(sl->ctx, sl->aio);
 	nng_aio_wait(sl->aio);
 	if ((rv = nng_aio_result(sl->aio)) != 0) {
 		/* A failed send leaves the message with us. */
 		nng_msg_free(nng_aio_get_msg(sl->aio));
-		goto unavailable;
+		goto failed;
 	}
 	nng_ctx_recv(sl->ctx, sl->aio);
 	nng_aio_wait(sl->aio);
 	if ((rv = nng_aio_result(sl->aio)) != 0)
-		goto unavailable;
-	msg = nng_aio_get_msg(sl->aio);
+		goto failed;
+	*reply = nng_aio_get_msg(sl->aio);
 	nng_aio_set_msg(sl->aio, NULL);
+	return 0;
 
-	rv = pr_rep_decode(
-	    nng_msg_body(msg), nng_msg_len(msg), rep, err, sizeof(err));
+failed:
+	rpc_slot_drop(sl);
+	if (rv == NNG_ETIMEDOUT)
+		rpc_redial_if_lost(s, link);
+	return rv;
+}
+
+enum cm_err
+cm_rpc_call(
+    nng_socket s, const struct pr_req *req, struct pr_rep *rep, int timeout_ms)
+{
+	nng_msg *msg = NULL, *reply = NULL;
+	int64_t deadline, left;
+	char err[128];
+	int rv;
+
+	memset(rep, 0, sizeof(*rep));
+	if (timeout_ms <= 0)
+		timeout_ms = CM_RPC_TIMEOUT_MS;
+	deadline = cm_mono_ms() + timeout_ms;
+
+	if (cm_rpc_request(req, &msg) != 0) {
+		rep->err = CM_E_INTERNAL;
+		return CM_E_INTERNAL;
+	}
+	/*
+	 * Attempts of at most CM_RPC_ATTEMPT_MS, each a copy of one message
+	 * (a write keeps its op_id): a dialer that nng left without a pipe
+	 * is replaced between two of them, not only once the whole call
+	 * has timed out.
+	 */
+	do {
+		if ((left = deadline - cm_mono_ms()) < 1)
+			left = 1;
+		rv = rpc_attempt(s, msg,
+		    (int)(left < CM_RPC_ATTEMPT_MS ? left : CM_RPC_ATTEMPT_MS),
+		    &reply);
+	} while (rv == NNG_ETIMEDOUT && cm_mono_ms() < deadline);
 	nng_msg_free(msg);
+	if (rv != 0) {
+		rep->err = CM_E_STORE_UNAVAILABLE;
+		return CM_E_STORE_UNAVAILABLE;
+	}
+	rv = pr_rep_decode(
+	    nng_msg_body(reply), nng_msg_len(reply), rep, err, sizeof(err));
+	nng_msg_free(reply);
 	if (rv != 0) {
 		cm_warnx("rpc: bad reply to %s from the store: %s",
 		    pr_op_name(req->op), err);
@@ -344,13 +382,6 @@ cm_rpc_call(
 		return CM_E_INTERNAL;
 	}
 	return CM_OK;
-
-unavailable:
-	rpc_slot_drop(sl);
-	if (rv == NNG_ETIMEDOUT)
-		rpc_redial_if_lost(s, link);
-	rep->err = CM_E_STORE_UNAVAILABLE;
-	return CM_E_STORE_UNAVAILABLE;
 }
 
 /*

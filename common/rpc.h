@@ -12,13 +12,8 @@
 #include <stdbool.h>
 
 #include "errors.h"
+#include "limits.h"
 #include "proto.h"
-
-/* REQ re-sends a request after this long without a reply (DESIGN 6). */
-#define CM_RPC_RESEND_MS 2000
-#define CM_RPC_TIMEOUT_MS 10000
-/* The least time between two attempts of an asynchronous call. */
-#define CM_RPC_RETRY_MIN_MS 100
 
 /*
  * Opens a REQ socket and dials url without waiting for the listener to
@@ -31,8 +26,10 @@ int cm_rpc_open(nng_socket *s, const char *url);
 /*
  * Sends req and waits up to timeout_ms (<= 0: CM_RPC_TIMEOUT_MS) for the
  * reply, which is decoded into *rep (free with pr_rep_free whatever the
- * outcome).  A write without op_id gets a fresh one, which every nng
- * re-send carries, so the store applies it at most once.  Safe to call
+ * outcome).  The wait is made of attempts of at most CM_RPC_ATTEMPT_MS,
+ * each sending the same message.  A write without op_id gets a fresh one,
+ * which every attempt and nng re-send carries, so the store applies it at
+ * most once.  Safe to call
  * from many threads on one socket: each thread keeps its own context for
  * the socket between calls, and replaces one that saw a failure.
  *
