@@ -128,6 +128,10 @@
 #define CM_BROWSER_REAP_MS 2000
 #define CM_BROWSER_START_MS 30000 /* launch until the page is ready */
 #define CM_BROWSER_LAUNCH_TRIES 3 /* failed launches in a row: unusable */
+/* A page told to stop (after a cancel or a timeout) confirms within this,
+ * or its browser is started over; below CM_ACTOR_STOP_MS, so that a
+ * stopping actor still records the cancel. */
+#define CM_PAGE_RESET_MS 500
 
 /* What capabilities return (space-actor/page.c). */
 #define CM_SNAPSHOT_CHARS_DEFAULT 16000 /* outline, when max_chars is unset */

@@ -165,16 +165,16 @@ act_task_start(struct actor *a, const struct pr_task *t, const char *args)
 }
 
 /*
- * Aborts the running call and cleans up, and only then is the task
- * cancelled (SPEC 3 rule 7).  A runtime that cannot be cleaned up leaves
- * the Space in error.  Stopping by signal, the cancel is recorded first
- * when the store does not have it yet, so the task ends as cancelled, in
- * order.
+ * The runtime is at rest after a cancel (usable or not): only now is the
+ * task cancelled (SPEC 3 rule 7).  A runtime that cannot be cleaned up
+ * leaves the Space in error.  Stopping by signal, the cancel is recorded
+ * first when the store does not have it yet, so the task ends as
+ * cancelled, in order.
  */
 static void
-cancel_running(struct actor *a)
+cancelled(struct actor *a, bool usable)
 {
-	if (a->ops->cancel(a->drv) != 0 || a->ops->reset(a->drv) != 0) {
+	if (!usable) {
 		a->error_code = "runtime_crashed";
 		act_write_begin(&a->mark_error);
 		a->closing = true;
@@ -185,14 +185,45 @@ cancel_running(struct actor *a)
 }
 
 static void
-time_out_running(struct actor *a)
+timed_out(struct actor *a)
 {
 	char msg[CM_CAPABILITY_MAX + CM_ERROR_CODE_MAX];
 
 	snprintf(msg, sizeof(msg), "%s did not finish in time", a->capability);
-	a->ops->cancel(a->drv);
-	a->ops->reset(a->drv);
 	record_outcome(a, "failed", NULL, CM_E_TASK_TIMEOUT, msg);
+}
+
+/*
+ * Abandons the running call and begins the runtime's reset; the outcome
+ * (why) is recorded once the reset is over, which may be at once or in a
+ * later step of the loop.
+ */
+static void
+clean_up_running(struct actor *a, int why)
+{
+	int rc = a->ops->cancel(a->drv) != 0 ? -1 : a->ops->reset(a->drv);
+
+	if (rc == 1) {
+		a->cleanup = why;
+		return;
+	}
+	if (why == CLEAN_CANCEL)
+		cancelled(a, rc == 0);
+	else
+		timed_out(a);
+}
+
+/* A reset begun by clean_up_running (or a lost lease) is over. */
+static void
+clean_done(struct actor *a, bool usable)
+{
+	int why = a->cleanup;
+
+	a->cleanup = CLEAN_NONE;
+	if (why == CLEAN_CANCEL && a->have_task && !a->outcome.pending)
+		cancelled(a, usable);
+	else if (why == CLEAN_TIMEOUT && a->have_task && !a->outcome.pending)
+		timed_out(a);
 }
 
 /*
@@ -249,15 +280,15 @@ actor_done(struct actor *a)
 static void
 advance_task(struct actor *a)
 {
-	if (!a->have_task || a->outcome.pending)
+	if (!a->have_task || a->outcome.pending || a->cleanup != CLEAN_NONE)
 		return;
 	/* Close and stop send the running task down the cancel path. */
 	if (a->closing || a->stopping)
 		a->cancel_wanted = true;
 	if (a->cancel_wanted)
-		cancel_running(a);
+		clean_up_running(a, CLEAN_CANCEL);
 	else if (cm_mono_ms() >= a->deadline_ms)
-		time_out_running(a);
+		clean_up_running(a, CLEAN_TIMEOUT);
 }
 
 static void
@@ -289,9 +320,19 @@ step_driver(struct actor *a, const struct pollfd *fds, int nfds)
 	struct act_outcome out;
 
 	memset(&out, 0, sizeof(out));
-	if (a->drv == NULL || a->ops->step(a->drv, fds, nfds, &out) != ACT_DONE)
+	if (a->drv == NULL)
 		return;
-	if (a->have_task && !a->outcome.pending) {
+	switch (a->ops->step(a->drv, fds, nfds, &out)) {
+	case ACT_PENDING:
+		return;
+	case ACT_CLEAN:
+		clean_done(a, out.err == CM_OK);
+		return;
+	case ACT_DONE:
+		break;
+	}
+	/* An outcome while cleaning up belongs to the abandoned call. */
+	if (a->have_task && !a->outcome.pending && a->cleanup == CLEAN_NONE) {
 		if (out.err == CM_OK)
 			record_outcome(a, "completed",
 			    out.result ? out.result : "null", CM_OK, NULL);
@@ -319,6 +360,7 @@ actor_turn(struct actor *a)
 		 */
 		a->ops->close(a->drv);
 		a->drv = NULL;
+		a->cleanup = CLEAN_NONE;
 		a->close_begun = true;
 		act_write_begin(&a->mark_closed);
 	}
@@ -330,7 +372,9 @@ actor_turn(struct actor *a)
 
 	stepping = a->have_task && !a->outcome.pending;
 	now = cm_mono_ms();
-	if (stepping)
+	/* Cleaning up, the task's deadline has passed or no longer counts:
+	 * the driver's own wake bounds the reset. */
+	if (stepping && a->cleanup == CLEAN_NONE)
 		wake = a->deadline_ms;
 	if (a->stopping)
 		wake = min_wake(wake, a->stop_deadline_ms);
@@ -352,7 +396,7 @@ actor_turn(struct actor *a)
 	ndrv = a->drv == NULL ? 0
 	                      : a->ops->pollfds(a->drv, pfd + 3,
 	                            CM_ACTOR_POLLFDS, &drv_wake);
-	if (stepping)
+	if (stepping || a->cleanup != CLEAN_NONE)
 		wake = min_wake(wake, drv_wake);
 	timeout = wake < 0 ? -1 : wake <= now ? 0 : (int)(wake - now);
 	if (poll(pfd, (nfds_t)(3 + ndrv), timeout) < 0 && errno != EINTR) {

@@ -54,9 +54,12 @@ on_heartbeat(struct actor *a, const struct pr_rep *r)
 	if (r->err == CM_E_LEASE_EXPIRED || r->err == CM_E_NOT_FOUND) {
 		/* Finalised without us: stop working on it, report nothing. */
 		cm_warnx("actor: lost the lease on %s", a->task_id);
-		if (!a->outcome.pending) {
+		if (!a->outcome.pending && a->cleanup == CLEAN_NONE) {
 			a->ops->cancel(a->drv);
-			a->ops->reset(a->drv);
+			if (a->ops->reset(a->drv) == 1)
+				a->cleanup = CLEAN_QUIET;
+		} else if (a->cleanup != CLEAN_NONE) {
+			a->cleanup = CLEAN_QUIET; /* nothing to record now */
 		}
 		act_task_drop(a);
 		a->need_claim = true;
@@ -235,6 +238,8 @@ act_calls_next(struct actor *a)
 		q.op_id = a->mark_closed.op_id;
 		q.space_id = a->space_id;
 		call_start(a, CALL_MARK_CLOSED, &q, CM_ACTOR_ATTEMPT_MS, 0);
+	} else if (a->cleanup != CLEAN_NONE) {
+		return; /* the runtime is not at rest yet */
 	} else if (a->need_claim || now >= a->next_claim_ms) {
 		a->need_claim = false;
 		a->next_claim_ms = now + CM_ACTOR_IDLE_POLL_MS;

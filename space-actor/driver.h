@@ -44,6 +44,8 @@ struct act_call {
 enum act_state {
 	ACT_PENDING, /* still running: poll and step again */
 	ACT_DONE,    /* finished: see the outcome */
+	ACT_CLEAN,   /* a reset under way is over: out->err says whether
+	                the runtime is usable (CM_OK) */
 };
 
 struct act_outcome {
@@ -75,10 +77,14 @@ struct act_driver_ops {
 	enum act_state (*step)(struct act_driver *d, const struct pollfd *fds,
 	    int nfds, struct act_outcome *out);
 	/*
-	 * Aborts the call in progress and cleans up after it; when it returns
-	 * the runtime no longer works on the call.  reset then brings the
-	 * runtime back to a clean state for the next task (a new page, say).
-	 * Both return 0, or -1 when the runtime is unusable.
+	 * cancel abandons the call in progress: when it returns, no outcome
+	 * of that call will be reported.  reset then brings the runtime back
+	 * to rest for the next task (a page stops loading, say).  Neither
+	 * blocks.  cancel returns 0, or -1 when the runtime is unusable;
+	 * reset returns 0 when the runtime is at rest already, 1 when the
+	 * reset is under way (step reports ACT_CLEAN when it is over; a call
+	 * started meanwhile waits for it), or -1 when the runtime is
+	 * unusable.
 	 */
 	int (*cancel)(struct act_driver *d);
 	int (*reset)(struct act_driver *d);

@@ -9,6 +9,8 @@
  *   big {}               returns more than CM_RESULT_MAX bytes
  *   anything else        waits config.latency_ms, returns
  *                        {"ok": true, "capability": NAME}
+ * A reset after a cancel takes config.reset_ms (default 0: at once), as a
+ * browser's does: until then the runtime is not at rest.
  * With config.log_path set, every start and end is appended there as one
  * JSON line with a monotonic timestamp, for tests to read.
  */
@@ -28,6 +30,10 @@ struct act_driver {
 	char log_path[CM_PATH_MAX];
 	bool busy;
 	int64_t due_ms; /* when the call in progress finishes */
+	int64_t reset_ms;
+	bool cancelled; /* a call was abandoned: a reset has work */
+	bool resetting; /* until reset_due_ms */
+	int64_t reset_due_ms;
 	char space_id[CM_ID_MAX + 1];
 	char task_id[CM_ID_MAX + 1];
 	char request_id[CM_ID_MAX + 1];
@@ -95,6 +101,16 @@ fake_open(const struct act_env *env, struct act_driver **out, char *err,
 			return -1;
 		}
 		d->latency_ms = json_integer_value(v);
+	}
+	if ((v = json_object_get(env->config, "reset_ms")) != NULL) {
+		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+		    json_integer_value(v) > CM_PAGE_RESET_MS) {
+			snprintf(err, errlen, "config reset_ms must be 0..%d",
+			    CM_PAGE_RESET_MS);
+			free(d);
+			return -1;
+		}
+		d->reset_ms = json_integer_value(v);
 	}
 	if ((v = json_object_get(env->config, "log_path")) != NULL) {
 		if (!json_is_string(v) ||
@@ -179,6 +195,9 @@ fake_start(struct act_driver *d, const struct act_call *call)
 	d->busy = true;
 	d->due_ms = now;
 	fake_log(d, "start", NULL, false);
+	/* A call that comes while a reset runs waits for it. */
+	if (d->resetting)
+		now = d->reset_due_ms;
 
 	if (strcmp(cap, "sleep") == 0) {
 		d->due_ms =
@@ -222,7 +241,7 @@ fake_pollfds(
 {
 	(void)fds;
 	(void)max;
-	*wake_ms = d->busy ? d->due_ms : -1;
+	*wake_ms = d->resetting ? d->reset_due_ms : d->busy ? d->due_ms : -1;
 	return 0;
 }
 
@@ -232,6 +251,15 @@ fake_step(struct act_driver *d, const struct pollfd *fds, int nfds,
 {
 	(void)fds;
 	(void)nfds;
+	if (d->resetting) {
+		if (cm_mono_ms() < d->reset_due_ms)
+			return ACT_PENDING;
+		d->resetting = false;
+		/* The cleanup is done by the time this line is written. */
+		fake_log(d, "end", "cancelled", true);
+		memset(out, 0, sizeof(*out));
+		return ACT_CLEAN;
+	}
 	if (!d->busy || cm_mono_ms() < d->due_ms)
 		return ACT_PENDING;
 	d->busy = false;
@@ -249,16 +277,22 @@ fake_cancel(struct act_driver *d)
 	d->busy = false;
 	free(d->ready.result);
 	memset(&d->ready, 0, sizeof(d->ready));
-	/* The cleanup is done by the time this line is written. */
-	fake_log(d, "end", "cancelled", true);
+	if (d->reset_ms == 0)
+		fake_log(d, "end", "cancelled", true); /* cleaned up now */
+	else
+		d->cancelled = true;
 	return 0;
 }
 
 static int
 fake_reset(struct act_driver *d)
 {
-	(void)d;
-	return 0;
+	if (!d->cancelled)
+		return 0;
+	d->cancelled = false;
+	d->resetting = true;
+	d->reset_due_ms = cm_mono_ms() + d->reset_ms;
+	return 1;
 }
 
 static void
@@ -267,6 +301,8 @@ fake_close(struct act_driver *d)
 	if (d == NULL)
 		return;
 	fake_cancel(d);
+	if (d->cancelled || d->resetting) /* torn down: clean by now */
+		fake_log(d, "end", "cancelled", true);
 	free(d);
 }
 

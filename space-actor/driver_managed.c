@@ -50,6 +50,8 @@ struct act_driver {
 	struct act_page page;
 	bool page_ok; /* page was initialised */
 
+	bool resetting; /* the page is being brought to rest */
+
 	/* A call waiting for the page, and its outcome if it ended early. */
 	bool waiting;
 	char capability[CM_CAPABILITY_MAX + 1];
@@ -331,7 +333,7 @@ md_start(struct act_driver *d, const struct act_call *call)
 			return 0;
 		}
 	}
-	if (d->state == MD_READY)
+	if (d->state == MD_READY && !d->resetting)
 		return act_page_start(
 		    &d->page, call->capability, call->args, call->deadline_ms);
 	d->waiting = true;
@@ -347,7 +349,7 @@ md_pollfds(struct act_driver *d, struct pollfd *fds, int max, int64_t *wake_ms)
 	int64_t now = cm_mono_ms(), w = -1, t;
 
 	*wake_ms = -1;
-	if (d->failed) {
+	if (d->failed || (d->resetting && !d->page_ok)) {
 		*wake_ms = now;
 		return 0;
 	}
@@ -387,6 +389,31 @@ md_step(struct act_driver *d, const struct pollfd *fds, int nfds,
 	}
 	if (d->cdp != NULL)
 		act_cdp_expire(d->cdp, now);
+	if (d->resetting) {
+		bool clean = false;
+
+		if (d->page_ok && !act_page_rested(&d->page, &clean))
+			return ACT_PENDING;
+		/* A page that did not come to rest in time, or a browser
+		 * that went away meanwhile: the next call starts one anew. */
+		d->resetting = false;
+		if (!clean) {
+			char err[CM_ERROR_MESSAGE_MAX + 1];
+
+			md_down(d);
+			/* A call that came meanwhile gets a new browser. */
+			if (d->waiting && md_launch(d, err, sizeof(err)) != 0) {
+				d->launch_failures++;
+				md_fail_waiting(d, CM_E_RUNTIME_CRASHED,
+				    "the browser did not start");
+			}
+		}
+		memset(out, 0, sizeof(*out));
+		out->err = d->launch_failures >= CM_BROWSER_LAUNCH_TRIES
+		               ? CM_E_RUNTIME_CRASHED
+		               : CM_OK;
+		return ACT_CLEAN;
+	}
 	if (d->waiting && d->state == MD_READY) {
 		d->waiting = false;
 		act_page_start(
@@ -426,15 +453,16 @@ md_cancel(struct act_driver *d)
 static int
 md_reset(struct act_driver *d)
 {
-	/* Stop what the page may still be doing: loading, or a script. */
-	if (d->state == MD_READY) {
-		act_cdp_call(d->cdp, d->page.session, "Page.stopLoading", NULL,
-		    cm_mono_ms() + CM_BROWSER_START_MS, NULL, NULL);
-		act_cdp_call(d->cdp, d->page.session,
-		    "Runtime.terminateExecution", NULL,
-		    cm_mono_ms() + CM_BROWSER_START_MS, NULL, NULL);
+	if (d->launch_failures >= CM_BROWSER_LAUNCH_TRIES)
+		return -1;
+	if (d->state != MD_READY || !d->page_ok)
+		return 0; /* no page, or one still being set up: at rest */
+	if (act_page_reset(&d->page) != 0) {
+		md_down(d);
+		return 0;
 	}
-	return d->launch_failures >= CM_BROWSER_LAUNCH_TRIES ? -1 : 0;
+	d->resetting = true;
+	return 1;
 }
 
 static int

@@ -59,6 +59,14 @@ struct actor {
 	int64_t stop_deadline_ms;
 	bool failed; /* something is unrecorded: exit non-zero */
 
+	/*
+	 * A reset of the runtime under way (driver.h), and what ends with it:
+	 * the cancelled or timed-out outcome of the task it cleans up after,
+	 * or nothing (a task lost to the lease sweep).  No task is claimed
+	 * meanwhile.
+	 */
+	enum { CLEAN_NONE, CLEAN_CANCEL, CLEAN_TIMEOUT, CLEAN_QUIET } cleanup;
+
 	/* The task held: running while !outcome.pending, then recording. */
 	bool have_task;
 	bool cancel_wanted;

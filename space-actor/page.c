@@ -587,6 +587,10 @@ void
 act_page_fini(struct act_page *p)
 {
 	act_page_abort(p);
+	for (size_t i = 0; i < 2; i++)
+		if (p->reset_cmd[i] > 0)
+			act_cdp_forget(p->cdp, p->reset_cmd[i]);
+	p->resetting = 0;
 	free(p->refs);
 	p->refs = NULL;
 	p->n_refs = 0;
@@ -806,6 +810,56 @@ act_page_take(struct act_page *p, struct act_outcome *out)
 	p->keep = NULL;
 	p->busy = p->done = false;
 	return true;
+}
+
+/* A reply to one of the reset's commands; any error means not clean. */
+static void
+page_reset_reply(void *arg, const json_t *result, const json_t *error)
+{
+	struct act_page *p = arg;
+
+	(void)result;
+	if (p->resetting == 0)
+		return;
+	/* A script ended by terminateExecution reports an error: that is
+	 * the reset working.  Only silence or a lost browser is not. */
+	if (error != NULL) {
+		json_int_t code =
+		    json_integer_value(json_object_get(error, "code"));
+
+		if (code == ACT_CDP_E_TIMEOUT || code == ACT_CDP_E_CLOSED)
+			p->reset_failed = true;
+	}
+	p->resetting--;
+}
+
+int
+act_page_reset(struct act_page *p)
+{
+	static const char *const steps[] = {
+	    "Page.stopLoading", "Runtime.terminateExecution"};
+	int64_t deadline = cm_mono_ms() + CM_PAGE_RESET_MS;
+
+	p->reset_failed = false;
+	p->resetting = 0;
+	for (size_t i = 0; i < 2; i++) {
+		p->reset_cmd[i] = act_cdp_call(p->cdp, p->session, steps[i],
+		    NULL, deadline, page_reset_reply, p);
+		if (p->reset_cmd[i] < 0) {
+			p->reset_cmd[i] = 0;
+			p->reset_failed = true;
+			return -1;
+		}
+		p->resetting++;
+	}
+	return 0;
+}
+
+bool
+act_page_rested(struct act_page *p, bool *clean)
+{
+	*clean = !p->reset_failed;
+	return p->resetting == 0;
 }
 
 void

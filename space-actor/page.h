@@ -61,6 +61,11 @@ struct act_page {
 	/* A main-frame document the policy refused during this call. */
 	char blocked_host[CM_HOST_MAX + 3];
 	unsigned blocked; /* requests refused since the page started */
+
+	/* A reset under way: the commands whose replies it awaits. */
+	int64_t reset_cmd[2];
+	int resetting; /* replies still awaited */
+	bool reset_failed;
 };
 
 /*
@@ -105,6 +110,20 @@ int64_t act_page_tick(struct act_page *p, int64_t now_ms);
  * the caller) and the page is free for the next call.
  */
 bool act_page_take(struct act_page *p, struct act_outcome *out);
+
+/*
+ * Brings the page to rest after an abandoned call: what it loads stops,
+ * and a script of it still running is ended.  The reset is over once the
+ * browser confirmed both (act_page_rested); until then the page takes no
+ * call.  Returns 0, or -1 when the commands could not be sent.
+ */
+int act_page_reset(struct act_page *p);
+
+/*
+ * True once no reset is under way.  *clean is false when the browser did
+ * not confirm in CM_PAGE_RESET_MS: the driver then starts it over.
+ */
+bool act_page_rested(struct act_page *p, bool *clean);
 
 /* Abandons the call in progress: its pending command is forgotten. */
 void act_page_abort(struct act_page *p);

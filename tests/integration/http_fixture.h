@@ -51,7 +51,8 @@ hf_start(struct hf_env *e, const char *tag, size_t n_instances,
 	    "spaced did not start (see %s)", e->sf.out);
 	cr_assert(tk_http_ready(&e->sf.p, 20000), "the api never answered");
 	cr_assert_eq(cm_rpc_open(&e->sf.s, e->sf.p.store_url), 0);
-	snprintf(cfg, sizeof(cfg), "{\"log_path\": \"%s\"}", e->sf.fake_log);
+	snprintf(cfg, sizeof(cfg), "{\"log_path\": \"%s\", \"reset_ms\": 100}",
+	    e->sf.fake_log);
 	cr_assert_eq(tk_provision_with(e->sf.s, &e->sf.w, n_instances, cfg), 0);
 
 	snprintf(e->af.dir, sizeof(e->af.dir), "%s", e->sf.dir);

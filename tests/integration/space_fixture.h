@@ -75,7 +75,8 @@ sf_provision(struct sf_env *e, size_t n_instances)
 {
 	char cfg[300];
 
-	snprintf(cfg, sizeof(cfg), "{\"log_path\": \"%s\"}", e->fake_log);
+	snprintf(cfg, sizeof(cfg), "{\"log_path\": \"%s\", \"reset_ms\": 100}",
+	    e->fake_log);
 	cr_assert_eq(tk_provision_with(e->s, &e->w, n_instances, cfg), 0);
 }
 

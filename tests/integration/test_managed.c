@@ -245,8 +245,29 @@ Test(managed, cancel_a_wait_and_survive_a_browser_crash)
 		cr_assert_eq(
 		    act_driver_managed.step(d, fds, n, &o), ACT_PENDING);
 	}
+	/* The reset is a step of the loop: it ends with ACT_CLEAN once the
+	 * browser confirmed it, and the abandoned wait reports nothing. */
 	cr_assert_eq(act_driver_managed.cancel(d), 0);
-	cr_assert_eq(act_driver_managed.reset(d), 0);
+	cr_assert_eq(act_driver_managed.reset(d), 1);
+	for (int64_t end = cm_mono_ms() + WAIT_MS;;) {
+		struct pollfd fds[8];
+		int64_t wake, now = cm_mono_ms();
+		int n = act_driver_managed.pollfds(d, fds, 8, &wake);
+		enum act_state state;
+
+		cr_assert_lt(now, end, "the reset never ended");
+		poll(fds, (nfds_t)n,
+		    wake < 0      ? 100
+		    : wake <= now ? 0
+		                  : (int)(wake - now));
+		memset(&o, 0, sizeof(o));
+		state = act_driver_managed.step(d, fds, n, &o);
+		cr_assert_neq(state, ACT_DONE, "the cancelled wait reported");
+		if (state == ACT_CLEAN) {
+			cr_assert_eq(o.err, CM_OK, "%s", cm_err_code(o.err));
+			break;
+		}
+	}
 	json_decref(args);
 	navigate_home(d);
 
