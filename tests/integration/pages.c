@@ -4,6 +4,7 @@
 #include "pages.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -48,6 +49,18 @@ static const struct {
         "</body></html>",
         NULL},
     {"/pixel", "not really a picture", NULL},
+    /* What the browser keeps for the site: the cookies it sent (and, with
+     * ?set=NAME, a cookie NAME to keep), and the page's own script shows
+     * localStorage's "mark" (and with ?set=NAME stores NAME there). */
+    {"/cookie",
+        "<!doctype html><html><head><title>Jar</title></head><body>"
+        "<h1>Jar</h1><p id=\"c\">cookies: %s.</p><p id=\"s\"></p>"
+        "<script>const m=/[?]set=([a-z0-9]+)/.exec(location.search);"
+        "if(m)localStorage.setItem('mark',m[1]);"
+        "document.getElementById('s').textContent='storage: '+"
+        "(localStorage.getItem('mark')||'none')+'.';</script>"
+        "</body></html>",
+        NULL},
 };
 
 #define SITE_PAGES (sizeof(site) / sizeof(site[0]))
@@ -60,23 +73,65 @@ struct tk_pages {
 	atomic_int hits[SITE_PAGES];
 };
 
-/* Copies tmpl into out with its one "%d", if any, made the port. */
+/* Copies tmpl into out with its one "%d", if any, made the port, and its
+ * one "%s", if any, made sub. */
 static void
-pages_fill(char *out, size_t len, const char *tmpl, int port)
+pages_fill(char *out, size_t len, const char *tmpl, int port, const char *sub)
 {
 	const char *at = strstr(tmpl, "%d");
+	const char *as = strstr(tmpl, "%s");
 
-	if (at == NULL)
-		snprintf(out, len, "%s", tmpl);
-	else
+	if (at != NULL)
 		snprintf(
 		    out, len, "%.*s%d%s", (int)(at - tmpl), tmpl, port, at + 2);
+	else if (as != NULL)
+		snprintf(
+		    out, len, "%.*s%s%s", (int)(as - tmpl), tmpl, sub, as + 2);
+	else
+		snprintf(out, len, "%s", tmpl);
+}
+
+/*
+ * The Cookie header of the request head req into out, with only the
+ * characters a test's cookies use (letters, digits, '=', ';' and ' '), or
+ * "none".
+ */
+static void
+pages_cookies(const char *req, char *out, size_t len)
+{
+	const char *h = strcasestr(req, "\r\ncookie:");
+	size_t n = 0;
+
+	if (h != NULL)
+		for (h += 9; *h != '\0' && *h != '\r' && n + 1 < len; h++)
+			if (isalnum((unsigned char)*h) || *h == '=' ||
+			    *h == ';' || (*h == ' ' && n > 0))
+				out[n++] = *h;
+	out[n] = '\0';
+	if (n == 0)
+		snprintf(out, len, "none");
+}
+
+/* The cookie a ?set=NAME asks for, as a Set-Cookie line, or "". */
+static void
+pages_set_cookie(const char *query, char *out, size_t len)
+{
+	const char *v = query != NULL ? strstr(query, "set=") : NULL;
+	size_t n = v != NULL
+	               ? strspn(v + 4, "abcdefghijklmnopqrstuvwxyz0123456789")
+	               : 0;
+
+	out[0] = '\0';
+	if (n > 0 && n < 32)
+		snprintf(
+		    out, len, "Set-Cookie: %.*s=1; Path=/\r\n", (int)n, v + 4);
 }
 
 static void
 pages_serve(struct tk_pages *s, int c)
 {
-	char req[4096], head[512], path[1024], where[256], text[2048];
+	char req[4096], head[640], path[1024], where[256], text[2048];
+	char jar[256], set[64];
 	size_t len = 0;
 	const char *body = NULL, *location = NULL;
 	int status = 404;
@@ -96,6 +151,8 @@ pages_serve(struct tk_pages *s, int c)
 	}
 	if (sscanf(req, "GET %1023s ", path) != 1)
 		return;
+	pages_set_cookie(strchr(path, '?'), set, sizeof(set));
+	pages_cookies(req, jar, sizeof(jar));
 	path[strcspn(path, "?")] = '\0';
 	for (size_t i = 0; i < SITE_PAGES; i++)
 		if (strcmp(site[i].path, path) == 0) {
@@ -108,18 +165,18 @@ pages_serve(struct tk_pages *s, int c)
 		body = "<!doctype html><title>Not found</title>";
 	if (location != NULL) {
 		status = 302;
-		pages_fill(where, sizeof(where), location, s->port);
+		pages_fill(where, sizeof(where), location, s->port, "");
 	}
-	pages_fill(text, sizeof(text), body, s->port);
+	pages_fill(text, sizeof(text), body, s->port, jar);
 	n = snprintf(head, sizeof(head),
 	    "HTTP/1.1 %d %s\r\nContent-Type: text/html; charset=utf-8\r\n"
-	    "Content-Length: %zu\r\n%s%s%sConnection: close\r\n\r\n",
+	    "Content-Length: %zu\r\n%s%s%s%sConnection: close\r\n\r\n",
 	    status,
 	    status == 200   ? "OK"
 	    : status == 302 ? "Found"
 	                    : "Not Found",
 	    strlen(text), location ? "Location: " : "", location ? where : "",
-	    location ? "\r\n" : "");
+	    location ? "\r\n" : "", status == 200 ? set : "");
 	if (write(c, head, (size_t)n) == n)
 		(void)!write(c, text, strlen(text));
 }

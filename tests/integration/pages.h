@@ -3,10 +3,11 @@
  * the test's own.  It serves a fixed site from a table (pages.c): a home
  * page with a heading, a link and a search form, the page the link leads
  * to, the search results (which echo nothing of the query), /redirect
- * (a 302 to /next on host "localhost"), /sub (an image from "localhost")
- * and 404 for anything else: a test that allows only 127.0.0.1 sees what
- * its browser lets through.  One
- * thread, one request per connection.
+ * (a 302 to /next on host "localhost"), /sub (an image from "localhost"),
+ * /cookie (the cookies and the local storage the browser keeps for the
+ * site; with ?set=NAME it keeps one more of each) and 404 for anything
+ * else: a test that allows only 127.0.0.1 sees what its browser lets
+ * through.  One thread, one request per connection.
  */
 #ifndef TK_PAGES_H
 #define TK_PAGES_H

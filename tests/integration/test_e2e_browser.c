@@ -41,26 +41,37 @@ settled(void *arg)
 	return done;
 }
 
+/* Submits cap with args; the task's id goes to task. */
+static void
+submit(struct hf_env *e, const char *space, const char *rid, const char *cap,
+    const char *args, char *task)
+{
+	int status =
+	    hf_submit(e, e->manager, space, "", rid, cap, args, NULL, task);
+
+	cr_assert_eq(status, 202, "%s: submit answered %d", cap, status);
+}
+
+/* Waits for task to end; returns its data. */
+static json_t *
+await_task(struct hf_env *e, const char *space, const char *task)
+{
+	struct settle w = {e, space, task};
+
+	cr_assert(
+	    tk_wait_until(settled, &w, E2E_WAIT_MS), "%s did not end", task);
+	return hf_task(e, space, task);
+}
+
 /* Submits cap with args and waits for it to end; returns its data. */
 static json_t *
 run_task(struct hf_env *e, const char *space, const char *rid, const char *cap,
     const char *args)
 {
 	char task[CM_ID_MAX + 1];
-	json_t *t;
-	int status;
 
-	status =
-	    hf_submit(e, e->manager, space, "", rid, cap, args, NULL, task);
-	cr_assert_eq(status, 202, "%s: submit answered %d", cap, status);
-	{
-		struct settle w = {e, space, task};
-
-		cr_assert(tk_wait_until(settled, &w, E2E_WAIT_MS),
-		    "%s did not end", cap);
-	}
-	t = hf_task(e, space, task);
-	return t;
+	submit(e, space, rid, cap, args, task);
+	return await_task(e, space, task);
 }
 
 static const char *
@@ -100,23 +111,23 @@ no_browser_of(void *arg)
 	return system(cmd) != 0;
 }
 
+/* The capabilities a Space of these tests is granted. */
+#define E2E_GRANTS                                                         \
+	"[\"navigate\", \"snapshot\", \"click\", \"type\", \"wait_for\", " \
+	"\"extract_text\", \"back\"]"
+
 /*
- * Starts spaced, registers a managed instance on the browser bundle that
- * may reach 127.0.0.1 only, binds it, and creates a Space on it for the
- * workspace's manager; its id goes to space, its profile's path to
- * profile.
+ * Registers a managed instance named name on the browser bundle that may
+ * reach 127.0.0.1 only, and binds it to the workspace; its id goes to
+ * inst.
  */
 static void
-managed_space(struct hf_env *e, const char *tag, char *space, char *profile,
-    size_t profile_len)
+managed_instance(struct hf_env *e, const char *name, char *inst)
 {
-	char bundle[CM_ID_MAX + 1] = "", inst[CM_ID_MAX + 1];
-	char bind[CM_ID_MAX + 1], body[1024];
+	char bundle[CM_ID_MAX + 1] = "", bind[CM_ID_MAX + 1], body[1024];
 	json_t *res, *v;
 	size_t i;
 
-	hf_start(e, tag, 0, NULL);
-	e->record = true;
 	cr_assert_eq(af_call(&e->af, "GET", "/api/v1/admin/runtime-bundles",
 	                 e->af.admin, NULL, &res),
 	    200);
@@ -126,23 +137,41 @@ managed_space(struct hf_env *e, const char *tag, char *space, char *profile,
 	json_decref(res);
 	cr_assert_neq(bundle[0], '\0', "no browser bundle");
 	snprintf(body, sizeof(body),
-	    "{\"name\": \"chromium-e2e\", \"driver\": \"managed\", "
+	    "{\"name\": \"%s\", \"driver\": \"managed\", "
 	    "\"bundle_id\": \"%s\", \"network_policy\": {\"allow_hosts\": "
 	    "[\"127.0.0.1\"], \"deny_private_networks\": false}}",
-	    bundle);
+	    name, bundle);
 	af_create(&e->af, "/api/v1/admin/browser-instances", body,
 	    "browser_instance_id", inst);
 	snprintf(body, sizeof(body),
 	    "{\"workspace_id\": \"%s\", \"browser_instance_id\": \"%s\"}",
 	    hf_ws(e), inst);
 	af_create(&e->af, "/api/v1/admin/bindings", body, "binding_id", bind);
-	cr_assert_eq(
-	    hf_create(e, e->manager, inst, "operator", e->sf.w.operator_id,
-	        "[\"navigate\", \"snapshot\", \"click\", \"type\", "
-	        "\"wait_for\", \"extract_text\", \"back\"]",
-	        space),
+}
+
+/* Creates a Space on instance inst for the workspace's manager; its id
+ * goes to space, its profile's path to profile. */
+static void
+space_on(struct hf_env *e, const char *inst, char *space, char *profile,
+    size_t profile_len)
+{
+	cr_assert_eq(hf_create(e, e->manager, inst, "operator",
+	                 e->sf.w.operator_id, E2E_GRANTS, space),
 	    201);
 	snprintf(profile, profile_len, "%s/profiles/%s", e->sf.dir, space);
+}
+
+/* Starts spaced with one managed instance and a Space on it. */
+static void
+managed_space(struct hf_env *e, const char *tag, char *space, char *profile,
+    size_t profile_len)
+{
+	char inst[CM_ID_MAX + 1];
+
+	hf_start(e, tag, 0, NULL);
+	e->record = true;
+	managed_instance(e, "chromium-e2e", inst);
+	space_on(e, inst, space, profile, profile_len);
 }
 
 Test(e2e_browser, acceptance_14_a_real_browser_through_the_api,
@@ -394,6 +423,167 @@ Test(e2e_browser, a_killed_actor_leaves_no_browser_and_the_space_works_on,
 	expect_completed(t, "snapshot");
 	json_decref(t);
 	cr_assert_neq(sf_actor_pid(&e.sf, space), actor);
+
+	hf_stop(&e);
+	tk_pages_stop(pages);
+}
+
+/* Waits for task to be running. */
+static void
+await_running(struct hf_env *e, const char *space, const char *task)
+{
+	for (int64_t end = cm_mono_ms() + E2E_WAIT_MS;; poll(NULL, 0, 20)) {
+		json_t *t = hf_task(e, space, task);
+		bool running = strcmp(sf_str(t, "status"), "running") == 0;
+
+		json_decref(t);
+		if (running)
+			return;
+		cr_assert_lt(cm_mono_ms(), end, "%s never ran", task);
+	}
+}
+
+/*
+ * Test 6 of the issue, through the API: a wait that never matches is
+ * cancelled; the task ends cancelled only once the browser has stopped
+ * (the cancel request is in the log before it), and the next task works.
+ */
+Test(e2e_browser, a_cancelled_wait_ends_after_cleanup_and_the_space_works_on,
+    .fini = tk_cleanup)
+{
+	static struct hf_env e;
+	char space[CM_ID_MAX + 1], args[256], profile[600], task[CM_ID_MAX + 1];
+	struct tk_pages *pages;
+	json_int_t asked, ended;
+	json_t *t, *events;
+	int port;
+
+	cr_assert_not_null(pages = tk_pages_start(&port));
+	managed_space(&e, "e2e-cancel", space, profile, sizeof(profile));
+	snprintf(
+	    args, sizeof(args), "{\"url\": \"http://127.0.0.1:%d/\"}", port);
+	t = run_task(&e, space, "nav-1", "navigate", args);
+	expect_completed(t, "navigate");
+	json_decref(t);
+
+	submit(&e, space, "wait-forever", "wait_for",
+	    "{\"text\": \"never on the page\", \"timeout_ms\": 60000}", task);
+	await_running(&e, space, task);
+	cr_assert(
+	    hf_post(&e, e.manager, space, "cancel", NULL, NULL) / 100 == 2);
+	t = await_task(&e, space, task);
+	cr_assert_str_eq(sf_str(t, "status"), "cancelled");
+	json_decref(t);
+
+	events = hf_all_events(&e, space);
+	cr_assert_eq(
+	    hf_event_count(events, "cancel_requested", task, &asked), 1);
+	cr_assert_eq(hf_event_count(events, "cancelled", task, &ended), 1);
+	cr_assert_lt(asked, ended, "cancelled before it was asked for");
+	json_decref(events);
+
+	/* The same browser serves the next tasks. */
+	t = run_task(&e, space, "snap-1", "snapshot", "{}");
+	expect_completed(t, "snapshot");
+	cr_assert_str_eq(result_str(t, "title"), "Home");
+	json_decref(t);
+	t = run_task(
+	    &e, space, "text-1", "extract_text", "{\"selector\": \"h1\"}");
+	expect_completed(t, "extract_text");
+	cr_assert_str_eq(result_str(t, "text"), "Welcome");
+	json_decref(t);
+
+	hf_stop(&e);
+	tk_pages_stop(pages);
+}
+
+/* The jar line and the storage line a Space's /cookie page shows now. */
+static void
+jar_of(struct hf_env *e, const char *space, const char *tag, char *jar,
+    size_t jar_len, char *store, size_t store_len)
+{
+	char rid[64];
+	json_t *t;
+
+	snprintf(rid, sizeof(rid), "%s-jar", tag);
+	t = run_task(e, space, rid, "extract_text", "{\"selector\": \"#c\"}");
+	expect_completed(t, "extract_text");
+	snprintf(jar, jar_len, "%s", result_str(t, "text"));
+	json_decref(t);
+	snprintf(rid, sizeof(rid), "%s-store", tag);
+	t = run_task(e, space, rid, "extract_text", "{\"selector\": \"#s\"}");
+	expect_completed(t, "extract_text");
+	snprintf(store, store_len, "%s", result_str(t, "text"));
+	json_decref(t);
+}
+
+/* Navigates the Spaces of spaces[] at once, each to its url[]. */
+static void
+navigate_all(struct hf_env *e, char spaces[][CM_ID_MAX + 1], char urls[][128],
+    size_t n, const char *tag)
+{
+	char tasks[4][CM_ID_MAX + 1], args[256], rid[64];
+	json_t *t;
+
+	for (size_t i = 0; i < n; i++) {
+		snprintf(args, sizeof(args), "{\"url\": \"%s\"}", urls[i]);
+		snprintf(rid, sizeof(rid), "%s-%zu", tag, i);
+		submit(e, spaces[i], rid, "navigate", args, tasks[i]);
+	}
+	for (size_t i = 0; i < n; i++) {
+		t = await_task(e, spaces[i], tasks[i]);
+		expect_completed(t, "navigate");
+		json_decref(t);
+	}
+}
+
+/*
+ * Test 8 of the issue: two Spaces on two instances, working at the same
+ * time on the same site, never see each other's cookies or storage; and a
+ * new Space on an instance whose last Space closed sees none of it.
+ */
+Test(e2e_browser, spaces_never_share_cookies_or_storage, .fini = tk_cleanup)
+{
+	static struct hf_env e;
+	char inst[2][CM_ID_MAX + 1], spaces[2][CM_ID_MAX + 1];
+	char profile[2][600], urls[2][128], jar[256], store[256];
+	struct tk_pages *pages;
+	int port;
+
+	cr_assert_not_null(pages = tk_pages_start(&port));
+	hf_start(&e, "e2e-iso", 0, NULL);
+	managed_instance(&e, "chromium-a", inst[0]);
+	managed_instance(&e, "chromium-b", inst[1]);
+	for (size_t i = 0; i < 2; i++)
+		space_on(
+		    &e, inst[i], spaces[i], profile[i], sizeof(profile[i]));
+
+	/* Each keeps a mark of its own, at the same time. */
+	snprintf(urls[0], sizeof(urls[0]),
+	    "http://127.0.0.1:%d/cookie?set=alpha", port);
+	snprintf(urls[1], sizeof(urls[1]),
+	    "http://127.0.0.1:%d/cookie?set=beta", port);
+	navigate_all(&e, spaces, urls, 2, "set");
+	snprintf(urls[0], sizeof(urls[0]), "http://127.0.0.1:%d/cookie", port);
+	snprintf(urls[1], sizeof(urls[1]), "http://127.0.0.1:%d/cookie", port);
+	navigate_all(&e, spaces, urls, 2, "look");
+
+	jar_of(&e, spaces[0], "a", jar, sizeof(jar), store, sizeof(store));
+	cr_assert_str_eq(jar, "cookies: alpha=1.");
+	cr_assert_str_eq(store, "storage: alpha.");
+	jar_of(&e, spaces[1], "b", jar, sizeof(jar), store, sizeof(store));
+	cr_assert_str_eq(jar, "cookies: beta=1.");
+	cr_assert_str_eq(store, "storage: beta.");
+
+	/* The first Space closes; a new one on its instance starts clean. */
+	cr_assert(
+	    hf_post(&e, e.manager, spaces[0], "close", NULL, NULL) / 100 == 2);
+	cr_assert(hf_wait_space(&e, spaces[0], "closed"));
+	space_on(&e, inst[0], spaces[0], profile[0], sizeof(profile[0]));
+	navigate_all(&e, spaces, urls, 1, "again");
+	jar_of(&e, spaces[0], "a2", jar, sizeof(jar), store, sizeof(store));
+	cr_assert_str_eq(jar, "cookies: none.");
+	cr_assert_str_eq(store, "storage: none.");
 
 	hf_stop(&e);
 	tk_pages_stop(pages);
