@@ -564,48 +564,18 @@ wait_finished(nng_socket s, const char *workspace_id, struct slot *sl,
 
 /* ---- statistics ---------------------------------------------------------- */
 
-static int
-cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Nearest rank on a sorted array. */
-static int64_t
-pct(const int64_t *v, size_t n, int p)
-{
-	size_t rank;
-
-	if (n == 0)
-		return 0;
-	rank = ((size_t)p * n + 99) / 100;
-	if (rank == 0)
-		rank = 1;
-	return v[rank - 1];
-}
-
-/* ns as "M.UUU" ms, truncated to the microsecond. */
-static const char *
-ms(int64_t ns, char *buf, size_t len)
-{
-	int64_t us = ns / 1000;
-
-	snprintf(buf, len, "%" PRId64 ".%03" PRId64, us / 1000, us % 1000);
-	return buf;
-}
-
 static void
 print_dist(const char *label, int64_t *v, size_t n, const char *extra)
 {
 	char a[32], b[32], c[32], d[32], e[32];
 
-	qsort(v, n, sizeof(*v), cmp_i64);
+	tk_sort_i64(v, n);
 	printf("%s: n=%zu p50=%s p90=%s p99=%s max=%s min=%s ms%s%s\n", label,
-	    n, ms(pct(v, n, 50), a, sizeof(a)), ms(pct(v, n, 90), b, sizeof(b)),
-	    ms(pct(v, n, 99), c, sizeof(c)), ms(n ? v[n - 1] : 0, d, sizeof(d)),
-	    ms(n ? v[0] : 0, e, sizeof(e)), extra ? " " : "",
+	    n, tk_ms(tk_pct(v, n, 50), a, sizeof(a)),
+	    tk_ms(tk_pct(v, n, 90), b, sizeof(b)),
+	    tk_ms(tk_pct(v, n, 99), c, sizeof(c)),
+	    tk_ms(n ? v[n - 1] : 0, d, sizeof(d)),
+	    tk_ms(n ? v[0] : 0, e, sizeof(e)), extra ? " " : "",
 	    extra ? extra : "");
 	fflush(stdout);
 }
@@ -1158,10 +1128,10 @@ smaps_kib(const char *text, const char *key)
 static void
 print_kib(const char *label, int64_t *v, size_t n)
 {
-	qsort(v, n, sizeof(*v), cmp_i64);
+	tk_sort_i64(v, n);
 	printf("%s: n=%zu min=%" PRId64 " median=%" PRId64 " max=%" PRId64
 	       " KiB\n",
-	    label, n, n ? v[0] : 0, pct(v, n, 50), n ? v[n - 1] : 0);
+	    label, n, n ? v[0] : 0, tk_pct(v, n, 50), n ? v[n - 1] : 0);
 	fflush(stdout);
 }
 

@@ -52,68 +52,6 @@ fail(const char *fmt, ...)
 	return -1;
 }
 
-/* Whether the bootstrap wrote <dir>/admin.token and the store knows it:
- * the file comes first, so wait for both. */
-static bool
-admin_token_works(void *arg)
-{
-	const struct tk_proc *p = arg;
-	char path[256], *text;
-	size_t len = 0;
-	bool ok;
-
-	snprintf(path, sizeof(path), "%s/admin.token", p->dir);
-	if ((text = tk_read_file(path, &len)) == NULL)
-		return false;
-	ok = len > 1 && len <= CM_TOKEN_MAX + 1 && text[len - 1] == '\n';
-	if (ok)
-		snprintf(admin_token, sizeof(admin_token), "%.*s",
-		    (int)(len - 1), text);
-	free(text);
-	return ok && tk_http(p, "GET", "/api/v1/admin/runtime-bundles",
-	                 admin_token, NULL, NULL, NULL) == 200;
-}
-
-/* POST path with body as token, expect 201, copy data.<key> to out. */
-static int
-post_created(const struct tk_proc *p, const char *path, const char *token,
-    const char *body, const char *key, char *out, size_t len)
-{
-	char *text = NULL;
-	int status = tk_http(p, "POST", path, token, body, NULL, &text);
-	json_t *res = text ? json_loads(text, 0, NULL) : NULL;
-	const char *v = json_string_value(
-	    json_object_get(json_object_get(res, "data"), key));
-	int rc = -1;
-
-	if (status != 201 || v == NULL || strlen(v) >= len) {
-		fail("POST %s: %d %s", path, status, text ? text : "(no body)");
-	} else {
-		snprintf(out, len, "%s", v);
-		rc = 0;
-	}
-	json_decref(res);
-	free(text);
-	return rc;
-}
-
-/* An env knob in lo..hi; -1 (said why) when set to anything else. */
-static int
-knob(const char *name, int dflt, int lo, int hi)
-{
-	const char *env = getenv(name);
-	char *end;
-	long v;
-
-	if (env == NULL)
-		return dflt;
-	errno = 0;
-	v = strtol(env, &end, 10);
-	if (end == env || *end != '\0' || errno != 0 || v < lo || v > hi)
-		return fail("%s must be %d..%d", name, lo, hi);
-	return (int)v;
-}
-
 static bool
 wrk_in_path(void)
 {
@@ -283,11 +221,11 @@ setup(struct tk_proc *p, char *user, char *path, size_t len)
 	nng_close(s); /* nng runs threads: none may cross the fork of wrk */
 	if (rc != 0)
 		return fail("provisioning failed");
-	if (!tk_wait_until(admin_token_works, p, HB_READY_MS))
+	if (!tk_admin_token(p, admin_token, sizeof(admin_token), HB_READY_MS))
 		return fail("no working admin token in %s/admin.token", p->dir);
 	snprintf(
 	    path, len, "/api/v1/admin/principals/%s/tokens", w.operator_id);
-	if (post_created(p, path, admin_token, NULL, "token", user,
+	if (tk_http_created(p, path, admin_token, NULL, "token", user,
 	        CM_TOKEN_MAX + 1) != 0)
 		return -1;
 	snprintf(
@@ -296,7 +234,7 @@ setup(struct tk_proc *p, char *user, char *path, size_t len)
 	    "{\"browser_instance_id\": \"%s\", \"owner_type\": \"operator\", "
 	    "\"owner_id\": \"%s\"}",
 	    w.instance_id[0], w.operator_id);
-	if (post_created(
+	if (tk_http_created(
 	        p, path, user, body, "space_id", space, sizeof(space)) != 0)
 		return -1;
 	snprintf(path, len, "/api/v1/workspaces/%s/browser-spaces/%s",
@@ -334,8 +272,8 @@ measure(const struct tk_proc *p, const char *user, const char *path, int conns,
 int
 main(void)
 {
-	int conns = knob("HTTP_BENCH_CONNECTIONS", 64, 1, 1024);
-	int seconds = knob("HTTP_BENCH_SECONDS", 10, 1, 600);
+	int conns = tk_knob("HTTP_BENCH_CONNECTIONS", 64, 1, 1024);
+	int seconds = tk_knob("HTTP_BENCH_SECONDS", 10, 1, 600);
 	char dir[128], out[192], path[512], user[CM_TOKEN_MAX + 1];
 	struct tk_proc p;
 	int rc;

@@ -15,125 +15,26 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "browser.h"
-#include "cdp.h"
-#include "cdp_pipe.h"
+#include "cdp_rig.h"
 #include "clock.h"
 #include "testkit.h"
 
-#define CHROMIUM "/usr/bin/chromium"
 #define WAIT_MS 30000 /* the most any wait here may take */
 
-struct rig {
-	char dir[64];
-	struct act_browser b;
-	struct act_pipe *pipe;
-	struct act_cdp *cdp;
-	/* The last reply and event. */
-	int replies;
-	json_t *result;
-	json_int_t error_code;
-	char want_event[64];
-	bool saw_event;
-};
-
-static int
-rig_send(void *arg, const char *msg, size_t len)
-{
-	struct rig *r = arg;
-
-	return act_pipe_send(r->pipe, msg, len);
-}
-
-static void
-rig_event(
-    void *arg, const char *session, const char *method, const json_t *params)
-{
-	struct rig *r = arg;
-
-	(void)session;
-	(void)params;
-	if (strcmp(method, r->want_event) == 0)
-		r->saw_event = true;
-}
-
-static int
-rig_msg(void *arg, const char *msg, size_t len)
-{
-	struct rig *r = arg;
-
-	return act_cdp_receive(r->cdp, msg, len);
-}
-
-static void
-rig_reply(void *arg, const json_t *result, const json_t *error)
-{
-	struct rig *r = arg;
-
-	r->replies++;
-	json_decref(r->result);
-	r->result = result ? json_deep_copy(result) : NULL;
-	r->error_code =
-	    error ? json_integer_value(json_object_get(error, "code")) : 0;
-}
-
-/* One turn of the loop an actor runs: poll, step the pipe, expire. */
-static int
-rig_turn(struct rig *r)
-{
-	struct pollfd fds[2];
-	int n = act_pipe_pollfds(r->pipe, fds, 2);
-
-	poll(fds, (nfds_t)n, 10);
-	if (act_pipe_step(r->pipe, fds, n, rig_msg, r) != 0) {
-		act_cdp_fail_all(r->cdp);
-		return -1;
-	}
-	act_cdp_expire(r->cdp, cm_mono_ms());
-	return 0;
-}
-
-/* Sends a command and runs the loop until its reply; returns the
- * result (owned by the rig) or NULL with r->error_code set. */
+/* A call that must be answered: its result, or the test fails. */
 static json_t *
-rig_call(struct rig *r, const char *session, const char *method, json_t *params)
+rig_call(
+    struct tk_rig *r, const char *session, const char *method, json_t *params)
 {
-	int before = r->replies;
-
-	cr_assert_gt(act_cdp_call(r->cdp, session, method, params,
-	                 cm_mono_ms() + WAIT_MS, rig_reply, r),
-	    0, "%s not sent", method);
-	while (r->replies == before && rig_turn(r) == 0)
-		;
-	cr_assert_eq(r->replies, before + 1, "%s: no reply", method);
-	return r->result;
+	return tk_rig_call(r, session, method, params, WAIT_MS);
 }
 
 static void
-rig_start(struct rig *r)
+rig_start(struct tk_rig *r)
 {
 	char err[256];
 
-	cr_assert_eq(access(CHROMIUM, X_OK), 0, "no chromium at " CHROMIUM);
-	memset(r, 0, sizeof(*r));
-	tk_tmpdir(r->dir, sizeof(r->dir), "br");
-	cr_assert_eq(
-	    act_browser_launch(CHROMIUM, r->dir, NULL, &r->b, err, sizeof(err)),
-	    0, "%s", err);
-	r->pipe = act_pipe_new(r->b.wfd, r->b.rfd);
-	r->cdp = act_cdp_new(rig_send, rig_event, r);
-	cr_assert_not_null(r->pipe);
-	cr_assert_not_null(r->cdp);
-}
-
-static void
-rig_stop(struct rig *r)
-{
-	act_browser_kill(&r->b);
-	act_cdp_free(r->cdp);
-	act_pipe_free(r->pipe);
-	json_decref(r->result);
-	tk_rmrf(r->dir);
+	cr_assert_eq(tk_rig_start(r, err, sizeof(err)), 0, "%s", err);
 }
 
 /* The live pids of process group pgid, from /proc. */
@@ -195,7 +96,7 @@ TestSuite(browser, .timeout = 120);
 
 Test(browser, loads_a_page_over_the_pipe_and_listens_on_no_port)
 {
-	struct rig r;
+	struct tk_rig r;
 	json_t *v;
 	const char *session;
 	char *sid;
@@ -227,7 +128,7 @@ Test(browser, loads_a_page_over_the_pipe_and_listens_on_no_port)
 	        "data:text/html,<title>spaced page</title><h1>Hello</h1>")));
 	for (int64_t end = cm_mono_ms() + WAIT_MS;
 	     !r.saw_event && cm_mono_ms() < end;)
-		cr_assert_eq(rig_turn(&r), 0);
+		cr_assert_eq(tk_rig_turn(&r), 0);
 	cr_assert(r.saw_event, "no load event");
 	v = rig_call(&r, sid, "Runtime.evaluate",
 	    json_pack("{s:s, s:b}", "expression", "document.title",
@@ -291,22 +192,22 @@ Test(browser, loads_a_page_over_the_pipe_and_listens_on_no_port)
 		    "a browser process outlived its pipe");
 		r.b.pid = 0;
 	}
-	rig_stop(&r);
+	tk_rig_stop(&r);
 }
 
 Test(browser, a_browser_killed_mid_command_fails_the_command)
 {
-	struct rig r;
+	struct tk_rig r;
 	pid_t pids[256];
 
 	rig_start(&r);
 	cr_assert_not_null(rig_call(&r, NULL, "Browser.getVersion", NULL));
 	cr_assert_gt(act_cdp_call(r.cdp, NULL, "Browser.getVersion", NULL,
-	                 cm_mono_ms() + WAIT_MS, rig_reply, &r),
+	                 cm_mono_ms() + WAIT_MS, tk_rig_reply, &r),
 	    0);
 	kill(-r.b.pid, SIGKILL);
 	for (int64_t end = cm_mono_ms() + WAIT_MS;
-	     rig_turn(&r) == 0 && cm_mono_ms() < end;)
+	     tk_rig_turn(&r) == 0 && cm_mono_ms() < end;)
 		;
 	cr_assert(act_pipe_broken(r.pipe));
 	cr_assert_eq(r.replies, 2);
@@ -321,5 +222,5 @@ Test(browser, a_browser_killed_mid_command_fails_the_command)
 			poll(NULL, 0, 10);
 		cr_assert_eq(group_pids(pgid, pids, 256), 0);
 	}
-	rig_stop(&r);
+	tk_rig_stop(&r);
 }

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <jansson.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -813,6 +814,117 @@ tk_cpu_print(const char *who, const struct tk_cpu *a, const struct tk_cpu *b)
 	       "%.0f%% of %ld CPUs\n",
 	    who, 100 * busy / all, 100 * idle / all, 100 * iowait / all,
 	    100 * steal / all, sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+int
+tk_http_created(const struct tk_proc *p, const char *path, const char *token,
+    const char *body, const char *key, char *out, size_t len)
+{
+	char *text = NULL;
+	int status = tk_http(p, "POST", path, token, body, NULL, &text);
+	json_t *res = text ? json_loads(text, 0, NULL) : NULL;
+	const char *v = json_string_value(
+	    json_object_get(json_object_get(res, "data"), key));
+	int rc = -1;
+
+	if (status != 201 || v == NULL || strlen(v) >= len) {
+		fprintf(stderr, "POST %s: %d %s\n", path, status,
+		    text ? text : "(no body)");
+	} else {
+		snprintf(out, len, "%s", v);
+		rc = 0;
+	}
+	json_decref(res);
+	free(text);
+	return rc;
+}
+
+struct admin_wait {
+	const struct tk_proc *p;
+	char *out;
+	size_t len;
+};
+
+static bool
+admin_token_works(void *arg)
+{
+	struct admin_wait *w = arg;
+	char path[256], *text;
+	size_t len = 0;
+	bool ok;
+
+	snprintf(path, sizeof(path), "%s/admin.token", w->p->dir);
+	if ((text = tk_read_file(path, &len)) == NULL)
+		return false;
+	ok = len > 1 && len <= w->len && text[len - 1] == '\n';
+	if (ok)
+		snprintf(w->out, w->len, "%.*s", (int)(len - 1), text);
+	free(text);
+	return ok && tk_http(w->p, "GET", "/api/v1/admin/runtime-bundles",
+	                 w->out, NULL, NULL, NULL) == 200;
+}
+
+bool
+tk_admin_token(const struct tk_proc *p, char *out, size_t len, int timeout_ms)
+{
+	struct admin_wait w = {p, out, len};
+
+	return tk_wait_until(admin_token_works, &w, timeout_ms);
+}
+
+int
+tk_knob(const char *name, int dflt, int lo, int hi)
+{
+	const char *env = getenv(name);
+	char *end;
+	long v;
+
+	if (env == NULL)
+		return dflt;
+	errno = 0;
+	v = strtol(env, &end, 10);
+	if (end == env || *end != '\0' || errno != 0 || v < lo || v > hi) {
+		fprintf(stderr, "%s must be %d..%d\n", name, lo, hi);
+		return -1;
+	}
+	return (int)v;
+}
+
+static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void
+tk_sort_i64(int64_t *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_i64);
+}
+
+int64_t
+tk_pct(const int64_t *v, size_t n, int p)
+{
+	size_t rank;
+
+	if (n == 0)
+		return 0;
+	rank = ((size_t)p * n + 99) / 100;
+	if (rank == 0)
+		rank = 1;
+	return v[rank - 1];
+}
+
+const char *
+tk_ms(int64_t ns, char *buf, size_t len)
+{
+	int64_t us = ns / 1000;
+
+	snprintf(buf, len, "%lld.%03lld", (long long)(us / 1000),
+	    (long long)(us % 1000));
+	return buf;
 }
 
 double

@@ -119,11 +119,37 @@ int tk_provision_with(nng_socket s, struct tk_world *w, size_t n_instances,
 int tk_http(const struct tk_proc *p, const char *method, const char *path,
     const char *token, const char *req_body, const char *const *headers,
     char **body);
+/*
+ * POST path with body (may be NULL) as token; on 201 copies the answer's
+ * data.<key> into out.  Returns 0, or -1 with the reason on stderr.
+ */
+int tk_http_created(const struct tk_proc *p, const char *path,
+    const char *token, const char *body, const char *key, char *out,
+    size_t len);
+/*
+ * Waits at most timeout_ms until the bootstrap's <p->dir>/admin.token
+ * exists and authenticates; the token goes to out.  The file may come
+ * before the store knows it, so both are checked.
+ */
+bool tk_admin_token(
+    const struct tk_proc *p, char *out, size_t len, int timeout_ms);
 /* The value of the sample of a Prometheus text whose name and labels are
  * exactly key; -1 when the text has none. */
 double tk_prom_sample(const char *text, const char *key);
 /* Polls GET /healthz until the api answers 200 (bounded). */
 bool tk_http_ready(const struct tk_proc *p, int timeout_ms);
+
+/* ---- for benchmarks */
+
+/* The integer environment knob name in lo..hi, dflt when unset; -1 (said
+ * why on stderr) when set to anything else. */
+int tk_knob(const char *name, int dflt, int lo, int hi);
+/* Sorts n samples ascending. */
+void tk_sort_i64(int64_t *v, size_t n);
+/* The nearest-rank percentile p of n sorted samples (0 when n is 0). */
+int64_t tk_pct(const int64_t *v, size_t n, int p);
+/* ns as "M.UUU" ms in buf, truncated to the microsecond; returns buf. */
+const char *tk_ms(int64_t ns, char *buf, size_t len);
 
 /* Reads a whole file into a malloc'd NUL-terminated buffer. */
 char *tk_read_file(const char *path, size_t *len);

@@ -1,0 +1,398 @@
+/*
+ * lifecycle_bench: the full life of a Space on a real Chromium through
+ * the real spaced (DESIGN 8: p50 <= 150 ms), and the same calls made by a
+ * minimal direct CDP client over a pipe (tests/integration/cdp_rig.h), in
+ * the same run; measured and reported, never asserted.
+ *
+ * One run through spaced: POST a Space on a managed instance, a navigate
+ * to a page of the bench's own server on 127.0.0.1 and a snapshot (each
+ * POST .../tasks?wait=30, answered once the task ended), POST close, and
+ * GET the Space until it reads closed (its browser and profile are gone
+ * by then).  One run of the direct client: a browser context and a page
+ * in it, attach, Page.enable, navigate and wait for the load event,
+ * Accessibility.getFullAXTree, close the page and dispose of the context;
+ * "warm" on a browser launched before the runs, "cold" with a launch and
+ * a kill in each run.
+ *
+ *   lifecycle_bench
+ *   LIFECYCLE_RUNS=N   runs of each, 2..1000 (default 20)
+ *
+ * Figures are ms to the microsecond, truncated.  The
+ * p50 and p99 are nearest-rank.  Exit: 0 measured, 1 a step failed, 2 a
+ * bad knob or no chromium.
+ */
+#include <jansson.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cdp_rig.h"
+#include "clock.h"
+#include "pages.h"
+#include "testkit.h"
+
+#define LB_READY_MS 20000
+#define LB_STEP_MS 60000 /* any one step of a run */
+#define LB_RUNS_MAX 1000
+
+static __attribute__((format(printf, 1, 2))) int
+fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("lifecycle_bench: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return -1;
+}
+
+/* Prints name's p50 and p99 of n samples in ns (sorted in place);
+ * returns the p50. */
+static int64_t
+report(const char *name, int64_t *v, int n)
+{
+	char a[32], b[32], c[32];
+
+	tk_sort_i64(v, (size_t)n);
+	printf("lifecycle_bench: %s runs=%d p50_ms=%s p99_ms=%s min_ms=%s\n",
+	    name, n, tk_ms(tk_pct(v, (size_t)n, 50), a, sizeof(a)),
+	    tk_ms(tk_pct(v, (size_t)n, 99), b, sizeof(b)),
+	    tk_ms(v[0], c, sizeof(c)));
+	return tk_pct(v, (size_t)n, 50);
+}
+
+/* ---- through spaced */
+
+struct lb_world {
+	struct tk_proc p;
+	char admin[CM_TOKEN_MAX + 1], user[CM_TOKEN_MAX + 1];
+	char ws[CM_ID_MAX + 1], owner[CM_ID_MAX + 1], inst[CM_ID_MAX + 1];
+	char url[128]; /* the page */
+};
+
+/* The bundle id of the browser bundle into out. */
+static int
+browser_bundle(struct lb_world *w, char *out, size_t len)
+{
+	char *text = NULL;
+	json_t *res, *v;
+	size_t i;
+	int rc = -1;
+
+	if (tk_http(&w->p, "GET", "/api/v1/admin/runtime-bundles", w->admin,
+	        NULL, NULL, &text) != 200)
+		return fail("GET runtime-bundles failed");
+	res = json_loads(text, 0, NULL);
+	json_array_foreach(json_object_get(res, "data"), i, v)
+	{
+		const char *name =
+		    json_string_value(json_object_get(v, "name"));
+		const char *id =
+		    json_string_value(json_object_get(v, "bundle_id"));
+
+		if (name != NULL && id != NULL &&
+		    strcmp(name, "browser") == 0 && strlen(id) < len) {
+			snprintf(out, len, "%s", id);
+			rc = 0;
+		}
+	}
+	json_decref(res);
+	free(text);
+	return rc == 0 ? 0 : fail("no browser bundle");
+}
+
+/* The world, a managed instance bound to it, a token for its manager. */
+static int
+setup(struct lb_world *w)
+{
+	char body[512], path[256], bundle[CM_ID_MAX + 1], bind[CM_ID_MAX + 1];
+	struct tk_world tw;
+	nng_socket s;
+	int rc;
+
+	if (!tk_http_ready(&w->p, LB_READY_MS))
+		return fail("the api never answered");
+	if (cm_rpc_open(&s, w->p.store_url) != 0)
+		return fail("cannot open %s", w->p.store_url);
+	rc = tk_provision(s, &tw, 1);
+	nng_close(s);
+	if (rc != 0)
+		return fail("provisioning failed");
+	snprintf(w->ws, sizeof(w->ws), "%s", tw.workspace_id);
+	snprintf(w->owner, sizeof(w->owner), "%s", tw.operator_id);
+	if (!tk_admin_token(&w->p, w->admin, sizeof(w->admin), LB_READY_MS))
+		return fail("no working admin token in %s", w->p.dir);
+	snprintf(path, sizeof(path), "/api/v1/admin/principals/%s/tokens",
+	    tw.operator_id);
+	if (tk_http_created(&w->p, path, w->admin, NULL, "token", w->user,
+	        sizeof(w->user)) != 0 ||
+	    browser_bundle(w, bundle, sizeof(bundle)) != 0)
+		return -1;
+	snprintf(body, sizeof(body),
+	    "{\"name\": \"chromium-bench\", \"driver\": \"managed\", "
+	    "\"bundle_id\": \"%s\", \"network_policy\": {\"allow_hosts\": "
+	    "[\"127.0.0.1\"], \"deny_private_networks\": false}}",
+	    bundle);
+	if (tk_http_created(&w->p, "/api/v1/admin/browser-instances", w->admin,
+	        body, "browser_instance_id", w->inst, sizeof(w->inst)) != 0)
+		return -1;
+	snprintf(body, sizeof(body),
+	    "{\"workspace_id\": \"%s\", \"browser_instance_id\": \"%s\"}",
+	    w->ws, w->inst);
+	return tk_http_created(&w->p, "/api/v1/admin/bindings", w->admin, body,
+	    "binding_id", bind, sizeof(bind));
+}
+
+/* A task through ?wait=30: 0 when it completed. */
+static int
+task(struct lb_world *w, const char *space, const char *rid, const char *cap,
+    const char *args)
+{
+	char path[512], body[512], *text = NULL;
+	json_t *res;
+	const char *status;
+	int code, rc;
+
+	snprintf(path, sizeof(path),
+	    "/api/v1/workspaces/%s/browser-spaces/%s/tasks?wait=30", w->ws,
+	    space);
+	snprintf(body, sizeof(body),
+	    "{\"request_id\": \"%s\", \"capability\": \"%s\", \"args\": %s}",
+	    rid, cap, args);
+	code = tk_http(&w->p, "POST", path, w->user, body, NULL, &text);
+	res = text ? json_loads(text, 0, NULL) : NULL;
+	status = json_string_value(
+	    json_object_get(json_object_get(res, "data"), "status"));
+	rc = code == 200 && status != NULL && strcmp(status, "completed") == 0
+	         ? 0
+	         : fail("%s: %d %s", cap, code, text ? text : "");
+	json_decref(res);
+	free(text);
+	return rc;
+}
+
+struct closed_wait {
+	struct lb_world *w;
+	const char *space;
+};
+
+static bool
+space_closed(void *arg)
+{
+	struct closed_wait *c = arg;
+	char path[256], *text = NULL;
+	json_t *res;
+	const char *status;
+	bool closed;
+
+	snprintf(path, sizeof(path), "/api/v1/workspaces/%s/browser-spaces/%s",
+	    c->w->ws, c->space);
+	if (tk_http(&c->w->p, "GET", path, c->w->user, NULL, NULL, &text) !=
+	    200) {
+		free(text);
+		return false;
+	}
+	res = json_loads(text, 0, NULL);
+	status = json_string_value(
+	    json_object_get(json_object_get(res, "data"), "status"));
+	closed = status != NULL && strcmp(status, "closed") == 0;
+	json_decref(res);
+	free(text);
+	return closed;
+}
+
+/* One lifecycle; *total gets its length, *to_close until close answered,
+ * *to_snapshot from the create until the snapshot's answer. */
+static int
+spaced_run(struct lb_world *w, int i, int64_t *total, int64_t *to_close,
+    int64_t *to_snapshot)
+{
+	char path[256], body[512], space[CM_ID_MAX + 1], rid[32], args[200];
+	struct closed_wait c = {w, space};
+	int64_t t0 = cm_mono_ns();
+	int code;
+
+	snprintf(
+	    path, sizeof(path), "/api/v1/workspaces/%s/browser-spaces", w->ws);
+	snprintf(body, sizeof(body),
+	    "{\"browser_instance_id\": \"%s\", \"owner_type\": \"operator\", "
+	    "\"owner_id\": \"%s\", \"granted_capabilities\": [\"navigate\", "
+	    "\"snapshot\"]}",
+	    w->inst, w->owner);
+	if (tk_http_created(&w->p, path, w->user, body, "space_id", space,
+	        sizeof(space)) != 0)
+		return -1;
+	snprintf(args, sizeof(args), "{\"url\": \"%s\"}", w->url);
+	snprintf(rid, sizeof(rid), "nav-%d", i);
+	if (task(w, space, rid, "navigate", args) != 0)
+		return -1;
+	snprintf(rid, sizeof(rid), "snap-%d", i);
+	if (task(w, space, rid, "snapshot", "{}") != 0)
+		return -1;
+	*to_snapshot = cm_mono_ns() - t0;
+	snprintf(path, sizeof(path),
+	    "/api/v1/workspaces/%s/browser-spaces/%s/close", w->ws, space);
+	if ((code = tk_http(&w->p, "POST", path, w->user, NULL, NULL, NULL)) /
+	        100 !=
+	    2)
+		return fail("close: %d", code);
+	*to_close = cm_mono_ns() - t0;
+	if (!tk_wait_until(space_closed, &c, LB_STEP_MS))
+		return fail("the Space never closed");
+	*total = cm_mono_ns() - t0;
+	return 0;
+}
+
+/* ---- the direct client */
+
+static const char *
+str_at(const json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
+/* The calls of one lifecycle on the rig's browser.  0 on success. */
+static int
+direct_calls(struct tk_rig *r, const char *url)
+{
+	char ctx[CM_ID_MAX * 2], target[CM_ID_MAX * 2], sid[CM_ID_MAX * 2];
+	const json_t *nodes;
+	json_t *v;
+
+	if ((v = tk_rig_call(r, NULL, "Target.createBrowserContext",
+	         json_pack("{s:b}", "disposeOnDetach", 1), LB_STEP_MS)) ==
+	        NULL ||
+	    str_at(v, "browserContextId") == NULL)
+		return fail("createBrowserContext failed");
+	snprintf(ctx, sizeof(ctx), "%s", str_at(v, "browserContextId"));
+	if ((v = tk_rig_call(r, NULL, "Target.createTarget",
+	         json_pack("{s:s, s:s}", "url", "about:blank",
+	             "browserContextId", ctx),
+	         LB_STEP_MS)) == NULL ||
+	    str_at(v, "targetId") == NULL)
+		return fail("createTarget failed");
+	snprintf(target, sizeof(target), "%s", str_at(v, "targetId"));
+	if ((v = tk_rig_call(r, NULL, "Target.attachToTarget",
+	         json_pack("{s:s, s:b}", "targetId", target, "flatten", 1),
+	         LB_STEP_MS)) == NULL ||
+	    str_at(v, "sessionId") == NULL)
+		return fail("attachToTarget failed");
+	snprintf(sid, sizeof(sid), "%s", str_at(v, "sessionId"));
+	if (tk_rig_call(r, sid, "Page.enable", NULL, LB_STEP_MS) == NULL)
+		return fail("Page.enable failed");
+	tk_rig_expect(r, "Page.loadEventFired");
+	if (tk_rig_call(r, sid, "Page.navigate", json_pack("{s:s}", "url", url),
+	        LB_STEP_MS) == NULL ||
+	    !tk_rig_await(r, LB_STEP_MS))
+		return fail("navigate failed");
+	if ((v = tk_rig_call(r, sid, "Accessibility.getFullAXTree", NULL,
+	         LB_STEP_MS)) == NULL ||
+	    (nodes = json_object_get(v, "nodes")) == NULL ||
+	    json_array_size(nodes) == 0)
+		return fail("getFullAXTree failed");
+	if (tk_rig_call(r, NULL, "Target.closeTarget",
+	        json_pack("{s:s}", "targetId", target), LB_STEP_MS) == NULL ||
+	    tk_rig_call(r, NULL, "Target.disposeBrowserContext",
+	        json_pack("{s:s}", "browserContextId", ctx),
+	        LB_STEP_MS) == NULL)
+		return fail("closing failed");
+	return 0;
+}
+
+/* n runs on one browser launched before them (warm), or one browser per
+ * run, launched and killed inside it (cold). */
+static int
+direct_runs(const char *url, bool warm, int64_t *v, int n)
+{
+	char err[256];
+	struct tk_rig r;
+	int rc = 0;
+
+	if (warm && tk_rig_start(&r, err, sizeof(err)) != 0)
+		return fail("launch: %s", err);
+	for (int i = 0; i < n && rc == 0; i++) {
+		int64_t t0 = cm_mono_ns();
+
+		if (!warm && tk_rig_start(&r, err, sizeof(err)) != 0)
+			return fail("launch: %s", err);
+		rc = direct_calls(&r, url);
+		if (!warm)
+			tk_rig_stop(&r);
+		v[i] = cm_mono_ns() - t0;
+	}
+	if (warm)
+		tk_rig_stop(&r);
+	return rc;
+}
+
+int
+main(void)
+{
+	static int64_t total[LB_RUNS_MAX], to_close[LB_RUNS_MAX];
+	static int64_t to_snap[LB_RUNS_MAX], warm[LB_RUNS_MAX];
+	static int64_t cold[LB_RUNS_MAX];
+	static struct lb_world w;
+	int n = tk_knob("LIFECYCLE_RUNS", 20, 2, LB_RUNS_MAX);
+	char dir[128], out[192];
+	struct tk_pages *pages;
+	int64_t p50, p50_warm, p50_cold;
+	int port, rc = 0;
+
+	if (n < 0)
+		return 2;
+	if (access(TK_CHROMIUM, X_OK) != 0) {
+		fail("no chromium at %s", TK_CHROMIUM);
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	printf("lifecycle_bench: %ld CPUs online\n",
+	    sysconf(_SC_NPROCESSORS_ONLN));
+	fflush(stdout);
+	if ((pages = tk_pages_start(&port)) == NULL) {
+		fail("the page server did not start");
+		return 1;
+	}
+	snprintf(w.url, sizeof(w.url), "http://127.0.0.1:%d/", port);
+	tk_tmpdir(dir, sizeof(dir), "lb");
+	snprintf(out, sizeof(out), "%s/spaced.out", dir);
+	if (tk_spaced_start_logged(&w.p, dir, NULL, out) != 0) {
+		fail("spaced did not start (see %s)", out);
+		tk_pages_stop(pages);
+		return 1;
+	}
+	if (setup(&w) != 0)
+		rc = 1;
+	for (int i = 0; i < n && rc == 0; i++)
+		if (spaced_run(&w, i, &total[i], &to_close[i], &to_snap[i]) !=
+		    0)
+			rc = 1;
+	tk_proc_stop(&w.p, SIGTERM);
+	if (rc == 0 && (direct_runs(w.url, true, warm, n) != 0 ||
+	                   direct_runs(w.url, false, cold, n) != 0))
+		rc = 1;
+	tk_pages_stop(pages);
+	if (rc != 0) {
+		fail("kept %s (log: %s)", dir, out);
+		return 1;
+	}
+	tk_rmrf(dir);
+	report("spaced create_to_snapshot", to_snap, n);
+	report("spaced create_to_close_answered", to_close, n);
+	p50 = report("spaced lifecycle_until_closed", total, n);
+	p50_warm = report("direct_cdp warm_browser", warm, n);
+	p50_cold = report("direct_cdp cold_launch", cold, n);
+	printf("lifecycle_bench: ratio spaced/direct p50 warm=%lld.%03lld "
+	       "cold=%lld.%03lld (targets: lifecycle p50 <= 150 ms, "
+	       "<= 1.3 x the direct client)\n",
+	    (long long)(p50 / p50_warm),
+	    (long long)(p50 * 1000 / p50_warm % 1000),
+	    (long long)(p50 / p50_cold),
+	    (long long)(p50 * 1000 / p50_cold % 1000));
+	return 0;
+}
