@@ -492,7 +492,7 @@ api_conn_accept(int fd, size_t cap, int64_t now)
 		/* Told why, and closed: a refusal the client can read. */
 		c->refused = true;
 		set.n_refusing++;
-		refuse(c, 503, CM_E_INTERNAL, busy, now);
+		refuse(c, 503, CM_E_OVERLOADED, busy, now);
 	} else {
 		set.n_conns++;
 		watch(c);

@@ -31,6 +31,7 @@
 #include "prom_text.h"
 #include "recv.h"
 #include "rpc.h"
+#include "status.h"
 
 /* An event stream, or a parked ?wait= request, of one connection. */
 struct api_stream {
@@ -71,8 +72,7 @@ static const char sse_head[] = "HTTP/1.1 200 OK\r\n"
 static bool
 finishing(const char *kind)
 {
-	return strcmp(kind, "completed") == 0 || strcmp(kind, "failed") == 0 ||
-	       strcmp(kind, "cancelled") == 0;
+	return cm_event_kind_ends_task(cm_event_kind_parse(kind));
 }
 
 /* One event as SSE, onto t: id, event and data lines (SPEC 5).  Returns
@@ -121,7 +121,8 @@ api_events_page(struct api_job *j, nng_socket store)
 			return;
 		}
 		j->last = r.events[i].sequence;
-		j->ending = strcmp(r.events[i].kind, "space_closed") == 0;
+		j->ending =
+		    cm_event_kind_is(r.events[i].kind, CM_EV_SPACE_CLOSED);
 	}
 	j->n_events = r.n_events;
 	pr_rep_free(&r);
@@ -287,7 +288,7 @@ stream_event(struct api_stream *s, const struct pr_event *e, int64_t now)
 	send_text(s, text, len);
 	free(text);
 	s->last_sent = e->sequence;
-	if (strcmp(e->kind, "space_closed") == 0) {
+	if (cm_event_kind_is(e->kind, CM_EV_SPACE_CLOSED)) {
 		s->ending = true;
 		api_conn_end(s->conn);
 	}

@@ -16,6 +16,7 @@
 #include "errors.h"
 #include "limits.h"
 #include "prom_text.h"
+#include "status.h"
 
 /* --- histograms --------------------------------------------------------- */
 
@@ -88,9 +89,9 @@ struct dur_series {
 
 /* --- tasks --------------------------------------------------------------- */
 
-enum { T_COMPLETED, T_FAILED, T_CANCELLED, N_TERMINAL };
-static const char *const terminal_kinds[N_TERMINAL] = {
-    "completed", "failed", "cancelled"};
+/* Finished tasks are counted by terminal status (the rows of the other
+ * statuses stay zero and are never shown). */
+#define N_STATUS CM_TASK_STATUS__COUNT
 /* error_code columns: the cm_err codes, with CM_OK standing for "none"
  * and CM_ERR__COUNT for "other". */
 #define N_CODES (CM_ERR__COUNT + 1)
@@ -126,8 +127,8 @@ static struct {
 	size_t n_dur;
 	uint64_t overflow;
 
-	uint64_t finished[N_TERMINAL][N_CODES];
-	struct hist run[N_TERMINAL];
+	uint64_t finished[N_STATUS][N_CODES];
+	struct hist run[N_STATUS];
 	struct hist queue;
 	struct task_slot slots[CM_METRICS_TASKS_MAX];
 	uint32_t heads[TASK_BUCKETS];
@@ -282,33 +283,36 @@ void
 api_metrics_event(const struct pr_event *ev)
 {
 	struct task_slot *s;
-	size_t t, col = CM_OK;
+	enum cm_event_kind k;
+	enum cm_task_status t = N_STATUS;
+	size_t col = CM_OK;
 	int64_t at;
 
 	if (ev == NULL || ev->sequence < 1 || ev->kind == NULL ||
 	    ev->task_id == NULL || ev->task_id[0] == '\0')
 		return;
 	at = ev->created_at;
-	for (t = 0; t < N_TERMINAL; t++)
-		if (strcmp(ev->kind, terminal_kinds[t]) == 0)
-			break;
-	if (t == T_FAILED || t == T_CANCELLED)
+	k = cm_event_kind_parse(ev->kind);
+	/* A task's last event is named after its terminal status. */
+	if (cm_event_kind_ends_task(k))
+		t = cm_task_status_parse(ev->kind);
+	if (t == CM_TASK_FAILED || t == CM_TASK_CANCELLED)
 		col = payload_code(ev->payload); /* parsed outside the lock */
 
 	pthread_mutex_lock(&m.lock);
 	s = task_find(ev->task_id);
-	if (strcmp(ev->kind, "queued") == 0) {
+	if (k == CM_EV_QUEUED) {
 		if (s == NULL)
 			s = task_insert(ev->task_id);
 		s->queued_at = at;
-	} else if (strcmp(ev->kind, "started") == 0) {
+	} else if (k == CM_EV_STARTED) {
 		if (s == NULL)
 			s = task_insert(ev->task_id);
 		s->started_at = at;
 		if (s->queued_at > 0 && at >= s->queued_at)
 			hist_observe(&m.queue, &queue_spec,
 			    (double)(at - s->queued_at) / 1000.0);
-	} else if (t < N_TERMINAL) {
+	} else if (t < N_STATUS) {
 		m.finished[t][col]++;
 		if (s != NULL && s->started_at > 0 && at >= s->started_at)
 			hist_observe(&m.run[t], &run_spec,
@@ -472,26 +476,33 @@ render_tasks(struct api_prom *b)
 	api_prom_family(b, "spaced_tasks_finished_total", "counter",
 	    "Tasks that reached a terminal status, from the store's event "
 	    "feed as this api process saw it.");
-	for (size_t t = 0; t < N_TERMINAL; t++)
+	for (int t = 0; t < N_STATUS; t++) {
+		if (!cm_task_status_terminal((enum cm_task_status)t))
+			continue;
 		for (size_t col = 0; col < N_CODES; col++) {
 			/* completed and cancelled are always shown, so a
 			 * first increment is never lost to rate(). */
 			if (m.finished[t][col] == 0 &&
-			    !(col == CM_OK && t != T_FAILED))
+			    !(col == CM_OK && t != CM_TASK_FAILED))
 				continue;
 			api_prom_printf(b,
 			    "spaced_tasks_finished_total{status=\"%s\","
 			    "error_code=\"%s\"} %llu\n",
-			    terminal_kinds[t], code_name(col),
+			    cm_task_status_name((enum cm_task_status)t),
+			    code_name(col),
 			    (unsigned long long)m.finished[t][col]);
 		}
+	}
 	api_prom_family(b, "spaced_task_duration_seconds", "histogram",
 	    "Task run time: its terminal event's time less its started "
 	    "event's time.");
-	for (size_t t = 0; t < N_TERMINAL; t++) {
+	for (int t = 0; t < N_STATUS; t++) {
 		char l[64];
 
-		snprintf(l, sizeof(l), "status=\"%s\"", terminal_kinds[t]);
+		if (!cm_task_status_terminal((enum cm_task_status)t))
+			continue;
+		snprintf(l, sizeof(l), "status=\"%s\"",
+		    cm_task_status_name((enum cm_task_status)t));
 		hist_lines(
 		    b, "spaced_task_duration_seconds", l, &m.run[t], &run_spec);
 	}

@@ -13,6 +13,7 @@
 
 #include "api.h"
 #include "clock.h"
+#include "status.h"
 #include "token.h"
 
 static struct pr_req
@@ -470,13 +471,13 @@ instance_set_status(struct api_ctx *c, const char *status)
 void
 api_admin_instance_disable(struct api_ctx *c)
 {
-	instance_set_status(c, "disabled");
+	instance_set_status(c, cm_instance_status_name(CM_INSTANCE_DISABLED));
 }
 
 void
 api_admin_instance_enable(struct api_ctx *c)
 {
-	instance_set_status(c, "ready");
+	instance_set_status(c, cm_instance_status_name(CM_INSTANCE_READY));
 }
 
 /* --- bindings ----------------------------------------------------------- */

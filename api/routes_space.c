@@ -9,6 +9,7 @@
 
 #include "api.h"
 #include "clock.h"
+#include "status.h"
 
 static struct pr_req
 req_for(const struct api_ctx *c, enum pr_op op)
@@ -194,9 +195,7 @@ api_space_get(struct api_ctx *c)
 static bool
 terminal(const char *status)
 {
-	return strcmp(status, "completed") == 0 ||
-	       strcmp(status, "failed") == 0 ||
-	       strcmp(status, "cancelled") == 0;
+	return cm_task_status_terminal(cm_task_status_parse(status));
 }
 
 /*
@@ -438,7 +437,10 @@ api_space_close(struct api_ctx *c)
 	if (r.err != CM_OK)
 		api_fail_rep(c, &r);
 	else /* closed only once the actor has torn the browser down */
-		api_ok(c, strcmp(r.spaces[0].status, "closed") == 0 ? 200 : 202,
+		api_ok(c,
+		    cm_space_status_is(r.spaces[0].status, CM_SPACE_CLOSED)
+		        ? 200
+		        : 202,
 		    api_dto_space(
 		        &r.spaces[0], r.n_tasks ? &r.tasks[0] : NULL));
 	pr_rep_free(&r);

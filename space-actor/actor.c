@@ -70,13 +70,13 @@ act_task_drop(struct actor *a)
  * redactor, with the instance's literal secrets, first.
  */
 static void
-record_outcome(struct actor *a, const char *status, const char *result,
+record_outcome(struct actor *a, enum cm_task_status status, const char *result,
     enum cm_err err, const char *message)
 {
 	const struct cm_secrets *sec = &a->inst.secrets;
 
 	a->out_status = status;
-	a->out_code = strcmp(status, "failed") == 0 ? cm_err_code(err) : NULL;
+	a->out_code = status == CM_TASK_FAILED ? cm_err_code(err) : NULL;
 	if (result != NULL)
 		a->out_result = cm_redact_result(result, strlen(result), sec);
 	if (a->out_code != NULL) {
@@ -138,19 +138,19 @@ act_task_start(struct actor *a, const struct pr_task *t, const char *args)
 	if (cm_json_parse(args ? args : "{}", args ? strlen(args) : 2,
 	        CM_ARGS_MAX, CM_JSON_DEPTH_MAX, &a->args, err,
 	        sizeof(err)) != 0) {
-		record_outcome(
-		    a, "failed", NULL, CM_E_RUNTIME_ERROR, "args unreadable");
+		record_outcome(a, CM_TASK_FAILED, NULL, CM_E_RUNTIME_ERROR,
+		    "args unreadable");
 		return;
 	}
 	if ((e = check_hosts(a, a->args, err, sizeof(err))) != CM_OK) {
-		record_outcome(a, "failed", NULL, e, err);
+		record_outcome(a, CM_TASK_FAILED, NULL, e, err);
 		return;
 	}
 	if (a->stopping) {
 		/* Claimed as the stop came: cancelled, never run. */
 		if (!a->cancel_on_record)
 			act_write_begin(&a->cancel);
-		record_outcome(a, "cancelled", NULL, CM_OK, NULL);
+		record_outcome(a, CM_TASK_CANCELLED, NULL, CM_OK, NULL);
 		return;
 	}
 	memset(&call, 0, sizeof(call));
@@ -160,7 +160,7 @@ act_task_start(struct actor *a, const struct pr_task *t, const char *args)
 	call.args = a->args;
 	call.deadline_ms = a->deadline_ms;
 	if (a->ops->start(a->drv, &call) != 0)
-		record_outcome(a, "failed", NULL, CM_E_RUNTIME_ERROR,
+		record_outcome(a, CM_TASK_FAILED, NULL, CM_E_RUNTIME_ERROR,
 		    "the runtime refused the call");
 }
 
@@ -181,7 +181,7 @@ cancelled(struct actor *a, bool usable)
 	}
 	if (!a->cancel_on_record)
 		act_write_begin(&a->cancel);
-	record_outcome(a, "cancelled", NULL, CM_OK, NULL);
+	record_outcome(a, CM_TASK_CANCELLED, NULL, CM_OK, NULL);
 }
 
 static void
@@ -190,7 +190,7 @@ timed_out(struct actor *a)
 	char msg[CM_CAPABILITY_MAX + CM_ERROR_CODE_MAX];
 
 	snprintf(msg, sizeof(msg), "%s did not finish in time", a->capability);
-	record_outcome(a, "failed", NULL, CM_E_TASK_TIMEOUT, msg);
+	record_outcome(a, CM_TASK_FAILED, NULL, CM_E_TASK_TIMEOUT, msg);
 }
 
 /*
@@ -334,10 +334,11 @@ step_driver(struct actor *a, const struct pollfd *fds, int nfds)
 	/* An outcome while cleaning up belongs to the abandoned call. */
 	if (a->have_task && !a->outcome.pending && a->cleanup == CLEAN_NONE) {
 		if (out.err == CM_OK)
-			record_outcome(a, "completed",
+			record_outcome(a, CM_TASK_COMPLETED,
 			    out.result ? out.result : "null", CM_OK, NULL);
 		else
-			record_outcome(a, "failed", NULL, out.err, out.message);
+			record_outcome(
+			    a, CM_TASK_FAILED, NULL, out.err, out.message);
 	}
 	free(out.result);
 }

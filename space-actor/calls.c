@@ -41,7 +41,8 @@ on_claim(struct actor *a, const struct pr_rep *r)
 	if (r->err != CM_OK)
 		return; /* the idle timer asks again */
 	if (r->close_requested ||
-	    (r->n_spaces == 1 && strcmp(r->spaces[0].status, "closed") == 0))
+	    (r->n_spaces == 1 &&
+	        cm_space_status_is(r->spaces[0].status, CM_SPACE_CLOSED)))
 		a->closing = true;
 	if (r->n_tasks != 1)
 		return;
@@ -94,7 +95,7 @@ on_finish(struct actor *a, const struct pr_rep *r)
 	if (retry_later(a, r))
 		return;
 	if (r->err == CM_E_INVALID_REQUEST &&
-	    strcmp(a->out_status, "cancelled") == 0 && !a->cancel_on_record) {
+	    a->out_status == CM_TASK_CANCELLED && !a->cancel_on_record) {
 		/* The store has no cancel request for the task: record one
 		 * (the store refuses a cancelled outcome without it). */
 		act_write_begin(&a->cancel);
@@ -209,7 +210,7 @@ act_calls_next(struct actor *a)
 		q.op_id = a->outcome.op_id;
 		q.task_id = a->task_id;
 		q.lease_holder = a->holder;
-		q.status = a->out_status;
+		q.status = cm_task_status_name(a->out_status);
 		q.result = a->out_result;
 		q.error_code = a->out_code;
 		if (a->out_code != NULL)

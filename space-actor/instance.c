@@ -8,6 +8,7 @@
 
 #include "json.h"
 #include "limits.h"
+#include "status.h"
 
 /* Collects the literal secrets of the instance for the redactor. */
 static void
@@ -42,8 +43,8 @@ act_instance_init(struct act_instance *in, const struct pr_rep *r,
 		snprintf(err, errlen, "the store's reply has the wrong shape");
 		return -1;
 	}
-	if (strcmp(r->spaces[0].status, "closed") == 0 ||
-	    strcmp(r->spaces[0].status, "error") == 0)
+	if (cm_space_status_is(r->spaces[0].status, CM_SPACE_CLOSED) ||
+	    cm_space_status_is(r->spaces[0].status, CM_SPACE_ERROR))
 		return 0;
 	snprintf(in->workspace_id, sizeof(in->workspace_id), "%s",
 	    r->spaces[0].workspace_id);

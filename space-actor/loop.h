@@ -17,6 +17,7 @@
 #include "instance.h"
 #include "proto.h"
 #include "rpc.h"
+#include "status.h"
 
 /* The store call under way, if any. */
 enum act_call_kind {
@@ -80,7 +81,7 @@ struct actor {
 
 	struct act_write cancel; /* task.cancel, before a cancelled outcome */
 	struct act_write outcome;
-	const char *out_status;
+	enum cm_task_status out_status;
 	const char *out_code; /* a static code string, failed only */
 	char *out_result;     /* redacted, malloc'd */
 	char *out_message;    /* redacted, malloc'd */

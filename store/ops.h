@@ -16,6 +16,7 @@
 #include "capability.h"
 #include "db.h"
 #include "proto.h"
+#include "status.h"
 #include "store.h"
 
 struct st_pub {
@@ -160,11 +161,12 @@ int st_strlist_from_json(
 /*
  * Task finalisation, shared by cancel, finish, the supervisor's recovery,
  * the lease sweep and Space close/error (ops_task.c).  Moves the task to
- * its terminal status, clears its lease, appends the matching event and
- * returns the Space from running to idle.  error_* may be NULL.
+ * its terminal status, clears its lease, appends the matching event (of
+ * the status's name) and returns the Space from running to idle.  status
+ * must be terminal (a caller bug aborts).  error_* may be NULL.
  */
 int st_task_finalize(struct st_ctx *ctx, const char *workspace_id,
-    const char *space_id, const char *task_id, const char *status,
+    const char *space_id, const char *task_id, enum cm_task_status status,
     const char *result, const char *error_code, const char *error_message);
 
 /* Records cancel_requested on a task once (the event too).  Returns 1 when

@@ -84,8 +84,8 @@ st_op_actor_claim(
 		return;
 	sp = &rep->spaces[0];
 	rep->close_requested = sp->close_requested;
-	if (strcmp(sp->status, "closed") == 0 ||
-	    strcmp(sp->status, "error") == 0)
+	if (cm_space_status_is(sp->status, CM_SPACE_CLOSED) ||
+	    cm_space_status_is(sp->status, CM_SPACE_ERROR))
 		return;
 	if ((rc = st_load_active_task(ctx, rep, req->space_id, &args)) != 1)
 		return;
@@ -95,20 +95,22 @@ st_op_actor_claim(
 	 * claim whose reply was lost is answered from the op_id memory.  A
 	 * closing Space starts nothing new.
 	 */
-	if (strcmp(t->status, "running") == 0 || sp->close_requested) {
+	if (cm_task_status_is(t->status, CM_TASK_RUNNING) ||
+	    sp->close_requested) {
 		rep->n_tasks = 0;
 		return;
 	}
 	if (st_db_run(ctx->db, claim, "sisi", t->task_id, ctx->now,
 	        req->lease_holder, ctx->now + CM_LEASE_TTL_MS) != ST_DONE ||
 	    st_event_touch(ctx, sp->workspace_id, req->space_id, t->task_id,
-	        "started", NULL, "running") != 0)
+	        cm_event_kind_name(CM_EV_STARTED), NULL,
+	        cm_space_status_name(CM_SPACE_RUNNING)) != 0)
 		goto fail;
 	/* The rows as they now are, without reading them again. */
-	sp->status = "running";
+	sp->status = cm_space_status_name(CM_SPACE_RUNNING);
 	sp->revision++;
 	sp->updated_at = ctx->now;
-	t->status = "running";
+	t->status = cm_task_status_name(CM_TASK_RUNNING);
 	t->started_at = t->updated_at = ctx->now;
 	rep->args = args;
 	return;
@@ -156,7 +158,7 @@ load_held(
 	}
 	st_row_task(rep, s, t);
 	holder = st_col_text(s, ST_TASK_NCOLS);
-	running = strcmp(t->status, "running") == 0;
+	running = cm_task_status_is(t->status, CM_TASK_RUNNING);
 	held =
 	    running && holder != NULL && strcmp(holder, req->lease_holder) == 0;
 	rep->close_requested = st_col_int(s, ST_TASK_NCOLS + 1) != 0;
@@ -205,7 +207,7 @@ task_queued(struct st_ctx *ctx, const char *space_id)
 	if (st_db_query(ctx->db, &s, sql, "s", space_id) != ST_OK)
 		return -1;
 	if ((rc = st_stmt_step(s)) == ST_ROW)
-		queued = strcmp(st_col_text(s, 0), "queued") == 0;
+		queued = cm_task_status_is(st_col_text(s, 0), CM_TASK_QUEUED);
 	st_stmt_done(s);
 	return rc == ST_ERROR ? -1 : queued;
 }
@@ -216,17 +218,16 @@ st_op_actor_finish(
 {
 	int queued;
 	struct pr_task *t;
-	const char *status = req->status;
-	bool failed = strcmp(status, "failed") == 0;
+	enum cm_task_status status = cm_task_status_parse(req->status);
+	bool failed = status == CM_TASK_FAILED;
 
-	if (strcmp(status, "completed") != 0 && !failed &&
-	    strcmp(status, "cancelled") != 0) {
+	if (!cm_task_status_terminal(status)) {
 		pr_rep_error(rep, CM_E_INVALID_REQUEST,
 		    "status must be completed, failed or cancelled");
 		return;
 	}
 	if (failed != (req->error_code != NULL) ||
-	    (req->result != NULL && strcmp(status, "completed") != 0)) {
+	    (req->result != NULL && status != CM_TASK_COMPLETED)) {
 		pr_rep_error(rep, CM_E_INVALID_REQUEST,
 		    "error_code goes with failed, result with completed");
 		return;
@@ -235,11 +236,11 @@ st_op_actor_finish(
 		/* Already finished by this same call (a re-send after a store
 		 * restart lost the op_id memory): report it, do nothing. */
 		if (rep->n_tasks == 1 &&
-		    strcmp(rep->tasks[0].status, status) == 0)
+		    cm_task_status_is(rep->tasks[0].status, status))
 			rep->err = CM_OK, rep->msg = NULL;
 		return;
 	}
-	if (strcmp(status, "cancelled") == 0 && !rep->cancel_requested) {
+	if (status == CM_TASK_CANCELLED && !rep->cancel_requested) {
 		rep->n_tasks = 0;
 		pr_rep_error(rep, CM_E_INVALID_REQUEST,
 		    "a task is cancelled only after a cancel request");
@@ -255,7 +256,7 @@ st_op_actor_finish(
 	}
 	rep->task_queued = queued == 1;
 	/* The row as it now is, without reading it again. */
-	t->status = status;
+	t->status = cm_task_status_name(status);
 	t->result = req->result;
 	t->error_code = req->error_code;
 	t->error_message = req->error_message;
@@ -274,10 +275,11 @@ end_lost(struct st_ctx *ctx, const char *ws, const char *space_id,
 	    "the executor stopped renewing the task's lease";
 
 	if (cancel_requested)
-		return st_task_finalize(
-		    ctx, ws, space_id, task_id, "cancelled", NULL, NULL, NULL);
-	return st_task_finalize(ctx, ws, space_id, task_id, "failed", NULL,
-	    code, strcmp(code, "lease_expired") == 0 ? msg_lease : msg_unknown);
+		return st_task_finalize(ctx, ws, space_id, task_id,
+		    CM_TASK_CANCELLED, NULL, NULL, NULL);
+	return st_task_finalize(ctx, ws, space_id, task_id, CM_TASK_FAILED,
+	    NULL, code,
+	    strcmp(code, "lease_expired") == 0 ? msg_lease : msg_unknown);
 }
 
 void
@@ -292,7 +294,7 @@ st_op_sup_finalize_lost(
 		return;
 	t = &rep->tasks[0];
 	/* A queued task never started: the next actor will run it. */
-	if (strcmp(t->status, "running") != 0) {
+	if (!cm_task_status_is(t->status, CM_TASK_RUNNING)) {
 		rep->n_tasks = 0;
 		return;
 	}

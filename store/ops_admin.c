@@ -610,14 +610,13 @@ void
 st_op_instance_set_status(
     struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
-	static const char *const statuses[] = {
-	    "ready", "unavailable", "disabled", NULL};
 	static const char upd[] = "UPDATE browser_instances SET status = $2,"
 	                          " updated_at = $3 WHERE id = $1";
 	static const char sel[] =
 	    "SELECT " INSTANCE_COLS " FROM browser_instances i WHERE i.id = $1";
 
-	if (!one_of(req->status, statuses)) {
+	if (cm_instance_status_parse(req->status) ==
+	    CM_INSTANCE_STATUS__COUNT) {
 		pr_rep_error(rep, CM_E_INVALID_REQUEST,
 		    "status must be ready, unavailable or disabled");
 		return;

@@ -261,8 +261,8 @@ st_op_space_create(
 	payload = st_payload("{s:s, s:s, s:s}", "browser_instance_id",
 	    req->browser_instance_id, "owner_type", req->owner_type, "owner_id",
 	    req->owner_id);
-	if (st_event_append(ctx, req->workspace_id, id, NULL, "space_opened",
-	        payload) != 0) {
+	if (st_event_append(ctx, req->workspace_id, id, NULL,
+	        cm_event_kind_name(CM_EV_SPACE_OPENED), payload) != 0) {
 		st_db_failed(ctx, rep, "space create");
 		goto out;
 	}
@@ -291,18 +291,14 @@ st_op_space_list(
 	    " WHERE workspace_id = $1 AND ($2 IS NULL OR status = $2)"
 	    " AND ($3 IS NULL OR owner_id = $3)"
 	    " ORDER BY created_at DESC, id DESC LIMIT $4";
-	static const char *const statuses[] = {
-	    "idle", "running", "closed", "error"};
 	struct st_stmt *s;
 	struct pr_space *sp;
-	bool known = req->status == NULL;
 	int limit, rc;
 
 	if ((limit = list_limit(req, rep, CM_LIST_LIMIT_DEFAULT)) < 0)
 		return;
-	for (size_t i = 0; !known && i < 4; i++)
-		known = strcmp(req->status, statuses[i]) == 0;
-	if (!known) {
+	if (req->status != NULL &&
+	    cm_space_status_parse(req->status) == CM_SPACE_STATUS__COUNT) {
 		pr_rep_error(rep, CM_E_INVALID_REQUEST,
 		    "status must be idle, running, closed or error");
 		return;
@@ -341,14 +337,15 @@ st_op_space_close(
 	if (st_load_space(ctx, rep, req->workspace_id, req->space_id) != 1)
 		return;
 	sp = &rep->spaces[0];
-	if (strcmp(sp->status, "closed") == 0 || sp->close_requested) {
+	if (cm_space_status_is(sp->status, CM_SPACE_CLOSED) ||
+	    sp->close_requested) {
 		st_load_active_task(ctx, rep, req->space_id, NULL);
 		return;
 	}
 	if (st_db_run(ctx->db, upd, "s", req->space_id) != ST_DONE ||
 	    st_space_touch(ctx, req->space_id, NULL) != 0 ||
 	    st_notice(ctx, req->workspace_id, req->space_id,
-	        "close_requested") != 0 ||
+	        cm_event_kind_name(CM_EV_CLOSE_REQUESTED)) != 0 ||
 	    st_load_active_task(ctx, rep, req->space_id, NULL) < 0)
 		goto fail;
 	if (rep->n_tasks == 1) {
@@ -357,9 +354,9 @@ st_op_space_close(
 		        ctx, req->workspace_id, req->space_id, t->task_id) < 0)
 			goto fail;
 		/* A queued task never reached a runtime: it ends here. */
-		if (strcmp(t->status, "queued") == 0 &&
+		if (cm_task_status_is(t->status, CM_TASK_QUEUED) &&
 		    st_task_finalize(ctx, req->workspace_id, req->space_id,
-		        t->task_id, "cancelled", NULL, NULL, NULL) != 0)
+		        t->task_id, CM_TASK_CANCELLED, NULL, NULL, NULL) != 0)
 			goto fail;
 	}
 	rep->n_spaces = 0;
@@ -374,7 +371,7 @@ fail:
 /* Ends whatever task is still active, as part of a Space's end. */
 static int
 end_active_task(struct st_ctx *ctx, struct pr_rep *rep, const char *ws,
-    const char *space_id, const char *status, const char *code)
+    const char *space_id, enum cm_task_status status, const char *code)
 {
 	const struct pr_task *t;
 	size_t before = rep->n_tasks;
@@ -400,16 +397,16 @@ st_op_space_mark_closed(
 
 	if (st_load_space(ctx, rep, NULL, req->space_id) != 1)
 		return;
-	if (strcmp(rep->spaces[0].status, "closed") == 0)
+	if (cm_space_status_is(rep->spaces[0].status, CM_SPACE_CLOSED))
 		return;
 	ws = rep->spaces[0].workspace_id;
 	/* The actor tore the browser down: a task still open was cancelled by
 	 * that teardown. */
-	if (end_active_task(ctx, rep, ws, req->space_id, "cancelled", NULL) !=
-	        0 ||
+	if (end_active_task(
+	        ctx, rep, ws, req->space_id, CM_TASK_CANCELLED, NULL) != 0 ||
 	    st_db_run(ctx->db, upd, "si", req->space_id, ctx->now) != ST_DONE ||
-	    st_event_touch(ctx, ws, req->space_id, NULL, "space_closed", NULL,
-	        NULL) != 0) {
+	    st_event_touch(ctx, ws, req->space_id, NULL,
+	        cm_event_kind_name(CM_EV_SPACE_CLOSED), NULL, NULL) != 0) {
 		st_db_failed(ctx, rep, "space mark_closed");
 		return;
 	}
@@ -429,21 +426,22 @@ st_op_space_mark_error(
 
 	if (st_load_space(ctx, rep, NULL, req->space_id) != 1)
 		return;
-	if (strcmp(rep->spaces[0].status, "closed") == 0) {
+	if (cm_space_status_is(rep->spaces[0].status, CM_SPACE_CLOSED)) {
 		pr_rep_error(
 		    rep, CM_E_SPACE_CLOSED, "the browser space is closed");
 		return;
 	}
-	if (strcmp(rep->spaces[0].status, "error") == 0)
+	if (cm_space_status_is(rep->spaces[0].status, CM_SPACE_ERROR))
 		return;
 	ws = rep->spaces[0].workspace_id;
 	payload = st_payload("{s:s}", "error_code", req->error_code);
-	rc = end_active_task(
-	         ctx, rep, ws, req->space_id, "failed", req->error_code) != 0 ||
+	rc = end_active_task(ctx, rep, ws, req->space_id, CM_TASK_FAILED,
+	         req->error_code) != 0 ||
 	     st_db_run(ctx->db, upd, "ss", req->space_id, req->error_code) !=
 	         ST_DONE ||
-	     st_event_touch(ctx, ws, req->space_id, NULL, "space_error",
-	         payload, "error") != 0;
+	     st_event_touch(ctx, ws, req->space_id, NULL,
+	         cm_event_kind_name(CM_EV_SPACE_ERROR), payload,
+	         cm_space_status_name(CM_SPACE_ERROR)) != 0;
 	free(payload);
 	if (rc) {
 		st_db_failed(ctx, rep, "space mark_error");

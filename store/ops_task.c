@@ -78,7 +78,7 @@ st_bundle_get(struct st_ctx *ctx, const char *bundle_id)
 
 int
 st_task_finalize(struct st_ctx *ctx, const char *workspace_id,
-    const char *space_id, const char *task_id, const char *status,
+    const char *space_id, const char *task_id, enum cm_task_status status,
     const char *result, const char *error_code, const char *error_message)
 {
 	static const char upd[] =
@@ -86,11 +86,14 @@ st_task_finalize(struct st_ctx *ctx, const char *workspace_id,
 	    " error_code = $4, error_message = $5, finished_at = $6,"
 	    " updated_at = $6, lease_holder = NULL, lease_expires_at = NULL"
 	    " WHERE id = $1 AND (status = 'queued' OR status = 'running')";
+	const char *name = cm_task_status_name(status);
 	char *payload = NULL;
 	int rc;
 
-	if (st_db_run(ctx->db, upd, "sssssi", task_id, status, result,
-	        error_code, error_message, ctx->now) != ST_DONE)
+	if (!cm_task_status_terminal(status))
+		cm_fatalx("task finalize to %s", name);
+	if (st_db_run(ctx->db, upd, "sssssi", task_id, name, result, error_code,
+	        error_message, ctx->now) != ST_DONE)
 		return -1;
 	if (st_db_changes(ctx->db) != 1)
 		return -1; /* not active: a caller bug, the transaction aborts
@@ -99,7 +102,7 @@ st_task_finalize(struct st_ctx *ctx, const char *workspace_id,
 		payload = st_payload("{s:s, s:s}", "error_code", error_code,
 		    "error_message", error_message ? error_message : "");
 	rc = st_event_settle(
-	    ctx, workspace_id, space_id, task_id, status, payload);
+	    ctx, workspace_id, space_id, task_id, name, payload);
 	free(payload);
 	return rc;
 }
@@ -119,7 +122,7 @@ st_task_request_cancel(struct st_ctx *ctx, const char *workspace_id,
 	if (st_db_changes(ctx->db) == 0)
 		return 0;
 	return st_event_append(ctx, workspace_id, space_id, task_id,
-	           "cancel_requested", NULL) == 0
+	           cm_event_kind_name(CM_EV_CANCEL_REQUESTED), NULL) == 0
 	           ? 1
 	           : -1;
 }
@@ -252,6 +255,7 @@ st_op_task_submit(
 	char id[CM_UUID_LEN], op[CM_UUID_LEN];
 	char inst_status[16], bundle_id[CM_ID_MAX + 1];
 	const struct pr_space *sp;
+	enum cm_space_status sp_status;
 	struct pr_task *t;
 	struct st_stmt *s;
 	char *args = NULL, *payload = NULL;
@@ -301,11 +305,12 @@ st_op_task_submit(
 	 * UNIQUE (space_id, request_id) fails on a repeat, and only then is
 	 * the earlier task read.
 	 */
-	if (strcmp(sp->status, "closed") == 0 || sp->close_requested ||
-	    strcmp(sp->status, "error") == 0) {
+	sp_status = cm_space_status_parse(sp->status);
+	if (sp_status == CM_SPACE_CLOSED || sp->close_requested ||
+	    sp_status == CM_SPACE_ERROR) {
 		if (submit_repeat(ctx, req, args, rep) != 0)
 			goto out;
-		if (strcmp(sp->status, "error") == 0)
+		if (sp_status == CM_SPACE_ERROR)
 			pr_rep_error(rep, CM_E_SPACE_UNUSABLE,
 			    "the browser space is in error (%s)",
 			    sp->last_error_code ? sp->last_error_code
@@ -313,8 +318,8 @@ st_op_task_submit(
 		else
 			pr_rep_error(rep, CM_E_SPACE_CLOSED,
 			    "the browser space is %s",
-			    strcmp(sp->status, "closed") == 0 ? "closed"
-			                                      : "closing");
+			    sp_status == CM_SPACE_CLOSED ? "closed"
+			                                 : "closing");
 		goto out;
 	}
 
@@ -334,17 +339,18 @@ st_op_task_submit(
 	}
 	payload = st_payload("{s:s, s:s}", "capability", req->capability,
 	    "request_id", req->request_id);
-	if (rc != ST_DONE || st_event_append(ctx, req->workspace_id,
-	                         req->space_id, id, "queued", payload) != 0) {
+	if (rc != ST_DONE ||
+	    st_event_append(ctx, req->workspace_id, req->space_id, id,
+	        cm_event_kind_name(CM_EV_QUEUED), payload) != 0) {
 		st_db_failed(ctx, rep, "task submit");
 		goto out;
 	}
 
 	/* A runtime that is not ready fails the task, which stays on record
 	 * (SPEC 2, 503). */
-	ready = strcmp(inst_status, "ready") == 0;
+	ready = cm_instance_status_parse(inst_status) == CM_INSTANCE_READY;
 	if (!ready && st_task_finalize(ctx, req->workspace_id, req->space_id,
-	                  id, "failed", NULL, "runtime_not_ready",
+	                  id, CM_TASK_FAILED, NULL, "runtime_not_ready",
 	                  "the browser instance is not ready") != 0) {
 		st_db_failed(ctx, rep, "task submit");
 		goto out;
@@ -371,7 +377,7 @@ st_op_task_submit(
 	t->capability = req->capability;
 	st_task_arg_keys(rep, args, &t->arg_keys);
 	t->timeout_ms = timeout;
-	t->status = "queued";
+	t->status = cm_task_status_name(CM_TASK_QUEUED);
 	t->created_at = t->updated_at = ctx->now;
 	rep->created = true;
 out:
@@ -485,8 +491,7 @@ st_op_task_cancel(
 		}
 	}
 	t = &rep->tasks[0];
-	if (strcmp(t->status, "queued") != 0 &&
-	    strcmp(t->status, "running") != 0)
+	if (cm_task_status_terminal(cm_task_status_parse(t->status)))
 		return; /* terminal: report it as it is */
 	snprintf(task_id, sizeof(task_id), "%s", t->task_id);
 	rc = st_task_request_cancel(
@@ -494,9 +499,9 @@ st_op_task_cancel(
 	if (rc < 0)
 		goto fail;
 	rep->created = rc == 1;
-	if (strcmp(t->status, "queued") == 0) {
+	if (cm_task_status_is(t->status, CM_TASK_QUEUED)) {
 		if (st_task_finalize(ctx, req->workspace_id, req->space_id,
-		        task_id, "cancelled", NULL, NULL, NULL) != 0)
+		        task_id, CM_TASK_CANCELLED, NULL, NULL, NULL) != 0)
 			goto fail;
 		rep->created = true;
 	}

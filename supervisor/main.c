@@ -35,6 +35,7 @@
 #include "log.h"
 #include "recv.h"
 #include "rpc.h"
+#include "status.h"
 #include "storework.h"
 
 static void
@@ -213,12 +214,10 @@ restart_due(struct sup *s, int64_t now)
  * anyway, wakes just the actor concerned through its wake pipe.
  */
 static bool
-actor_wants(const char *kind)
+actor_wants(enum cm_event_kind kind)
 {
-	return strcmp(kind, "queued") == 0 ||
-	       strcmp(kind, "cancel_requested") == 0 ||
-	       strcmp(kind, "close_requested") == 0 ||
-	       strcmp(kind, "space_closed") == 0;
+	return kind == CM_EV_QUEUED || kind == CM_EV_CANCEL_REQUESTED ||
+	       kind == CM_EV_CLOSE_REQUESTED || kind == CM_EV_SPACE_CLOSED;
 }
 
 static void
@@ -235,9 +234,9 @@ drain_events(struct sup *s)
 		        err, sizeof(err)) != 0) {
 			cm_warnx(
 			    "supervisor: bad event from the store: %s", err);
-		} else if (strcmp(ev.kind, "space_opened") == 0) {
+		} else if (cm_event_kind_is(ev.kind, CM_EV_SPACE_OPENED)) {
 			sup_ensure_actor(s, ev.space_id);
-		} else if (actor_wants(ev.kind)) {
+		} else if (actor_wants(cm_event_kind_parse(ev.kind))) {
 			struct sup_child *ch =
 			    sup_child_by_space(&s->kids, ev.space_id);
 

@@ -5,6 +5,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "status.h"
 
 static void
 req_init(struct pr_req *q, enum pr_op op)
@@ -101,7 +102,7 @@ scan_page(struct sup *s, const struct pr_rep *r)
 	for (size_t i = 0; i < r->n_spaces; i++) {
 		const struct pr_space *sp = &r->spaces[i];
 
-		if (strcmp(sp->status, "error") != 0) {
+		if (!cm_space_status_is(sp->status, CM_SPACE_ERROR)) {
 			sup_ensure_actor(s, sp->space_id);
 			continue;
 		}

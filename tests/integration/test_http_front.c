@@ -265,6 +265,8 @@ Test(http_front, connections_past_the_cap_are_refused, .fini = tk_cleanup)
 	static char buf[4096];
 	struct rlimit old, low;
 	int fds[N], refused = 0;
+	const char *body;
+	json_t *ans;
 	bool eof;
 
 	/* spaced and its children inherit an open-file limit that puts the
@@ -291,6 +293,14 @@ Test(http_front, connections_past_the_cap_are_refused, .fini = tk_cleanup)
 		cr_assert_eq(strncmp(buf, "HTTP/1.1 503 ", 13), 0,
 		    "connection %d: %.60s", i, buf);
 		cr_assert(eof);
+		body = strstr(buf, "\r\n\r\n");
+		cr_assert_not_null(body, "connection %d: no body", i);
+		ans = json_loads(body + 4, 0, NULL);
+		cr_assert_str_eq(af_error_code(ans) ? af_error_code(ans) : "",
+		    "overloaded", "connection %d: %s", i, body + 4);
+		cr_assert(json_is_true(json_object_get(
+		    json_object_get(ans, "error"), "retryable")));
+		json_decref(ans);
 		refused++;
 	}
 	cr_assert_geq(refused, 24, "only %d connections refused", refused);

@@ -3,6 +3,12 @@
  * 8) and past any one page of sup.list_active: the api's active-Spaces
  * gauge counts every one of them, and every Space gets its actor.  Under
  * the sanitizers, one page and one Space (see MANY).
+ *
+ * Those actors start from the space_opened notices, so the supervisor's
+ * rescan need not read past its first page for that test to pass.  A
+ * second test opens more than a page of Spaces with no supervisor running
+ * (the store alone), then starts spaced on that data dir: only its scan
+ * of the store, a page of CM_ACTIVE_PAGE_MAX at a time, can start them.
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -24,8 +30,16 @@
 #define MANY 1500
 #endif
 #define MANY_WAIT_MS 300000 /* 1,500 fork+execs on a shared machine */
+/* Past one page of sup.list_active; ~600 fork+execs. */
+#ifdef SPACED_SANITIZED
+#define RESCAN_MANY (CM_ACTIVE_PAGE_MAX + 1)
+#else
+#define RESCAN_MANY (CM_ACTIVE_PAGE_MAX + 88)
+#endif
+#define RESCAN_WAIT_MS 120000
 
 static struct sf_env env;
+static size_t n_open; /* how many Spaces open_many opens */
 
 /*
  * Registers and binds a fake instance and opens a Space on it, through
@@ -93,21 +107,22 @@ opener_run(void *arg)
 	nng_socket s;
 
 	if (cm_rpc_open(&s, env.p.store_url) != 0) {
-		o->failed = MANY;
+		o->failed = n_open;
 		return NULL;
 	}
-	for (size_t i = o->first; i < MANY; i += MANY_CLIENTS)
+	for (size_t i = o->first; i < n_open; i += MANY_CLIENTS)
 		o->failed += !open_space(s, i);
 	nng_close(s);
 	return NULL;
 }
 
 static void
-open_many(void)
+open_many(size_t n)
 {
 	static struct opener o[MANY_CLIENTS];
 	size_t failed = 0;
 
+	n_open = n;
 	for (size_t t = 0; t < MANY_CLIENTS; t++) {
 		o[t].first = t;
 		o[t].failed = 0;
@@ -140,14 +155,14 @@ look_again(int64_t *last)
 	return true;
 }
 
+/* arg: the int count of actors to wait for. */
 static bool
 all_actors_up(void *arg)
 {
 	static int64_t last;
 
-	(void)arg;
-	return look_again(&last) &&
-	       sf_children(env.p.pid, "spaced-actor", NULL, NULL, 0) >= MANY;
+	return look_again(&last) && sf_children(env.p.pid, "spaced-actor", NULL,
+	                                NULL, 0) >= *(const int *)arg;
 }
 
 /* The last value of the gauge (-1: absent, the store was slow). */
@@ -201,7 +216,7 @@ Test(many_spaces, gauge_and_actors_cover_every_open_space, .fini = tk_cleanup,
 	sf_spaced_start(&env);
 	cr_assert_eq(tk_provision(env.s, &env.w, 0), 0);
 	t0 = cm_mono_ms();
-	open_many();
+	open_many(MANY);
 	opened_ms = cm_mono_ms() - t0;
 
 	cr_assert(tk_http_ready(&env.p, SF_WAIT_MS));
@@ -211,7 +226,7 @@ Test(many_spaces, gauge_and_actors_cover_every_open_space, .fini = tk_cleanup,
 	    "the gauge counts %g of %d open Spaces", seen, MANY);
 	counted_ms = cm_mono_ms() - t0;
 
-	cr_assert(tk_wait_until(all_actors_up, NULL, MANY_WAIT_MS),
+	cr_assert(tk_wait_until(all_actors_up, &(int){MANY}, MANY_WAIT_MS),
 	    "%d actors for %d open Spaces",
 	    sf_children(env.p.pid, "spaced-actor", NULL, NULL, 0), MANY);
 	n = sf_children(env.p.pid, "spaced-actor", NULL, pids, MANY + 16);
@@ -224,5 +239,42 @@ Test(many_spaces, gauge_and_actors_cover_every_open_space, .fini = tk_cleanup,
 	    "up at %lld ms; %d actors, Pss %ld KiB in all, %ld KiB each\n",
 	    (long long)opened_ms, (long long)counted_ms,
 	    (long long)(cm_mono_ms() - t0), n, pss, pss / n);
+	sf_stop(&env);
+}
+
+/*
+ * The supervisor's scan of the store reads every page: Spaces opened
+ * while no supervisor ran (no notice will ever name them) all get their
+ * actor when spaced starts on their data dir.
+ */
+Test(many_spaces, start_scan_reads_past_one_page, .fini = tk_cleanup,
+    .timeout = 300)
+{
+	static const int want = RESCAN_MANY;
+	const char *store_flags[2];
+	char max[64];
+	int n;
+
+	memset(&env, 0, sizeof(env));
+	tk_tmpdir(env.dir, sizeof(env.dir), "rescan");
+	snprintf(env.out, sizeof(env.out), "%s/spaced.out", env.dir);
+	snprintf(max, sizeof(max), "--max-spaces-per-workspace=%d", want);
+	store_flags[0] = env.flags[0] = max;
+	store_flags[1] = env.flags[1] = NULL;
+
+	/* The store alone: nothing starts an actor yet. */
+	cr_assert_eq(tk_store_start(&env.p, env.dir, store_flags), 0);
+	cr_assert_eq(cm_rpc_open(&env.s, env.p.store_url), 0);
+	cr_assert_eq(tk_provision(env.s, &env.w, 0), 0);
+	open_many((size_t)want);
+	nng_close(env.s);
+	tk_proc_stop(&env.p, SIGTERM);
+
+	sf_spaced_start(&env);
+	cr_assert(tk_wait_until(all_actors_up, (void *)&want, RESCAN_WAIT_MS),
+	    "%d actors for %d open Spaces",
+	    sf_children(env.p.pid, "spaced-actor", NULL, NULL, 0), want);
+	n = sf_children(env.p.pid, "spaced-actor", NULL, NULL, 0);
+	cr_assert_eq(n, want, "%d actors for %d open Spaces", n, want);
 	sf_stop(&env);
 }

@@ -1,0 +1,87 @@
+/*
+ * status.h: the statuses of tasks, Spaces and browser instances and the
+ * kinds of events, as enums, each with its one string table (SPEC 1).
+ *
+ * The strings are the wire and database form and never change; code
+ * compares enums, never the strings.  Each X-macro row is
+ * X(enum, string); a parse of a string that is no row (or NULL) returns
+ * the table's __COUNT value, which callers treat as an error.  A name of
+ * a value out of range is "" (never NULL), so it matches no row.
+ */
+#ifndef CM_STATUS_H
+#define CM_STATUS_H
+
+#include <stdbool.h>
+
+/* SPEC 1.2.  completed, failed and cancelled are terminal. */
+#define CM_TASK_STATUSES(X)               \
+	X(CM_TASK_QUEUED, "queued")       \
+	X(CM_TASK_RUNNING, "running")     \
+	X(CM_TASK_COMPLETED, "completed") \
+	X(CM_TASK_FAILED, "failed")       \
+	X(CM_TASK_CANCELLED, "cancelled")
+
+/* SPEC 1.1. */
+#define CM_SPACE_STATUSES(X)           \
+	X(CM_SPACE_IDLE, "idle")       \
+	X(CM_SPACE_RUNNING, "running") \
+	X(CM_SPACE_CLOSED, "closed")   \
+	X(CM_SPACE_ERROR, "error")
+
+/* SPEC 1: a browser instance. */
+#define CM_INSTANCE_STATUSES(X)                   \
+	X(CM_INSTANCE_READY, "ready")             \
+	X(CM_INSTANCE_UNAVAILABLE, "unavailable") \
+	X(CM_INSTANCE_DISABLED, "disabled")
+
+/* SPEC 1.3: task events, Space events, runtime events. */
+#define CM_EVENT_KINDS(X)                                    \
+	X(CM_EV_QUEUED, "queued")                            \
+	X(CM_EV_STARTED, "started")                          \
+	X(CM_EV_COMPLETED, "completed")                      \
+	X(CM_EV_FAILED, "failed")                            \
+	X(CM_EV_CANCEL_REQUESTED, "cancel_requested")        \
+	X(CM_EV_CANCELLED, "cancelled")                      \
+	X(CM_EV_SPACE_OPENED, "space_opened")                \
+	X(CM_EV_SPACE_CLOSED, "space_closed")                \
+	X(CM_EV_SPACE_ERROR, "space_error")                  \
+	X(CM_EV_NETWORK_BLOCKED, "network_blocked")          \
+	/* A wake-up notice only (proto.h), never stored. */ \
+	X(CM_EV_CLOSE_REQUESTED, "close_requested")
+
+#define CM_STATUS_ENUM(e, s) e,
+enum cm_task_status { CM_TASK_STATUSES(CM_STATUS_ENUM) CM_TASK_STATUS__COUNT };
+enum cm_space_status {
+	CM_SPACE_STATUSES(CM_STATUS_ENUM) CM_SPACE_STATUS__COUNT
+};
+enum cm_instance_status {
+	CM_INSTANCE_STATUSES(CM_STATUS_ENUM) CM_INSTANCE_STATUS__COUNT
+};
+enum cm_event_kind { CM_EVENT_KINDS(CM_STATUS_ENUM) CM_EVENT_KIND__COUNT };
+#undef CM_STATUS_ENUM
+
+const char *cm_task_status_name(enum cm_task_status s);
+/* The status named s, or CM_TASK_STATUS__COUNT. */
+enum cm_task_status cm_task_status_parse(const char *s);
+/* completed, failed or cancelled: the task will never change again. */
+bool cm_task_status_terminal(enum cm_task_status s);
+/* cm_task_status_parse(s) == want, for a status read off a record. */
+bool cm_task_status_is(const char *s, enum cm_task_status want);
+
+const char *cm_space_status_name(enum cm_space_status s);
+/* The status named s, or CM_SPACE_STATUS__COUNT. */
+enum cm_space_status cm_space_status_parse(const char *s);
+bool cm_space_status_is(const char *s, enum cm_space_status want);
+
+const char *cm_instance_status_name(enum cm_instance_status s);
+/* The status named s, or CM_INSTANCE_STATUS__COUNT. */
+enum cm_instance_status cm_instance_status_parse(const char *s);
+
+const char *cm_event_kind_name(enum cm_event_kind k);
+/* The kind named s, or CM_EVENT_KIND__COUNT. */
+enum cm_event_kind cm_event_kind_parse(const char *s);
+bool cm_event_kind_is(const char *s, enum cm_event_kind want);
+/* completed, failed or cancelled: the event that ends its task. */
+bool cm_event_kind_ends_task(enum cm_event_kind k);
+
+#endif
