@@ -92,6 +92,7 @@ enum pr_type { PR_STR, PR_INT, PR_BOOL, PR_STRLIST };
 	X(PROFILE, profile, PR_STR, CM_PROFILE_MAX)              \
 	X(HOST, host, PR_STR, CM_HOST_MAX)                       \
 	X(STATUS, status, PR_STR, 32)                            \
+	X(INSTANCE_STATUS, instance_status, PR_STR, 32)          \
 	X(OWNER_TYPE, owner_type, PR_STR, 32)                    \
 	X(OWNER_ID, owner_id, PR_STR, CM_ID_MAX)                 \
 	X(GRANTED, granted, PR_STRLIST, CM_GRANTED_MAX)          \
@@ -167,7 +168,8 @@ enum pr_field {
 	X(SPACE_MARK_CLOSED, "space.mark_closed", true, PR_W | PRM(SPACE_ID),  \
 	    0)                                                                 \
 	X(SPACE_MARK_ERROR, "space.mark_error", true,                          \
-	    PR_W | PRM(SPACE_ID) | PRM(ERROR_CODE), PRM(ERROR_MESSAGE))        \
+	    PR_W | PRM(SPACE_ID) | PRM(ERROR_CODE),                            \
+	    PRM(ERROR_MESSAGE) | PRM(INSTANCE_STATUS))                         \
 	X(TASK_SUBMIT, "task.submit", true,                                    \
 	    PR_W | PRM(WORKSPACE_ID) | PRM(SPACE_ID) | PRM(REQUEST_ID) |       \
 	        PRM(CAPABILITY),                                               \

@@ -165,6 +165,22 @@ act_task_start(struct actor *a, const struct pr_task *t, const char *args)
 }
 
 /*
+ * The runtime cannot be used any more (a browser that failed to start
+ * CM_BROWSER_LAUNCH_TRIES times in a row): once the task's outcome is
+ * recorded, the Space goes to error and its instance out of service.
+ */
+static void
+runtime_unusable(struct actor *a)
+{
+	if (a->mark_error.pending)
+		return;
+	a->error_code = cm_err_code(CM_E_RUNTIME_CRASHED);
+	a->instance_down = true;
+	act_write_begin(&a->mark_error);
+	a->retiring = true;
+}
+
+/*
  * The runtime is at rest after a cancel (usable or not): only now is the
  * task cancelled (SPEC 3 rule 7).  A runtime that cannot be cleaned up
  * leaves the Space in error.  Stopping by signal, the cancel is recorded
@@ -174,11 +190,8 @@ act_task_start(struct actor *a, const struct pr_task *t, const char *args)
 static void
 cancelled(struct actor *a, bool usable)
 {
-	if (!usable) {
-		a->error_code = "runtime_crashed";
-		act_write_begin(&a->mark_error);
-		a->closing = true;
-	}
+	if (!usable)
+		runtime_unusable(a);
 	if (!a->cancel_on_record)
 		act_write_begin(&a->cancel);
 	record_outcome(a, CM_TASK_CANCELLED, NULL, CM_OK, NULL);
@@ -271,7 +284,7 @@ actor_done(struct actor *a)
 	}
 	if (a->inflight != CALL_NONE || a->have_task || a->mark_error.pending)
 		return false;
-	if (a->stopping)
+	if (a->stopping || a->retiring)
 		return true;
 	return a->close_begun && !a->mark_closed.pending;
 }
@@ -341,6 +354,19 @@ step_driver(struct actor *a, const struct pollfd *fds, int nfds)
 			    a, CM_TASK_FAILED, NULL, out.err, out.message);
 	}
 	free(out.result);
+	/* A runtime that crashed is started again for the next task, if it
+	 * can be: the driver says. */
+	if (out.err == CM_E_RUNTIME_CRASHED) {
+		switch (a->ops->reset(a->drv)) {
+		case -1:
+			runtime_unusable(a);
+			break;
+		case 1:
+			if (a->cleanup == CLEAN_NONE)
+				a->cleanup = CLEAN_QUIET;
+			break;
+		}
+	}
 }
 
 /* One turn of the loop.  Returns 1 to go on, 0 when done. */

@@ -221,6 +221,9 @@ act_calls_next(struct actor *a)
 		q.op_id = a->mark_error.op_id;
 		q.space_id = a->space_id;
 		q.error_code = a->error_code;
+		if (a->instance_down)
+			q.instance_status =
+			    cm_instance_status_name(CM_INSTANCE_UNAVAILABLE);
 		call_start(a, CALL_MARK_ERROR, &q, CM_ACTOR_ATTEMPT_MS, 0);
 	} else if (a->have_task) {
 		if (a->stopping || now < a->next_heartbeat_ms)
@@ -230,7 +233,7 @@ act_calls_next(struct actor *a)
 		q.task_id = a->task_id;
 		q.lease_holder = a->holder;
 		call_start(a, CALL_HEARTBEAT, &q, CM_ACTOR_ONE_SHOT_MS, 1);
-	} else if (a->stopping) {
+	} else if (a->stopping || a->retiring) {
 		return;
 	} else if (a->closing) {
 		if (!a->mark_closed.pending)

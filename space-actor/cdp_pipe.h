@@ -21,7 +21,9 @@ typedef int (*act_pipe_msg_fn)(void *arg, const char *msg, size_t len);
 
 /*
  * Takes the write end (the browser's fd 3) and the read end (its fd 4),
- * sets both non-blocking, and owns them from then on.  Returns NULL when
+ * sets both non-blocking, and owns them from then on.  A write to a
+ * browser that died raises SIGPIPE: the process must ignore it (the
+ * actor does; so must a test that drives a browser itself).  Returns NULL when
  * memory is short (the fds are then closed).
  */
 struct act_pipe *act_pipe_new(int wfd, int rfd);

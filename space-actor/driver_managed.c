@@ -50,7 +50,8 @@ struct act_driver {
 	struct act_page page;
 	bool page_ok; /* page was initialised */
 
-	bool resetting; /* the page is being brought to rest */
+	bool resetting;    /* the page is being brought to rest */
+	bool setup_broken; /* a setup step failed: the loop starts over */
 
 	/* A call waiting for the page, and its outcome if it ended early. */
 	bool waiting;
@@ -179,13 +180,16 @@ md_setup_send(struct act_driver *d, size_t i)
 	return d->setup_cmd > 0 ? 0 : -1;
 }
 
+/*
+ * A step failed.  It is called from the CDP client's reply callbacks,
+ * inside a read of the pipe or an expiry: the browser is torn down by
+ * md_step afterwards, never under the client's feet.
+ */
 static void
 md_setup_failed(struct act_driver *d, const char *why)
 {
 	cm_warnx("managed: the browser's page could not be set up: %s", why);
-	d->launch_failures++;
-	md_down(d);
-	md_fail_waiting(d, CM_E_RUNTIME_CRASHED, "the browser did not start");
+	d->setup_broken = true;
 }
 
 static void
@@ -349,7 +353,7 @@ md_pollfds(struct act_driver *d, struct pollfd *fds, int max, int64_t *wake_ms)
 	int64_t now = cm_mono_ms(), w = -1, t;
 
 	*wake_ms = -1;
-	if (d->failed || (d->resetting && !d->page_ok)) {
+	if (d->failed || d->setup_broken || (d->resetting && !d->page_ok)) {
 		*wake_ms = now;
 		return 0;
 	}
@@ -374,10 +378,16 @@ md_step(struct act_driver *d, const struct pollfd *fds, int nfds,
 
 	if (d->pipe != NULL &&
 	    act_pipe_step(d->pipe, fds, nfds, md_msg, d) != 0) {
-		/* The browser is gone: fail what waits on it. */
+		/* The browser is gone: fail what waits on it.  A launch
+		 * that ends before its page was ready is one failure. */
+		bool starting = d->state == MD_STARTING;
+
 		cm_warnx("managed: the browser went away");
+		act_cdp_forget(d->cdp, d->setup_cmd);
+		d->setup_cmd = 0;
 		act_cdp_fail_all(d->cdp);
-		if (d->state != MD_READY)
+		d->setup_broken = false;
+		if (starting)
 			d->launch_failures++;
 		md_fail_waiting(
 		    d, CM_E_RUNTIME_CRASHED, "the browser went away");
@@ -389,6 +399,13 @@ md_step(struct act_driver *d, const struct pollfd *fds, int nfds,
 	}
 	if (d->cdp != NULL)
 		act_cdp_expire(d->cdp, now);
+	if (d->setup_broken) {
+		d->setup_broken = false;
+		d->launch_failures++;
+		md_down(d);
+		md_fail_waiting(
+		    d, CM_E_RUNTIME_CRASHED, "the browser did not start");
+	}
 	if (d->resetting) {
 		bool clean = false;
 

@@ -88,6 +88,8 @@ struct actor {
 
 	struct act_write mark_error;
 	const char *error_code;
+	bool instance_down; /* mark_error takes the instance out of service */
+	bool retiring;      /* the Space is in error: exit once recorded */
 	struct act_write mark_closed;
 	bool close_begun; /* mark_closed was asked for (once) */
 };

@@ -420,10 +420,23 @@ st_op_space_mark_error(
 {
 	static const char upd[] =
 	    "UPDATE browser_spaces SET last_error_code = $2 WHERE id = $1";
+	/* A runtime that cannot start takes its instance out of service:
+	 * only the operator, or a probe, puts it back. */
+	static const char inst[] =
+	    "UPDATE browser_instances SET status = $2, updated_at = $3"
+	    " WHERE id = (SELECT browser_instance_id FROM browser_spaces"
+	    " WHERE id = $1) AND status = $4";
 	char *payload;
 	const char *ws;
 	int rc;
 
+	if (req->instance_status != NULL &&
+	    cm_instance_status_parse(req->instance_status) !=
+	        CM_INSTANCE_UNAVAILABLE) {
+		pr_rep_error(rep, CM_E_INVALID_REQUEST,
+		    "instance_status may only be unavailable");
+		return;
+	}
 	if (st_load_space(ctx, rep, NULL, req->space_id) != 1)
 		return;
 	if (cm_space_status_is(rep->spaces[0].status, CM_SPACE_CLOSED)) {
@@ -439,6 +452,10 @@ st_op_space_mark_error(
 	         req->error_code) != 0 ||
 	     st_db_run(ctx->db, upd, "ss", req->space_id, req->error_code) !=
 	         ST_DONE ||
+	     (req->instance_status != NULL &&
+	         st_db_run(ctx->db, inst, "ssis", req->space_id,
+	             req->instance_status, ctx->now,
+	             cm_instance_status_name(CM_INSTANCE_READY)) != ST_DONE) ||
 	     st_event_touch(ctx, ws, req->space_id, NULL,
 	         cm_event_kind_name(CM_EV_SPACE_ERROR), payload,
 	         cm_space_status_name(CM_SPACE_ERROR)) != 0;

@@ -4,6 +4,7 @@
 #include "cdp_rig.h"
 
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -102,6 +103,7 @@ int
 tk_rig_start(struct tk_rig *r, char *err, size_t errlen)
 {
 	memset(r, 0, sizeof(*r));
+	signal(SIGPIPE, SIG_IGN); /* as the actor: a dead browser's pipe */
 	if (access(TK_CHROMIUM, X_OK) != 0) {
 		snprintf(err, errlen, "no chromium at " TK_CHROMIUM);
 		return -1;

@@ -588,3 +588,95 @@ Test(e2e_browser, spaces_never_share_cookies_or_storage, .fini = tk_cleanup)
 	hf_stop(&e);
 	tk_pages_stop(pages);
 }
+
+/* The status the admin API gives instance inst. */
+static void
+instance_status(struct hf_env *e, const char *inst, char *out, size_t len)
+{
+	json_t *res, *v;
+	size_t i;
+
+	out[0] = '\0';
+	cr_assert_eq(af_call(&e->af, "GET", "/api/v1/admin/browser-instances",
+	                 e->af.admin, NULL, &res),
+	    200);
+	json_array_foreach(af_data(res), i,
+	    v) if (strcmp(sf_str(v, "browser_instance_id"), inst) == 0)
+	    snprintf(out, len, "%s", sf_str(v, "status"));
+	json_decref(res);
+}
+
+/*
+ * A browser that dies and then cannot be started again: each task fails
+ * runtime_crashed while the relaunches fail, and after
+ * CM_BROWSER_LAUNCH_TRIES of them in a row the Space is in error and its
+ * instance unavailable.  chromium_path is a script that starts Chromium
+ * the first time only.
+ */
+Test(e2e_browser, a_browser_that_cannot_start_again_takes_its_instance_down,
+    .fini = tk_cleanup)
+{
+	static struct hf_env e;
+	char dir[64], script[128], flag[160], inst[CM_ID_MAX + 1];
+	char space[CM_ID_MAX + 1], profile[600], args[256], rid[32], st[33];
+	const char *flags[] = {flag, NULL};
+	struct tk_pages *pages;
+	json_t *t;
+	pid_t browser;
+	FILE *f;
+	int port, tasks = 0;
+
+	cr_assert_not_null(pages = tk_pages_start(&port));
+	tk_tmpdir(dir, sizeof(dir), "e2e-bin");
+	snprintf(script, sizeof(script), "%s/chromium", dir);
+	cr_assert_not_null(f = fopen(script, "w"));
+	fprintf(f, "#!/bin/sh\n"
+	           "[ -e \"$0.launched\" ] && exit 1\n"
+	           ": > \"$0.launched\"\n"
+	           "exec /usr/bin/chromium \"$@\"\n");
+	fclose(f);
+	cr_assert_eq(chmod(script, 0700), 0);
+	snprintf(flag, sizeof(flag), "--chromium-path=%s", script);
+	hf_start(&e, "e2e-down", 0, flags);
+	managed_instance(&e, "chromium-once", inst);
+	space_on(&e, inst, space, profile, sizeof(profile));
+
+	snprintf(
+	    args, sizeof(args), "{\"url\": \"http://127.0.0.1:%d/\"}", port);
+	t = run_task(&e, space, "nav-1", "navigate", args);
+	expect_completed(t, "navigate");
+	json_decref(t);
+	browser = browser_of(sf_actor_pid(&e.sf, space), profile);
+	cr_assert_gt(browser, 0, "no browser of the Space found");
+	cr_assert_eq(kill(-browser, SIGKILL), 0);
+
+	/* Every task fails until the Space is in error. */
+	for (;;) {
+		char task[CM_ID_MAX + 1];
+		json_t *sp = hf_space(&e, NULL, space);
+		bool in_error = strcmp(sf_str(sp, "status"), "error") == 0;
+		int code;
+
+		json_decref(sp);
+		if (in_error)
+			break;
+		cr_assert_lt(tasks, 6, "the Space never went to error");
+		snprintf(rid, sizeof(rid), "snap-%d", ++tasks);
+		code = hf_submit(&e, e.manager, space, "", rid, "snapshot",
+		    "{}", NULL, task);
+		if (code != 202)
+			continue; /* refused: the Space went to error */
+		t = await_task(&e, space, task);
+		cr_assert_str_eq(sf_str(t, "status"), "failed");
+		cr_assert_str_eq(sf_str(json_object_get(t, "error"), "code"),
+		    "runtime_crashed");
+		json_decref(t);
+	}
+	cr_assert_geq(tasks, 3, "in error after %d tasks", tasks);
+	instance_status(&e, inst, st, sizeof(st));
+	cr_assert_str_eq(st, "unavailable");
+
+	hf_stop(&e);
+	tk_pages_stop(pages);
+	tk_rmrf(dir);
+}

@@ -32,6 +32,7 @@ static char dir[256];
 static void
 setup(void)
 {
+	signal(SIGPIPE, SIG_IGN); /* as the actor: a dead browser's pipe */
 	memset(&cfg, 0, sizeof(cfg));
 	tk_tmpdir(dir, sizeof(dir), "managed");
 	snprintf(cfg.data_dir, sizeof(cfg.data_dir), "%s", dir);
