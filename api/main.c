@@ -10,82 +10,54 @@
  */
 #include <errno.h>
 #include <nng/nng.h>
+#include <poll.h>
 #include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
 #include "api.h"
-#include "clock.h"
 #include "http.h"
 #include "log.h"
 #include "rpc.h"
-
-#define EXIT_PERMANENT 100
+#include "startup.h"
 
 int
 main(int argc, char **argv, char **envp)
 {
-	static const char *const extra[] = {"notify-fd", NULL};
 	static struct cm_config cfg;
-	enum cm_log_level level = CM_LOG_INFO;
+	struct cm_startup su;
+	struct pollfd pfd;
 	nng_socket store;
-	char err[256], url[CM_PATH_MAX];
-	const char *fd_arg;
+	char url[CM_PATH_MAX];
 	struct signalfd_siginfo si;
-	sigset_t mask;
-	int sig_fd, notify_fd = -1;
+	int rc;
 
-	cm_log_init("spaced-api", CM_LOG_INFO, false);
-	if (cm_config_load(&cfg, argc, argv, envp, extra, err, sizeof(err)) !=
-	    0) {
-		cm_warnx("config: %s", err);
-		return EXIT_PERMANENT;
-	}
-	cm_log_level_parse(cfg.log_level, &level);
-	cm_log_init("spaced-api", level, strcmp(cfg.log_format, "text") != 0);
-	if ((fd_arg = cm_config_extra(&cfg, "notify-fd")) != NULL) {
-		char *end;
-		long v = strtol(fd_arg, &end, 10);
-
-		if (*end != '\0' || v < 0 || v > 65535) {
-			cm_warnx("config: notify-fd must be a file descriptor "
-			         "number");
-			return EXIT_PERMANENT;
-		}
-		notify_fd = (int)v;
-	}
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	if ((sig_fd = signalfd(-1, &mask, SFD_CLOEXEC)) < 0) {
-		cm_warn("api: signalfd");
-		return 1;
-	}
-
+	if ((rc = cm_startup(&su, &cfg, "spaced-api", argc, argv, envp, NULL,
+	         CM_STARTUP_SIGNALFD)) != CM_EXIT_OK)
+		return rc;
 	if (cm_ipc_url(url, sizeof(url), cfg.run_dir, "store.ipc") != 0 ||
 	    cm_rpc_open(&store, url) != 0) {
 		cm_warnx("api: cannot reach the store");
-		return 1;
+		cm_startup_fini(&su);
+		return CM_EXIT_FAILED;
 	}
-	if (api_http_start(&cfg, store) != 0)
-		return 1;
-	if (notify_fd >= 0) {
-		static const char ready[] = "ready\n";
-		if (write(notify_fd, ready, sizeof(ready) - 1) < 0)
-			cm_warn("api: readiness notification");
-		close(notify_fd);
+	if (api_http_start(&cfg, store) != 0) {
+		cm_startup_fini(&su);
+		return CM_EXIT_FAILED;
 	}
+	cm_ready_notify(&su.notify_fd);
 	cm_info("api: listening on http://%s/", cfg.http_listen);
 
-	while (read(sig_fd, &si, sizeof(si)) < 0 && errno == EINTR)
-		;
+	/* This thread has nothing else to do: it waits for a stop. */
+	pfd.fd = su.sig_fd;
+	pfd.events = POLLIN;
+	while (read(su.sig_fd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+		if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+			cm_fatalx("api: poll: %s", strerror(errno));
 	cm_info("api: signal %u, stopping", si.ssi_signo);
 	api_http_stop();
 	nng_close(store);
-	return 0;
+	cm_startup_fini(&su);
+	return CM_EXIT_OK;
 }

@@ -237,6 +237,7 @@
 #define CM_PATH_MAX 1024
 #define CM_IPC_PATH_MAX 107 /* sun_path less its NUL */
 #define CM_LOG_LINE_MAX 2048
+#define CM_FD_ARG_MAX 65535 /* highest fd a --notify-fd style flag names */
 
 /* Tokens (SPEC 1): "spd_" and 32 random bytes in unpadded base64url. */
 #define CM_TOKEN_RANDOM 32   /* random bytes in a new token */

@@ -28,6 +28,7 @@
 #include "json.h"
 #include "log.h"
 #include "loop.h"
+#include "startup.h"
 
 void
 act_write_begin(struct act_write *w)
@@ -439,18 +440,6 @@ actor_turn(struct actor *a)
 	return 1;
 }
 
-static void
-notify_ready(int fd)
-{
-	static const char ready[] = "ready\n";
-
-	if (fd < 0)
-		return;
-	if (write(fd, ready, sizeof(ready) - 1) < 0)
-		cm_warn("actor: readiness notification");
-	close(fd);
-}
-
 int
 act_run(const struct cm_config *cfg, const char *space_id, int notify_fd,
     int wake_fd)
@@ -486,7 +475,7 @@ act_run(const struct cm_config *cfg, const char *space_id, int notify_fd,
 	}
 	if ((loaded = act_calls_load(&a)) <= 0) {
 		rc = loaded == 0 ? 0 : 1;
-		notify_ready(notify_fd);
+		cm_ready_notify(&notify_fd);
 		goto out;
 	}
 	if ((a.ops = act_driver_find(a.inst.env.driver)) == NULL ||
@@ -496,10 +485,10 @@ act_run(const struct cm_config *cfg, const char *space_id, int notify_fd,
 		    a.ops ? err : "no such driver in this build");
 		a.ops = NULL;
 		rc = act_calls_mark_unusable(&a) == 0 ? 0 : 1;
-		notify_ready(notify_fd);
+		cm_ready_notify(&notify_fd);
 		goto out;
 	}
-	notify_ready(notify_fd);
+	cm_ready_notify(&notify_fd);
 	cm_debug("actor: space %s ready (%s)", a.space_id, a.inst.env.driver);
 
 	a.need_claim = true;

@@ -32,6 +32,7 @@
 #include "limits.h"
 #include "log.h"
 #include "recv.h"
+#include "startup.h"
 
 /* When idle, expired op_ids go a chunk a second (groups prune too). */
 #define ST_PRUNE_EVERY_MS 1000
@@ -404,12 +405,7 @@ st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
 	}
 	acking = true;
 
-	if (notify_fd >= 0) {
-		static const char ready[] = "ready\n";
-		if (write(notify_fd, ready, sizeof(ready) - 1) < 0)
-			cm_warn("store: readiness notification");
-		close(notify_fd);
-	}
+	cm_ready_notify(&notify_fd);
 	cm_info("store: serving %s, publishing %s", rep_url, pub_url);
 
 	pfd[0].fd = recv_fd;

@@ -35,6 +35,7 @@
 #include "log.h"
 #include "recv.h"
 #include "rpc.h"
+#include "startup.h"
 #include "status.h"
 #include "storework.h"
 
@@ -128,7 +129,7 @@ child_died(struct sup *s, struct sup_child *ch, int status)
 			cm_warnx("supervisor: the %s keeps failing; giving up",
 			    sup_kinds[ch->kind].name);
 			s->stop = true;
-			s->exit_code = 1;
+			s->exit_code = CM_EXIT_FAILED;
 			sup_child_remove(&s->kids, ch);
 			break;
 		}
@@ -172,7 +173,8 @@ read_ready(struct sup *s, struct sup_child *ch)
 
 	close(ch->notify_fd);
 	ch->notify_fd = -1;
-	if (n > 0 && strncmp(line, "ready", 5) == 0) {
+	if (n >= (ssize_t)sizeof(CM_READY_LINE) - 1 &&
+	    memcmp(line, CM_READY_LINE, sizeof(CM_READY_LINE) - 1) == 0) {
 		ch->state = SUP_READY;
 		/* The bootstrap starts in the loop (boot_kick); a restarted
 		 * store is rescanned when the events SUB reconnects. */
@@ -314,7 +316,6 @@ next_wake(struct sup *s, int64_t now)
 static void
 notify_ready(struct sup *s)
 {
-	static const char ready[] = "ready\n";
 	static bool told_systemd;
 
 	/* Under systemd (Type=notify); a no-op anywhere else. */
@@ -322,12 +323,7 @@ notify_ready(struct sup *s)
 		sd_notify(0, "READY=1");
 		told_systemd = true;
 	}
-	if (s->notify_fd < 0)
-		return;
-	if (write(s->notify_fd, ready, sizeof(ready) - 1) < 0)
-		cm_warn("supervisor: readiness notification");
-	close(s->notify_fd);
-	s->notify_fd = -1;
+	cm_ready_notify(&s->notify_fd);
 }
 
 /* The loop's own fds, in pfd[0..SERVE_FIXED). */
@@ -530,15 +526,6 @@ lock_data_dir(const struct cm_config *cfg)
 }
 
 static int
-make_dir(const char *path)
-{
-	if (mkdir(path, 0700) == 0 || errno == EEXIST)
-		return 0;
-	cm_warn("supervisor: mkdir %s", path);
-	return -1;
-}
-
-static int
 open_sockets(struct sup *s)
 {
 	char url[CM_PATH_MAX];
@@ -584,64 +571,32 @@ open_sockets(struct sup *s)
 int
 main(int argc, char **argv, char **envp)
 {
-	static const char *const extra[] = {"notify-fd", NULL};
 	static struct sup s;
-	enum cm_log_level level = CM_LOG_INFO;
-	const char *fd_arg;
+	struct cm_startup su;
 	struct sup_child *store;
-	char err[256];
-	sigset_t mask;
-	int lock_fd;
+	int lock_fd, rc;
 
-	cm_log_init("spaced", CM_LOG_INFO, false);
-	if (cm_config_load(&s.cfg, argc, argv, envp, extra, err, sizeof(err)) !=
-	    0) {
-		cm_warnx("config: %s", err);
-		return SUP_EXIT_PERMANENT;
-	}
-	cm_log_level_parse(s.cfg.log_level, &level);
-	cm_log_init("spaced", level, strcmp(s.cfg.log_format, "text") != 0);
-	s.notify_fd = -1;
-	if ((fd_arg = cm_config_extra(&s.cfg, "notify-fd")) != NULL) {
-		char *end;
-		long v = strtol(fd_arg, &end, 10);
-
-		if (*end != '\0' || v < 0 || v > 65535) {
-			cm_warnx("config: notify-fd must be a file descriptor "
-			         "number");
-			return SUP_EXIT_PERMANENT;
-		}
-		s.notify_fd = (int)v;
-		fcntl(s.notify_fd, F_SETFD, FD_CLOEXEC);
-	}
-	if (make_dir(s.cfg.data_dir) != 0 || make_dir(s.cfg.run_dir) != 0)
-		return SUP_EXIT_PERMANENT;
+	/* Signals, SIGCHLD too, are read from a signalfd, never handled. */
+	if ((rc = cm_startup(&su, &s.cfg, "spaced", argc, argv, envp, NULL,
+	         CM_STARTUP_DIRS | CM_STARTUP_SIGCHLD | CM_STARTUP_SIGNALFD)) !=
+	    CM_EXIT_OK)
+		return rc;
+	s.notify_fd = su.notify_fd;
+	s.sig_fd = su.sig_fd;
 	if ((lock_fd = lock_data_dir(&s.cfg)) < 0)
-		return SUP_EXIT_PERMANENT;
+		return CM_EXIT_PERMANENT;
 	if (sup_children_init(&s.kids, &s.cfg) != 0) {
 		cm_warnx("supervisor: cannot find its own binaries");
-		return SUP_EXIT_PERMANENT;
-	}
-
-	/* Signals are read from a signalfd, never handled. */
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGCHLD);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	if ((s.sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
-		cm_warn("supervisor: signalfd");
-		return 1;
+		return CM_EXIT_PERMANENT;
 	}
 	if (open_sockets(&s) != 0) {
 		cm_warnx(
 		    "supervisor: cannot open its sockets in %s", s.cfg.run_dir);
-		return SUP_EXIT_PERMANENT;
+		return CM_EXIT_PERMANENT;
 	}
 	s.next_rescan = s.next_sweep = s.boot_retry_at = cm_mono_ms();
 	if ((store = sup_child_add(&s.kids, SUP_STORE, NULL)) == NULL)
-		return 1;
+		return CM_EXIT_FAILED;
 	start_child(&s, store);
 	cm_info("supervisor: data in %s", s.cfg.data_dir);
 

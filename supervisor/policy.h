@@ -8,8 +8,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "startup.h"
+
 /* Exit code meaning "permanent failure, do not restart" (s6 style). */
-#define SUP_EXIT_PERMANENT 100
+#define SUP_EXIT_PERMANENT CM_EXIT_PERMANENT
 
 struct sup_policy {
 	bool permanent;         /* restart even after a clean exit */
