@@ -48,7 +48,22 @@ static const struct {
         "</body></html>",
         NULL},
     {"/pixel", "not really a picture", NULL},
+    /* Sets a cookie that lasts an hour (kept in the profile). */
+    {"/setcookie",
+        "<!doctype html><html><head><title>Marked</title></head><body>"
+        "<h1>Marked</h1></body></html>",
+        NULL},
+    /* Says whether the request carried that cookie (see pages_serve). */
+    {"/showcookie",
+        "<!doctype html><html><head><title>Mark</title></head><body>"
+        "<h1>Unmarked</h1></body></html>",
+        NULL},
 };
+
+#define PAGES_MARK "spaced_mark=1"
+static const char pages_marked[] =
+    "<!doctype html><html><head><title>Mark</title></head><body>"
+    "<h1>Marked before</h1></body></html>";
 
 #define SITE_PAGES (sizeof(site) / sizeof(site[0]))
 
@@ -78,7 +93,7 @@ pages_serve(struct tk_pages *s, int c)
 {
 	char req[4096], head[512], path[1024], where[256], text[2048];
 	size_t len = 0;
-	const char *body = NULL, *location = NULL;
+	const char *body = NULL, *location = NULL, *extra = "";
 	int status = 404;
 	ssize_t n;
 
@@ -106,6 +121,10 @@ pages_serve(struct tk_pages *s, int c)
 		}
 	if (body == NULL)
 		body = "<!doctype html><title>Not found</title>";
+	if (strcmp(path, "/setcookie") == 0)
+		extra = "Set-Cookie: " PAGES_MARK "; Path=/; Max-Age=3600\r\n";
+	if (strcmp(path, "/showcookie") == 0 && strstr(req, PAGES_MARK) != NULL)
+		body = pages_marked;
 	if (location != NULL) {
 		status = 302;
 		pages_fill(where, sizeof(where), location, s->port);
@@ -113,13 +132,13 @@ pages_serve(struct tk_pages *s, int c)
 	pages_fill(text, sizeof(text), body, s->port);
 	n = snprintf(head, sizeof(head),
 	    "HTTP/1.1 %d %s\r\nContent-Type: text/html; charset=utf-8\r\n"
-	    "Content-Length: %zu\r\n%s%s%sConnection: close\r\n\r\n",
+	    "Content-Length: %zu\r\n%s%s%s%sConnection: close\r\n\r\n",
 	    status,
 	    status == 200   ? "OK"
 	    : status == 302 ? "Found"
 	                    : "Not Found",
 	    strlen(text), location ? "Location: " : "", location ? where : "",
-	    location ? "\r\n" : "");
+	    location ? "\r\n" : "", extra);
 	if (write(c, head, (size_t)n) == n)
 		(void)!write(c, text, strlen(text));
 }

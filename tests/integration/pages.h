@@ -4,8 +4,10 @@
  * page with a heading, a link and a search form, the page the link leads
  * to, the search results (which echo nothing of the query), /redirect
  * (a 302 to /next on host "localhost"), /sub (an image from "localhost")
- * and 404 for anything else: a test that allows only 127.0.0.1 sees what
- * its browser lets through.  One
+ * /setcookie (sets the cookie spaced_mark for an hour), /showcookie (its
+ * h1 says "Marked before" when the request carried that cookie, else
+ * "Unmarked") and 404 for anything else: a test that allows only
+ * 127.0.0.1 sees what its browser lets through.  One
  * thread, one request per connection.
  */
 #ifndef TK_PAGES_H

@@ -110,32 +110,11 @@ static void
 managed_space(struct hf_env *e, const char *tag, char *space, char *profile,
     size_t profile_len)
 {
-	char bundle[CM_ID_MAX + 1] = "", inst[CM_ID_MAX + 1];
-	char bind[CM_ID_MAX + 1], body[1024];
-	json_t *res, *v;
-	size_t i;
+	char inst[CM_ID_MAX + 1];
 
 	hf_start(e, tag, 0, NULL);
 	e->record = true;
-	cr_assert_eq(af_call(&e->af, "GET", "/api/v1/admin/runtime-bundles",
-	                 e->af.admin, NULL, &res),
-	    200);
-	json_array_foreach(
-	    af_data(res), i, v) if (strcmp(sf_str(v, "name"), "browser") == 0)
-	    snprintf(bundle, sizeof(bundle), "%s", sf_str(v, "bundle_id"));
-	json_decref(res);
-	cr_assert_neq(bundle[0], '\0', "no browser bundle");
-	snprintf(body, sizeof(body),
-	    "{\"name\": \"chromium-e2e\", \"driver\": \"managed\", "
-	    "\"bundle_id\": \"%s\", \"network_policy\": {\"allow_hosts\": "
-	    "[\"127.0.0.1\"], \"deny_private_networks\": false}}",
-	    bundle);
-	af_create(&e->af, "/api/v1/admin/browser-instances", body,
-	    "browser_instance_id", inst);
-	snprintf(body, sizeof(body),
-	    "{\"workspace_id\": \"%s\", \"browser_instance_id\": \"%s\"}",
-	    hf_ws(e), inst);
-	af_create(&e->af, "/api/v1/admin/bindings", body, "binding_id", bind);
+	hf_managed_instance(e, "chromium-e2e", inst);
 	cr_assert_eq(
 	    hf_create(e, e->manager, inst, "operator", e->sf.w.operator_id,
 	        "[\"navigate\", \"snapshot\", \"click\", \"type\", "
