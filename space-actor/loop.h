@@ -85,6 +85,9 @@ struct actor {
 
 /* --- actor.c ------------------------------------------------------------ */
 
+/* Writes the readiness line on fd and closes it; a no-op for fd < 0. */
+void act_notify_ready(int fd);
+
 /* Marks w pending under a fresh op_id, which every attempt and retry of
  * the write carries. */
 void act_write_begin(struct act_write *w);

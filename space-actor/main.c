@@ -1,5 +1,6 @@
 /*
- * spaced-actor --space <id> [--notify-fd=N] [config flags]
+ * spaced-actor --space <id> [--notify-fd=N] [--wake-fd=N] [config flags]
+ * spaced-actor --standby <instance id> [...]: a warm standby (actor.h)
  *
  * Exit codes: 0 done (Space closed, or stopped by SIGTERM), 1 failed
  * (the supervisor restarts it), 100 permanent failure (bad arguments).
@@ -37,10 +38,10 @@ int
 main(int argc, char **argv, char **envp)
 {
 	static const char *const extra[] = {
-	    "space", "notify-fd", "wake-fd", NULL};
+	    "space", "standby", "notify-fd", "wake-fd", NULL};
 	struct cm_config cfg;
 	enum cm_log_level level = CM_LOG_INFO;
-	const char *space_id;
+	const char *space_id, *standby;
 	char err[256];
 	sigset_t mask;
 	int notify_fd = -1, wake_fd = -1;
@@ -54,8 +55,11 @@ main(int argc, char **argv, char **envp)
 	cm_log_level_parse(cfg.log_level, &level);
 	cm_log_init("spaced-actor", level, strcmp(cfg.log_format, "text") != 0);
 	space_id = cm_config_extra(&cfg, "space");
-	if (space_id == NULL || !cm_uuid_valid(space_id)) {
-		cm_warnx("usage: spaced-actor --space <space id>");
+	standby = cm_config_extra(&cfg, "standby");
+	if ((space_id == NULL) == (standby == NULL) ||
+	    !cm_uuid_valid(space_id != NULL ? space_id : standby)) {
+		cm_warnx("usage: spaced-actor --space <space id> | --standby "
+		         "<instance id>");
 		return EXIT_PERMANENT;
 	}
 	if (parse_fd(cm_config_extra(&cfg, "notify-fd"), &notify_fd) != 0 ||
@@ -69,5 +73,7 @@ main(int argc, char **argv, char **envp)
 	sigaddset(&mask, SIGINT);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	if (standby != NULL)
+		return act_standby_run(&cfg, standby, notify_fd, wake_fd);
 	return act_run(&cfg, space_id, notify_fd, wake_fd);
 }
