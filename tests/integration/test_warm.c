@@ -312,3 +312,73 @@ Test(warm, a_killed_standby_or_its_browser_is_replaced, .fini = tk_cleanup)
 
 	hf_stop(&e);
 }
+
+static bool
+logged_registered(void *arg)
+{
+	char *log = tk_read_file(arg, NULL);
+	bool found =
+	    log != NULL && strstr(log, "3 managed browser instances") != NULL;
+
+	free(log);
+	return found;
+}
+
+/* The managed instances bound to the workspace named default. */
+static size_t
+managed_in_default(nng_socket s)
+{
+	char ws[CM_ID_MAX + 1] = "";
+	struct pr_req q;
+	struct pr_rep r;
+	size_t managed = 0;
+
+	memset(&q, 0, sizeof(q));
+	q.op = PR_OP_WORKSPACE_LIST;
+	cr_assert_eq(tk_call(s, &q, &r), CM_OK);
+	for (size_t i = 0; i < r.n_workspaces; i++)
+		if (strcmp(r.workspaces[i].name, "default") == 0)
+			snprintf(
+			    ws, sizeof(ws), "%s", r.workspaces[i].workspace_id);
+	pr_rep_free(&r);
+	cr_assert_neq(ws[0], '\0', "no workspace default");
+
+	/* Bound to default: instance.list of the workspace names them. */
+	memset(&q, 0, sizeof(q));
+	q.op = PR_OP_INSTANCE_LIST;
+	q.workspace_id = ws;
+	cr_assert_eq(tk_call(s, &q, &r), CM_OK);
+	for (size_t i = 0; i < r.n_instances; i++)
+		if (strcmp(r.instances[i].driver, "managed") == 0 &&
+		    strcmp(r.instances[i].profile_mode, "ephemeral") == 0)
+			managed++;
+	pr_rep_free(&r);
+	return managed;
+}
+
+Test(warm, the_first_start_registers_managed_instances, .fini = tk_cleanup)
+{
+	static const char *const flags[] = {"--managed-browsers=3", NULL};
+	static const char *const more[] = {"--managed-browsers=5", NULL};
+	static struct hf_env e;
+	size_t managed;
+
+	cr_assert_eq(access("/usr/bin/chromium", X_OK), 0, "no chromium");
+	hf_start(&e, "warm-first", 0, flags);
+	managed = managed_in_default(e.sf.s);
+	cr_assert_eq(
+	    managed, 3, "%zu managed instances bound to default", managed);
+	cr_assert(tk_wait_until(logged_registered, e.sf.out, 20000),
+	    "the start did not log how many it registered");
+
+	/* Only a new data dir gets them: a later start asking for more
+	 * registers none. */
+	tk_proc_stop(&e.sf.p, SIGTERM);
+	cr_assert_eq(
+	    tk_spaced_start_logged(&e.sf.p, e.sf.dir, more, e.sf.out), 0);
+	cr_assert(tk_http_ready(&e.sf.p, 20000));
+	managed = managed_in_default(e.sf.s);
+	cr_assert_eq(
+	    managed, 3, "%zu managed instances after a restart", managed);
+	hf_stop(&e);
+}
