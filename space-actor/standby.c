@@ -38,9 +38,10 @@ struct standby_msg {
 /*
  * Reads what the wake pipe holds.  Returns 1 with the Space's id in
  * space_id once a whole adopt message is in, 0 when more is to come, -1
- * when the pipe is closed (the supervisor is gone) or the message is not
- * one (a bug of the supervisor: logged).  Bytes after the message are
- * wake-ups, which the actor's first claim covers.
+ * when the pipe is closed (the supervisor is gone), -2 when the message
+ * is not one (a bug of the supervisor: logged; the row may name a Space
+ * already, so the exit is a failure and the Space's actor starts again).  Bytes
+ * after the message are wake-ups, which the actor's first claim covers.
  */
 static int
 standby_read(int fd, struct standby_msg *m, char space_id[CM_ID_MAX + 1])
@@ -70,7 +71,7 @@ standby_read(int fd, struct standby_msg *m, char space_id[CM_ID_MAX + 1])
 bad:
 	cm_warnx("standby: the supervisor sent something other than an "
 	         "adopt message");
-	return -1;
+	return -2;
 }
 
 int
@@ -126,7 +127,7 @@ act_standby_run(const struct cm_config *cfg, const char *instance_id,
 		}
 		if (pfd[0].revents & (POLLIN | POLLHUP) &&
 		    (adopt = standby_read(wake_fd, &msg, space_id)) < 0) {
-			rc = 0;
+			rc = adopt == -1 ? 0 : 1;
 			break;
 		}
 		if (adopt == 1) {

@@ -313,6 +313,42 @@ Test(warm, a_killed_standby_or_its_browser_is_replaced, .fini = tk_cleanup)
 	hf_stop(&e);
 }
 
+/* True while a standby of the instance runs (its actor, browser or not). */
+static bool
+has_standby(struct hf_env *e, const char *inst)
+{
+	char want[128];
+
+	snprintf(want, sizeof(want), " --standby=%s", inst);
+	return child_with(e->sf.p.pid, want, NULL, 0) != 0;
+}
+
+Test(warm, only_an_idle_ephemeral_managed_instance_gets_one, .fini = tk_cleanup)
+{
+	static struct hf_env e;
+	char inst[CM_ID_MAX + 1], kept[CM_ID_MAX + 1], body[1024];
+
+	/* One fake instance (hf_start), one managed with a profile path of
+	 * its own, and last one that wants a standby. */
+	hf_start(&e, "warm-which", 1, warm_flags);
+	snprintf(body, sizeof(body),
+	    "{\"name\": \"chromium-kept\", \"driver\": \"managed\", "
+	    "\"bundle_id\": \"%s\", \"profile\": \"%s/kept\"}",
+	    e.sf.w.bundle_id, e.sf.dir);
+	af_create(&e.af, "/api/v1/admin/browser-instances", body,
+	    "browser_instance_id", kept);
+	hf_managed_instance(&e, "chromium-which", inst);
+
+	/* The walk of the instances that started the last one's standby
+	 * came after the other two were registered, and started none. */
+	wait_standby(&e, inst, 0, 0);
+	cr_assert_not(has_standby(&e, kept),
+	    "an instance with a profile path got a standby");
+	cr_assert_not(has_standby(&e, e.sf.w.instance_id[0]),
+	    "a fake instance got a standby");
+	hf_stop(&e);
+}
+
 static bool
 logged_registered(void *arg)
 {
