@@ -44,6 +44,7 @@ bench: build
 	@./$(BUILD)/store_bench --ping 64
 	@./$(BUILD)/http_bench
 	@./$(BUILD)/actor_bench
+	@./$(BUILD)/warm_bench
 
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')
