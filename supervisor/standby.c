@@ -105,7 +105,9 @@ sup_standby_adopt(struct sup *s, const char *space_id, const char *instance_id)
 {
 	struct sup_child *ch;
 
-	if (instance_id == NULL || instance_id[0] == '\0' ||
+	/* Without warm standby no row is one: no walk of the rows. */
+	if (!s->cfg.warm_standby || instance_id == NULL ||
+	    instance_id[0] == '\0' ||
 	    (ch = sup_child_by_instance(&s->kids, instance_id)) == NULL ||
 	    !ch->standby)
 		return false;
