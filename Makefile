@@ -45,6 +45,7 @@ bench: build
 	@./$(BUILD)/http_bench
 	@./$(BUILD)/actor_bench
 	@./$(BUILD)/lifecycle_bench
+	@./$(BUILD)/warm_bench
 
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')

@@ -111,6 +111,7 @@ static const struct cfg_key cfg_keys[] = {
     {"managed_browsers", CFG_INT, CFG_FIELD(managed_browsers), 0,
         CM_MANAGED_BROWSERS_MAX, false, NULL},
     {"chromium_path", CFG_STR, CFG_FIELD(chromium_path), 0, 0, false, NULL},
+    {"warm_standby", CFG_BOOL, CFG_FIELD(warm_standby), 0, 0, false, NULL},
     {"max_spaces_per_workspace", CFG_INT, CFG_FIELD(max_spaces_per_workspace),
         1, CM_SPACES_PER_WS_MAX, false, NULL},
     /* Checked against task_timeout_max once every source is in. */
@@ -716,6 +717,7 @@ cfg_defaults(struct cm_config *cfg)
 	cfg->managed_browsers = CM_MANAGED_BROWSERS_DEFAULT;
 	snprintf(
 	    cfg->chromium_path, sizeof cfg->chromium_path, "/usr/bin/chromium");
+	cfg->warm_standby = true;
 	cfg->max_spaces_per_workspace = CM_SPACES_PER_WS_DEFAULT;
 	cfg->task_timeout_default = CM_TIMEOUT_DEFAULT_S;
 	cfg->task_timeout_max = CM_TIMEOUT_MAX_S;

@@ -30,6 +30,7 @@ struct cm_config {
 	bool allow_fake_driver;              /* false */
 	int managed_browsers;                /* 2 */
 	char chromium_path[CM_PATH_MAX];     /* /usr/bin/chromium */
+	bool warm_standby; /* true: an idle managed instance keeps a browser */
 	int max_spaces_per_workspace;        /* 64 */
 	int task_timeout_default;            /* 60, seconds */
 	int task_timeout_max;                /* 600, seconds */

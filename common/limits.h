@@ -132,6 +132,7 @@
  * or its browser is started over; below CM_ACTOR_STOP_MS, so that a
  * stopping actor still records the cancel. */
 #define CM_PAGE_RESET_MS 500
+#define CM_PROFILE_RM_FDS 16      /* fds nftw may hold removing a profile */
 
 /* What capabilities return (space-actor/page.c). */
 #define CM_SNAPSHOT_CHARS_DEFAULT 16000 /* outline, when max_chars is unset */
@@ -229,6 +230,16 @@
 #define CM_ACTOR_STOP_MS 1000
 #define CM_ACTOR_POLLFDS 8    /* driver fds in one poll */
 #define CM_ACTOR_WAKE_READ 64 /* wake-pipe bytes drained per read */
+/*
+ * Warm standby.  The supervisor hands a Space to a standby actor with one
+ * message on its wake pipe: CM_WAKE_ADOPT, the Space's id, then '\n'
+ * (at most CM_WAKE_ADOPT_LEN bytes, so one atomic pipe write).  A
+ * standby that keeps crashing (the actor policy gives up) rests this long
+ * before its instance gets another.
+ */
+#define CM_WAKE_ADOPT 'a'
+#define CM_WAKE_ADOPT_LEN (CM_ID_MAX + 2)
+#define CM_SUP_STANDBY_REST_MS 60000
 
 /* Config and files. */
 #define CM_CONF_LINE_MAX 1024

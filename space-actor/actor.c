@@ -440,9 +440,44 @@ actor_turn(struct actor *a)
 	return 1;
 }
 
+/* A standby's browser serves a Space whose instance is managed with no
+ * profile path of its own: any other keeps its own kind of runtime. */
+static bool
+warm_fits(const struct act_env *env)
+{
+	return strcmp(env->driver, "managed") == 0 &&
+	       (env->profile == NULL || env->profile[0] == '\0');
+}
+
+/* The Space's runtime: the standby's browser when there is one that
+ * fits (warm, which the actor owns from here on), else a new one. */
+static int
+open_runtime(struct actor *a, struct act_driver **warm, char *err, size_t len)
+{
+	if (*warm != NULL && warm_fits(&a->inst.env)) {
+		a->ops = &act_driver_managed;
+		a->drv = *warm;
+		*warm = NULL;
+		act_managed_adopt(a->drv, &a->inst.env);
+		cm_debug(
+		    "actor: space %s takes the standby browser", a->space_id);
+		return 0;
+	}
+	if (*warm != NULL) {
+		/* Not this instance's kind: the standby's browser goes. */
+		act_driver_managed.close(*warm);
+		*warm = NULL;
+	}
+	if ((a->ops = act_driver_find(a->inst.env.driver)) == NULL) {
+		snprintf(err, len, "no such driver in this build");
+		return -1;
+	}
+	return a->ops->open(&a->inst.env, &a->drv, err, len);
+}
+
 int
-act_run(const struct cm_config *cfg, const char *space_id, int notify_fd,
-    int wake_fd)
+act_run_warm(const struct cm_config *cfg, const char *space_id, int notify_fd,
+    int wake_fd, struct act_driver *warm)
 {
 	struct actor a;
 	char url[CM_PATH_MAX], err[CM_ERROR_MESSAGE_MAX + 1];
@@ -462,6 +497,8 @@ act_run(const struct cm_config *cfg, const char *space_id, int notify_fd,
 	sigaddset(&mask, SIGINT);
 	if ((a.sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
 		cm_warn("actor: signalfd");
+		if (warm != NULL)
+			act_driver_managed.close(warm);
 		return 1;
 	}
 	if (cm_ipc_url(url, sizeof(url), cfg->run_dir, "store.ipc") != 0 ||
@@ -478,11 +515,9 @@ act_run(const struct cm_config *cfg, const char *space_id, int notify_fd,
 		cm_ready_notify(&notify_fd);
 		goto out;
 	}
-	if ((a.ops = act_driver_find(a.inst.env.driver)) == NULL ||
-	    a.ops->open(&a.inst.env, &a.drv, err, sizeof(err)) != 0) {
+	if (open_runtime(&a, &warm, err, sizeof(err)) != 0) {
 		cm_warnx("actor: space %s: runtime %s unusable: %s", a.space_id,
-		    a.inst.env.driver,
-		    a.ops ? err : "no such driver in this build");
+		    a.inst.env.driver, err);
 		a.ops = NULL;
 		rc = act_calls_mark_unusable(&a) == 0 ? 0 : 1;
 		cm_ready_notify(&notify_fd);
@@ -503,6 +538,8 @@ act_run(const struct cm_config *cfg, const char *space_id, int notify_fd,
 out:
 	if (a.ops != NULL && a.drv != NULL)
 		a.ops->close(a.drv);
+	if (warm != NULL)
+		act_driver_managed.close(warm);
 	act_task_drop(&a);
 	cm_rpc_async_close(a.call);
 	act_instance_fini(&a.inst);
@@ -512,4 +549,11 @@ out:
 		close(a.wake_fd);
 	close(a.sig_fd);
 	return rc;
+}
+
+int
+act_run(const struct cm_config *cfg, const char *space_id, int notify_fd,
+    int wake_fd)
+{
+	return act_run_warm(cfg, space_id, notify_fd, wake_fd, NULL);
 }

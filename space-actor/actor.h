@@ -20,4 +20,30 @@
 int act_run(const struct cm_config *cfg, const char *space_id, int notify_fd,
     int wake_fd);
 
+struct act_driver;
+
+/*
+ * act_run for a Space handed to a warm standby: warm (owned from here on,
+ * NULL for none) is the standby's managed driver, whose browser the Space
+ * takes when its instance is managed without a profile path; otherwise it
+ * is closed (browser and profile gone) and the Space's own runtime opens.
+ * The Space is held as any actor holds it: its tasks are claimed under
+ * this actor's lease before one runs.
+ */
+int act_run_warm(const struct cm_config *cfg, const char *space_id,
+    int notify_fd, int wake_fd, struct act_driver *warm);
+
+/*
+ * A warm standby for instance_id (spaced-actor --standby): launches a
+ * managed browser with a fresh profile before any Space is known, writes
+ * its readiness line, and waits.  The supervisor hands it a Space with an
+ * adopt message on the wake pipe (CM_WAKE_ADOPT in limits.h); it then
+ * runs as that Space's actor (act_run_warm) and returns what that
+ * returns.  Otherwise it returns 0 on SIGTERM and 1 when its browser goes
+ * away, so the supervisor starts another under the actor restart policy.
+ * Either way the browser and its profile are gone when it returns.
+ */
+int act_standby_run(const struct cm_config *cfg, const char *instance_id,
+    int notify_fd, int wake_fd);
+
 #endif

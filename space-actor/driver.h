@@ -98,4 +98,25 @@ const struct act_driver_ops *act_driver_find(const char *name);
 extern const struct act_driver_ops act_driver_fake;
 extern const struct act_driver_ops act_driver_managed;
 
+/*
+ * Warm standby (driver_managed.c).  A standby actor launches a managed
+ * browser before any Space is known, with a fresh profile of its own,
+ * <data_dir>/profiles/standby-<its pid>, which goes with the driver (as
+ * an ephemeral profile does) whichever Space adopts it.
+ */
+#define ACT_STANDBY_PROFILE_PREFIX "standby-"
+
+/* Opens the standby's driver: the browser is launched and its page set up
+ * in the loop, as md_open does.  0, or -1 with a reason in err. */
+int act_managed_standby_open(const struct cm_config *cfg,
+    struct act_driver **out, char *err, size_t errlen);
+/* False once the standby's browser went away (or never started). */
+bool act_managed_alive(const struct act_driver *d);
+/* The Space whose instance env is takes the browser: its network policy
+ * holds from now on.  env must outlive d. */
+void act_managed_adopt(struct act_driver *d, const struct act_env *env);
+/* Removes the standby profiles under <data_dir>/profiles whose process is
+ * gone (crash-only recovery: a standby killed with -9 leaves its own). */
+void act_managed_sweep_standby(const struct cm_config *cfg);
+
 #endif

@@ -11,8 +11,10 @@
  * CM_BROWSER_LAUNCH_TRIES failed launches in a row make the runtime
  * unusable (reset returns -1).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,39 +274,56 @@ md_launch(struct act_driver *d, char *err, size_t errlen)
 /* ---- the driver */
 
 static int
-md_open(const struct act_env *env, struct act_driver **out, char *err,
+md_rm(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+/* Removes a profile directory and everything in it.  0, or -1 when
+ * something was left. */
+static int
+md_rm_tree(const char *dir)
+{
+	return nftw(dir, md_rm, CM_PROFILE_RM_FDS, FTW_DEPTH | FTW_PHYS) == 0 ||
+	               errno == ENOENT
+	           ? 0
+	           : -1;
+}
+
+/* <data_dir>/profiles, made when missing.  0, or -1. */
+static int
+md_profiles_dir(const struct cm_config *cfg, char *dir, size_t len)
+{
+	int n = snprintf(dir, len, "%s/profiles", cfg->data_dir);
+
+	if (n < 0 || (size_t)n >= len ||
+	    (mkdir(dir, 0700) != 0 && errno != EEXIST))
+		return -1;
+	return 0;
+}
+
+/* A driver whose browser uses profile (ephemeral: removed with it),
+ * launched at once. */
+static int
+md_new(const struct cm_config *cfg, const struct cm_policy *policy,
+    const char *profile, bool ephemeral, struct act_driver **out, char *err,
     size_t errlen)
 {
 	struct act_driver *d = calloc(1, sizeof(*d));
-	char dir[CM_PATH_MAX];
-	int n;
 
 	*out = NULL;
 	if (d == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	snprintf(
-	    d->chromium, sizeof(d->chromium), "%s", env->cfg->chromium_path);
-	d->policy = env->policy;
-	/* An instance with a profile path keeps that one directory
-	 * (persistent); otherwise each Space gets a fresh one of its own,
-	 * removed at close (ephemeral). */
-	d->ephemeral = env->profile == NULL || env->profile[0] == '\0';
-	n = snprintf(dir, sizeof(dir), "%s/profiles", env->cfg->data_dir);
-	if (n < 0 || (size_t)n >= sizeof(dir) ||
-	    (mkdir(dir, 0700) != 0 && errno != EEXIST)) {
-		snprintf(err, errlen, "cannot make the profiles directory");
-		free(d);
-		return -1;
-	}
-	if (d->ephemeral)
-		n = snprintf(d->profile, sizeof(d->profile), "%s/%s", dir,
-		    env->space_id);
-	else
-		n = snprintf(
-		    d->profile, sizeof(d->profile), "%s", env->profile);
-	if (n < 0 || (size_t)n >= sizeof(d->profile)) {
+	snprintf(d->chromium, sizeof(d->chromium), "%s", cfg->chromium_path);
+	d->policy = policy;
+	d->ephemeral = ephemeral;
+	if ((size_t)snprintf(d->profile, sizeof(d->profile), "%s", profile) >=
+	    sizeof(d->profile)) {
 		snprintf(err, errlen, "the profile path is too long");
 		free(d);
 		return -1;
@@ -315,6 +334,123 @@ md_open(const struct act_env *env, struct act_driver **out, char *err,
 	}
 	*out = d;
 	return 0;
+}
+
+static int
+md_open(const struct act_env *env, struct act_driver **out, char *err,
+    size_t errlen)
+{
+	char dir[CM_PATH_MAX], profile[CM_PATH_MAX];
+	bool ephemeral;
+	int n;
+
+	*out = NULL;
+	/* An instance with a profile path keeps that one directory
+	 * (persistent); otherwise each Space gets a fresh one of its own,
+	 * removed at close (ephemeral). */
+	ephemeral = env->profile == NULL || env->profile[0] == '\0';
+	if (md_profiles_dir(env->cfg, dir, sizeof(dir)) != 0) {
+		snprintf(err, errlen, "cannot make the profiles directory");
+		return -1;
+	}
+	if (ephemeral)
+		n = snprintf(
+		    profile, sizeof(profile), "%s/%s", dir, env->space_id);
+	else
+		n = snprintf(profile, sizeof(profile), "%s", env->profile);
+	if (n < 0 || (size_t)n >= sizeof(profile)) {
+		snprintf(err, errlen, "the profile path is too long");
+		return -1;
+	}
+	return md_new(
+	    env->cfg, env->policy, profile, ephemeral, out, err, errlen);
+}
+
+/* The pid in a standby profile's name, or 0 when name is not one. */
+static pid_t
+md_standby_pid(const char *name)
+{
+	size_t n = strlen(ACT_STANDBY_PROFILE_PREFIX);
+	char *end;
+	long v;
+
+	if (strncmp(name, ACT_STANDBY_PROFILE_PREFIX, n) != 0)
+		return 0;
+	errno = 0;
+	v = strtol(name + n, &end, 10);
+	return errno == 0 && *end == '\0' && v > 0 && v < INT32_MAX ? (pid_t)v
+	                                                            : 0;
+}
+
+void
+act_managed_sweep_standby(const struct cm_config *cfg)
+{
+	char dir[CM_PATH_MAX], path[CM_PATH_MAX + 300];
+	struct dirent *de;
+	DIR *d;
+
+	if (md_profiles_dir(cfg, dir, sizeof(dir)) != 0 ||
+	    (d = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		pid_t pid = md_standby_pid(de->d_name);
+
+		/* A live owner keeps it: a standby, or the actor it became. */
+		if (pid <= 0 || pid == getpid() ||
+		    (kill(pid, 0) == 0 || errno != ESRCH))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (md_rm_tree(path) != 0)
+			cm_warnx("managed: a stale standby profile was not "
+			         "removed in full");
+		else
+			cm_debug("managed: removed the stale standby profile "
+			         "of pid %d",
+			    (int)pid);
+	}
+	closedir(d);
+}
+
+int
+act_managed_standby_open(const struct cm_config *cfg, struct act_driver **out,
+    char *err, size_t errlen)
+{
+	char dir[CM_PATH_MAX], profile[CM_PATH_MAX];
+	int n;
+
+	*out = NULL;
+	if (md_profiles_dir(cfg, dir, sizeof(dir)) != 0) {
+		snprintf(err, errlen, "cannot make the profiles directory");
+		return -1;
+	}
+	n = snprintf(profile, sizeof(profile), "%s/%s%d", dir,
+	    ACT_STANDBY_PROFILE_PREFIX, (int)getpid());
+	if (n < 0 || (size_t)n >= sizeof(profile)) {
+		snprintf(err, errlen, "the profile path is too long");
+		return -1;
+	}
+	/* Fresh: whatever a dead process of the same pid left goes first. */
+	if (md_rm_tree(profile) != 0) {
+		snprintf(err, errlen, "a stale standby profile is in the way");
+		return -1;
+	}
+	/* No Space yet, so no policy: nothing runs on the page until one
+	 * is adopted (act_managed_adopt). */
+	return md_new(cfg, NULL, profile, true, out, err, errlen);
+}
+
+bool
+act_managed_alive(const struct act_driver *d)
+{
+	return d != NULL && d->state != MD_DOWN;
+}
+
+void
+act_managed_adopt(struct act_driver *d, const struct act_env *env)
+{
+	d->policy = env->policy;
+	if (d->page_ok)
+		d->page.policy = env->policy;
 }
 
 static int
@@ -482,15 +618,6 @@ md_reset(struct act_driver *d)
 	return 1;
 }
 
-static int
-md_rm(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path) == 0 || errno == ENOENT ? 0 : -1;
-}
-
 static void
 md_close(struct act_driver *d)
 {
@@ -498,8 +625,7 @@ md_close(struct act_driver *d)
 		return;
 	md_down(d);
 	json_decref(d->args);
-	if (d->ephemeral &&
-	    nftw(d->profile, md_rm, 16, FTW_DEPTH | FTW_PHYS) != 0)
+	if (d->ephemeral && md_rm_tree(d->profile) != 0)
 		cm_warnx(
 		    "managed: the ephemeral profile was not removed in full");
 	free(d);

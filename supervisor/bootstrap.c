@@ -14,6 +14,8 @@
  *   4. bundle.create for every .json file in etc/bundles (conflict: it is
  *      there already).
  *   5. the workspace "default": reused when it exists, else created.
+ *   5b. the managed instances of a first start (browsers.h), when
+ *      chromium_path is installed: registered and bound to default.
  *   6. member.put manager.  The last write: an admin with a membership
  *      marks a finished bootstrap.
  *   7. admin.token.tmp is renamed to admin.token, and the directory
@@ -60,6 +62,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "browsers.h"
 #include "log.h"
 #include "token.h"
 #include "tokenfile.h"
@@ -81,6 +84,7 @@ enum boot_state {
 	BS_BUNDLE,       /* bundle.create (step 4) */
 	BS_WS_LIST,      /* workspace.list (step 5) */
 	BS_WS_CREATE,    /* workspace.create (step 5) */
+	BS_BROWSERS,     /* a request of browsers.h (step 5b) */
 	BS_MEMBER,       /* member.put (step 6) */
 };
 
@@ -102,6 +106,7 @@ struct sup_boot {
 	char manifest_path[CM_PATH_MAX + 320];
 	char *manifest;  /* the one being sent */
 	bool show_token; /* the file holds the admin's live token */
+	struct sup_browsers *browsers; /* step 5b, while under way */
 };
 
 static enum sup_boot_step
@@ -276,6 +281,32 @@ ask_member(struct sup_boot *b, struct pr_req *q)
 	return ask(b, q, BS_MEMBER, PR_OP_MEMBER_PUT);
 }
 
+/* Step 5b, then 6. */
+static enum sup_boot_step
+ask_browsers(struct sup_boot *b, struct pr_req *q)
+{
+	enum sup_boot_step st;
+
+	sup_browsers_free(b->browsers);
+	st = sup_browsers_begin(&b->browsers, b->cfg, b->ws, q);
+	if (st == SUP_BOOT_CALL) {
+		b->state = BS_BROWSERS;
+		return st;
+	}
+	return st == SUP_BOOT_DONE ? ask_member(b, q) : st;
+}
+
+static enum sup_boot_step
+on_browsers(struct sup_boot *b, const struct pr_rep *r, struct pr_req *q)
+{
+	enum sup_boot_step st = sup_browsers_step(b->browsers, r, q);
+
+	if (st != SUP_BOOT_DONE)
+		return st;
+	memset(q, 0, sizeof(*q));
+	return ask_member(b, q);
+}
+
 static enum sup_boot_step
 on_ws_list(struct sup_boot *b, const struct pr_rep *r, struct pr_req *q)
 {
@@ -285,7 +316,7 @@ on_ws_list(struct sup_boot *b, const struct pr_rep *r, struct pr_req *q)
 		if (strcmp(r->workspaces[i].name, BOOT_WORKSPACE) == 0)
 			copy_id(b->ws, r->workspaces[i].workspace_id);
 	if (b->ws[0] != '\0')
-		return ask_member(b, q);
+		return ask_browsers(b, q);
 	q->name = BOOT_WORKSPACE;
 	return ask(b, q, BS_WS_CREATE, PR_OP_WORKSPACE_CREATE);
 }
@@ -298,7 +329,7 @@ on_ws_create(struct sup_boot *b, const struct pr_rep *r, struct pr_req *q)
 	if (r->err != CM_OK || r->n_workspaces != 1)
 		return fail("workspace.create", r->err);
 	copy_id(b->ws, r->workspaces[0].workspace_id);
-	return ask_member(b, q);
+	return ask_browsers(b, q);
 }
 
 static enum sup_boot_step
@@ -495,6 +526,7 @@ sup_boot_free(struct sup_boot *b)
 		free(b->names[i]);
 	free(b->names);
 	free(b->manifest);
+	sup_browsers_free(b->browsers);
 	explicit_bzero(b, sizeof(*b));
 	free(b);
 }
@@ -522,6 +554,8 @@ sup_boot_step(struct sup_boot *b, const struct pr_rep *rep, struct pr_req *q)
 		return on_ws_list(b, rep, q);
 	case BS_WS_CREATE:
 		return on_ws_create(b, rep, q);
+	case BS_BROWSERS:
+		return on_browsers(b, rep, q);
 	case BS_MEMBER:
 		return on_member(b, rep);
 	}

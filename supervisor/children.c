@@ -127,6 +127,16 @@ sup_child_by_kind(struct sup_children *c, enum sup_kind kind)
 	return NULL;
 }
 
+struct sup_child *
+sup_child_by_instance(struct sup_children *c, const char *instance_id)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->v[i]->kind == SUP_ACTOR && instance_id[0] != '\0' &&
+		    strcmp(c->v[i]->instance_id, instance_id) == 0)
+			return c->v[i];
+	return NULL;
+}
+
 bool
 sup_kind_available(const struct sup_children *c, enum sup_kind kind)
 {
@@ -145,6 +155,22 @@ sup_child_wake(struct sup_child *ch)
 	if (ch->wake_fd >= 0 && write(ch->wake_fd, &one, 1) < 0 &&
 	    errno != EAGAIN)
 		cm_warn("supervisor: wake %s", ch->space_id);
+}
+
+int
+sup_child_adopt(struct sup_child *ch, const char *space_id)
+{
+	char msg[CM_WAKE_ADOPT_LEN + 1];
+	int n;
+
+	ch->standby = false;
+	snprintf(ch->space_id, sizeof(ch->space_id), "%s", space_id);
+	n = snprintf(msg, sizeof(msg), "%c%s\n", CM_WAKE_ADOPT, space_id);
+	/* An empty pipe (nothing wakes a standby) takes it whole. */
+	if (ch->wake_fd < 0 || n <= 0 || (size_t)n >= sizeof(msg) ||
+	    write(ch->wake_fd, msg, (size_t)n) != n)
+		return -1;
+	return 0;
 }
 
 void
@@ -183,7 +209,12 @@ sup_child_spawn(struct sup_children *c, struct sup_child *ch, int64_t now_ms)
 	/* Everything the child needs is built before fork. */
 	snprintf(fdarg, sizeof(fdarg), "--notify-fd=%d", fds[1]);
 	snprintf(wakearg, sizeof(wakearg), "--wake-fd=%d", wake[0]);
-	snprintf(spacearg, sizeof(spacearg), "--space=%s", ch->space_id);
+	if (ch->standby)
+		snprintf(spacearg, sizeof(spacearg), "--standby=%s",
+		    ch->instance_id);
+	else
+		snprintf(
+		    spacearg, sizeof(spacearg), "--space=%s", ch->space_id);
 	snprintf(confarg, sizeof(confarg), "--config-fd=%d", c->conf_fd);
 	argv[argc++] = path;
 	argv[argc++] = confarg;

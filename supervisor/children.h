@@ -35,8 +35,11 @@ struct sup_child {
 	pid_t pid;                    /* 0 when not running */
 	int notify_fd;                /* readiness pipe, -1 once read */
 	int wake_fd;                  /* actors: write end of the wake pipe */
-	char space_id[CM_ID_MAX + 1]; /* actors only */
-	int64_t started_ms;           /* monotonic */
+	char space_id[CM_ID_MAX + 1]; /* actors only; "" for a standby */
+	/* Actors: the Space's browser instance when known; a standby's. */
+	char instance_id[CM_ID_MAX + 1];
+	bool standby;       /* a warm standby no Space has adopted yet */
+	int64_t started_ms; /* monotonic */
 	int64_t restart_at_ms;
 	int restarts;
 	struct sup_history history;
@@ -67,13 +70,17 @@ struct sup_child *sup_child_by_pid(struct sup_children *c, pid_t pid);
 struct sup_child *sup_child_by_space(
     struct sup_children *c, const char *space_id);
 struct sup_child *sup_child_by_kind(struct sup_children *c, enum sup_kind kind);
+/* The actor row (a standby, or a Space's actor) of an instance, or NULL. */
+struct sup_child *sup_child_by_instance(
+    struct sup_children *c, const char *instance_id);
 
 /*
  * fork+exec of the row's binary with --config-fd (nothing of the config
  * on its command line or, for secrets, in its environment), --notify-fd
  * and, for an
- * actor, --space and --wake-fd (the read end of a pipe whose write end
- * the row keeps; see sup_child_wake).  Actors get their own process group so
+ * actor, --space (--standby with the instance for a standby row) and
+ * --wake-fd (the read end of a pipe whose write end the row keeps; see
+ * sup_child_wake).  Actors get their own process group so
  * that killing the group takes their browser with them.  Every child dies with
  * the supervisor (PR_SET_PDEATHSIG).  Returns 0, or -1 (nothing started).
  */
@@ -85,6 +92,15 @@ int sup_child_spawn(
  * already holds a wake-up).  A no-op for a row with no running actor.
  */
 void sup_child_wake(struct sup_child *ch);
+
+/*
+ * Hands space_id to a running standby: the row becomes the Space's actor
+ * row first (so no second actor ever starts for the Space), then the
+ * adopt message goes on the wake pipe in one atomic write, never
+ * blocking.  Returns 0, or -1 when the message could not be written (the
+ * standby is dying: the row restarts as the Space's ordinary actor).
+ */
+int sup_child_adopt(struct sup_child *ch, const char *space_id);
 
 /* Closes the row's pipes to a process that is gone. */
 void sup_child_gone(struct sup_child *ch);

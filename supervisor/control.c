@@ -43,7 +43,7 @@ status_reply(const struct sup_children *c, int64_t now, struct pr_rep *rep)
 		const struct sup_child *ch = c->v[i];
 		struct pr_child *o = &rep->children[i];
 
-		o->kind = sup_kinds[ch->kind].name;
+		o->kind = ch->standby ? "standby" : sup_kinds[ch->kind].name;
 		o->pid = ch->pid;
 		o->space_id = ch->space_id[0] ? ch->space_id : NULL;
 		o->state = sup_state_name(ch->state);

@@ -32,15 +32,17 @@
 #include "clock.h"
 #include "config.h"
 #include "control.h"
+#include "json.h"
 #include "log.h"
 #include "recv.h"
 #include "rpc.h"
+#include "standby.h"
 #include "startup.h"
 #include "status.h"
 #include "storework.h"
 
-static void
-start_child(struct sup *s, struct sup_child *ch)
+void
+sup_start_child(struct sup *s, struct sup_child *ch)
 {
 	int64_t now = cm_mono_ms();
 
@@ -55,17 +57,23 @@ start_child(struct sup *s, struct sup_child *ch)
 }
 
 /* No actor starts for a Space while a job about it waits: its lost task
- * is finalised, or the Space marked, first. */
+ * is finalised, or the Space marked, first.  A standby of the Space's
+ * instance, when one runs, becomes its actor instead. */
 void
-sup_ensure_actor(struct sup *s, const char *space_id)
+sup_ensure_actor(struct sup *s, const char *space_id, const char *instance_id)
 {
 	struct sup_child *ch;
 
 	if (s->stop || sup_child_by_space(&s->kids, space_id) != NULL ||
-	    sup_jobs_pending(&s->jobs, space_id))
+	    sup_jobs_pending(&s->jobs, space_id) ||
+	    sup_standby_adopt(s, space_id, instance_id))
 		return;
-	if ((ch = sup_child_add(&s->kids, SUP_ACTOR, space_id)) != NULL)
-		start_child(s, ch);
+	if ((ch = sup_child_add(&s->kids, SUP_ACTOR, space_id)) == NULL)
+		return;
+	if (instance_id != NULL)
+		snprintf(ch->instance_id, sizeof(ch->instance_id), "%s",
+		    instance_id);
+	sup_start_child(s, ch);
 }
 
 void
@@ -77,7 +85,7 @@ sup_start_api(struct sup *s)
 	    sup_child_by_kind(&s->kids, SUP_API) != NULL)
 		return;
 	if ((api = sup_child_add(&s->kids, SUP_API, NULL)) != NULL)
-		start_child(s, api);
+		sup_start_child(s, api);
 }
 
 /* Acts on a step: sends its request, or ends the bootstrap. */
@@ -101,6 +109,11 @@ child_died(struct sup *s, struct sup_child *ch, int status)
 		sup_child_remove(&s->kids, ch);
 		return;
 	}
+	if (ch->standby) {
+		sup_standby_died(
+		    s, ch, exited, exited ? code : WTERMSIG(status), now);
+		return;
+	}
 	if (exited && code == 0)
 		cm_debug("supervisor: %s %s exited", sup_kinds[ch->kind].name,
 		    ch->space_id);
@@ -122,6 +135,9 @@ child_died(struct sup *s, struct sup_child *ch, int status)
 		ch->restarts++;
 		break;
 	case SUP_DONE:
+		/* A Space closed: its instance may want a standby now. */
+		if (ch->kind == SUP_ACTOR)
+			s->next_standby = now;
 		sup_child_remove(&s->kids, ch);
 		break;
 	case SUP_GIVE_UP:
@@ -204,7 +220,7 @@ restart_due(struct sup *s, int64_t now)
 		if (ch->state != SUP_BACKOFF || now < ch->restart_at_ms ||
 		    held_by_job(s, ch))
 			continue;
-		start_child(s, ch);
+		sup_start_child(s, ch);
 	}
 }
 
@@ -222,6 +238,25 @@ actor_wants(enum cm_event_kind kind)
 	       kind == CM_EV_CLOSE_REQUESTED || kind == CM_EV_SPACE_CLOSED;
 }
 
+/* The instance a space_opened event names (its payload), so that a
+ * standby of that instance can take the Space. */
+static void
+sup_space_opened(struct sup *s, const struct pr_event *ev)
+{
+	char inst[CM_ID_MAX + 1] = "", err[128];
+	json_t *payload = NULL;
+	const char *v;
+
+	if (ev->payload != NULL &&
+	    cm_json_parse(ev->payload, strlen(ev->payload), CM_RESULT_MAX,
+	        CM_JSON_DEPTH_MAX, &payload, err, sizeof(err)) == 0 &&
+	    (v = json_string_value(
+	         json_object_get(payload, "browser_instance_id"))) != NULL)
+		snprintf(inst, sizeof(inst), "%s", v);
+	json_decref(payload);
+	sup_ensure_actor(s, ev->space_id, inst[0] ? inst : NULL);
+}
+
 static void
 drain_events(struct sup *s)
 {
@@ -237,7 +272,7 @@ drain_events(struct sup *s)
 			cm_warnx(
 			    "supervisor: bad event from the store: %s", err);
 		} else if (cm_event_kind_is(ev.kind, CM_EV_SPACE_OPENED)) {
-			sup_ensure_actor(s, ev.space_id);
+			sup_space_opened(s, &ev);
 		} else if (actor_wants(cm_event_kind_parse(ev.kind))) {
 			struct sup_child *ch =
 			    sup_child_by_space(&s->kids, ev.space_id);
@@ -299,6 +334,9 @@ next_wake(struct sup *s, int64_t now)
 		wake_at(&wake, s->next_rescan);
 	if (s->running && !cm_rpc_async_busy(s->sweep_rpc))
 		wake_at(&wake, s->next_sweep);
+	if (s->running && s->cfg.warm_standby &&
+	    !cm_rpc_async_busy(s->standby_rpc))
+		wake_at(&wake, s->next_standby);
 	if (s->store_up && !s->booted && s->boot == NULL)
 		wake_at(&wake, s->boot_retry_at);
 	if ((due = sup_jobs_due(&s->jobs, now)) >= 0)
@@ -336,6 +374,7 @@ enum {
 	SERVE_SCAN,
 	SERVE_SWEEP,
 	SERVE_JOBS,
+	SERVE_STANDBY,
 	SERVE_FIXED
 };
 
@@ -366,6 +405,7 @@ serve(struct sup *s)
 		pfd[SERVE_SCAN].fd = cm_rpc_async_fd(s->scan_rpc);
 		pfd[SERVE_SWEEP].fd = cm_rpc_async_fd(s->sweep_rpc);
 		pfd[SERVE_JOBS].fd = sup_jobs_fd(&s->jobs);
+		pfd[SERVE_STANDBY].fd = cm_rpc_async_fd(s->standby_rpc);
 		for (size_t i = 0; i < SERVE_FIXED; i++)
 			pfd[i].events = POLLIN;
 		for (size_t i = 0; i < s->kids.n; i++) {
@@ -401,6 +441,8 @@ serve(struct sup *s)
 			sup_work_sweep_reply(s);
 		if (pfd[SERVE_JOBS].revents & POLLIN)
 			sup_work_jobs_reply(s);
+		if (pfd[SERVE_STANDBY].revents & POLLIN)
+			sup_work_standby_reply(s);
 		if (s->stop)
 			break;
 
@@ -414,6 +456,10 @@ serve(struct sup *s)
 		if (s->running && now >= s->next_sweep &&
 		    !cm_rpc_async_busy(s->sweep_rpc))
 			sup_work_sweep(s);
+		if (s->running && s->cfg.warm_standby &&
+		    now >= s->next_standby &&
+		    !cm_rpc_async_busy(s->standby_rpc))
+			sup_work_standby_scan(s);
 		if (s->running && s->booted)
 			notify_ready(s);
 	}
@@ -536,6 +582,7 @@ open_sockets(struct sup *s)
 	    cm_rpc_async_open(&s->boot_rpc, s->store) != 0 ||
 	    cm_rpc_async_open(&s->scan_rpc, s->store) != 0 ||
 	    cm_rpc_async_open(&s->sweep_rpc, s->store) != 0 ||
+	    cm_rpc_async_open(&s->standby_rpc, s->store) != 0 ||
 	    sup_jobs_open(&s->jobs, s->store) != 0)
 		return -1;
 	if (pipe2(s->pipe_up, O_CLOEXEC | O_NONBLOCK) != 0)
@@ -594,10 +641,11 @@ main(int argc, char **argv, char **envp)
 		    "supervisor: cannot open its sockets in %s", s.cfg.run_dir);
 		return CM_EXIT_PERMANENT;
 	}
-	s.next_rescan = s.next_sweep = s.boot_retry_at = cm_mono_ms();
+	s.next_rescan = s.next_sweep = s.next_standby = s.boot_retry_at =
+	    cm_mono_ms();
 	if ((store = sup_child_add(&s.kids, SUP_STORE, NULL)) == NULL)
 		return CM_EXIT_FAILED;
-	start_child(&s, store);
+	sup_start_child(&s, store);
 	cm_info("supervisor: data in %s", s.cfg.data_dir);
 
 	serve(&s);
@@ -612,6 +660,7 @@ main(int argc, char **argv, char **envp)
 	cm_rpc_async_close(s.boot_rpc);
 	cm_rpc_async_close(s.scan_rpc);
 	cm_rpc_async_close(s.sweep_rpc);
+	cm_rpc_async_close(s.standby_rpc);
 	sup_jobs_close(&s.jobs);
 	nng_close(s.control);
 	nng_close(s.events);

@@ -5,6 +5,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "standby.h"
 #include "status.h"
 
 static void
@@ -103,7 +104,8 @@ scan_page(struct sup *s, const struct pr_rep *r)
 		const struct pr_space *sp = &r->spaces[i];
 
 		if (!cm_space_status_is(sp->status, CM_SPACE_ERROR)) {
-			sup_ensure_actor(s, sp->space_id);
+			sup_ensure_actor(
+			    s, sp->space_id, sp->browser_instance_id);
 			continue;
 		}
 		/* No actor serves a Space in error: close it on its behalf. */
@@ -174,6 +176,31 @@ sup_work_sweep_reply(struct sup *s)
 		cm_info("supervisor: %lld expired leases", (long long)r.count);
 	pr_rep_free(&r);
 	s->next_sweep = cm_mono_ms() + CM_SUP_SWEEP_MS;
+}
+
+void
+sup_work_standby_scan(struct sup *s)
+{
+	struct pr_req q;
+
+	req_init(&q, PR_OP_INSTANCE_LIST);
+	if (!store_start(s->standby_rpc, &q))
+		s->next_standby = cm_mono_ms() + CM_SUP_RESCAN_MS;
+}
+
+void
+sup_work_standby_reply(struct sup *s)
+{
+	struct pr_rep r;
+
+	if (!cm_rpc_async_take(s->standby_rpc, &r, NULL))
+		return;
+	if (r.err == CM_OK)
+		sup_standby_sync(s, &r);
+	else
+		cm_warnx("supervisor: instance.list: %s", cm_err_code(r.err));
+	pr_rep_free(&r);
+	s->next_standby = cm_mono_ms() + CM_SUP_RESCAN_MS;
 }
 
 void

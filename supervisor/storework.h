@@ -28,6 +28,11 @@ void sup_work_scan_reply(struct sup *s);
 void sup_work_sweep(struct sup *s);
 void sup_work_sweep_reply(struct sup *s);
 
+/* Asks the store for every instance, for the warm standbys (standby.h),
+ * every CM_SUP_RESCAN_MS and whenever an actor is done. */
+void sup_work_standby_scan(struct sup *s);
+void sup_work_standby_reply(struct sup *s);
+
 /* Takes the outcome of the job under way (counted in s->jobs_done). */
 void sup_work_jobs_reply(struct sup *s);
 

@@ -34,8 +34,9 @@ struct sup {
 	 * restarting and SIGTERM never wait behind the store.
 	 */
 	struct cm_rpc_async *boot_rpc, *scan_rpc, *sweep_rpc;
-	struct sup_jobs jobs;  /* writes about one Space, in order */
-	struct sup_boot *boot; /* the bootstrap under way, or NULL */
+	struct cm_rpc_async *standby_rpc; /* instance.list for standby.h */
+	struct sup_jobs jobs;             /* writes about one Space, in order */
+	struct sup_boot *boot;            /* the bootstrap under way, or NULL */
 	int64_t boot_retry_at;
 	char scan_after[CM_ID_MAX + 1]; /* the rescan's cursor; "" first */
 	bool scan_again;    /* rescan once the one under way is done */
@@ -46,12 +47,17 @@ struct sup {
 	bool running;       /* store up and first scan done */
 	bool stop;
 	int exit_code;
-	int64_t next_rescan, next_sweep;
+	int64_t next_rescan, next_sweep, next_standby;
 };
 
-/* main.c: an actor for the Space unless one runs, or a job about the
- * Space waits; the api once, when it is built. */
-void sup_ensure_actor(struct sup *s, const char *space_id);
+/* main.c: an actor for the Space (on instance_id, NULL when not known)
+ * unless one runs, or a job about the Space waits; a standby of the
+ * instance is adopted rather than a new actor started.  The api once,
+ * when it is built.  sup_start_child spawns a row, or puts it in backoff
+ * when the spawn fails. */
+void sup_ensure_actor(
+    struct sup *s, const char *space_id, const char *instance_id);
 void sup_start_api(struct sup *s);
+void sup_start_child(struct sup *s, struct sup_child *ch);
 
 #endif

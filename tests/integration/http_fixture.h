@@ -79,6 +79,39 @@ hf_ws(const struct hf_env *e)
 	return e->sf.w.workspace_id;
 }
 
+/*
+ * Registers, as the admin, a managed instance named name on the browser
+ * bundle that may reach 127.0.0.1 only, and binds it to the workspace;
+ * its id goes to inst.
+ */
+static inline void
+hf_managed_instance(struct hf_env *e, const char *name, char *inst)
+{
+	char bundle[CM_ID_MAX + 1] = "", bind[CM_ID_MAX + 1], body[1024];
+	json_t *res, *v;
+	size_t i;
+
+	cr_assert_eq(af_call(&e->af, "GET", "/api/v1/admin/runtime-bundles",
+	                 e->af.admin, NULL, &res),
+	    200);
+	json_array_foreach(
+	    af_data(res), i, v) if (strcmp(sf_str(v, "name"), "browser") == 0)
+	    snprintf(bundle, sizeof(bundle), "%s", sf_str(v, "bundle_id"));
+	json_decref(res);
+	cr_assert_neq(bundle[0], '\0', "no browser bundle");
+	snprintf(body, sizeof(body),
+	    "{\"name\": \"%s\", \"driver\": \"managed\", "
+	    "\"bundle_id\": \"%s\", \"network_policy\": {\"allow_hosts\": "
+	    "[\"127.0.0.1\"], \"deny_private_networks\": false}}",
+	    name, bundle);
+	af_create(&e->af, "/api/v1/admin/browser-instances", body,
+	    "browser_instance_id", inst);
+	snprintf(body, sizeof(body),
+	    "{\"workspace_id\": \"%s\", \"browser_instance_id\": \"%s\"}",
+	    hf_ws(e), inst);
+	af_create(&e->af, "/api/v1/admin/bindings", body, "binding_id", bind);
+}
+
 static inline void
 hf_keep(struct hf_env *e, const char *text)
 {

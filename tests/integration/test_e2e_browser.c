@@ -116,39 +116,6 @@ no_browser_of(void *arg)
 	"[\"navigate\", \"snapshot\", \"click\", \"type\", \"wait_for\", " \
 	"\"extract_text\", \"back\"]"
 
-/*
- * Registers a managed instance named name on the browser bundle that may
- * reach 127.0.0.1 only, and binds it to the workspace; its id goes to
- * inst.
- */
-static void
-managed_instance(struct hf_env *e, const char *name, char *inst)
-{
-	char bundle[CM_ID_MAX + 1] = "", bind[CM_ID_MAX + 1], body[1024];
-	json_t *res, *v;
-	size_t i;
-
-	cr_assert_eq(af_call(&e->af, "GET", "/api/v1/admin/runtime-bundles",
-	                 e->af.admin, NULL, &res),
-	    200);
-	json_array_foreach(
-	    af_data(res), i, v) if (strcmp(sf_str(v, "name"), "browser") == 0)
-	    snprintf(bundle, sizeof(bundle), "%s", sf_str(v, "bundle_id"));
-	json_decref(res);
-	cr_assert_neq(bundle[0], '\0', "no browser bundle");
-	snprintf(body, sizeof(body),
-	    "{\"name\": \"%s\", \"driver\": \"managed\", "
-	    "\"bundle_id\": \"%s\", \"network_policy\": {\"allow_hosts\": "
-	    "[\"127.0.0.1\"], \"deny_private_networks\": false}}",
-	    name, bundle);
-	af_create(&e->af, "/api/v1/admin/browser-instances", body,
-	    "browser_instance_id", inst);
-	snprintf(body, sizeof(body),
-	    "{\"workspace_id\": \"%s\", \"browser_instance_id\": \"%s\"}",
-	    hf_ws(e), inst);
-	af_create(&e->af, "/api/v1/admin/bindings", body, "binding_id", bind);
-}
-
 /* Creates a Space on instance inst for the workspace's manager; its id
  * goes to space, its profile's path to profile. */
 static void
@@ -170,7 +137,7 @@ managed_space(struct hf_env *e, const char *tag, char *space, char *profile,
 
 	hf_start(e, tag, 0, NULL);
 	e->record = true;
-	managed_instance(e, "chromium-e2e", inst);
+	hf_managed_instance(e, "chromium-e2e", inst);
 	space_on(e, inst, space, profile, profile_len);
 }
 
@@ -552,8 +519,8 @@ Test(e2e_browser, spaces_never_share_cookies_or_storage, .fini = tk_cleanup)
 
 	cr_assert_not_null(pages = tk_pages_start(&port));
 	hf_start(&e, "e2e-iso", 0, NULL);
-	managed_instance(&e, "chromium-a", inst[0]);
-	managed_instance(&e, "chromium-b", inst[1]);
+	hf_managed_instance(&e, "chromium-a", inst[0]);
+	hf_managed_instance(&e, "chromium-b", inst[1]);
 	for (size_t i = 0; i < 2; i++)
 		space_on(
 		    &e, inst[i], spaces[i], profile[i], sizeof(profile[i]));
@@ -638,7 +605,7 @@ Test(e2e_browser, a_browser_that_cannot_start_again_takes_its_instance_down,
 	cr_assert_eq(chmod(script, 0700), 0);
 	snprintf(flag, sizeof(flag), "--chromium-path=%s", script);
 	hf_start(&e, "e2e-down", 0, flags);
-	managed_instance(&e, "chromium-once", inst);
+	hf_managed_instance(&e, "chromium-once", inst);
 	space_on(&e, inst, space, profile, sizeof(profile));
 
 	snprintf(

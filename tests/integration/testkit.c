@@ -181,6 +181,9 @@ untrack(pid_t pid)
 			tk_started[i] = 0;
 }
 
+/* spaced_defaults: at most four flags and the NULL. */
+#define TK_DEFAULTS 5
+
 /* fork+exec of a binary from the build tree, without waiting: *ready_fd
  * gets the read end of its --notify-fd pipe. */
 static int
@@ -286,17 +289,36 @@ tk_spaced_start(struct tk_proc *p, const char *dir, const char *const *flags)
 	return tk_spaced_start_logged(p, dir, flags, NULL);
 }
 
-/* spaced's default flags: the fake driver, and an api port of the test's
- * own unless flags name one, which goes to *http_port. */
+/* True when flags set the config key whose flag is prefix ("--key="). */
+static bool
+has_flag(const char *const *flags, const char *prefix)
+{
+	for (size_t i = 0; flags && flags[i]; i++)
+		if (strncmp(flags[i], prefix, strlen(prefix)) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * spaced's default flags: the fake driver; no managed instance registered
+ * at the first start and no warm standby, unless flags set
+ * --managed-browsers or --warm-standby (so a test counting instances or
+ * browsers sees only its own); and an api port of the test's own unless
+ * flags name one, which goes to *http_port.
+ */
 static int
-spaced_defaults(const char *const *flags, const char *defaults[3], char *listen,
-    size_t len, int *http_port)
+spaced_defaults(const char *const *flags, const char *defaults[TK_DEFAULTS],
+    char *listen, size_t len, int *http_port)
 {
 	static const char prefix[] = "--http-listen=";
 	const char *port = NULL;
+	size_t n = 0;
 
-	defaults[0] = "--allow-fake-driver=true";
-	defaults[1] = defaults[2] = NULL;
+	defaults[n++] = "--allow-fake-driver=true";
+	if (!has_flag(flags, "--managed-browsers="))
+		defaults[n++] = "--managed-browsers=0";
+	if (!has_flag(flags, "--warm-standby"))
+		defaults[n++] = "--warm-standby=false";
 	*http_port = -1;
 	for (size_t i = 0; flags && flags[i]; i++)
 		if (strncmp(flags[i], prefix, sizeof(prefix) - 1) == 0 &&
@@ -306,8 +328,9 @@ spaced_defaults(const char *const *flags, const char *defaults[3], char *listen,
 		if ((*http_port = tk_free_port()) < 0)
 			return -1;
 		snprintf(listen, len, "%s127.0.0.1:%d", prefix, *http_port);
-		defaults[1] = listen;
+		defaults[n++] = listen;
 	}
+	defaults[n] = NULL;
 	return 0;
 }
 
@@ -323,7 +346,7 @@ int
 tk_spaced_start_logged(struct tk_proc *p, const char *dir,
     const char *const *flags, const char *output)
 {
-	const char *defaults[3];
+	const char *defaults[TK_DEFAULTS];
 	char listen[64];
 	int http_port, rc;
 
@@ -339,7 +362,7 @@ int
 tk_spaced_spawn(struct tk_proc *p, const char *dir, const char *const *flags,
     const char *output, bool own_group, int *ready_fd)
 {
-	const char *defaults[3];
+	const char *defaults[TK_DEFAULTS];
 	char listen[64];
 	int http_port;
 

@@ -43,6 +43,10 @@ int tk_store_start(
  * a free port of this test's own unless flags give --http-listen) on data_dir
  * dir with the fake driver allowed and extra flags, and waits (bounded) for its
  * readiness line: the store is up and the first scan of Spaces is done.
+ * Unless flags say otherwise, it starts with --managed-browsers=0 (the
+ * first start registers no managed instance) and --warm-standby=false (no
+ * browser runs that a test did not ask for): pass --managed-browsers=N or
+ * --warm-standby=true to turn them on.
  */
 int tk_spaced_start(
     struct tk_proc *p, const char *dir, const char *const *flags);

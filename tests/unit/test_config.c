@@ -120,6 +120,7 @@ Test(config, defaults_without_any_source)
 	cr_assert_eq(cfg.allow_fake_driver, false);
 	cr_assert_eq(cfg.managed_browsers, 2);
 	cr_assert_str_eq(cfg.chromium_path, "/usr/bin/chromium");
+	cr_assert_eq(cfg.warm_standby, true);
 	cr_assert_eq(cfg.max_spaces_per_workspace, 64);
 	cr_assert_eq(cfg.task_timeout_default, 60);
 	cr_assert_eq(cfg.task_timeout_max, 600);
@@ -649,6 +650,7 @@ assert_same_config(const struct cm_config *a, const struct cm_config *b)
 	cr_assert_eq(a->allow_fake_driver, b->allow_fake_driver);
 	cr_assert_eq(a->managed_browsers, b->managed_browsers);
 	cr_assert_str_eq(a->chromium_path, b->chromium_path);
+	cr_assert_eq(a->warm_standby, b->warm_standby);
 	cr_assert_eq(a->max_spaces_per_workspace, b->max_spaces_per_workspace);
 	cr_assert_eq(a->task_timeout_default, b->task_timeout_default);
 	cr_assert_eq(a->task_timeout_max, b->task_timeout_max);
