@@ -133,6 +133,9 @@
 #define CM_BROWSER_REAP_MS 2000
 #define CM_BROWSER_START_MS 30000 /* launch until the page is ready */
 #define CM_BROWSER_LAUNCH_TRIES 3 /* failed launches in a row: unusable */
+/* A managed browser's window, so its viewport, in CSS pixels. */
+#define CM_BROWSER_WIDTH 1280
+#define CM_BROWSER_HEIGHT 720
 
 /* What capabilities return (space-actor/page.c). */
 #define CM_SNAPSHOT_CHARS_DEFAULT 16000 /* outline, when max_chars is unset */

@@ -60,6 +60,8 @@ act_task_drop(struct actor *a)
 	free(a->out_result);
 	free(a->out_message);
 	a->out_result = a->out_message = NULL;
+	free(a->art.artifact);
+	memset(&a->art, 0, sizeof(a->art));
 	json_decref(a->args);
 	a->args = NULL;
 }
@@ -292,13 +294,19 @@ step_driver(struct actor *a, const struct pollfd *fds, int nfds)
 	if (a->drv == NULL || a->ops->step(a->drv, fds, nfds, &out) != ACT_DONE)
 		return;
 	if (a->have_task && !a->outcome.pending) {
-		if (out.err == CM_OK)
+		if (out.err == CM_OK) {
 			record_outcome(a, "completed",
 			    out.result ? out.result : "null", CM_OK, NULL);
-		else
+			/* Bounded by the page; its name is in the result. */
+			a->art = out;
+			a->art.result = NULL;
+			out.artifact = NULL;
+		} else {
 			record_outcome(a, "failed", NULL, out.err, out.message);
+		}
 	}
 	free(out.result);
+	free(out.artifact);
 }
 
 /* One turn of the loop.  Returns 1 to go on, 0 when done. */
