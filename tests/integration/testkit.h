@@ -119,6 +119,14 @@ int tk_provision_with(nng_socket s, struct tk_world *w, size_t n_instances,
 int tk_http(const struct tk_proc *p, const char *method, const char *path,
     const char *token, const char *req_body, const char *const *headers,
     char **body);
+/*
+ * GET path with a token (may be NULL): returns the status, or -1 when no
+ * answer came; *body gets the raw bytes of the body and *len their count,
+ * *head the response's header lines as text (both malloc'd, caller frees;
+ * NULL when there were none).
+ */
+int tk_http_bytes(const struct tk_proc *p, const char *path, const char *token,
+    char **body, size_t *len, char **head);
 /* The value of the sample of a Prometheus text whose name and labels are
  * exactly key; -1 when the text has none. */
 double tk_prom_sample(const char *text, const char *key);
