@@ -4,9 +4,9 @@
  * and binds it; the workspace's manager creates a Space, navigates to a
  * page served by the test on 127.0.0.1, snapshots it, clicks a link and
  * types into a field by ref, takes screenshots (png, jpeg, the whole
- * page) and fetches them through the API, and closes the Space.  Afterwards the
- * Space's profile directory is gone, no browser of it runs, and nothing
- * the API returned names the profile.
+ * page) and reads them through the API, and closes the Space.
+ * Afterwards the Space's profile directory is gone, no browser of it
+ * runs, and nothing the API returned names the profile.
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
