@@ -35,7 +35,8 @@ struct api_req {
 struct api_res {
 	int status;
 	char *body;               /* malloc'd; NULL for none */
-	const char *content_type; /* NULL: application/json */
+	size_t body_len;          /* bytes of body; 0: it is NUL-terminated */
+	const char *content_type; /* static; NULL: application/json */
 };
 
 struct api_ctx {
@@ -50,7 +51,8 @@ struct api_ctx {
 	const char *workspace_id;
 	const char *space_id;
 	const char *task_id;
-	char params[3][CM_ID_MAX + 1];
+	const char *artifact_name;
+	char params[4][CM_ID_MAX + 1];
 	/* A route that answers later says so here, and sets no answer:
 	 * API_LATER_WAIT parks the request until task later_task finishes
 	 * or later_deadline_ms (monotonic) passes, then api_task_wait_check
@@ -78,6 +80,12 @@ bool api_route_at(
 
 /* {"data": data}; takes the reference. */
 void api_ok(struct api_ctx *c, int status, json_t *data);
+/*
+ * 200 with the n bytes at p (copied) as a body of type mime, which must be
+ * an artifact's (image/png, image/jpeg), at most CM_ARTIFACT_MAX: anything
+ * else is answered 500, never served.
+ */
+void api_ok_bytes(struct api_ctx *c, const char *mime, const void *p, size_t n);
 /* The error envelope, with the code's HTTP status unless status > 0. */
 void api_fail(
     struct api_ctx *c, int status, enum cm_err err, const char *message);
@@ -160,6 +168,9 @@ void api_task_get(struct api_ctx *c);
 void api_space_cancel(struct api_ctx *c);
 void api_space_close(struct api_ctx *c);
 void api_event_list(struct api_ctx *c);
+/* GET .../tasks/{task_id}/artifacts/{name}: the bytes, under the task's
+ * authorization. */
+void api_artifact_get(struct api_ctx *c);
 /* A parked ?wait= request (workspace_id, space_id and later_* set): 200
  * with the task once finished, 202 with it once the wait ran out,
  * otherwise parked again (c->later). */

@@ -289,7 +289,7 @@ refuse(struct api_conn *c, int status, enum cm_err err, const char *why,
 	c->job = NULL;
 	c->close_after = true;
 	c->state = C_OUT;
-	if (api_render(&out, &len, res.status, NULL, res.body, true) == 0) {
+	if (api_render(&out, &len, res.status, NULL, res.body, 0, true) == 0) {
 		api_conn_send(c, out, len);
 		free(out);
 	}
@@ -551,7 +551,19 @@ api_conn_job_done(struct api_job *j, int64_t now)
 		}
 		c->state = C_OUT;
 		c->close_after = j->close;
-		api_conn_send(c, j->out, j->out_len);
+		if (c->out_off == c->out_len) {
+			/* Nothing else waits: the answer's buffer is taken as
+			 * it is, so a large one (an artifact, 4 MiB) costs the
+			 * loop no copy. */
+			free(c->out);
+			c->out = j->out;
+			c->out_len = j->out_len;
+			c->out_off = 0;
+			c->progress_ms = now;
+			j->out = NULL;
+		} else {
+			api_conn_send(c, j->out, j->out_len);
+		}
 		flush(c, now);
 		break;
 	}

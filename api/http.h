@@ -118,10 +118,12 @@ struct api_job *api_work_take_done(void);
 struct api_job *api_work_stop(void);
 /*
  * work.c: a whole response (status line, headers, body, which may be
- * NULL) into *out (malloc'd, caller frees) and *len.  Returns 0, or -1
- * out of memory.
+ * NULL) into *out (malloc'd, caller frees) and *len.  The body is
+ * body_len bytes, or NUL-terminated text when body_len is 0.  Every
+ * answer says X-Content-Type-Options: nosniff, so a browser takes its
+ * Content-Type as given.  Returns 0, or -1 out of memory.
  */
 int api_render(char **out, size_t *len, int status, const char *content_type,
-    const char *body, bool close);
+    const char *body, size_t body_len, bool close);
 
 #endif

@@ -18,11 +18,41 @@ api_ok(struct api_ctx *c, int status, json_t *data)
 	json_t *env = json_pack("{s:o}", "data", data ? data : json_null());
 
 	free(c->res->body);
+	c->res->body_len = 0;
+	c->res->content_type = NULL;
 	c->res->status = status;
 	c->res->body = env ? json_dumps(env, JSON_COMPACT) : NULL;
 	json_decref(env);
 	if (c->res->body == NULL)
 		api_fail(c, 500, CM_E_INTERNAL, "out of memory");
+}
+
+void
+api_ok_bytes(struct api_ctx *c, const char *mime, const void *p, size_t n)
+{
+	/* Static, as the answer is rendered after the reply is freed; and
+	 * only images, never a type a browser would run. */
+	static const char *const types[] = {"image/png", "image/jpeg"};
+	const char *type = NULL;
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (mime != NULL && strcmp(mime, types[i]) == 0)
+			type = types[i];
+	if (type == NULL || p == NULL || n == 0 || n > CM_ARTIFACT_MAX) {
+		cm_warnx("api: the store gave an artifact that is not one");
+		api_fail(c, 500, CM_E_INTERNAL, "the artifact is damaged");
+		return;
+	}
+	free(c->res->body);
+	c->res->body_len = 0;
+	if ((c->res->body = malloc(n)) == NULL) {
+		api_fail(c, 500, CM_E_INTERNAL, "out of memory");
+		return;
+	}
+	memcpy(c->res->body, p, n);
+	c->res->body_len = n;
+	c->res->status = 200;
+	c->res->content_type = type;
 }
 
 void
@@ -33,6 +63,8 @@ api_fail(struct api_ctx *c, int status, enum cm_err err, const char *message)
 	    "retryable", cm_err_retryable(err));
 
 	free(c->res->body);
+	c->res->body_len = 0;
+	c->res->content_type = NULL;
 	c->res->status = status > 0 ? status : cm_err_http(err);
 	c->res->body = env ? json_dumps(env, JSON_COMPACT) : NULL;
 	json_decref(env);

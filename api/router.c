@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "ids.h"
 #include "log.h"
 
 struct route {
@@ -49,6 +50,7 @@ static const struct route routes[] = {
     {"GET", SP "/tasks", true, api_task_list},
     {"POST", SP "/tasks", true, api_task_submit},
     {"GET", SP "/tasks/*", true, api_task_get},
+    {"GET", SP "/tasks/*/artifacts/*", true, api_artifact_get},
     {"POST", SP "/cancel", true, api_space_cancel},
     {"POST", SP "/close", true, api_space_close},
     {"GET", SP "/events", true, api_event_list},
@@ -90,6 +92,8 @@ id_ok(const char *s, size_t n)
 /*
  * Matches path against pattern.  Returns 1 on a match (ids copied into
  * c->params), 0 on no match, -1 when it matches but an id is malformed.
+ * The fourth '*' of a path (only an artifact's route has one) is an
+ * artifact's name, which may hold a '.' (cm_artifact_name_valid).
  */
 static int
 match(struct api_ctx *c, const char *pattern, const char *path)
@@ -100,9 +104,10 @@ match(struct api_ctx *c, const char *pattern, const char *path)
 		if (*pattern == '*') {
 			size_t len = strcspn(path, "/");
 
-			if (!id_ok(path, len))
+			if (n == 3 ? !cm_artifact_name_valid(path, len)
+			           : !id_ok(path, len))
 				bad = 1;
-			else if (n < 3)
+			else if (n < 4)
 				snprintf(c->params[n], sizeof(c->params[n]),
 				    "%.*s", (int)len, path);
 			n++;
@@ -152,6 +157,7 @@ api_dispatch(struct api_ctx *c)
 	c->workspace_id = c->params[0][0] ? c->params[0] : NULL;
 	c->space_id = c->params[1][0] ? c->params[1] : NULL;
 	c->task_id = c->params[2][0] ? c->params[2] : NULL;
+	c->artifact_name = c->params[3][0] ? c->params[3] : NULL;
 	if (routes[i].auth && !api_authenticate(c))
 		return;
 	routes[i].fn(c);

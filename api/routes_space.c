@@ -365,24 +365,58 @@ api_task_list(struct api_ctx *c)
 	answer_list(c, &q, LIST_TASKS);
 }
 
+/*
+ * A task, and what it made, may be read by whoever may read its Space:
+ * one path for both.  Asks the store op (task.get or artifact.get) for the
+ * task of the path and true when r holds its answer (the caller frees r);
+ * otherwise the refusal or error is answered and r holds nothing.
+ */
+static bool
+task_read(struct api_ctx *c, enum pr_op op, struct pr_rep *r)
+{
+	struct pr_req q = req_for(c, op);
+	struct pr_rep sp;
+	bool ok = space_for(c, API_ACT_SPACE_READ, &sp);
+
+	pr_rep_free(&sp);
+	memset(r, 0, sizeof(*r));
+	if (!ok)
+		return false;
+	q.task_id = c->task_id;
+	if (op == PR_OP_ARTIFACT_GET)
+		q.artifact_name = c->artifact_name;
+	if (!api_call(c, &q, r))
+		return false;
+	if (r->err != CM_OK) {
+		api_fail_rep(c, r);
+		pr_rep_free(r);
+		return false;
+	}
+	return true;
+}
+
 void
 api_task_get(struct api_ctx *c)
 {
-	struct pr_req q = req_for(c, PR_OP_TASK_GET);
-	struct pr_rep sp, r;
+	struct pr_rep r;
 
-	if (!space_for(c, API_ACT_SPACE_READ, &sp)) {
-		pr_rep_free(&sp);
-		return;
-	}
-	pr_rep_free(&sp);
-	q.task_id = c->task_id;
-	if (!api_call(c, &q, &r))
-		return;
-	if (r.err != CM_OK)
-		api_fail_rep(c, &r);
-	else
+	if (task_read(c, PR_OP_TASK_GET, &r))
 		api_ok(c, 200, api_dto_task(&r.tasks[0]));
+	pr_rep_free(&r);
+}
+
+void
+api_artifact_get(struct api_ctx *c)
+{
+	struct pr_rep r;
+
+	if (!task_read(c, PR_OP_ARTIFACT_GET, &r))
+		return;
+	if (r.n_artifacts != 1)
+		api_fail(c, 500, CM_E_INTERNAL, "the store sent no artifact");
+	else
+		api_ok_bytes(c, r.artifacts[0].mime, r.artifacts[0].bytes.p,
+		    r.artifacts[0].bytes.n);
 	pr_rep_free(&r);
 }
 

@@ -71,9 +71,9 @@ reason(int status)
 
 int
 api_render(char **out, size_t *len, int status, const char *content_type,
-    const char *body, bool close)
+    const char *body, size_t body_len, bool close)
 {
-	size_t blen = body ? strlen(body) : 0;
+	size_t blen = body == NULL ? 0 : body_len > 0 ? body_len : strlen(body);
 	char head[256];
 	int n;
 
@@ -81,7 +81,7 @@ api_render(char **out, size_t *len, int status, const char *content_type,
 	*len = 0;
 	n = snprintf(head, sizeof(head),
 	    "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nCache-Control: no-store\r\n"
-	    "Content-Length: %zu\r\n%s\r\n",
+	    "X-Content-Type-Options: nosniff\r\nContent-Length: %zu\r\n%s\r\n",
 	    status, reason(status),
 	    content_type ? content_type : "application/json", blen,
 	    close ? "Connection: close\r\n" : "");
@@ -153,7 +153,7 @@ conclude(struct api_job *j, struct api_ctx *c)
 	j->outcome = API_OUT_ANSWER;
 	/* Out of memory, no answer: the loop closes the connection. */
 	api_render(&j->out, &j->out_len, res->body ? res->status : 500,
-	    res->content_type, res->body, j->close);
+	    res->content_type, res->body, res->body_len, j->close);
 }
 
 static void

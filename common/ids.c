@@ -7,6 +7,7 @@
 #include <sys/random.h>
 
 #include "clock.h"
+#include "limits.h"
 #include "log.h"
 
 void
@@ -166,4 +167,20 @@ cm_uuid_valid(const char *s)
 		}
 	}
 	return s[i] == '\0';
+}
+
+int
+cm_artifact_name_valid(const char *s, size_t n)
+{
+	if (s == NULL || n == 0 || n > CM_ID_MAX || s[0] == '.')
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char ch = s[i];
+
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		        (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' ||
+		        ch == '.'))
+			return 0;
+	}
+	return 1;
 }

@@ -58,6 +58,17 @@
 #define CM_PROTO_LIST_MAX 1024       /* records in one reply list */
 #define CM_TOPIC_MAX 160
 /*
+ * One request to the store, of any op that carries no artifact: its
+ * largest fields (a manifest, a result) are 64 KiB each.
+ */
+#define CM_REQ_MSG_MAX (128 * 1024)
+/*
+ * An actor.finish with its artifact, the largest request the store takes:
+ * the bound of the store's receive socket (store/loop.c).  Every other
+ * op is refused past CM_REQ_MSG_MAX by the decoder (common/proto.c).
+ */
+#define CM_STORE_RECV_MAX (CM_ARTIFACT_MAX + CM_REQ_MSG_MAX)
+/*
  * Spaces in one page of sup.list_active, ordered by space_id after
  * after_id: a page shorter than this is the last one.
  */
@@ -115,6 +126,8 @@
 
 /* A task's artifact (a screenshot), stored with the task. */
 #define CM_ARTIFACT_MAX (4 * 1024 * 1024)
+#define CM_MIME_MAX 64                   /* an artifact's mime type */
+#define CM_SCREENSHOT_QUALITY_DEFAULT 80 /* jpeg, when quality is unset */
 
 /*
  * The CDP client (space-actor/cdp.h).  The largest message is a screenshot:
@@ -133,6 +146,9 @@
  * stopping actor still records the cancel. */
 #define CM_PAGE_RESET_MS 500
 #define CM_PROFILE_RM_FDS 16      /* fds nftw may hold removing a profile */
+/* A managed browser's window, so its viewport, in CSS pixels. */
+#define CM_BROWSER_WIDTH 1280
+#define CM_BROWSER_HEIGHT 720
 
 /* What capabilities return (space-actor/page.c). */
 #define CM_SNAPSHOT_CHARS_DEFAULT 16000 /* outline, when max_chars is unset */

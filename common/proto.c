@@ -120,7 +120,7 @@ pr_arena_free(struct pr_arena *a)
 /* ---- tables -------------------------------------------------------------- */
 
 /* Kinds that only the codec itself knows, beyond the wire types. */
-enum { PR_K_OP = PR_STRLIST + 1, PR_K_ERR, PR_K_RECS };
+enum { PR_K_OP = PR_BIN + 1, PR_K_ERR, PR_K_RECS };
 
 struct pr_fdesc {
 	const char *name;
@@ -226,6 +226,15 @@ pr_op_is_write(enum pr_op op)
 	return (unsigned)op < PR_OP__COUNT && pr_op_tab[op].write;
 }
 
+size_t
+pr_req_max(enum pr_op op)
+{
+	if ((unsigned)op < PR_OP__COUNT &&
+	    ((pr_op_tab[op].req | pr_op_tab[op].opt) & PRM(ARTIFACT)))
+		return CM_STORE_RECV_MAX;
+	return CM_REQ_MSG_MAX;
+}
+
 /* ---- encoding ------------------------------------------------------------ */
 
 static bool
@@ -242,6 +251,8 @@ enc_present(const struct pr_fdesc *f, const void *base)
 		return *(const bool *)p;
 	case PR_STRLIST:
 		return ((const struct pr_strlist *)p)->n != 0;
+	case PR_BIN:
+		return ((const struct pr_bin *)p)->n != 0;
 	case PR_K_OP:
 		return true;
 	case PR_K_ERR:
@@ -272,6 +283,7 @@ enc_value(msgpack_packer *pk, const struct pr_fdesc *f, const void *base)
 	const char *p = (const char *)base + f->off;
 	const struct pr_strlist *sl;
 	const struct pr_rdesc *rd;
+	const struct pr_bin *bin;
 	const char *items;
 	size_t i, n;
 
@@ -291,6 +303,12 @@ enc_value(msgpack_packer *pk, const struct pr_fdesc *f, const void *base)
 			if (enc_str(pk, sl->v[i], CM_CAPABILITY_MAX) != 0)
 				return -1;
 		return 0;
+	case PR_BIN:
+		bin = (const struct pr_bin *)p;
+		if (bin->n > f->max || bin->p == NULL)
+			return -1;
+		return msgpack_pack_bin(pk, bin->n) ||
+		       msgpack_pack_bin_body(pk, bin->p, bin->n);
 	case PR_K_OP:
 		n = *(const enum pr_op *)p; /* negative: huge, so refused */
 		if (n >= PR_OP__COUNT)
@@ -390,8 +408,16 @@ pr_req_encode(const struct pr_req *r, char **buf, size_t *len)
 			return -1;
 	}
 	enc_init(&sb, &pk);
-	return enc_finish(
-	    &sb, enc_map(&pk, pr_req_tab, PR_NROWS(pr_req_tab), r), buf, len);
+	if (enc_finish(&sb, enc_map(&pk, pr_req_tab, PR_NROWS(pr_req_tab), r),
+	        buf, len) != 0)
+		return -1;
+	if (*len > pr_req_max(r->op)) {
+		free(*buf);
+		*buf = NULL;
+		*len = 0;
+		return -1;
+	}
+	return 0;
 }
 
 int
@@ -487,8 +513,18 @@ dec_prescan(struct pr_dec *d, const unsigned char *p, size_t len)
 				return dec_fail(d, "truncated message");
 			n = be_read(p + i, w);
 			i += w;
+		} else if (b >= 0xc4 && b <= 0xc6) { /* bin8/16/32 */
+			w = (size_t)1 << (b - 0xc4);
+			if (w > len - i)
+				return dec_fail(d, "truncated message");
+			n = be_read(p + i, w);
+			i += w;
+			if (n > len - i)
+				return dec_fail(d, "truncated message");
+			i += n;
+			continue;
 		} else {
-			return dec_fail(d, "nil, float, bin or ext value");
+			return dec_fail(d, "nil, float or ext value");
 		}
 		if (b >= 0xa0 && b <= 0xdb) { /* str */
 			if (n > len - i)
@@ -546,6 +582,7 @@ dec_value(struct pr_dec *d, const struct pr_fdesc *f, const msgpack_object *o,
 	const struct pr_rdesc *rd;
 	struct pr_strlist *sl;
 	const char *code;
+	unsigned char *bp;
 	uint64_t seen;
 	char *items;
 	size_t i;
@@ -581,6 +618,20 @@ dec_value(struct pr_dec *d, const struct pr_fdesc *f, const msgpack_object *o,
 			if (dec_str(d, f, &a->ptr[sl->n], CM_CAPABILITY_MAX,
 			        &sl->v[sl->n]) != 0)
 				return -1;
+		return 0;
+	case PR_BIN:
+		if (o->type != MSGPACK_OBJECT_BIN)
+			return dec_fail(d, "%s: not bytes", f->name);
+		if (o->via.bin.size > f->max)
+			return dec_fail(
+			    d, "%s: over %zu bytes", f->name, f->max);
+		if (o->via.bin.size == 0)
+			return 0;
+		if ((bp = arena_take(d->arena, o->via.bin.size, 1)) == NULL)
+			return dec_fail(d, "out of memory");
+		memcpy(bp, o->via.bin.ptr, o->via.bin.size);
+		((struct pr_bin *)p)->p = bp;
+		((struct pr_bin *)p)->n = o->via.bin.size;
 		return 0;
 	case PR_K_OP:
 		if (o->type != MSGPACK_OBJECT_STR)
@@ -719,6 +770,12 @@ pr_req_decode(
 	if ((bad = pr_op_tab[out->op].req & ~have)) {
 		dec_fail(&d, "%s: required by %s",
 		    pr_req_tab[1 + __builtin_ctzll(bad)].name, op);
+		goto fail;
+	}
+	/* Each field is within its bound; the whole is bounded per op too,
+	 * so only an op that may carry an artifact is ever that large. */
+	if (len > pr_req_max(out->op)) {
+		dec_fail(&d, "%s of %zu bytes", op, len);
 		goto fail;
 	}
 	return 0;

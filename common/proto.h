@@ -13,17 +13,19 @@
  * format; it answers only sup.status.
  *
  * Field types on the wire: strings are msgpack str, integers int/uint
- * (int64 range), booleans bool, string lists arrays of str, record lists
- * arrays of maps.  Encoders omit NULL strings, zero integers, false
- * booleans and empty lists, so zero means "absent" for every integer
- * field: a timestamp of 0 is null, a limit of 0 is the default.  nil is
- * never sent and never accepted.
+ * (int64 range), booleans bool, byte strings (an artifact) bin, string
+ * lists arrays of str, record lists arrays of maps.  Encoders omit NULL
+ * strings, zero integers, false booleans, empty byte strings and empty
+ * lists, so zero means "absent" for every integer field: a timestamp of 0
+ * is null, a limit of 0 is the default.  nil is never sent and never
+ * accepted.
  *
  * Decoders check everything before a field is used: the op or record
  * shape, that every key is known and allowed for the op, each value's
  * type, each string's length (and that it holds no NUL byte), each list's
- * count, and that every field the op requires is present.  Any failure
- * rejects the whole message.
+ * count, that every field the op requires is present, and the size of
+ * the whole message: CM_REQ_MSG_MAX for a request of any op that cannot
+ * carry an artifact (pr_req_max).  Any failure rejects the whole message.
  *
  * Ownership: a decoded struct owns all of its strings and lists through
  * its arena and is released with pr_req_free / pr_rep_free (both accept
@@ -55,17 +57,25 @@ struct pr_strlist {
 	const char **v;
 };
 
+/* Bytes that may hold anything, NUL included: n == 0 is absent. */
+struct pr_bin {
+	size_t n;
+	const unsigned char *p;
+};
+
 /* Field types. */
-enum pr_type { PR_STR, PR_INT, PR_BOOL, PR_STRLIST };
+enum pr_type { PR_STR, PR_INT, PR_BOOL, PR_STRLIST, PR_BIN };
 #define PR_CTYPE_PR_STR const char *
 #define PR_CTYPE_PR_INT int64_t
 #define PR_CTYPE_PR_BOOL bool
 #define PR_CTYPE_PR_STRLIST struct pr_strlist
+#define PR_CTYPE_PR_BIN struct pr_bin
 
 /*
  * Request fields: X(ENUM, member, type, max).  For PR_STR max is the
  * longest string in bytes; for PR_STRLIST it is the most items, each at
- * most CM_CAPABILITY_MAX bytes; it is unused for PR_INT and PR_BOOL.
+ * most CM_CAPABILITY_MAX bytes; for PR_BIN the most bytes; it is unused
+ * for PR_INT and PR_BOOL.
  */
 #define PR_REQ_FIELDS(X)                                         \
 	X(OP_ID, op_id, PR_STR, CM_ID_MAX)                       \
@@ -106,6 +116,9 @@ enum pr_type { PR_STR, PR_INT, PR_BOOL, PR_STRLIST };
 	X(LEASE_HOLDER, lease_holder, PR_STR, CM_ID_MAX)         \
 	X(RESULT, result, PR_STR, CM_RESULT_MAX)                 \
 	X(ERROR_CODE, error_code, PR_STR, CM_ERROR_CODE_MAX)     \
+	X(ARTIFACT_NAME, artifact_name, PR_STR, CM_ID_MAX)       \
+	X(MIME, mime, PR_STR, CM_MIME_MAX)                       \
+	X(ARTIFACT, artifact, PR_BIN, CM_ARTIFACT_MAX)           \
 	X(ERROR_MESSAGE, error_message, PR_STR, CM_ERROR_MESSAGE_MAX)
 
 enum pr_field {
@@ -126,6 +139,12 @@ enum pr_field {
  * store authorizes it through api/authz.h on the Space row it reads, so
  * no space.get goes before a submit.  Without principal_id the caller is
  * trusted (the processes of the service, tests and benchmarks).
+ *
+ * actor.finish of a completed task may carry its artifact (artifact_name,
+ * mime and the bytes, all three or none); the store writes it in the
+ * transaction that finishes the task.  artifact.get reads one back, by
+ * the task's workspace, Space and id, for a caller the api authorized on
+ * the Space as for task.get.
  */
 #define PR_W PRM(OP_ID)
 #define PR_OPS(X)                                                              \
@@ -190,7 +209,12 @@ enum pr_field {
 	    PR_W | PRM(TASK_ID) | PRM(LEASE_HOLDER), 0)                        \
 	X(ACTOR_FINISH, "actor.finish", true,                                  \
 	    PR_W | PRM(TASK_ID) | PRM(LEASE_HOLDER) | PRM(STATUS),             \
-	    PRM(RESULT) | PRM(ERROR_CODE) | PRM(ERROR_MESSAGE))                \
+	    PRM(RESULT) | PRM(ERROR_CODE) | PRM(ERROR_MESSAGE) |               \
+	        PRM(ARTIFACT_NAME) | PRM(MIME) | PRM(ARTIFACT))                \
+	X(ARTIFACT_GET, "artifact.get", false,                                 \
+	    PRM(WORKSPACE_ID) | PRM(SPACE_ID) | PRM(TASK_ID) |                 \
+	        PRM(ARTIFACT_NAME),                                            \
+	    0)                                                                 \
 	X(SUP_FINALIZE_LOST, "sup.finalize_lost", true, PR_W | PRM(SPACE_ID),  \
 	    0)                                                                 \
 	X(SUP_SWEEP_LEASES, "sup.sweep_leases", true, PR_W, 0)                 \
@@ -207,6 +231,9 @@ enum pr_op {
 
 const char *pr_op_name(enum pr_op op);
 bool pr_op_is_write(enum pr_op op);
+/* The largest request of op, envelope included: CM_STORE_RECV_MAX for an
+ * op that may carry an artifact, CM_REQ_MSG_MAX for every other. */
+size_t pr_req_max(enum pr_op op);
 
 struct pr_req {
 	enum pr_op op;
@@ -325,6 +352,18 @@ struct pr_req {
 	X(payload, PR_STR, CM_RESULT_MAX)  \
 	X(created_at, PR_INT, 0)
 
+/* A task's artifact: bytes as stored, sha256 (lowercase hex) and size as
+ * the store computed them when it wrote the row. */
+#define PR_REC_ARTIFACT(X)                \
+	X(task_id, PR_STR, CM_ID_MAX)     \
+	X(space_id, PR_STR, CM_ID_MAX)    \
+	X(name, PR_STR, CM_ID_MAX)        \
+	X(mime, PR_STR, CM_MIME_MAX)      \
+	X(bytes, PR_BIN, CM_ARTIFACT_MAX) \
+	X(sha256, PR_STR, 64)             \
+	X(size, PR_INT, 0)                \
+	X(created_at, PR_INT, 0)
+
 /* A supervised process, as the supervisor's control socket reports it. */
 #define PR_REC_CHILD(X)                \
 	X(kind, PR_STR, 32)            \
@@ -347,6 +386,7 @@ struct pr_req {
 	X(space, spaces, PR_REC_SPACE)                               \
 	X(task, tasks, PR_REC_TASK)                                  \
 	X(event, events, PR_REC_EVENT)                               \
+	X(artifact, artifacts, PR_REC_ARTIFACT)                      \
 	X(child, children, PR_REC_CHILD)
 
 #define PR_REC_MEMBER(m, t, max) PR_CTYPE_##t m;

@@ -66,14 +66,21 @@ cm_token_new(char out[CM_TOKEN_LEN])
 int
 cm_token_hash(const char *token, size_t len, char out[CM_TOKEN_HASH_LEN])
 {
+	out[0] = '\0';
+	if (token == NULL || len == 0 || len > CM_TOKEN_MAX)
+		return -1;
+	return cm_sha256_hex(token, len, out);
+}
+
+int
+cm_sha256_hex(const void *buf, size_t len, char out[CM_TOKEN_HASH_LEN])
+{
 	static const char hex[] = "0123456789abcdef";
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int md_len = 0;
 
 	out[0] = '\0';
-	if (token == NULL || len == 0 || len > CM_TOKEN_MAX)
-		return -1;
-	if (EVP_Digest(token, len, md, &md_len, EVP_sha256(), NULL) != 1 ||
+	if (EVP_Digest(buf, len, md, &md_len, EVP_sha256(), NULL) != 1 ||
 	    md_len * 2 + 1 != CM_TOKEN_HASH_LEN)
 		return -1;
 	for (unsigned int i = 0; i < md_len; i++) {

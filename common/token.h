@@ -27,6 +27,13 @@ void cm_token_new(char out[CM_TOKEN_LEN]);
  */
 int cm_token_hash(const char *token, size_t len, char out[CM_TOKEN_HASH_LEN]);
 
+/*
+ * Writes the lowercase hex SHA-256 of the len bytes at buf (any length,
+ * 0 included) and a NUL into out.  Returns 0, or -1 when libcrypto fails
+ * (out is then an empty string).  cm_token_hash is this, for a token.
+ */
+int cm_sha256_hex(const void *buf, size_t len, char out[CM_TOKEN_HASH_LEN]);
+
 /* True when the len bytes at s have the shape cm_token_new produces. */
 bool cm_token_valid(const char *s, size_t len);
 

@@ -61,6 +61,8 @@ act_task_drop(struct actor *a)
 	free(a->out_result);
 	free(a->out_message);
 	a->out_result = a->out_message = NULL;
+	free(a->art.artifact);
+	memset(&a->art, 0, sizeof(a->art));
 	json_decref(a->args);
 	a->args = NULL;
 }
@@ -347,14 +349,20 @@ step_driver(struct actor *a, const struct pollfd *fds, int nfds)
 	}
 	/* An outcome while cleaning up belongs to the abandoned call. */
 	if (a->have_task && !a->outcome.pending && a->cleanup == CLEAN_NONE) {
-		if (out.err == CM_OK)
+		if (out.err == CM_OK) {
 			record_outcome(a, CM_TASK_COMPLETED,
 			    out.result ? out.result : "null", CM_OK, NULL);
-		else
+			/* Bounded by the page; its name is in the result. */
+			a->art = out;
+			a->art.result = NULL;
+			out.artifact = NULL;
+		} else {
 			record_outcome(
 			    a, CM_TASK_FAILED, NULL, out.err, out.message);
+		}
 	}
 	free(out.result);
+	free(out.artifact);
 	/* A runtime that crashed is started again for the next task, if it
 	 * can be: the driver says. */
 	if (out.err == CM_E_RUNTIME_CRASHED) {

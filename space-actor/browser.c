@@ -70,6 +70,10 @@ static const char *const browser_flags[] = {
     "--disable-prompt-on-repost",
     /* Screenshots in one colour profile on every host. */
     "--force-color-profile=srgb",
+    /* One viewport on every host, whole: a screenshot of it is this size
+     * and no scrollbar takes a part of it. */
+    "--window-size=" CM_STR(CM_BROWSER_WIDTH) "," CM_STR(CM_BROWSER_HEIGHT),
+    "--hide-scrollbars",
     /* Credentials stay in the profile, never in a desktop keyring. */
     "--password-store=basic",
     "--use-mock-keychain",

@@ -212,6 +212,12 @@ act_calls_next(struct actor *a)
 		q.lease_holder = a->holder;
 		q.status = cm_task_status_name(a->out_status);
 		q.result = a->out_result;
+		if (a->art.artifact != NULL) {
+			q.artifact_name = a->art.artifact_name;
+			q.mime = a->art.artifact_mime;
+			q.artifact.p = a->art.artifact;
+			q.artifact.n = a->art.artifact_len;
+		}
 		q.error_code = a->out_code;
 		if (a->out_code != NULL)
 			q.error_message = a->out_message ? a->out_message : "";

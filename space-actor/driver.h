@@ -52,6 +52,16 @@ struct act_outcome {
 	enum cm_err err; /* CM_OK, or a task error code */
 	char *result;    /* malloc'd JSON text on success; caller frees */
 	char message[CM_ERROR_MESSAGE_MAX + 1]; /* raw: the actor redacts */
+	/*
+	 * What a successful call made besides its result (a screenshot), or
+	 * artifact NULL: artifact_len bytes, at most CM_ARTIFACT_MAX,
+	 * malloc'd (the caller frees); name and mime are static strings.
+	 * The result names it; the store keeps it with the task.
+	 */
+	unsigned char *artifact;
+	size_t artifact_len;
+	const char *artifact_name;
+	const char *artifact_mime;
 };
 
 struct act_driver;

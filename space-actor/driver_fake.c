@@ -7,6 +7,8 @@
  *   crash {}             aborts the actor process
  *   leak {}              returns canary secrets, for the redactor
  *   big {}               returns more than CM_RESULT_MAX bytes
+ *   screenshot {...}     returns a constant 3x2 PNG as its artifact, with
+ *                        the result the managed driver gives
  *   anything else        waits config.latency_ms, returns
  *                        {"ok": true, "capability": NAME}
  * A reset after a cancel takes config.reset_ms (default 0: at once), as a
@@ -181,6 +183,34 @@ big_result(void)
 	return s;
 }
 
+/* A real PNG, 3x2 pixels, so the artifact path can be checked end to end
+ * without a browser. */
+static const unsigned char fake_png[] = {0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a,
+    0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00,
+    0x00, 0x03, 0x00, 0x00, 0x00, 0x02, 0x08, 0x02, 0x00, 0x00, 0x00, 0x12,
+    0x16, 0xf1, 0x4d, 0x00, 0x00, 0x00, 0x10, 0x49, 0x44, 0x41, 0x54, 0x78,
+    0xda, 0x63, 0xf8, 0xcf, 0xc0, 0xc0, 0x00, 0xc1, 0x70, 0x16, 0x00, 0x3b,
+    0xd8, 0x05, 0xfb, 0x36, 0x11, 0x98, 0xea, 0x00, 0x00, 0x00, 0x00, 0x49,
+    0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82};
+
+static void
+fake_screenshot(struct act_outcome *o)
+{
+	json_t *r;
+
+	if ((o->artifact = malloc(sizeof(fake_png))) == NULL)
+		return;
+	memcpy(o->artifact, fake_png, sizeof(fake_png));
+	o->artifact_len = sizeof(fake_png);
+	o->artifact_name = "screenshot.png";
+	o->artifact_mime = "image/png";
+	r = json_pack("{s:s, s:s, s:i, s:i, s:I}", "artifact", "screenshot.png",
+	    "mime", "image/png", "width", 3, "height", 2, "bytes",
+	    (json_int_t)sizeof(fake_png));
+	o->result = r ? json_dumps(r, JSON_COMPACT) : NULL;
+	json_decref(r);
+}
+
 static int
 fake_start(struct act_driver *d, const struct act_call *call)
 {
@@ -221,6 +251,8 @@ fake_start(struct act_driver *d, const struct act_call *call)
 		o->result = leak_result(d->env);
 	} else if (strcmp(cap, "big") == 0) {
 		o->result = big_result();
+	} else if (strcmp(cap, "screenshot") == 0) {
+		fake_screenshot(o);
 	} else {
 		json_t *r = json_pack("{s:b, s:s}", "ok", 1, "capability", cap);
 
@@ -276,6 +308,7 @@ fake_cancel(struct act_driver *d)
 		return 0;
 	d->busy = false;
 	free(d->ready.result);
+	free(d->ready.artifact);
 	memset(&d->ready, 0, sizeof(d->ready));
 	if (d->reset_ms == 0)
 		fake_log(d, "end", "cancelled", true); /* cleaned up now */

@@ -151,6 +151,9 @@ static const char *const md_steps[] = {
     "Network.enable",
     /* Requests pause for the network policy (page.h). */
     "Fetch.enable",
+    /* The viewport is CM_BROWSER_WIDTH x CM_BROWSER_HEIGHT at scale 1,
+     * whatever the window around it: a screenshot of it is that size. */
+    "Emulation.setDeviceMetricsOverride",
     "Page.getFrameTree",
 };
 
@@ -175,6 +178,12 @@ md_setup_send(struct act_driver *d, size_t i)
 	else if (strcmp(md_steps[i], "Fetch.enable") == 0) {
 		session = d->page.session;
 		params = act_page_fetch_params();
+	} else if (strcmp(md_steps[i], "Emulation.setDeviceMetricsOverride") ==
+	           0) {
+		session = d->page.session;
+		params = json_pack("{s:i, s:i, s:i, s:b}", "width",
+		    CM_BROWSER_WIDTH, "height", CM_BROWSER_HEIGHT,
+		    "deviceScaleFactor", 1, "mobile", 0);
 	} else
 		session = d->page.session;
 	d->setup_cmd = act_cdp_call(d->cdp, session, md_steps[i], params,

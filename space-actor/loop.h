@@ -85,6 +85,8 @@ struct actor {
 	const char *out_code; /* a static code string, failed only */
 	char *out_result;     /* redacted, malloc'd */
 	char *out_message;    /* redacted, malloc'd */
+	/* A completed call's artifact (image bytes, so not redacted). */
+	struct act_outcome art;
 
 	struct act_write mark_error;
 	const char *error_code;

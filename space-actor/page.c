@@ -545,6 +545,7 @@ static const struct {
     {"press", cap_press},
     {"wait_for", cap_wait_for},
     {"scroll", cap_scroll},
+    {"screenshot", cap_screenshot},
 };
 
 #define N_CAPS (sizeof(caps) / sizeof(caps[0]))
@@ -876,6 +877,7 @@ act_page_abort(struct act_page *p)
 	json_decref(p->args);
 	p->args = NULL;
 	free(p->out.result);
+	free(p->out.artifact);
 	memset(&p->out, 0, sizeof(p->out));
 	p->busy = p->done = false;
 }

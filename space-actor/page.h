@@ -55,9 +55,11 @@ struct act_page {
 	double x, y;
 	int64_t poll_at_ms; /* wait_for: the next look; snapshot: a retry */
 	int64_t wait_end_ms;
-	bool look_again; /* wait_for: a failed look is not the end */
-	json_t *keep;    /* a result being built */
-	bool crashed;    /* the target crashed: the driver starts over */
+	bool look_again;    /* wait_for: a failed look is not the end */
+	json_t *keep;       /* a result being built */
+	int shot_w, shot_h; /* screenshot: the size captured, in CSS px */
+	bool shot_jpeg;     /* screenshot: jpeg, not png */
+	bool crashed;       /* the target crashed: the driver starts over */
 	/* A main-frame document the policy refused during this call. */
 	char blocked_host[CM_HOST_MAX + 3];
 	unsigned blocked; /* requests refused since the page started */

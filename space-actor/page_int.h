@@ -1,5 +1,6 @@
 /*
- * page_int.h: the steps the capability files share (page.c, page_input.c).
+ * page_int.h: the steps the capability files share (page.c, page_input.c,
+ * page_capture.c).
  * Not for drivers: they see page.h alone.
  *
  * A step sends one command and names the step that takes its reply; a
@@ -48,5 +49,7 @@ void cap_click(struct act_page *p);
 void cap_type(struct act_page *p);
 void cap_press(struct act_page *p);
 void cap_scroll(struct act_page *p);
+/* The capability of page_capture.c. */
+void cap_screenshot(struct act_page *p);
 
 #endif

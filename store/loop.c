@@ -369,9 +369,11 @@ st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
 	int rv, recv_fd, sig_fd = -1, rc = -1;
 	int64_t next_prune = cm_mono_ms();
 
+	/* The largest request is an actor.finish with its artifact; the
+	 * decoder holds every other op to CM_REQ_MSG_MAX. */
 	if ((rv = nng_rep0_open_raw(&rep)) != 0 ||
-	    (rv = nng_socket_set_size(rep, NNG_OPT_RECVMAXSZ, CM_MSG_MAX)) !=
-	        0 ||
+	    (rv = nng_socket_set_size(
+	         rep, NNG_OPT_RECVMAXSZ, CM_STORE_RECV_MAX)) != 0 ||
 	    (rv = nng_socket_set_int(
 	         rep, NNG_OPT_RECVBUF, CM_STORE_QUEUE_MAX)) != 0 ||
 	    (rv = nng_socket_set_int(

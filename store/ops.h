@@ -66,7 +66,19 @@ st_op_fn st_op_task_submit, st_op_task_get, st_op_task_list,
     st_op_task_cancel; /* ops_task */
 st_op_fn st_op_actor_load, st_op_actor_claim, st_op_actor_heartbeat,
     st_op_actor_finish, st_op_sup_finalize_lost, st_op_sup_sweep_leases,
-    st_op_sup_list_active; /* ops_actor */
+    st_op_sup_list_active;   /* ops_actor */
+st_op_fn st_op_artifact_get; /* ops_artifact */
+
+/*
+ * A finish's artifact (ops_artifact.c).  st_artifact_check returns 0 when
+ * req carries none, 1 when it carries a valid one (name, mime and bytes,
+ * on a completed task), -1 with rep set to invalid_request otherwise.
+ * st_artifact_put writes it for the task, with the size and sha256 the
+ * store computes, in the current transaction.  Returns 0 or -1.
+ */
+int st_artifact_check(const struct pr_req *req, struct pr_rep *rep);
+int st_artifact_put(struct st_ctx *ctx, const struct pr_req *req,
+    const char *space_id, const char *task_id);
 
 /*
  * Shared helpers (ops.c).

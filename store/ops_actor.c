@@ -216,7 +216,7 @@ void
 st_op_actor_finish(
     struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
-	int queued;
+	int queued, artifact;
 	struct pr_task *t;
 	enum cm_task_status status = cm_task_status_parse(req->status);
 	bool failed = status == CM_TASK_FAILED;
@@ -232,6 +232,8 @@ st_op_actor_finish(
 		    "error_code goes with failed, result with completed");
 		return;
 	}
+	if ((artifact = st_artifact_check(req, rep)) < 0)
+		return;
 	if (load_held(ctx, req, rep, true) != 1) {
 		/* Already finished by this same call (a re-send after a store
 		 * restart lost the op_id memory): report it, do nothing. */
@@ -250,6 +252,7 @@ st_op_actor_finish(
 	if (st_task_finalize(ctx, t->workspace_id, t->space_id, t->task_id,
 	        status, req->result, req->error_code,
 	        req->error_message) != 0 ||
+	    (artifact && st_artifact_put(ctx, req, t->space_id, t->task_id)) ||
 	    (queued = task_queued(ctx, t->space_id)) < 0) {
 		st_db_failed(ctx, rep, "finish");
 		return;

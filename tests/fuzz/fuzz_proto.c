@@ -34,11 +34,18 @@ strlist_eq(const struct pr_strlist *a, const struct pr_strlist *b)
 	return true;
 }
 
+static bool
+bin_eq(const struct pr_bin *a, const struct pr_bin *b)
+{
+	return a->n == b->n && (a->n == 0 || memcmp(a->p, b->p, a->n) == 0);
+}
+
 /* Field comparisons, generated from the same X-macros as the codec. */
 #define EQ_PR_STR(a, b) str_eq(a, b)
 #define EQ_PR_INT(a, b) ((a) == (b))
 #define EQ_PR_BOOL(a, b) ((a) == (b))
 #define EQ_PR_STRLIST(a, b) strlist_eq(&(a), &(b))
+#define EQ_PR_BIN(a, b) bin_eq(&(a), &(b))
 
 #define REC_EQ_FIELD(m, t, max)  \
 	if (!EQ_##t(a->m, b->m)) \

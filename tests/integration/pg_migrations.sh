@@ -76,5 +76,13 @@ must_fail "INSERT INTO browser_spaces (id, workspace_id, browser_instance_id, ow
 # Closing the first Space frees the instance.
 "${psql[@]}" -c "UPDATE browser_spaces SET status = 'closed' WHERE id = 's1'"
 "${psql[@]}" -c "INSERT INTO browser_spaces (id, workspace_id, browser_instance_id, owner_type, owner_id, status, created_at, updated_at) VALUES ('s4', 'w', 'i', 'operator', 'o', 'idle', 0, 0)"
+# An artifact (0003): images only, its size its own, gone with its Space.
+"${psql[@]}" -c "INSERT INTO browser_space_artifacts VALUES ('a1', 't1', 's1', 'screenshot.png', 'image/png', '\\x89504e47'::bytea, repeat('0', 64), 4, 0)"
+must_fail "INSERT INTO browser_space_artifacts VALUES ('a2', 't1', 's1', 'x.html', 'text/html', '\\x00'::bytea, repeat('0', 64), 1, 0)"
+must_fail "INSERT INTO browser_space_artifacts VALUES ('a3', 't1', 's1', 'x.png', 'image/png', '\\x00'::bytea, repeat('0', 64), 2, 0)"
+must_fail "INSERT INTO browser_space_artifacts VALUES ('a4', 't1', 's1', 'screenshot.png', 'image/png', '\\x00'::bytea, repeat('0', 64), 1, 0)"
+"${psql[@]}" -c "DELETE FROM browser_spaces WHERE id = 's1'"
+left=$("${psql[@]}" -c "SELECT count(*) FROM browser_space_artifacts")
+[ "$left" -eq 0 ] || { echo "pg_migrations: $left artifacts outlived their Space" >&2; fails=$((fails + 1)); }
 [ "$fails" -eq 0 ]
 echo "pg_migrations: head $head applied; invariants hold: 1 passed, 0 failed"

@@ -3,9 +3,10 @@
  * Chromium.  The admin registers a managed instance on the browser bundle
  * and binds it; the workspace's manager creates a Space, navigates to a
  * page served by the test on 127.0.0.1, snapshots it, clicks a link and
- * types into a field by ref, and closes the Space.  Afterwards the
- * Space's profile directory is gone, no browser of it runs, and nothing
- * the API returned names the profile.
+ * types into a field by ref, takes screenshots (png, jpeg, the whole
+ * page) and reads them through the API, and closes the Space.
+ * Afterwards the Space's profile directory is gone, no browser of it
+ * runs, and nothing the API returned names the profile.
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -111,10 +112,86 @@ no_browser_of(void *arg)
 	return system(cmd) != 0;
 }
 
+static unsigned
+be16(const unsigned char *p)
+{
+	return (unsigned)p[0] << 8 | p[1];
+}
+
+/* The width and height an image's own header gives: IHDR of a PNG, the
+ * start-of-frame segment of a JPEG.  False when it is neither. */
+static bool
+image_size(const unsigned char *b, size_t n, const char *mime, unsigned *w,
+    unsigned *h)
+{
+	static const unsigned char png[] = {0x89, 'P', 'N', 'G', '\r', '\n',
+	    0x1a, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R'};
+
+	if (strcmp(mime, "image/png") == 0) {
+		if (n < 24 || memcmp(b, png, sizeof(png)) != 0)
+			return false;
+		*w = be16(b + 18) | (unsigned)be16(b + 16) << 16;
+		*h = be16(b + 22) | (unsigned)be16(b + 20) << 16;
+		return true;
+	}
+	if (n < 4 || b[0] != 0xff || b[1] != 0xd8)
+		return false;
+	/* Segments after SOI: marker, length; SOFn holds the size. */
+	for (size_t i = 2; i + 9 < n && b[i] == 0xff;
+	     i += 2 + be16(b + i + 2)) {
+		unsigned char m = b[i + 1];
+
+		if (m >= 0xc0 && m <= 0xcf && m != 0xc4 && m != 0xc8 &&
+		    m != 0xcc) {
+			*h = be16(b + i + 5);
+			*w = be16(b + i + 7);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Takes a screenshot with args, fetches its artifact through the API and
+ * checks it: the result names it and holds no image, and the image's own
+ * header has the size the result gives.  Returns the task (caller
+ * decrefs); *w and *h get the size.
+ */
+static json_t *
+screenshot(struct hf_env *e, const char *space, const char *rid,
+    const char *args, const char *mime, unsigned *w, unsigned *h)
+{
+	json_t *t = run_task(e, space, rid, "screenshot", args);
+	json_t *r = json_object_get(t, "result");
+	char path[1024], *body = NULL, *head = NULL;
+	size_t len = 0;
+
+	expect_completed(t, "screenshot");
+	cr_assert_str_eq(sf_str(r, "mime"), mime);
+	cr_assert_eq(json_object_size(r), 5, "the result holds no image");
+	snprintf(path, sizeof(path),
+	    "/api/v1/workspaces/%.64s/browser-spaces/%.64s/tasks/%.64s"
+	    "/artifacts/%.64s",
+	    hf_ws(e), space, sf_str(t, "task_id"), sf_str(r, "artifact"));
+	cr_assert_eq(
+	    tk_http_bytes(&e->sf.p, path, e->manager, &body, &len, &head), 200,
+	    "GET %s", path);
+	cr_assert(hf_contains(head, strlen(head), mime), "%s", head);
+	cr_assert_eq(
+	    len, (size_t)json_integer_value(json_object_get(r, "bytes")));
+	cr_assert(image_size((unsigned char *)body, len, mime, w, h),
+	    "the artifact is not a %s", mime);
+	cr_assert_eq(*w, json_integer_value(json_object_get(r, "width")));
+	cr_assert_eq(*h, json_integer_value(json_object_get(r, "height")));
+	free(body);
+	free(head);
+	return t;
+}
+
 /* The capabilities a Space of these tests is granted. */
 #define E2E_GRANTS                                                         \
 	"[\"navigate\", \"snapshot\", \"click\", \"type\", \"wait_for\", " \
-	"\"extract_text\", \"back\"]"
+	"\"extract_text\", \"back\", \"screenshot\"]"
 
 /* Creates a Space on instance inst for the workspace's manager; its id
  * goes to space, its profile's path to profile. */
@@ -149,6 +226,7 @@ Test(e2e_browser, acceptance_14_a_real_browser_through_the_api,
 	struct tk_pages *pages;
 	json_t *t;
 	struct stat st;
+	unsigned w, h;
 	int port;
 
 	cr_assert_not_null(pages = tk_pages_start(&port));
@@ -210,6 +288,26 @@ Test(e2e_browser, acceptance_14_a_real_browser_through_the_api,
 	    &e, space, "text-1", "extract_text", "{\"selector\": \"h1\"}");
 	expect_completed(t, "extract_text");
 	cr_assert_str_eq(result_str(t, "text"), "Results");
+	json_decref(t);
+
+	/* Screenshots: the viewport is the size the browser's flags set. */
+	t = screenshot(&e, space, "shot-png", "{\"format\": \"png\"}",
+	    "image/png", &w, &h);
+	cr_assert_eq(w, CM_BROWSER_WIDTH, "w %u", w);
+	cr_assert_eq(h, CM_BROWSER_HEIGHT, "h %u", h);
+	cr_assert_str_eq(result_str(t, "artifact"), "screenshot.png");
+	json_decref(t);
+	t = screenshot(&e, space, "shot-jpeg",
+	    "{\"format\": \"jpeg\", \"quality\": 50}", "image/jpeg", &w, &h);
+	cr_assert_eq(w, CM_BROWSER_WIDTH);
+	cr_assert_eq(h, CM_BROWSER_HEIGHT);
+	cr_assert_str_eq(result_str(t, "artifact"), "screenshot.jpg");
+	json_decref(t);
+	/* The whole page: as wide as the viewport, as tall as the page. */
+	t = screenshot(&e, space, "shot-full", "{\"full_page\": true}",
+	    "image/png", &w, &h);
+	cr_assert_eq(w, CM_BROWSER_WIDTH);
+	cr_assert_geq(h, 1);
 	json_decref(t);
 
 	/* A ref of a page that is gone fails with element_not_found. */

@@ -491,19 +491,18 @@ http_collect(char *ptr, size_t size, size_t nmemb, void *arg)
 	return n;
 }
 
-int
-tk_http(const struct tk_proc *p, const char *method, const char *path,
+/* One request; the body into buf and, unless head is NULL, the header
+ * lines into head.  Returns the status, or -1. */
+static long
+http_request(const struct tk_proc *p, const char *method, const char *path,
     const char *token, const char *req_body, const char *const *headers,
-    char **body)
+    struct tk_buf *buf, struct tk_buf *head)
 {
 	struct curl_slist *hdrs = NULL;
-	struct tk_buf buf = {NULL, 0};
 	char url[512], auth[CM_TOKEN_MAX + 32];
 	long status = -1;
 	CURL *c;
 
-	if (body != NULL)
-		*body = NULL;
 	if ((c = curl_easy_init()) == NULL)
 		return -1;
 	snprintf(url, sizeof(url), "%s%s", p->http_base, path);
@@ -526,7 +525,11 @@ tk_http(const struct tk_proc *p, const char *method, const char *path,
 		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, http_collect);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &buf);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, buf);
+	if (head != NULL) {
+		curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, http_collect);
+		curl_easy_setopt(c, CURLOPT_HEADERDATA, head);
+	}
 	/* Long enough for a stream that lasts a whole test under ASan. */
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 180000L);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
@@ -534,10 +537,39 @@ tk_http(const struct tk_proc *p, const char *method, const char *path,
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
 	curl_slist_free_all(hdrs);
 	curl_easy_cleanup(c);
+	return status;
+}
+
+int
+tk_http(const struct tk_proc *p, const char *method, const char *path,
+    const char *token, const char *req_body, const char *const *headers,
+    char **body)
+{
+	struct tk_buf buf = {NULL, 0};
+	long status;
+
+	if (body != NULL)
+		*body = NULL;
+	status =
+	    http_request(p, method, path, token, req_body, headers, &buf, NULL);
 	if (body != NULL && status >= 0)
 		*body = buf.data;
 	else
 		free(buf.data);
+	return (int)status;
+}
+
+int
+tk_http_bytes(const struct tk_proc *p, const char *path, const char *token,
+    char **body, size_t *len, char **head)
+{
+	struct tk_buf buf = {NULL, 0}, hbuf = {NULL, 0};
+	long status =
+	    http_request(p, "GET", path, token, NULL, NULL, &buf, &hbuf);
+
+	*body = buf.data;
+	*len = buf.len;
+	*head = hbuf.data;
 	return (int)status;
 }
 

@@ -137,6 +137,14 @@ int tk_http_created(const struct tk_proc *p, const char *path,
  */
 bool tk_admin_token(
     const struct tk_proc *p, char *out, size_t len, int timeout_ms);
+/*
+ * GET path with a token (may be NULL): returns the status, or -1 when no
+ * answer came; *body gets the raw bytes of the body and *len their count,
+ * *head the response's header lines as text (both malloc'd, caller frees;
+ * NULL when there were none).
+ */
+int tk_http_bytes(const struct tk_proc *p, const char *path, const char *token,
+    char **body, size_t *len, char **head);
 /* The value of the sample of a Prometheus text whose name and labels are
  * exactly key; -1 when the text has none. */
 double tk_prom_sample(const char *text, const char *key);

@@ -604,11 +604,11 @@ Test(bundles, browser_json)
 {
 	struct cm_bundle *b = load_bundle("browser");
 	const char *names[] = {"snapshot", "navigate", "extract_text", "click",
-	    "type", "press", "wait_for", "scroll", "back"};
+	    "type", "press", "wait_for", "scroll", "back", "screenshot"};
 
 	cr_expect_str_eq(b->name, "browser");
-	cr_assert_eq(b->n_caps, 9);
-	for (size_t k = 0; k < 9; k++) {
+	cr_assert_eq(b->n_caps, 10);
+	for (size_t k = 0; k < 10; k++) {
 		const struct cm_capability *c = cm_bundle_find(b, names[k]);
 		cr_assert_not_null(c, "%s", names[k]);
 		cr_expect_eq(c->network,
@@ -662,6 +662,15 @@ Test(bundles, browser_json)
 	    bundle_args(b, "scroll", "{\"dx\":-100001}"), CM_E_INVALID_ARGS);
 	cr_expect_eq(bundle_args(b, "extract_text", "{}"), CM_OK);
 	cr_expect_eq(bundle_args(b, "back", "{}"), CM_OK);
+	cr_expect_eq(bundle_args(b, "screenshot", "{}"), CM_OK);
+	cr_expect_eq(bundle_args(b, "screenshot",
+	                 "{\"format\":\"jpeg\",\"quality\":100,"
+	                 "\"full_page\":true}"),
+	    CM_OK);
+	cr_expect_eq(bundle_args(b, "screenshot", "{\"format\":\"gif\"}"),
+	    CM_E_INVALID_ARGS);
+	cr_expect_eq(bundle_args(b, "screenshot", "{\"quality\":101}"),
+	    CM_E_INVALID_ARGS);
 	cm_bundle_free(b);
 }
 
@@ -699,11 +708,11 @@ Test(bundles, fake_json)
 {
 	struct cm_bundle *b = load_bundle("fake");
 	const char *names[] = {"sleep", "fail", "crash", "leak", "big", "noop",
-	    "snapshot", "navigate"};
+	    "snapshot", "navigate", "screenshot"};
 
 	cr_expect_str_eq(b->name, "fake");
-	cr_assert_eq(b->n_caps, 8);
-	for (size_t k = 0; k < 8; k++)
+	cr_assert_eq(b->n_caps, 9);
+	for (size_t k = 0; k < 9; k++)
 		cr_expect_not_null(cm_bundle_find(b, names[k]), "%s", names[k]);
 	cr_expect(cm_bundle_find(b, "navigate")->network);
 	cr_expect_not(cm_bundle_find(b, "sleep")->network);

@@ -133,6 +133,22 @@ mp_strlist(struct mp *m, const struct pr_strlist *l)
 }
 
 static void
+mp_bin(struct mp *m, const struct pr_bin *b)
+{
+	if (b->n < 256) {
+		mp_byte(m, 0xc4);
+		mp_be(m, b->n, 1);
+	} else if (b->n <= 0xffff) {
+		mp_byte(m, 0xc5);
+		mp_be(m, b->n, 2);
+	} else {
+		mp_byte(m, 0xc6);
+		mp_be(m, b->n, 4);
+	}
+	mp_put(m, b->p, b->n);
+}
+
+static void
 mp_kv(struct mp *m, const char *k, const char *v)
 {
 	mp_str(m, k);
@@ -169,6 +185,7 @@ static const char *const field_names[PR_F__COUNT] = {
 #define RAW_PR_INT(m, x) mp_int(m, x)
 #define RAW_PR_BOOL(m, x) mp_bool(m, x)
 #define RAW_PR_STRLIST(m, x) mp_strlist(m, &(x))
+#define RAW_PR_BIN(m, x) mp_bin(m, &(x))
 static void
 mp_req(struct mp *m, const struct pr_req *r, uint64_t mask)
 {
@@ -202,10 +219,17 @@ strlist_eq(const struct pr_strlist *a, const struct pr_strlist *b)
 	return true;
 }
 
+static bool
+bin_eq(const struct pr_bin *a, const struct pr_bin *b)
+{
+	return a->n == b->n && (a->n == 0 || memcmp(a->p, b->p, a->n) == 0);
+}
+
 #define EQ_PR_STR(a, b) str_eq(a, b)
 #define EQ_PR_INT(a, b) ((a) == (b))
 #define EQ_PR_BOOL(a, b) ((a) == (b))
 #define EQ_PR_STRLIST(a, b) strlist_eq(&(a), &(b))
+#define EQ_PR_BIN(a, b) bin_eq(&(a), &(b))
 #define REC_EQ_FIELD(m, t, max)  \
 	if (!EQ_##t(a->m, b->m)) \
 		return false;
@@ -250,6 +274,9 @@ rep_eq(const struct pr_rep *a, const struct pr_rep *b)
  */
 
 static const char *items3[] = {"browser.navigate", "page.read", "x"};
+/* Bytes no string may hold: a NUL and a PNG's signature. */
+static const unsigned char bytes9[] = {
+    0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0};
 
 /* Distinct per field, covering fixint, negative and full-width forms. */
 static int64_t
@@ -274,6 +301,11 @@ int_value(int k)
 	x = (struct pr_strlist)  \
 	{                        \
 		3, items3        \
+	}
+#define FILL_PR_BIN(x, m, k) \
+	x = (struct pr_bin)  \
+	{                    \
+		9, bytes9    \
 	}
 
 static void
@@ -306,6 +338,11 @@ rep_fmt(struct pr_rep *r, const char *field, size_t i)
 	x = (struct pr_strlist)     \
 	{                           \
 		1 + (i) % 3, items3 \
+	}
+#define RFILL_PR_BIN(x, m, i)       \
+	x = (struct pr_bin)         \
+	{                           \
+		1 + (i) % 9, bytes9 \
 	}
 #define RFILL_FIELD(m, t, max) RFILL_##t(x->m, m, i);
 static void
@@ -809,6 +846,7 @@ Test(proto, int64_range)
 #define SETSTR_PR_INT(x, s) false
 #define SETSTR_PR_BOOL(x, s) false
 #define SETSTR_PR_STRLIST(x, s) false
+#define SETSTR_PR_BIN(x, s) false
 
 Test(proto, req_string_at_max_passes_over_max_fails)
 {
@@ -1069,6 +1107,170 @@ Test(proto, record_list_bound)
 			mp_free(&m);
 		}
 	}
+}
+
+/* Fills every field op may carry at its bound: the largest request. */
+static void
+req_fill_max(struct pr_req *r, enum pr_op op, void **keep)
+{
+	uint64_t mask = ops[op].req | ops[op].opt;
+	static const char *caps[CM_GRANTED_MAX];
+	static char cap[CM_CAPABILITY_MAX + 1];
+	char *pool;
+	size_t at = 0, need = 0;
+
+	memset(cap, 'c', CM_CAPABILITY_MAX);
+	for (size_t i = 0; i < CM_GRANTED_MAX; i++)
+		caps[i] = cap;
+#define NEED_PR_STR(max) need += (size_t)(max) + 1;
+#define NEED_PR_BIN(max) need += (size_t)(max);
+#define NEED_PR_INT(max)
+#define NEED_PR_BOOL(max)
+#define NEED_PR_STRLIST(max)
+#define NEED(e, m, t, max)    \
+	if (mask & PRM(e)) {  \
+		NEED_##t(max) \
+	}
+	PR_REQ_FIELDS(NEED)
+#undef NEED
+	pool = malloc(need + 1);
+	cr_assert_not_null(pool);
+	memset(pool, 'x', need + 1);
+	memset(r, 0, sizeof(*r));
+	r->op = op;
+#define MAX_PR_STR(x, max)               \
+	x = pool + at;                   \
+	pool[at + (size_t)(max)] = '\0'; \
+	at += (size_t)(max) + 1;
+#define MAX_PR_BIN(x, max)                                              \
+	x = (struct pr_bin){(size_t)(max), (unsigned char *)pool + at}; \
+	at += (size_t)(max);
+#define MAX_PR_INT(x, max) x = INT64_MIN;
+#define MAX_PR_BOOL(x, max) x = true;
+#define MAX_PR_STRLIST(x, max) x = (struct pr_strlist){(size_t)(max), caps};
+#define FILL_MAX(e, m, t, max)     \
+	if (mask & PRM(e)) {       \
+		MAX_##t(r->m, max) \
+	}
+	PR_REQ_FIELDS(FILL_MAX)
+#undef FILL_MAX
+	*keep = pool;
+}
+
+Test(proto, every_request_fits_its_ops_bound)
+{
+	size_t artifact_ops = 0;
+
+	cr_expect_eq(pr_req_max(PR_OP_ACTOR_FINISH), CM_STORE_RECV_MAX);
+	cr_expect_eq(pr_req_max(PR_OP_TASK_SUBMIT), CM_REQ_MSG_MAX);
+	cr_expect_eq(pr_req_max(PR_OP__COUNT), CM_REQ_MSG_MAX);
+	cr_expect_lt(CM_STORE_RECV_MAX, CM_MSG_MAX);
+	for (int op = 0; op < PR_OP__COUNT; op++) {
+		struct pr_req r, out;
+		void *pool;
+		char *buf;
+		size_t len;
+		bool artifact = (ops[op].req | ops[op].opt) & PRM(ARTIFACT);
+
+		/* Only actor.finish may be larger than CM_REQ_MSG_MAX. */
+		cr_expect_eq(pr_req_max((enum pr_op)op),
+		    artifact ? CM_STORE_RECV_MAX : CM_REQ_MSG_MAX, "%s",
+		    ops[op].name);
+		artifact_ops += artifact;
+		req_fill_max(&r, (enum pr_op)op, &pool);
+		cr_assert_eq(pr_req_encode(&r, &buf, &len), 0,
+		    "%s with every field at its bound", ops[op].name);
+		cr_expect_leq(len, pr_req_max((enum pr_op)op), "%s: %zu",
+		    ops[op].name, len);
+		if (artifact)
+			cr_expect_gt(len, CM_ARTIFACT_MAX, "%s", ops[op].name);
+		cr_assert_eq(
+		    dec_req(buf, len, &out), 0, "%s: %s", ops[op].name, err);
+		cr_expect(req_eq(&r, &out), "%s differs", ops[op].name);
+		pr_req_free(&out);
+		free(buf);
+		free(pool);
+	}
+	cr_expect_eq(artifact_ops, 1, "only actor.finish carries an artifact");
+}
+
+Test(proto, artifact_bytes_at_their_bound_pass_and_over_it_fail)
+{
+	unsigned char *b = malloc((size_t)CM_ARTIFACT_MAX + 1);
+	struct pr_req r, out;
+	struct pr_rep rep, rout;
+	struct mp m = {0};
+	char *buf;
+	size_t len;
+
+	cr_assert_not_null(b);
+	for (size_t i = 0; i <= CM_ARTIFACT_MAX; i++)
+		b[i] = (unsigned char)(i % 253);
+	for (int over = 0; over < 2; over++) {
+		req_fill(&r, PR_OP_ACTOR_FINISH,
+		    ops[PR_OP_ACTOR_FINISH].req | PRM(ARTIFACT_NAME) |
+		        PRM(MIME) | PRM(ARTIFACT));
+		r.artifact = (struct pr_bin){(size_t)CM_ARTIFACT_MAX + over, b};
+		mp_req(&m, &r,
+		    ops[PR_OP_ACTOR_FINISH].req | PRM(ARTIFACT_NAME) |
+		        PRM(MIME) | PRM(ARTIFACT));
+		if (over) {
+			cr_expect_neq(pr_req_encode(&r, &buf, &len), 0);
+			req_rejects(m.b, m.n, "artifact over its bound");
+		} else {
+			cr_assert_eq(pr_req_encode(&r, &buf, &len), 0);
+			cr_assert_eq(dec_req(buf, len, &out), 0, "%s", err);
+			cr_expect(req_eq(&r, &out));
+			pr_req_free(&out);
+			free(buf);
+			cr_assert_eq(dec_req(m.b, m.n, &out), 0, "%s", err);
+			cr_expect_eq(out.artifact.n, (size_t)CM_ARTIFACT_MAX);
+			pr_req_free(&out);
+		}
+		mp_free(&m);
+
+		/* The reply of artifact.get: the same bound. */
+		memset(&rep, 0, sizeof(rep));
+		rep.artifacts = pr_rep_alloc(&rep, sizeof(*rep.artifacts));
+		rep.n_artifacts = 1;
+		rep.artifacts[0].name = "screenshot.png";
+		rep.artifacts[0].bytes =
+		    (struct pr_bin){(size_t)CM_ARTIFACT_MAX + over, b};
+		if (over) {
+			cr_expect_neq(pr_rep_encode(&rep, &buf, &len), 0);
+		} else {
+			cr_assert_eq(pr_rep_encode(&rep, &buf, &len), 0);
+			cr_assert_eq(dec_rep(buf, len, &rout), 0, "%s", err);
+			cr_expect_eq(
+			    rout.artifacts[0].bytes.n, (size_t)CM_ARTIFACT_MAX);
+			cr_expect_eq(memcmp(rout.artifacts[0].bytes.p, b,
+			                 CM_ARTIFACT_MAX),
+			    0);
+			pr_rep_free(&rout);
+			free(buf);
+		}
+		pr_rep_free(&rep);
+	}
+	/* Bytes are bin only: a str of bytes is refused, and bin for a str. */
+	mp_map(&m, 1);
+	mp_str(&m, "artifacts");
+	mp_arr(&m, 1);
+	mp_map(&m, 1);
+	mp_kv(&m, "bytes", "abc");
+	mp_rep_rejects(&m, "bytes as a str");
+	mp_map(&m, 1);
+	mp_str(&m, "artifacts");
+	mp_arr(&m, 1);
+	mp_map(&m, 1);
+	mp_str(&m, "name");
+	mp_bin(&m, &(struct pr_bin){3, b});
+	mp_rep_rejects(&m, "a name as bin");
+	/* A bin that declares more than the message holds. */
+	static const unsigned char cut[] = {0x81, 0xa9, 'a', 'r', 't', 'i', 'f',
+	    'a', 'c', 't', 's', 0x91, 0x81, 0xa5, 'b', 'y', 't', 'e', 's', 0xc6,
+	    0x7f, 0xff, 0xff, 0xff, 'x'};
+	rep_rejects(cut, sizeof(cut), "truncated bin");
+	free(b);
 }
 
 Test(proto, oversize_message)

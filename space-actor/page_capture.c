@@ -1,0 +1,155 @@
+/*
+ * page_capture.c: the screenshot capability, an artifact (DESIGN 3,
+ * Artifacts).  Two CDP calls on the steps page.c provides (page_int.h):
+ * Page.getLayoutMetrics for the size to capture, then
+ * Page.captureScreenshot.  The image goes back beside the result, as the
+ * outcome's artifact, which the store keeps with the task; the result
+ * names it and never holds the image itself:
+ *   {"artifact": "screenshot.png", "mime": "image/png",
+ *    "width": W, "height": H, "bytes": N}
+ * One screenshot per task, so its name is fixed by its format.
+ */
+#include "page.h"
+#include "page_int.h"
+
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Larger than this, the decoded image cannot fit CM_ARTIFACT_MAX. */
+#define SHOT_B64_MAX (((size_t)CM_ARTIFACT_MAX + 2) / 3 * 4)
+
+/*
+ * Decodes the standard, padded base64 of the n characters at in into a
+ * new buffer (*out, *out_len; the caller frees).  EVP_DecodeBlock decodes
+ * whole groups of four and counts each '=' of the last group as a zero
+ * byte, so the padding is taken off its length here.  Returns 0, or -1
+ * when in is not such base64 or memory is short.
+ */
+static int
+shot_decode(const char *in, size_t n, unsigned char **out, size_t *out_len)
+{
+	unsigned char *buf;
+	size_t pad = 0;
+	int got;
+
+	if (n == 0 || n % 4 != 0 || n > SHOT_B64_MAX)
+		return -1;
+	if ((buf = malloc(n / 4 * 3)) == NULL)
+		return -1;
+	got = EVP_DecodeBlock(buf, (const unsigned char *)in, (int)n);
+	if (got < 0 || (size_t)got != n / 4 * 3) {
+		free(buf);
+		return -1;
+	}
+	if (in[n - 1] == '=')
+		pad++;
+	if (in[n - 2] == '=')
+		pad++;
+	*out = buf;
+	*out_len = (size_t)got - pad;
+	return 0;
+}
+
+static void
+page_shot_taken(struct act_page *p, const json_t *result)
+{
+	const json_t *data = json_object_get(result, "data");
+	bool jpeg = p->shot_jpeg;
+	unsigned char *img = NULL;
+	size_t len = 0;
+
+	if (!json_is_string(data)) {
+		page_fail(p, CM_E_RUNTIME_ERROR,
+		    "screenshot: the browser returned no image");
+		return;
+	}
+	/* Over the bound before decoding, or after: the same clear failure. */
+	if (json_string_length(data) > SHOT_B64_MAX ||
+	    (shot_decode(json_string_value(data), json_string_length(data),
+	         &img, &len) == 0 &&
+	        len > CM_ARTIFACT_MAX)) {
+		free(img);
+		page_fail(p, CM_E_RUNTIME_ERROR,
+		    "screenshot: the image is over the %d bytes an artifact "
+		    "may "
+		    "hold; take the viewport only, or a jpeg of lower quality",
+		    CM_ARTIFACT_MAX);
+		return;
+	}
+	if (img == NULL || len == 0) {
+		free(img);
+		page_fail(p, CM_E_RUNTIME_ERROR,
+		    "screenshot: the browser's image is not base64");
+		return;
+	}
+	p->out.artifact = img;
+	p->out.artifact_len = len;
+	p->out.artifact_name = jpeg ? "screenshot.jpg" : "screenshot.png";
+	p->out.artifact_mime = jpeg ? "image/jpeg" : "image/png";
+	page_end(p, CM_OK,
+	    json_pack("{s:s, s:s, s:i, s:i, s:I}", "artifact",
+	        p->out.artifact_name, "mime", p->out.artifact_mime, "width",
+	        p->shot_w, "height", p->shot_h, "bytes", (json_int_t)len));
+}
+
+/* A size in CSS pixels, as a whole number of them; 0 when there is none. */
+static int
+shot_px(const json_t *v)
+{
+	double d = json_number_value(v);
+	int i;
+
+	if (!(d >= 1) || d > INT32_MAX - 1)
+		return 0;
+	i = (int)d;
+	return (double)i < d ? i + 1 : i; /* a part of a pixel is captured */
+}
+
+static void
+page_shot_metrics(struct act_page *p, const json_t *result)
+{
+	bool full = json_is_true(json_object_get(p->args, "full_page"));
+	const json_t *vp = json_object_get(result, "cssVisualViewport");
+	const json_t *cs = json_object_get(result, "cssContentSize");
+	json_t *params;
+
+	/* The viewport as the browser lays it out, or the whole document. */
+	p->shot_w = shot_px(
+	    json_object_get(full ? cs : vp, full ? "width" : "clientWidth"));
+	p->shot_h = shot_px(
+	    json_object_get(full ? cs : vp, full ? "height" : "clientHeight"));
+	if (p->shot_w == 0 || p->shot_h == 0) {
+		page_fail(
+		    p, CM_E_RUNTIME_ERROR, "screenshot: the page has no size");
+		return;
+	}
+	params = json_pack("{s:s}", "format", p->shot_jpeg ? "jpeg" : "png");
+	if (p->shot_jpeg) {
+		json_int_t q =
+		    json_is_integer(json_object_get(p->args, "quality"))
+		        ? json_integer_value(
+		              json_object_get(p->args, "quality"))
+		        : CM_SCREENSHOT_QUALITY_DEFAULT;
+		json_object_set_new(params, "quality", json_integer(q));
+	}
+	if (full) {
+		/* Past the viewport: the document's own size, at scale 1. */
+		json_object_set_new(
+		    params, "captureBeyondViewport", json_true());
+		json_object_set_new(params, "clip",
+		    json_pack("{s:i, s:i, s:i, s:i, s:i}", "x", 0, "y", 0,
+		        "width", p->shot_w, "height", p->shot_h, "scale", 1));
+	}
+	page_send(p, "Page.captureScreenshot", params, page_shot_taken);
+}
+
+void
+cap_screenshot(struct act_page *p)
+{
+	const char *fmt = json_string_value(json_object_get(p->args, "format"));
+
+	p->shot_jpeg = fmt != NULL && strcmp(fmt, "jpeg") == 0;
+	p->shot_w = p->shot_h = 0;
+	page_send(p, "Page.getLayoutMetrics", NULL, page_shot_metrics);
+}
