@@ -15,15 +15,15 @@ static const char *const kind_wire[] = {"queued", "started", "completed",
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 /* name, parse and the table agree on every value, in wire order. */
-#define ROUND_TRIP(prefix, count, wire)                                 \
-	do {                                                            \
-		cr_assert_eq(count, N(wire));                           \
-		for (int i = 0; i < (int)(count); i++) {                \
-			cr_assert_str_eq(                               \
-			    prefix##_name((enum prefix)i), wire[i]);    \
-			cr_assert_eq(                                   \
-			    prefix##_parse(wire[i]), i, "%s", wire[i]); \
-		}                                                       \
+#define ROUND_TRIP(prefix, count, wire)                                      \
+	do {                                                                 \
+		cr_assert_eq((size_t)(count), N(wire));                      \
+		for (int i = 0; i < (int)(count); i++) {                     \
+			cr_assert_str_eq(                                    \
+			    prefix##_name((enum prefix)i), wire[i]);         \
+			cr_assert_eq(                                        \
+			    (int)prefix##_parse(wire[i]), i, "%s", wire[i]); \
+		}                                                            \
 	} while (0)
 
 Test(status, round_trip_of_every_value)
