@@ -143,6 +143,7 @@ Test(artifacts, a_screenshot_is_served_with_its_mime_and_the_result_names_it)
 	sqlite3_close(db);
 	free(body);
 	free(head);
+	json_decref(t);
 
 	/* What is not there is 404, as an unknown task is. */
 	task_path(e, path, sizeof(path), NULL, space, task, "screenshot.jpg");
