@@ -145,7 +145,7 @@
  * or its browser is started over; below CM_ACTOR_STOP_MS, so that a
  * stopping actor still records the cancel. */
 #define CM_PAGE_RESET_MS 500
-#define CM_PROFILE_RM_FDS 16      /* fds nftw may hold removing a profile */
+#define CM_PROFILE_RM_FDS 16 /* fds nftw may hold removing a profile */
 /* A managed browser's window, so its viewport, in CSS pixels. */
 #define CM_BROWSER_WIDTH 1280
 #define CM_BROWSER_HEIGHT 720
