@@ -338,6 +338,21 @@ Test(e2e_browser, acceptance_14_a_real_browser_through_the_api,
 	tk_pages_stop(pages);
 }
 
+/* Waits for task to be running. */
+static void
+await_running(struct hf_env *e, const char *space, const char *task)
+{
+	for (int64_t end = cm_mono_ms() + E2E_WAIT_MS;; poll(NULL, 0, 20)) {
+		json_t *t = hf_task(e, space, task);
+		bool running = strcmp(sf_str(t, "status"), "running") == 0;
+
+		json_decref(t);
+		if (running)
+			return;
+		cr_assert_lt(cm_mono_ms(), end, "%s never ran", task);
+	}
+}
+
 /* Reads field 4 (ppid) and 5 (pgrp) and the state of pid; false when
  * pid is gone. */
 static bool
@@ -450,15 +465,7 @@ Test(e2e_browser, a_killed_actor_leaves_no_browser_and_the_space_works_on,
 	    202);
 	actor = sf_actor_pid(&e.sf, space);
 	cr_assert_gt(actor, 0, "no actor for the Space");
-	for (int64_t end = cm_mono_ms() + E2E_WAIT_MS; cm_mono_ms() < end;) {
-		t = hf_task(&e, space, task);
-		if (strcmp(sf_str(t, "status"), "running") == 0) {
-			json_decref(t);
-			break;
-		}
-		json_decref(t);
-		poll(NULL, 0, 20);
-	}
+	await_running(&e, space, task);
 	browser = browser_of(actor, profile);
 	cr_assert_gt(browser, 0, "no browser of the actor found");
 	cr_assert_eq(kill(actor, SIGKILL), 0);
@@ -491,21 +498,6 @@ Test(e2e_browser, a_killed_actor_leaves_no_browser_and_the_space_works_on,
 
 	hf_stop(&e);
 	tk_pages_stop(pages);
-}
-
-/* Waits for task to be running. */
-static void
-await_running(struct hf_env *e, const char *space, const char *task)
-{
-	for (int64_t end = cm_mono_ms() + E2E_WAIT_MS;; poll(NULL, 0, 20)) {
-		json_t *t = hf_task(e, space, task);
-		bool running = strcmp(sf_str(t, "status"), "running") == 0;
-
-		json_decref(t);
-		if (running)
-			return;
-		cr_assert_lt(cm_mono_ms(), end, "%s never ran", task);
-	}
 }
 
 /*
