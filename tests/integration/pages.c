@@ -177,8 +177,8 @@ pages_serve(struct tk_pages *s, int c)
 	                    : "Not Found",
 	    strlen(text), location ? "Location: " : "", location ? where : "",
 	    location ? "\r\n" : "", status == 200 ? set : "");
-	if (write(c, head, (size_t)n) == n)
-		(void)!write(c, text, strlen(text));
+	if (send(c, head, (size_t)n, MSG_NOSIGNAL) == n)
+		(void)!send(c, text, strlen(text), MSG_NOSIGNAL);
 }
 
 static void *
