@@ -121,6 +121,19 @@
 #define CM_BROWSER_START_MS 30000 /* launch until the page is ready */
 #define CM_BROWSER_LAUNCH_TRIES 3 /* failed launches in a row: unusable */
 
+/*
+ * The remote cdp driver (space-actor/cdp_ws.c, driver_cdp.c).  The
+ * endpoint's /json/version answer is small; the HTTP head of the
+ * websocket upgrade is bounded like a client's.  Discovery, connection
+ * and upgrade together must end within CM_CDP_CONNECT_MS; at close the
+ * Space's browser context is disposed within CM_CDP_CLOSE_MS.
+ */
+#define CM_CDP_VERSION_MAX (16 * 1024)
+#define CM_WS_HEAD_MAX (8 * 1024)
+#define CM_CDP_CONNECT_MS 10000
+#define CM_CDP_CLOSE_MS 1000
+#define CM_CURLM_EVENTS 16 /* epoll events curlm.c takes in one step */
+
 /* What capabilities return (space-actor/page.c). */
 #define CM_SNAPSHOT_CHARS_DEFAULT 16000 /* outline, when max_chars is unset */
 #define CM_SNAPSHOT_CHARS_MAX 40000     /* below CM_RESULT_MAX once quoted */

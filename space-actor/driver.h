@@ -91,5 +91,6 @@ const struct act_driver_ops *act_driver_find(const char *name);
 
 extern const struct act_driver_ops act_driver_fake;
 extern const struct act_driver_ops act_driver_managed;
+extern const struct act_driver_ops act_driver_cdp;
 
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "capability.h"
+#include "cdp_endpoint.h"
 #include "ids.h"
 #include "json.h"
 #include "ops.h"
@@ -529,6 +530,7 @@ st_op_instance_register(
 	const char *policy = req->network_policy ? req->network_policy : "{}";
 	const char *profile = req->profile ? req->profile : "";
 	const char *host = req->host ? req->host : ctx->opts->host_id;
+	struct cm_cdpep ep;
 	struct cm_policy pol;
 	json_t *cfg = NULL;
 	char id[CM_UUID_LEN];
@@ -545,6 +547,15 @@ st_op_instance_register(
 		pr_rep_error(rep, CM_E_INVALID_REQUEST,
 		    "a cdp instance needs an "
 		    "endpoint");
+		return;
+	}
+	/* The forms the cdp driver and the probe know (the message names
+	 * them, never the endpoint: it is a secret). */
+	if (strcmp(req->driver, "cdp") == 0 &&
+	    cm_cdpep_parse(req->endpoint, &ep) != 0) {
+		pr_rep_error(rep, CM_E_INVALID_REQUEST,
+		    "a cdp endpoint is http(s)://host:port or "
+		    "ws(s)://host:port/path");
 		return;
 	}
 	if (cm_json_parse(config, strlen(config), CM_INSTANCE_CONFIG_MAX,

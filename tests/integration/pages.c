@@ -14,6 +14,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#define PAGES_SET_COOKIE 1
+#define PAGES_SAYS_COOKIE 2
+#define PAGES_COOKIE "spaced_test=1"
+
 /*
  * The site.  A body or a redirect may name the server's own port as %d:
  * "localhost" and "127.0.0.1" reach the same server under two hosts, so a
@@ -23,6 +27,10 @@ static const struct {
 	const char *path;
 	const char *body;
 	const char *location; /* a 302 to here, when not NULL */
+	/* PAGES_SET_COOKIE: the answer sets one; PAGES_SAYS_COOKIE: body is
+	 * the other page's when the request carried it. */
+	int cookie;
+	const char *body_with_cookie;
 } site[] = {
     {"/",
         "<!doctype html><html><head><title>Home</title></head><body>"
@@ -30,24 +38,34 @@ static const struct {
         "<a href=\"/next\">Next page</a>"
         "<form action=\"/search\"><input name=\"q\" aria-label=\"Query\">"
         "<button type=\"submit\">Search</button></form></body></html>",
-        NULL},
+        NULL, 0, NULL},
     {"/next",
         "<!doctype html><html><head><title>Next</title></head><body>"
         "<h1>Second page</h1><p>You followed the link.</p>"
         "</body></html>",
-        NULL},
+        NULL, 0, NULL},
     {"/search",
         "<!doctype html><html><head><title>Results</title></head><body>"
         "<h1>Results</h1><p>You searched the site.</p></body></html>",
-        NULL},
-    {"/redirect", "", "http://localhost:%d/next"},
+        NULL, 0, NULL},
+    {"/redirect", "", "http://localhost:%d/next", 0, NULL},
     {"/sub",
         "<!doctype html><html><head><title>Sub</title></head><body>"
         "<h1>With a picture</h1>"
         "<img alt=\"pixel\" src=\"http://localhost:%d/pixel\">"
         "</body></html>",
-        NULL},
-    {"/pixel", "not really a picture", NULL},
+        NULL, 0, NULL},
+    {"/pixel", "not really a picture", NULL, 0, NULL},
+    {"/setcookie",
+        "<!doctype html><html><head><title>Cookie</title></head><body>"
+        "<h1>Cookie set</h1></body></html>",
+        NULL, PAGES_SET_COOKIE, NULL},
+    {"/cookie",
+        "<!doctype html><html><head><title>Cookie</title></head><body>"
+        "<h1>No cookie</h1></body></html>",
+        NULL, PAGES_SAYS_COOKIE,
+        "<!doctype html><html><head><title>Cookie</title></head><body>"
+        "<h1>Has cookie</h1></body></html>"},
 };
 
 #define SITE_PAGES (sizeof(site) / sizeof(site[0]))
@@ -78,7 +96,7 @@ pages_serve(struct tk_pages *s, int c)
 {
 	char req[4096], head[512], path[1024], where[256], text[2048];
 	size_t len = 0;
-	const char *body = NULL, *location = NULL;
+	const char *body = NULL, *location = NULL, *set_cookie = "";
 	int status = 404;
 	ssize_t n;
 
@@ -101,6 +119,12 @@ pages_serve(struct tk_pages *s, int c)
 		if (strcmp(site[i].path, path) == 0) {
 			body = site[i].body;
 			location = site[i].location;
+			if (site[i].cookie == PAGES_SET_COOKIE)
+				set_cookie =
+				    "Set-Cookie: " PAGES_COOKIE "; Path=/\r\n";
+			if (site[i].cookie == PAGES_SAYS_COOKIE &&
+			    strstr(req, PAGES_COOKIE) != NULL)
+				body = site[i].body_with_cookie;
 			status = 200;
 			atomic_fetch_add(&s->hits[i], 1);
 		}
@@ -113,13 +137,13 @@ pages_serve(struct tk_pages *s, int c)
 	pages_fill(text, sizeof(text), body, s->port);
 	n = snprintf(head, sizeof(head),
 	    "HTTP/1.1 %d %s\r\nContent-Type: text/html; charset=utf-8\r\n"
-	    "Content-Length: %zu\r\n%s%s%sConnection: close\r\n\r\n",
+	    "Content-Length: %zu\r\n%s%s%s%sConnection: close\r\n\r\n",
 	    status,
 	    status == 200   ? "OK"
 	    : status == 302 ? "Found"
 	                    : "Not Found",
 	    strlen(text), location ? "Location: " : "", location ? where : "",
-	    location ? "\r\n" : "");
+	    location ? "\r\n" : "", set_cookie);
 	if (write(c, head, (size_t)n) == n)
 		(void)!write(c, text, strlen(text));
 }

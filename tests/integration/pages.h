@@ -3,9 +3,10 @@
  * the test's own.  It serves a fixed site from a table (pages.c): a home
  * page with a heading, a link and a search form, the page the link leads
  * to, the search results (which echo nothing of the query), /redirect
- * (a 302 to /next on host "localhost"), /sub (an image from "localhost")
- * and 404 for anything else: a test that allows only 127.0.0.1 sees what
- * its browser lets through.  One
+ * (a 302 to /next on host "localhost"), /sub (an image from "localhost"),
+ * /setcookie (sets a cookie), /cookie (its heading says "Has cookie" when
+ * the request carried it, "No cookie" otherwise) and 404 for anything else: a
+ * test that allows only 127.0.0.1 sees what its browser lets through.  One
  * thread, one request per connection.
  */
 #ifndef TK_PAGES_H

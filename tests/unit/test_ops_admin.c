@@ -278,6 +278,12 @@ Test(admin, instance_register_validates)
 	register_inst(
 	    "i1", "selenium", fx.bundle, NULL, NULL, CM_E_INVALID_REQUEST);
 	register_inst("i1", "cdp", fx.bundle, NULL, NULL, CM_E_INVALID_REQUEST);
+	/* Not a form the cdp driver knows; the error names no endpoint. */
+	r = register_inst("i1", "cdp", fx.bundle, "ftp://secret-5d1.invalid:21",
+	    NULL, CM_E_INVALID_REQUEST);
+	cr_assert_null(strstr(r->msg, "secret-5d1"), "%s", r->msg);
+	register_inst("i1", "cdp", fx.bundle, "secret-5d1.invalid:9222", NULL,
+	    CM_E_INVALID_REQUEST);
 	register_inst(
 	    "i1", "fake", fx.bundle, NULL, "[1, 2]", CM_E_INVALID_REQUEST);
 	register_inst(
