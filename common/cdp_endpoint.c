@@ -7,24 +7,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "curlfn.h"
 #include "json.h"
 
 int
 cm_cdpep_parse(const char *endpoint, struct cm_cdpep *ep)
 {
-	CURLU *u = curl_url();
+	CURLU *u;
 	char *scheme = NULL, *host = NULL, *port = NULL, *path = NULL;
 	char *query = NULL, *user = NULL;
 	int rc = -1, n;
 
 	memset(ep, 0, sizeof(*ep));
-	if (u == NULL || endpoint == NULL ||
-	    strlen(endpoint) > CM_ENDPOINT_MAX ||
-	    curl_url_set(u, CURLUPART_URL, endpoint,
+	if (cm_curl_load() != 0 || (u = cm_curl.url()) == NULL)
+		return -1;
+	if (endpoint == NULL || strlen(endpoint) > CM_ENDPOINT_MAX ||
+	    cm_curl.url_set(u, CURLUPART_URL, endpoint,
 	        CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK ||
-	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
-	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
-	    curl_url_get(u, CURLUPART_USER, &user, 0) != CURLUE_NO_USER)
+	    cm_curl.url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+	    cm_curl.url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
+	    cm_curl.url_get(u, CURLUPART_USER, &user, 0) != CURLUE_NO_USER)
 		goto out;
 	if (strcmp(scheme, "http") == 0 || strcmp(scheme, "ws") == 0)
 		ep->tls = false;
@@ -33,7 +35,7 @@ cm_cdpep_parse(const char *endpoint, struct cm_cdpep *ep)
 	else
 		goto out;
 	ep->direct = scheme[0] == 'w';
-	if (curl_url_get(u, CURLUPART_PORT, &port, 0) != CURLUE_OK)
+	if (cm_curl.url_get(u, CURLUPART_PORT, &port, 0) != CURLUE_OK)
 		port = NULL; /* the scheme's own */
 	n = snprintf(ep->hostport, sizeof(ep->hostport), "%s:%s", host,
 	    port      ? port
@@ -42,9 +44,9 @@ cm_cdpep_parse(const char *endpoint, struct cm_cdpep *ep)
 	if (n < 0 || (size_t)n >= sizeof(ep->hostport))
 		goto out;
 	if (ep->direct) {
-		if (curl_url_get(u, CURLUPART_PATH, &path, 0) != CURLUE_OK)
+		if (cm_curl.url_get(u, CURLUPART_PATH, &path, 0) != CURLUE_OK)
 			goto out;
-		if (curl_url_get(u, CURLUPART_QUERY, &query, 0) != CURLUE_OK)
+		if (cm_curl.url_get(u, CURLUPART_QUERY, &query, 0) != CURLUE_OK)
 			query = NULL;
 		n = snprintf(ep->path, sizeof(ep->path), "%s%s%s", path,
 		    query ? "?" : "", query ? query : "");
@@ -53,13 +55,13 @@ cm_cdpep_parse(const char *endpoint, struct cm_cdpep *ep)
 	}
 	rc = 0;
 out:
-	curl_free(scheme);
-	curl_free(host);
-	curl_free(port);
-	curl_free(path);
-	curl_free(query);
-	curl_free(user);
-	curl_url_cleanup(u);
+	cm_curl.free(scheme);
+	cm_curl.free(host);
+	cm_curl.free(port);
+	cm_curl.free(path);
+	cm_curl.free(query);
+	cm_curl.free(user);
+	cm_curl.url_cleanup(u);
 	return rc;
 }
 
@@ -89,20 +91,22 @@ cm_cdpep_version_begin(
 	char url[sizeof(ep->hostport) + 32];
 
 	memset(v, 0, sizeof(*v));
+	if (cm_curl_load() != 0)
+		return -1;
 	snprintf(url, sizeof(url), "%s://%s/json/version",
 	    ep->tls ? "https" : "http", ep->hostport);
-	if ((v->e = curl_easy_init()) == NULL)
+	if ((v->e = cm_curl.easy_init()) == NULL)
 		return -1;
-	if (curl_easy_setopt(v->e, CURLOPT_URL, url) != CURLE_OK ||
-	    curl_easy_setopt(v->e, CURLOPT_WRITEFUNCTION, version_write) !=
+	if (cm_curl.easy_setopt(v->e, CURLOPT_URL, url) != CURLE_OK ||
+	    cm_curl.easy_setopt(v->e, CURLOPT_WRITEFUNCTION, version_write) !=
 	        CURLE_OK ||
-	    curl_easy_setopt(v->e, CURLOPT_WRITEDATA, v) != CURLE_OK ||
-	    curl_easy_setopt(v->e, CURLOPT_TIMEOUT_MS, timeout_ms) !=
+	    cm_curl.easy_setopt(v->e, CURLOPT_WRITEDATA, v) != CURLE_OK ||
+	    cm_curl.easy_setopt(v->e, CURLOPT_TIMEOUT_MS, timeout_ms) !=
 	        CURLE_OK ||
-	    curl_easy_setopt(v->e, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
+	    cm_curl.easy_setopt(v->e, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
 	    /* The endpoint answers itself: a redirect elsewhere is not it. */
-	    curl_easy_setopt(v->e, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK ||
-	    curl_easy_setopt(v->e, CURLOPT_PROTOCOLS_STR, "http,https") !=
+	    cm_curl.easy_setopt(v->e, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK ||
+	    cm_curl.easy_setopt(v->e, CURLOPT_PROTOCOLS_STR, "http,https") !=
 	        CURLE_OK) {
 		cm_cdpep_version_end(v);
 		return -1;
@@ -114,7 +118,7 @@ void
 cm_cdpep_version_end(struct cm_cdpep_version *v)
 {
 	if (v->e != NULL)
-		curl_easy_cleanup(v->e);
+		cm_curl.easy_cleanup(v->e);
 	free(v->body);
 	memset(v, 0, sizeof(*v));
 }
@@ -130,7 +134,7 @@ cm_cdpep_version_path(
 	int ok = -1;
 
 	if (rc != CURLE_OK || v->body == NULL ||
-	    curl_easy_getinfo(v->e, CURLINFO_RESPONSE_CODE, &status) !=
+	    cm_curl.easy_getinfo(v->e, CURLINFO_RESPONSE_CODE, &status) !=
 	        CURLE_OK ||
 	    status != 200 ||
 	    cm_json_parse(v->body, v->len, CM_CDP_VERSION_MAX,

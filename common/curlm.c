@@ -14,6 +14,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "curlfn.h"
 #include "limits.h"
 
 struct cm_curlm {
@@ -68,22 +69,25 @@ cm_curlm_new(struct cm_curlm **out)
 	struct epoll_event ev = {.events = EPOLLIN};
 
 	*out = NULL;
-	if (m == NULL)
+	if (m == NULL || cm_curl_load() != 0) {
+		free(m);
 		return -1;
+	}
 	m->ep = m->timer = -1;
 	if ((m->ep = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
 	    (m->timer = timerfd_create(
 	         CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) < 0 ||
-	    (m->multi = curl_multi_init()) == NULL)
+	    (m->multi = cm_curl.multi_init()) == NULL)
 		goto fail;
 	ev.data.fd = m->timer;
 	if (epoll_ctl(m->ep, EPOLL_CTL_ADD, m->timer, &ev) != 0 ||
-	    curl_multi_setopt(
+	    cm_curl.multi_setopt(
 	        m->multi, CURLMOPT_SOCKETFUNCTION, curlm_socket) != CURLM_OK ||
-	    curl_multi_setopt(m->multi, CURLMOPT_SOCKETDATA, m) != CURLM_OK ||
-	    curl_multi_setopt(m->multi, CURLMOPT_TIMERFUNCTION, curlm_timer) !=
+	    cm_curl.multi_setopt(m->multi, CURLMOPT_SOCKETDATA, m) !=
 	        CURLM_OK ||
-	    curl_multi_setopt(m->multi, CURLMOPT_TIMERDATA, m) != CURLM_OK)
+	    cm_curl.multi_setopt(
+	        m->multi, CURLMOPT_TIMERFUNCTION, curlm_timer) != CURLM_OK ||
+	    cm_curl.multi_setopt(m->multi, CURLMOPT_TIMERDATA, m) != CURLM_OK)
 		goto fail;
 	*out = m;
 	return 0;
@@ -98,7 +102,7 @@ cm_curlm_free(struct cm_curlm *m)
 	if (m == NULL)
 		return;
 	if (m->multi != NULL)
-		curl_multi_cleanup(m->multi);
+		cm_curl.multi_cleanup(m->multi);
 	if (m->timer >= 0)
 		close(m->timer);
 	if (m->ep >= 0)
@@ -115,13 +119,13 @@ cm_curlm_fd(const struct cm_curlm *m)
 int
 cm_curlm_add(struct cm_curlm *m, CURL *e)
 {
-	return curl_multi_add_handle(m->multi, e) == CURLM_OK ? 0 : -1;
+	return cm_curl.multi_add_handle(m->multi, e) == CURLM_OK ? 0 : -1;
 }
 
 void
 cm_curlm_remove(struct cm_curlm *m, CURL *e)
 {
-	curl_multi_remove_handle(m->multi, e);
+	cm_curl.multi_remove_handle(m->multi, e);
 }
 
 void
@@ -140,7 +144,7 @@ cm_curlm_step(struct cm_curlm *m)
 			if (read(m->timer, &ticks, sizeof(ticks)) < 0 &&
 			    errno != EAGAIN)
 				continue;
-			curl_multi_socket_action(
+			cm_curl.multi_socket_action(
 			    m->multi, CURL_SOCKET_TIMEOUT, 0, &running);
 			continue;
 		}
@@ -150,7 +154,7 @@ cm_curlm_step(struct cm_curlm *m)
 			flags |= CURL_CSELECT_OUT;
 		if (evs[i].events & (EPOLLERR | EPOLLHUP))
 			flags |= CURL_CSELECT_ERR;
-		curl_multi_socket_action(m->multi, fd, flags, &running);
+		cm_curl.multi_socket_action(m->multi, fd, flags, &running);
 	}
 }
 
@@ -160,7 +164,7 @@ cm_curlm_done(struct cm_curlm *m, CURLcode *rc)
 	CURLMsg *msg;
 	int left;
 
-	while ((msg = curl_multi_info_read(m->multi, &left)) != NULL) {
+	while ((msg = cm_curl.multi_info_read(m->multi, &left)) != NULL) {
 		if (msg->msg == CURLMSG_DONE) {
 			*rc = msg->data.result;
 			return msg->easy_handle;

@@ -19,6 +19,7 @@
 
 #include "cdp_endpoint.h"
 #include "clock.h"
+#include "curlfn.h"
 #include "curlm.h"
 #include "ids.h"
 #include "limits.h"
@@ -85,7 +86,7 @@ ws_recv_cb(
 		w->spare_len -= n;
 		return (ssize_t)n;
 	}
-	rc = curl_easy_recv(w->conn, buf, len, &n);
+	rc = cm_curl.easy_recv(w->conn, buf, len, &n);
 	if (rc == CURLE_AGAIN) {
 		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
 		return -1;
@@ -107,7 +108,7 @@ ws_send_cb(wslay_event_context_ptr ctx, const uint8_t *data, size_t len,
 	CURLcode rc;
 
 	(void)flags;
-	rc = curl_easy_send(w->conn, data, len, &n);
+	rc = cm_curl.easy_send(w->conn, data, len, &n);
 	if (rc == CURLE_AGAIN) {
 		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
 		return -1;
@@ -160,11 +161,12 @@ ws_connect_begin(struct act_ws *w)
 
 	snprintf(url, sizeof(url), "%s://%s/", w->ep.tls ? "https" : "http",
 	    w->ep.hostport);
-	if ((w->conn = curl_easy_init()) == NULL ||
-	    curl_easy_setopt(w->conn, CURLOPT_URL, url) != CURLE_OK ||
-	    curl_easy_setopt(w->conn, CURLOPT_CONNECT_ONLY, 1L) != CURLE_OK ||
-	    curl_easy_setopt(w->conn, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
-	    curl_easy_setopt(w->conn, CURLOPT_CONNECTTIMEOUT_MS,
+	if ((w->conn = cm_curl.easy_init()) == NULL ||
+	    cm_curl.easy_setopt(w->conn, CURLOPT_URL, url) != CURLE_OK ||
+	    cm_curl.easy_setopt(w->conn, CURLOPT_CONNECT_ONLY, 1L) !=
+	        CURLE_OK ||
+	    cm_curl.easy_setopt(w->conn, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
+	    cm_curl.easy_setopt(w->conn, CURLOPT_CONNECTTIMEOUT_MS,
 	        (long)CM_CDP_CONNECT_MS) != CURLE_OK ||
 	    cm_curlm_add(w->m, w->conn) != 0)
 		return -1;
@@ -181,7 +183,7 @@ ws_upgrade_begin(struct act_ws *w)
 	size_t cap = strlen(w->ep.path) + sizeof(w->ep.hostport) + 256;
 	int n;
 
-	if (curl_easy_getinfo(w->conn, CURLINFO_ACTIVESOCKET, &fd) !=
+	if (cm_curl.easy_getinfo(w->conn, CURLINFO_ACTIVESOCKET, &fd) !=
 	        CURLE_OK ||
 	    fd == CURL_SOCKET_BAD || (w->req = malloc(cap)) == NULL)
 		return -1;
@@ -280,7 +282,7 @@ ws_upgrade_step(struct act_ws *w)
 	char *end;
 
 	while (w->req_off < w->req_len) {
-		rc = curl_easy_send(
+		rc = cm_curl.easy_send(
 		    w->conn, w->req + w->req_off, w->req_len - w->req_off, &n);
 		if (rc == CURLE_AGAIN)
 			return;
@@ -295,7 +297,7 @@ ws_upgrade_step(struct act_ws *w)
 			ws_break(w, "the browser's upgrade answer is too long");
 			return;
 		}
-		rc = curl_easy_recv(w->conn, w->head + w->head_len,
+		rc = cm_curl.easy_recv(w->conn, w->head + w->head_len,
 		    sizeof(w->head) - 1 - w->head_len, &n);
 		if (rc == CURLE_AGAIN)
 			return;
@@ -415,7 +417,7 @@ act_ws_free(struct act_ws *w)
 	}
 	if (w->conn != NULL) {
 		cm_curlm_remove(w->m, w->conn);
-		curl_easy_cleanup(w->conn);
+		cm_curl.easy_cleanup(w->conn);
 	}
 	cm_curlm_free(w->m);
 	free(w->req);
