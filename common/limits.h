@@ -134,6 +134,17 @@
 #define CM_CDP_CLOSE_MS 1000
 #define CM_CURLM_EVENTS 16 /* epoll events curlm.c takes in one step */
 
+/*
+ * The supervisor's probe of cdp instances (supervisor/probe.c): every
+ * probe_interval_ms (config; this default) each one's /json/version is
+ * asked for, and an answer must come within CM_PROBE_TIMEOUT_MS.
+ */
+#define CM_PROBE_INTERVAL_MS 10000
+#define CM_PROBE_INTERVAL_MIN_MS 100
+#define CM_PROBE_INTERVAL_MAX_MS 3600000
+#define CM_PROBE_TIMEOUT_MS 3000
+#define CM_PROBE_MAX 256 /* cdp instances probed by one supervisor */
+
 /* What capabilities return (space-actor/page.c). */
 #define CM_SNAPSHOT_CHARS_DEFAULT 16000 /* outline, when max_chars is unset */
 #define CM_SNAPSHOT_CHARS_MAX 40000     /* below CM_RESULT_MAX once quoted */

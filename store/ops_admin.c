@@ -623,8 +623,13 @@ st_op_instance_set_status(
 {
 	static const char *const statuses[] = {
 	    "ready", "unavailable", "disabled", NULL};
+	/* With if_status, only from that status: the probe's write never
+	 * undoes an operator's disable that came after its read. */
 	static const char upd[] = "UPDATE browser_instances SET status = $2,"
-	                          " updated_at = $3 WHERE id = $1";
+	                          " updated_at = $3 WHERE id = $1"
+	                          " AND ($4 IS NULL OR status = $4)";
+	static const char has_instance[] =
+	    "SELECT 1 FROM browser_instances WHERE id = $1";
 	static const char sel[] =
 	    "SELECT " INSTANCE_COLS " FROM browser_instances i WHERE i.id = $1";
 
@@ -633,13 +638,20 @@ st_op_instance_set_status(
 		    "status must be ready, unavailable or disabled");
 		return;
 	}
-	if (st_db_run(ctx->db, upd, "ssi", req->browser_instance_id,
-	        req->status, ctx->now) != ST_DONE) {
+	if (st_db_run(ctx->db, upd, "ssis", req->browser_instance_id,
+	        req->status, ctx->now, req->if_status) != ST_DONE) {
 		st_db_failed(ctx, rep, "instance status");
 		return;
 	}
 	if (st_db_changes(ctx->db) == 0) {
-		pr_rep_error(rep, CM_E_NOT_FOUND, "no such browser instance");
+		if (req->if_status != NULL &&
+		    exists(ctx, has_instance, req->browser_instance_id))
+			pr_rep_error(rep, CM_E_CONFLICT,
+			    "the instance's status is no longer %s",
+			    req->if_status);
+		else
+			pr_rep_error(
+			    rep, CM_E_NOT_FOUND, "no such browser instance");
 		return;
 	}
 	select_rows(ctx, rep, sel, req->browser_instance_id, instance_row);

@@ -33,6 +33,7 @@
 #include "config.h"
 #include "control.h"
 #include "log.h"
+#include "probe.h"
 #include "recv.h"
 #include "rpc.h"
 #include "storework.h"
@@ -341,6 +342,7 @@ enum {
 	SERVE_SCAN,
 	SERVE_SWEEP,
 	SERVE_JOBS,
+	SERVE_PROBE,
 	SERVE_FIXED
 };
 
@@ -371,6 +373,7 @@ serve(struct sup *s)
 		pfd[SERVE_SCAN].fd = cm_rpc_async_fd(s->scan_rpc);
 		pfd[SERVE_SWEEP].fd = cm_rpc_async_fd(s->sweep_rpc);
 		pfd[SERVE_JOBS].fd = sup_jobs_fd(&s->jobs);
+		pfd[SERVE_PROBE].fd = sup_probe_fd(s->probe);
 		for (size_t i = 0; i < SERVE_FIXED; i++)
 			pfd[i].events = POLLIN;
 		for (size_t i = 0; i < s->kids.n; i++) {
@@ -406,6 +409,8 @@ serve(struct sup *s)
 			sup_work_sweep_reply(s);
 		if (pfd[SERVE_JOBS].revents & POLLIN)
 			sup_work_jobs_reply(s);
+		if (pfd[SERVE_PROBE].revents & POLLIN)
+			sup_probe_step(s->probe);
 		if (s->stop)
 			break;
 
@@ -635,7 +640,8 @@ main(int argc, char **argv, char **envp)
 		cm_warn("supervisor: signalfd");
 		return 1;
 	}
-	if (open_sockets(&s) != 0) {
+	if (open_sockets(&s) != 0 ||
+	    sup_probe_open(&s.probe, &s.cfg, s.store) != 0) {
 		cm_warnx(
 		    "supervisor: cannot open its sockets in %s", s.cfg.run_dir);
 		return SUP_EXIT_PERMANENT;
@@ -655,6 +661,7 @@ main(int argc, char **argv, char **envp)
 	    &s, KIND(SUP_API) | KIND(SUP_ACTOR), CM_SUP_STOP_CHILDREN_MS);
 	stop_kinds(&s, KIND(SUP_STORE), CM_SUP_STOP_STORE_MS);
 	sup_boot_free(s.boot);
+	sup_probe_close(s.probe);
 	cm_rpc_async_close(s.boot_rpc);
 	cm_rpc_async_close(s.scan_rpc);
 	cm_rpc_async_close(s.sweep_rpc);

@@ -329,6 +329,18 @@ Test(admin, instance_set_status)
 	q.browser_instance_id = "no-such-instance";
 	q.status = "ready";
 	FX_CALL(&fx, &q, CM_E_NOT_FOUND);
+	/* The probe's write, from the status it read: a disable since then
+	 * stands. */
+	fx_req(&fx, &q, PR_OP_INSTANCE_SET_STATUS);
+	q.browser_instance_id = fx.inst[0];
+	q.status = "unavailable";
+	q.if_status = "ready";
+	FX_CALL(&fx, &q, CM_E_CONFLICT);
+	fx_req(&fx, &q, PR_OP_INSTANCE_SET_STATUS);
+	q.browser_instance_id = "no-such-instance";
+	q.status = "unavailable";
+	q.if_status = "ready";
+	FX_CALL(&fx, &q, CM_E_NOT_FOUND);
 	cr_assert_eq(fx_sql_int(&fx,
 	                 "SELECT count(*) FROM browser_instances"
 	                 " WHERE id = ?1 AND status = 'disabled'",
