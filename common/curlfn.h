@@ -2,10 +2,11 @@
  * curlfn.h: libcurl, loaded when first needed.
  *
  * Every actor is the same binary, and linking libcurl into it brought
- * some 30 more shared libraries (41 instead of 11) to every exec,
- * remote driver or not: a spaced-actor exec that stops at its flags took
- * 255 ms against spaced-api's 129 ms on this (loaded) machine, and 1,500
- * actors no longer all started within test_many_spaces' bound.  So the
+ * some 30 more shared libraries (41 instead of 12) to every exec, remote
+ * driver or not.  Measured once, on this machine under a load average
+ * above 50: a spaced-actor exec that stops at its flags took 255 ms
+ * against spaced-api's 129 ms (50 execs each), and test_many_spaces saw
+ * 1,445 and 809 of its 1,500 actors within its bound in two runs.  So the
  * few curl functions spaced uses are looked up with dlopen, once, by the
  * first caller that needs them (a cdp driver, the probe, a cdp
  * registration).  Single-threaded per process.
