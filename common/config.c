@@ -125,6 +125,8 @@ static const struct cfg_key cfg_keys[] = {
     {"store_backend", CFG_BACKEND, CFG_FIELD(store_backend), 0, 0, false, NULL},
     {"postgres_dsn", CFG_STR, CFG_FIELD(postgres_dsn), 0, 0, true, NULL},
     {"host_id", CFG_STR, CFG_FIELD(host_id), 0, 0, true, NULL},
+    {"probe_interval_ms", CFG_INT, CFG_FIELD(probe_interval_ms),
+        CM_PROBE_INTERVAL_MIN_MS, CM_PROBE_INTERVAL_MAX_MS, false, NULL},
 };
 
 /*
@@ -724,6 +726,7 @@ cfg_defaults(struct cm_config *cfg)
 	snprintf(cfg->log_level, sizeof cfg->log_level, "info");
 	snprintf(cfg->log_format, sizeof cfg->log_format, "json");
 	cfg->store_backend = CM_STORE_SQLITE;
+	cfg->probe_interval_ms = CM_PROBE_INTERVAL_MS;
 }
 
 /* Derived values and checks that span keys, after every source. */

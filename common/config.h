@@ -39,6 +39,7 @@ struct cm_config {
 	enum cm_store_backend store_backend; /* sqlite */
 	char postgres_dsn[CM_CONF_VALUE_MAX];
 	char host_id[CM_HOST_MAX + 1]; /* gethostname() */
+	int probe_interval_ms;         /* 10000: cdp instances are probed */
 	char config_path[CM_PATH_MAX]; /* the file that was read, or "" */
 
 	/* Binary-specific flags named in the extra list passed to load. */

@@ -150,6 +150,30 @@
 #define CM_BROWSER_WIDTH 1280
 #define CM_BROWSER_HEIGHT 720
 
+/*
+ * The remote cdp driver (space-actor/cdp_ws.c, driver_cdp.c).  The
+ * endpoint's /json/version answer is small; the HTTP head of the
+ * websocket upgrade is bounded like a client's.  Discovery, connection
+ * and upgrade together must end within CM_CDP_CONNECT_MS; at close the
+ * Space's browser context is disposed within CM_CDP_CLOSE_MS.
+ */
+#define CM_CDP_VERSION_MAX (16 * 1024)
+#define CM_WS_HEAD_MAX (8 * 1024)
+#define CM_CDP_CONNECT_MS 10000
+#define CM_CDP_CLOSE_MS 1000
+#define CM_CURLM_EVENTS 16 /* epoll events curlm.c takes in one step */
+
+/*
+ * The supervisor's probe of cdp instances (supervisor/probe.c): every
+ * probe_interval_ms (config; this default) each one's /json/version is
+ * asked for, and an answer must come within CM_PROBE_TIMEOUT_MS.
+ */
+#define CM_PROBE_INTERVAL_MS 10000
+#define CM_PROBE_INTERVAL_MIN_MS 100
+#define CM_PROBE_INTERVAL_MAX_MS 3600000
+#define CM_PROBE_TIMEOUT_MS 3000
+#define CM_PROBE_MAX 256 /* cdp instances probed by one supervisor */
+
 /* What capabilities return (space-actor/page.c). */
 #define CM_SNAPSHOT_CHARS_DEFAULT 16000 /* outline, when max_chars is unset */
 #define CM_SNAPSHOT_CHARS_MAX 40000     /* below CM_RESULT_MAX once quoted */

@@ -103,6 +103,7 @@ enum pr_type { PR_STR, PR_INT, PR_BOOL, PR_STRLIST, PR_BIN };
 	X(HOST, host, PR_STR, CM_HOST_MAX)                       \
 	X(STATUS, status, PR_STR, 32)                            \
 	X(INSTANCE_STATUS, instance_status, PR_STR, 32)          \
+	X(IF_STATUS, if_status, PR_STR, 32)                      \
 	X(OWNER_TYPE, owner_type, PR_STR, 32)                    \
 	X(OWNER_ID, owner_id, PR_STR, CM_ID_MAX)                 \
 	X(GRANTED, granted, PR_STRLIST, CM_GRANTED_MAX)          \
@@ -171,7 +172,7 @@ enum pr_field {
 	        PRM(HOST))                                                     \
 	X(INSTANCE_LIST, "instance.list", false, 0, PRM(WORKSPACE_ID))         \
 	X(INSTANCE_SET_STATUS, "instance.set_status", true,                    \
-	    PR_W | PRM(INSTANCE_ID) | PRM(STATUS), 0)                          \
+	    PR_W | PRM(INSTANCE_ID) | PRM(STATUS), PRM(IF_STATUS))             \
 	X(BINDING_CREATE, "binding.create", true,                              \
 	    PR_W | PRM(WORKSPACE_ID) | PRM(INSTANCE_ID), 0)                    \
 	X(BINDING_DELETE, "binding.delete", true, PR_W | PRM(BINDING_ID), 0)   \
@@ -220,6 +221,7 @@ enum pr_field {
 	X(SUP_SWEEP_LEASES, "sup.sweep_leases", true, PR_W, 0)                 \
 	X(SUP_LIST_ACTIVE, "sup.list_active", false, 0,                        \
 	    PRM(HOST) | PRM(AFTER_ID))                                         \
+	X(SUP_LIST_CDP, "sup.list_cdp", false, 0, PRM(HOST))                   \
 	X(SUP_STATUS, "sup.status", false, 0, 0)
 
 enum pr_op {
@@ -295,7 +297,9 @@ struct pr_req {
 	X(created_at, PR_INT, 0)                  \
 	X(updated_at, PR_INT, 0)
 
-/* The secret columns of an instance: only actor.load returns them. */
+/* The secret columns of an instance: only actor.load returns them, and
+ * sup.list_cdp the endpoints of cdp instances, for the supervisor's
+ * probe. */
 #define PR_REC_INSTANCE_SECRET(X)                 \
 	X(endpoint, PR_STR, CM_ENDPOINT_MAX)      \
 	X(config, PR_STR, CM_INSTANCE_CONFIG_MAX) \

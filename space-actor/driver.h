@@ -107,6 +107,7 @@ const struct act_driver_ops *act_driver_find(const char *name);
 
 extern const struct act_driver_ops act_driver_fake;
 extern const struct act_driver_ops act_driver_managed;
+extern const struct act_driver_ops act_driver_cdp;
 
 /*
  * Warm standby (driver_managed.c).  A standby actor launches a managed

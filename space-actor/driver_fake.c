@@ -357,5 +357,7 @@ act_driver_find(const char *name)
 		return &act_driver_fake;
 	if (name != NULL && strcmp(name, "managed") == 0)
 		return &act_driver_managed;
+	if (name != NULL && strcmp(name, "cdp") == 0)
+		return &act_driver_cdp;
 	return NULL;
 }

@@ -48,6 +48,7 @@ static st_op_fn *const st_op_table[PR_OP__COUNT] = {
     [PR_OP_SUP_SWEEP_LEASES] = st_op_sup_sweep_leases,
     [PR_OP_SUP_LIST_ACTIVE] = st_op_sup_list_active,
     [PR_OP_ARTIFACT_GET] = st_op_artifact_get,
+    [PR_OP_SUP_LIST_CDP] = st_op_sup_list_cdp,
 };
 
 void

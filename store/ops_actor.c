@@ -397,3 +397,40 @@ st_op_sup_list_active(
 	if (rc == ST_ERROR)
 		st_db_failed(ctx, rep, "list active");
 }
+
+/*
+ * The cdp instances of a host (every host when host is NULL), for the
+ * supervisor's probe: id and status in instances, the endpoint (a
+ * secret) at the same index in instance_secrets.  At most CM_PROBE_MAX.
+ */
+void
+st_op_sup_list_cdp(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
+{
+	static const char sql[] =
+	    "SELECT id, status, endpoint FROM browser_instances"
+	    " WHERE driver = 'cdp' AND ($1 IS NULL OR host = $1)"
+	    " ORDER BY id LIMIT " CM_STR(CM_PROBE_MAX);
+	struct pr_instance *in;
+	struct pr_instance_secret *sec;
+	struct st_stmt *s;
+	int rc;
+
+	if (st_db_query(ctx->db, &s, sql, "s", req->host) != ST_OK) {
+		st_db_failed(ctx, rep, "list cdp");
+		return;
+	}
+	while ((rc = st_stmt_step(s)) == ST_ROW) {
+		if ((in = ST_PUSH(rep, instances)) == NULL ||
+		    (sec = ST_PUSH(rep, instance_secrets)) == NULL) {
+			rc = ST_ERROR;
+			break;
+		}
+		in->browser_instance_id = pr_rep_strdup(rep, st_col_text(s, 0));
+		in->status = pr_rep_strdup(rep, st_col_text(s, 1));
+		sec->endpoint = pr_rep_strdup(rep, st_col_text(s, 2));
+	}
+	st_stmt_done(s);
+	if (rc == ST_ERROR)
+		st_db_failed(ctx, rep, "list cdp");
+}

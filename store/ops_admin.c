@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "capability.h"
+#include "cdp_endpoint.h"
 #include "ids.h"
 #include "json.h"
 #include "ops.h"
@@ -529,6 +530,7 @@ st_op_instance_register(
 	const char *policy = req->network_policy ? req->network_policy : "{}";
 	const char *profile = req->profile ? req->profile : "";
 	const char *host = req->host ? req->host : ctx->opts->host_id;
+	struct cm_cdpep ep;
 	struct cm_policy pol;
 	json_t *cfg = NULL;
 	char id[CM_UUID_LEN];
@@ -545,6 +547,15 @@ st_op_instance_register(
 		pr_rep_error(rep, CM_E_INVALID_REQUEST,
 		    "a cdp instance needs an "
 		    "endpoint");
+		return;
+	}
+	/* The forms the cdp driver and the probe know (the message names
+	 * them, never the endpoint: it is a secret). */
+	if (strcmp(req->driver, "cdp") == 0 &&
+	    cm_cdpep_parse(req->endpoint, &ep) != 0) {
+		pr_rep_error(rep, CM_E_INVALID_REQUEST,
+		    "a cdp endpoint is http(s)://host:port or "
+		    "ws(s)://host:port/path");
 		return;
 	}
 	if (cm_json_parse(config, strlen(config), CM_INSTANCE_CONFIG_MAX,
@@ -610,8 +621,13 @@ void
 st_op_instance_set_status(
     struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
+	/* With if_status, only from that status: the probe's write never
+	 * undoes an operator's disable that came after its read. */
 	static const char upd[] = "UPDATE browser_instances SET status = $2,"
-	                          " updated_at = $3 WHERE id = $1";
+	                          " updated_at = $3 WHERE id = $1"
+	                          " AND ($4 IS NULL OR status = $4)";
+	static const char has_instance[] =
+	    "SELECT 1 FROM browser_instances WHERE id = $1";
 	static const char sel[] =
 	    "SELECT " INSTANCE_COLS " FROM browser_instances i WHERE i.id = $1";
 
@@ -621,13 +637,20 @@ st_op_instance_set_status(
 		    "status must be ready, unavailable or disabled");
 		return;
 	}
-	if (st_db_run(ctx->db, upd, "ssi", req->browser_instance_id,
-	        req->status, ctx->now) != ST_DONE) {
+	if (st_db_run(ctx->db, upd, "ssis", req->browser_instance_id,
+	        req->status, ctx->now, req->if_status) != ST_DONE) {
 		st_db_failed(ctx, rep, "instance status");
 		return;
 	}
 	if (st_db_changes(ctx->db) == 0) {
-		pr_rep_error(rep, CM_E_NOT_FOUND, "no such browser instance");
+		if (req->if_status != NULL &&
+		    exists(ctx, has_instance, req->browser_instance_id))
+			pr_rep_error(rep, CM_E_CONFLICT,
+			    "the instance's status is no longer %s",
+			    req->if_status);
+		else
+			pr_rep_error(
+			    rep, CM_E_NOT_FOUND, "no such browser instance");
 		return;
 	}
 	select_rows(ctx, rep, sel, req->browser_instance_id, instance_row);

@@ -34,6 +34,7 @@
 #include "control.h"
 #include "json.h"
 #include "log.h"
+#include "probe.h"
 #include "recv.h"
 #include "rpc.h"
 #include "standby.h"
@@ -375,6 +376,7 @@ enum {
 	SERVE_SWEEP,
 	SERVE_JOBS,
 	SERVE_STANDBY,
+	SERVE_PROBE,
 	SERVE_FIXED
 };
 
@@ -406,6 +408,7 @@ serve(struct sup *s)
 		pfd[SERVE_SWEEP].fd = cm_rpc_async_fd(s->sweep_rpc);
 		pfd[SERVE_JOBS].fd = sup_jobs_fd(&s->jobs);
 		pfd[SERVE_STANDBY].fd = cm_rpc_async_fd(s->standby_rpc);
+		pfd[SERVE_PROBE].fd = sup_probe_fd(s->probe);
 		for (size_t i = 0; i < SERVE_FIXED; i++)
 			pfd[i].events = POLLIN;
 		for (size_t i = 0; i < s->kids.n; i++) {
@@ -443,6 +446,8 @@ serve(struct sup *s)
 			sup_work_jobs_reply(s);
 		if (pfd[SERVE_STANDBY].revents & POLLIN)
 			sup_work_standby_reply(s);
+		if (pfd[SERVE_PROBE].revents & POLLIN)
+			sup_probe_step(s->probe);
 		if (s->stop)
 			break;
 
@@ -636,7 +641,8 @@ main(int argc, char **argv, char **envp)
 		cm_warnx("supervisor: cannot find its own binaries");
 		return CM_EXIT_PERMANENT;
 	}
-	if (open_sockets(&s) != 0) {
+	if (open_sockets(&s) != 0 ||
+	    sup_probe_open(&s.probe, &s.cfg, s.store) != 0) {
 		cm_warnx(
 		    "supervisor: cannot open its sockets in %s", s.cfg.run_dir);
 		return CM_EXIT_PERMANENT;
@@ -657,6 +663,7 @@ main(int argc, char **argv, char **envp)
 	    &s, KIND(SUP_API) | KIND(SUP_ACTOR), CM_SUP_STOP_CHILDREN_MS);
 	stop_kinds(&s, KIND(SUP_STORE), CM_SUP_STOP_STORE_MS);
 	sup_boot_free(s.boot);
+	sup_probe_close(s.probe);
 	cm_rpc_async_close(s.boot_rpc);
 	cm_rpc_async_close(s.scan_rpc);
 	cm_rpc_async_close(s.sweep_rpc);

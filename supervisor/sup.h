@@ -37,6 +37,7 @@ struct sup {
 	struct cm_rpc_async *standby_rpc; /* instance.list for standby.h */
 	struct sup_jobs jobs;             /* writes about one Space, in order */
 	struct sup_boot *boot;            /* the bootstrap under way, or NULL */
+	struct sup_probe *probe;          /* cdp instances (probe.h) */
 	int64_t boot_retry_at;
 	char scan_after[CM_ID_MAX + 1]; /* the rescan's cursor; "" first */
 	bool scan_again;    /* rescan once the one under way is done */

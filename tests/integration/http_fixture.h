@@ -293,18 +293,26 @@ hf_task_settled(void *arg)
 	return strcmp(w->seen, w->want) == 0 || hf_terminal(w->seen);
 }
 
-/* Polls GET until the task has status want (false: it ended otherwise or
- * the wait ran out). */
+/* Polls GET for up to timeout_ms until the task has status want (false:
+ * it ended otherwise or the wait ran out). */
+static inline bool
+hf_wait_task_for(struct hf_env *e, const char *space, const char *task,
+    const char *want, int timeout_ms)
+{
+	struct hf_task_wait w = {e, space, task, want, ""};
+
+	tk_wait_until(hf_task_settled, &w, timeout_ms);
+	if (strcmp(w.seen, want) != 0)
+		cr_log_error("task %s is %s, not %s", task, w.seen, want);
+	return strcmp(w.seen, want) == 0;
+}
+
+/* The same, waiting up to HF_WAIT_MS. */
 static inline bool
 hf_wait_task(
     struct hf_env *e, const char *space, const char *task, const char *want)
 {
-	struct hf_task_wait w = {e, space, task, want, ""};
-
-	tk_wait_until(hf_task_settled, &w, HF_WAIT_MS);
-	if (strcmp(w.seen, want) != 0)
-		cr_log_error("task %s is %s, not %s", task, w.seen, want);
-	return strcmp(w.seen, want) == 0;
+	return hf_wait_task_for(e, space, task, want, HF_WAIT_MS);
 }
 
 /* GET the Space as the manager: its data (caller decrefs). */

@@ -18,6 +18,7 @@
 #include "capability.h"
 #include "clock.h"
 #include "driver.h"
+#include "driver_fixture.h"
 #include "pages.h"
 #include "testkit.h"
 
@@ -55,42 +56,12 @@ teardown(void)
 
 TestSuite(managed, .init = setup, .fini = teardown, .timeout = 240);
 
-/* Runs one call to its end as the actor's loop would, and returns the
- * outcome; result is parsed into *result when there is one. */
+/* Runs one call to its end as the actor's loop would. */
 static struct act_outcome
 run(struct act_driver *d, const char *cap, const char *args_json,
     json_t **result)
 {
-	struct act_call call = {.task_id = "t", .request_id = "r"};
-	struct act_outcome out;
-	json_t *args = json_loads(args_json, 0, NULL);
-	int64_t end = cm_mono_ms() + WAIT_MS;
-
-	cr_assert_not_null(args, "bad args in the test: %s", args_json);
-	call.capability = cap;
-	call.args = args;
-	call.deadline_ms = end;
-	memset(&out, 0, sizeof(out));
-	cr_assert_eq(act_driver_managed.start(d, &call), 0);
-	for (;;) {
-		struct pollfd fds[8];
-		int64_t wake, now = cm_mono_ms();
-		int n = act_driver_managed.pollfds(d, fds, 8, &wake);
-
-		cr_assert_lt(now, end + 1000, "%s did not end", cap);
-		poll(fds, (nfds_t)n,
-		    wake < 0      ? 100
-		    : wake <= now ? 0
-		                  : (int)(wake - now));
-		if (act_driver_managed.step(d, fds, n, &out) == ACT_DONE)
-			break;
-	}
-	json_decref(args);
-	if (result != NULL)
-		*result = out.result ? json_loads(out.result, 0, NULL) : NULL;
-	free(out.result);
-	out.result = NULL;
-	return out;
+	return df_run(&act_driver_managed, d, cap, args_json, result, WAIT_MS);
 }
 
 static const char *

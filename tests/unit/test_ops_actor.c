@@ -414,6 +414,54 @@ Test(actor, list_active_lists_open_spaces_by_host)
 	cr_assert_eq(list_active("host-c")->n_spaces, 0);
 }
 
+/* ---- list_cdp: the probe's view, endpoints included */
+
+static const char *
+cdp_instance(const char *name, const char *endpoint, const char *host)
+{
+	struct pr_req q;
+	struct pr_rep *r;
+
+	fx_req(&fx, &q, PR_OP_INSTANCE_REGISTER);
+	q.name = name;
+	q.driver = "cdp";
+	q.bundle_id = fx.bundle;
+	q.endpoint = endpoint;
+	q.host = host;
+	r = FX_CALL(&fx, &q, CM_OK);
+	return r->instances[0].browser_instance_id;
+}
+
+Test(actor, list_cdp_gives_the_cdp_instances_of_a_host_with_endpoints)
+{
+	const char *a, *b;
+	struct pr_req q;
+	struct pr_rep *r;
+
+	a = cdp_instance("cdp-a", "http://10.1.1.1:9222", "host-a");
+	b = cdp_instance("cdp-b", "ws://10.1.1.2:9222/devtools/x", "host-b");
+	fx_req(&fx, &q, PR_OP_SUP_LIST_CDP);
+	q.host = "host-a";
+	r = FX_CALL(&fx, &q, CM_OK);
+	/* Only the cdp instance of host-a: the fake ones are not probed. */
+	cr_assert_eq(r->n_instances, 1);
+	cr_assert_eq(r->n_instance_secrets, 1);
+	cr_assert_str_eq(r->instances[0].browser_instance_id, a);
+	cr_assert_str_eq(r->instances[0].status, "ready");
+	cr_assert_str_eq(
+	    r->instance_secrets[0].endpoint, "http://10.1.1.1:9222");
+
+	fx_req(&fx, &q, PR_OP_SUP_LIST_CDP);
+	r = FX_CALL(&fx, &q, CM_OK);
+	cr_assert_eq(r->n_instances, 2);
+	cr_assert_eq(r->n_instance_secrets, 2);
+	for (size_t i = 0; i < 2; i++)
+		cr_assert_str_eq(r->instance_secrets[i].endpoint,
+		    strcmp(r->instances[i].browser_instance_id, b) == 0
+		        ? "ws://10.1.1.2:9222/devtools/x"
+		        : "http://10.1.1.1:9222");
+}
+
 /*
  * n fake instances "pi-<i>" (every third on host-b, the rest on host-a)
  * and a Space "ps-<i>" on each, every tenth closed, made behind the

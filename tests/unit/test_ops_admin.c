@@ -278,6 +278,12 @@ Test(admin, instance_register_validates)
 	register_inst(
 	    "i1", "selenium", fx.bundle, NULL, NULL, CM_E_INVALID_REQUEST);
 	register_inst("i1", "cdp", fx.bundle, NULL, NULL, CM_E_INVALID_REQUEST);
+	/* Not a form the cdp driver knows; the error names no endpoint. */
+	r = register_inst("i1", "cdp", fx.bundle, "ftp://secret-5d1.invalid:21",
+	    NULL, CM_E_INVALID_REQUEST);
+	cr_assert_null(strstr(r->msg, "secret-5d1"), "%s", r->msg);
+	register_inst("i1", "cdp", fx.bundle, "secret-5d1.invalid:9222", NULL,
+	    CM_E_INVALID_REQUEST);
 	register_inst(
 	    "i1", "fake", fx.bundle, NULL, "[1, 2]", CM_E_INVALID_REQUEST);
 	register_inst(
@@ -322,6 +328,18 @@ Test(admin, instance_set_status)
 	fx_req(&fx, &q, PR_OP_INSTANCE_SET_STATUS);
 	q.browser_instance_id = "no-such-instance";
 	q.status = "ready";
+	FX_CALL(&fx, &q, CM_E_NOT_FOUND);
+	/* The probe's write, from the status it read: a disable since then
+	 * stands. */
+	fx_req(&fx, &q, PR_OP_INSTANCE_SET_STATUS);
+	q.browser_instance_id = fx.inst[0];
+	q.status = "unavailable";
+	q.if_status = "ready";
+	FX_CALL(&fx, &q, CM_E_CONFLICT);
+	fx_req(&fx, &q, PR_OP_INSTANCE_SET_STATUS);
+	q.browser_instance_id = "no-such-instance";
+	q.status = "unavailable";
+	q.if_status = "ready";
 	FX_CALL(&fx, &q, CM_E_NOT_FOUND);
 	cr_assert_eq(fx_sql_int(&fx,
 	                 "SELECT count(*) FROM browser_instances"

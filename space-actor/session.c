@@ -1,0 +1,400 @@
+/*
+ * session.c: setting up a Space's page, and the call on it (session.h).
+ */
+#include "session.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "clock.h"
+#include "log.h"
+
+/* The setup steps, in order; each reply moves to the next. */
+enum session_step {
+	STEP_CONTEXT, /* own_context only */
+	STEP_CREATE,
+	STEP_ATTACH,
+	STEP_PAGE,
+	STEP_INSPECTOR,
+	STEP_NETWORK,
+	STEP_FETCH, /* requests pause for the network policy (page.h) */
+	/* The viewport is CM_BROWSER_WIDTH x CM_BROWSER_HEIGHT at scale 1,
+	 * whatever the window around it: a screenshot of it is that size. */
+	STEP_VIEWPORT,
+	STEP_FRAMES,
+	STEP__COUNT
+};
+
+static const char *const session_methods[STEP__COUNT] = {
+    [STEP_CONTEXT] = "Target.createBrowserContext",
+    [STEP_CREATE] = "Target.createTarget",
+    [STEP_ATTACH] = "Target.attachToTarget",
+    [STEP_PAGE] = "Page.enable",
+    [STEP_INSPECTOR] = "Inspector.enable",
+    [STEP_NETWORK] = "Network.enable",
+    [STEP_FETCH] = "Fetch.enable",
+    [STEP_VIEWPORT] = "Emulation.setDeviceMetricsOverride",
+    [STEP_FRAMES] = "Page.getFrameTree",
+};
+
+void
+act_session_init(
+    struct act_session *s, const struct cm_policy *policy, bool own_context)
+{
+	memset(s, 0, sizeof(*s));
+	s->policy = policy;
+	s->own_context = own_context;
+}
+
+void
+act_session_adopt(struct act_session *s, const struct cm_policy *policy)
+{
+	s->policy = policy;
+	if (s->page_ok)
+		s->page.policy = policy;
+}
+
+static void
+session_failed(struct act_session *s, const char *why)
+{
+	s->state = ACT_SESSION_FAILED;
+	s->cmd = 0;
+	snprintf(s->why, sizeof(s->why), "%s", why);
+}
+
+static void session_reply(void *arg, const json_t *result, const json_t *error);
+
+static int
+session_send(struct act_session *s, int step)
+{
+	const char *session = NULL;
+	json_t *params = NULL;
+
+	s->step = step;
+	switch (step) {
+	case STEP_CONTEXT:
+		/* Should this connection end without a close, the browser
+		 * drops the context (and its cookies) by itself. */
+		params = json_pack("{s:b}", "disposeOnDetach", 1);
+		break;
+	case STEP_CREATE:
+		params = json_pack("{s:s}", "url", "about:blank");
+		if (s->own_context)
+			json_object_set_new(params, "browserContextId",
+			    json_string(s->context));
+		break;
+	case STEP_ATTACH:
+		params = json_pack(
+		    "{s:s, s:b}", "targetId", s->target, "flatten", 1);
+		break;
+	case STEP_FETCH:
+		params = act_page_fetch_params();
+		session = s->page.session;
+		break;
+	case STEP_VIEWPORT:
+		params = json_pack("{s:i, s:i, s:i, s:b}", "width",
+		    CM_BROWSER_WIDTH, "height", CM_BROWSER_HEIGHT,
+		    "deviceScaleFactor", 1, "mobile", 0);
+		session = s->page.session;
+		break;
+	default:
+		session = s->page.session;
+		break;
+	}
+	s->cmd = act_cdp_call(s->cdp, session, session_methods[step], params,
+	    s->deadline_ms, session_reply, s);
+	if (s->cmd > 0)
+		return 0;
+	session_failed(s, "the browser connection is broken");
+	return -1;
+}
+
+/* A string member of a reply that fits an id. */
+static const char *
+session_id(const json_t *o, const char *key)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+
+	return v != NULL && strlen(v) <= CM_ID_MAX ? v : NULL;
+}
+
+static void
+session_reply(void *arg, const json_t *result, const json_t *error)
+{
+	struct act_session *s = arg;
+	const char *id;
+
+	s->cmd = 0;
+	if (s->state != ACT_SESSION_SETUP)
+		return;
+	if (error != NULL) {
+		id = json_string_value(json_object_get(error, "message"));
+		session_failed(s, id != NULL ? id : session_methods[s->step]);
+		return;
+	}
+	switch (s->step) {
+	case STEP_CONTEXT:
+		if ((id = session_id(result, "browserContextId")) == NULL) {
+			session_failed(s, "no browser context");
+			return;
+		}
+		snprintf(s->context, sizeof(s->context), "%s", id);
+		break;
+	case STEP_CREATE:
+		if ((id = session_id(result, "targetId")) == NULL) {
+			session_failed(s, "no target");
+			return;
+		}
+		snprintf(s->target, sizeof(s->target), "%s", id);
+		break;
+	case STEP_ATTACH:
+		if ((id = session_id(result, "sessionId")) == NULL) {
+			session_failed(s, "no session");
+			return;
+		}
+		act_page_init(&s->page, s->cdp, s->policy, id, s->target);
+		s->page_ok = true;
+		break;
+	case STEP_FRAMES:
+		id = json_string_value(json_object_get(
+		    json_object_get(
+		        json_object_get(result, "frameTree"), "frame"),
+		    "id"));
+		if (id != NULL && s->page.frame[0] == '\0')
+			snprintf(
+			    s->page.frame, sizeof(s->page.frame), "%s", id);
+		s->state = ACT_SESSION_READY;
+		return;
+	default:
+		break;
+	}
+	session_send(s, s->step + 1);
+}
+
+int
+act_session_begin(struct act_session *s, struct act_cdp *cdp, int64_t deadline)
+{
+	s->cdp = cdp;
+	s->state = ACT_SESSION_SETUP;
+	s->deadline_ms = deadline;
+	s->context[0] = s->target[0] = '\0';
+	return session_send(s, s->own_context ? STEP_CONTEXT : STEP_CREATE);
+}
+
+void
+act_session_event(struct act_session *s, const char *session,
+    const char *method, const json_t *params)
+{
+	const char *id, *sid;
+
+	if (!s->page_ok)
+		return;
+	act_page_event(&s->page, session, method, params);
+	/* The target itself went away (a renderer killed with its page). */
+	if (strcmp(method, "Target.targetCrashed") != 0 &&
+	    strcmp(method, "Target.detachedFromTarget") != 0)
+		return;
+	id = json_string_value(json_object_get(params, "targetId"));
+	sid = json_string_value(json_object_get(params, "sessionId"));
+	if ((id != NULL && strcmp(id, s->target) == 0) ||
+	    (sid != NULL && strcmp(sid, s->page.session) == 0))
+		act_page_event(
+		    &s->page, s->page.session, "Inspector.targetCrashed", NULL);
+}
+
+void
+act_session_down(struct act_session *s)
+{
+	if (s->page_ok)
+		act_page_fini(&s->page);
+	s->page_ok = false;
+	s->cdp = NULL;
+	s->cmd = 0;
+	s->state = ACT_SESSION_DOWN;
+}
+
+bool
+act_session_busy(const struct act_session *s)
+{
+	return s->waiting || (s->page_ok && s->page.busy);
+}
+
+int
+act_session_start(struct act_session *s, const struct act_call *call)
+{
+	if (act_session_busy(s))
+		return -1;
+	s->failed = false;
+	if (s->state == ACT_SESSION_READY && !s->resetting)
+		return act_page_start(
+		    &s->page, call->capability, call->args, call->deadline_ms);
+	s->waiting = true;
+	snprintf(s->capability, sizeof(s->capability), "%s", call->capability);
+	s->args = json_deep_copy(call->args);
+	s->call_deadline_ms = call->deadline_ms;
+	return 0;
+}
+
+void
+act_session_fail(struct act_session *s, enum cm_err err, const char *msg)
+{
+	if (!s->waiting)
+		return;
+	s->waiting = false;
+	json_decref(s->args);
+	s->args = NULL;
+	s->failed = true;
+	memset(&s->early, 0, sizeof(s->early));
+	s->early.err = err;
+	snprintf(s->early.message, sizeof(s->early.message), "%s", msg);
+}
+
+int64_t
+act_session_tick(struct act_session *s, int64_t now)
+{
+	int64_t w = -1, t;
+
+	if (s->waiting && s->state == ACT_SESSION_READY && !s->resetting) {
+		s->waiting = false;
+		act_page_start(
+		    &s->page, s->capability, s->args, s->call_deadline_ms);
+		json_decref(s->args);
+		s->args = NULL;
+	} else if (s->waiting && now >= s->call_deadline_ms) {
+		act_session_fail(
+		    s, CM_E_TASK_TIMEOUT, "the browser was not ready in time");
+	}
+	if (s->failed || s->state == ACT_SESSION_FAILED ||
+	    (s->resetting && !s->page_ok))
+		return now;
+	if (s->page_ok && (t = act_page_tick(&s->page, now)) >= 0)
+		w = t;
+	if (s->waiting && (w < 0 || s->call_deadline_ms < w))
+		w = s->call_deadline_ms;
+	return w;
+}
+
+bool
+act_session_take(struct act_session *s, struct act_outcome *out)
+{
+	if (s->failed) {
+		s->failed = false;
+		*out = s->early;
+		return true;
+	}
+	return s->page_ok && act_page_take(&s->page, out);
+}
+
+int64_t
+act_session_wake(struct act_session *s, struct act_cdp *cdp, int64_t now)
+{
+	int64_t w = act_session_tick(s, now), t;
+
+	if (cdp != NULL && (t = act_cdp_expire(cdp, now)) >= 0 &&
+	    (w < 0 || t < w))
+		w = t;
+	return w;
+}
+
+enum act_state
+act_session_turn(struct act_session *s, struct act_cdp *cdp, const char *who,
+    int *failures, bool *drop, struct act_outcome *out)
+{
+	int64_t now = cm_mono_ms();
+
+	*drop = false;
+	if (cdp != NULL)
+		act_cdp_expire(cdp, now);
+	if (s->state == ACT_SESSION_FAILED) {
+		cm_warnx("%s: the Space's page could not be set up: %s", who,
+		    s->why);
+		(*failures)++;
+		*drop = true;
+		act_session_down(s);
+		act_session_fail(s, CM_E_RUNTIME_CRASHED,
+		    "the browser did not set the page up");
+	}
+	if (s->state == ACT_SESSION_READY)
+		*failures = 0;
+	if (s->resetting) {
+		bool clean = false;
+
+		if (s->page_ok && !act_page_rested(&s->page, &clean))
+			return ACT_PENDING;
+		/* A page that did not come to rest in time, or a connection
+		 * that went away meanwhile: the driver starts anew. */
+		s->resetting = false;
+		if (!clean) {
+			*drop = true;
+			act_session_down(s);
+		}
+		memset(out, 0, sizeof(*out));
+		out->err = CM_OK;
+		return ACT_CLEAN;
+	}
+	act_session_tick(s, now);
+	if (!act_session_take(s, out))
+		return ACT_PENDING;
+	/* A crashed page: the driver starts over. */
+	if (s->page_ok && s->page.crashed) {
+		*drop = true;
+		act_session_down(s);
+	}
+	return ACT_DONE;
+}
+
+bool
+act_session_lost(struct act_session *s, struct act_cdp *cdp, const char *msg,
+    int *failures, struct act_outcome *out)
+{
+	if (cdp != NULL)
+		act_cdp_fail_all(cdp);
+	if (s->state != ACT_SESSION_READY)
+		(*failures)++;
+	act_session_fail(s, CM_E_RUNTIME_CRASHED, msg);
+	return act_session_take(s, out);
+}
+
+void
+act_session_cancel(struct act_session *s)
+{
+	act_session_fail(s, CM_E_RUNTIME_ERROR, "cancelled");
+	s->failed = false;
+	if (s->page_ok)
+		act_page_abort(&s->page);
+}
+
+int
+act_session_reset(struct act_session *s)
+{
+	if (s->state != ACT_SESSION_READY || !s->page_ok)
+		return 0; /* no page, or one still being set up: at rest */
+	if (act_page_reset(&s->page) != 0)
+		return -1;
+	s->resetting = true;
+	return 1;
+}
+
+int64_t
+act_session_dispose(
+    struct act_session *s, int64_t deadline_ms, act_cdp_reply_fn fn, void *arg)
+{
+	int64_t id;
+
+	if (!s->own_context || s->cdp == NULL || s->context[0] == '\0')
+		return 0;
+	id = act_cdp_call(s->cdp, NULL, "Target.disposeBrowserContext",
+	    json_pack("{s:s}", "browserContextId", s->context), deadline_ms, fn,
+	    arg);
+	return id > 0 ? id : 0;
+}
+
+void
+act_session_fini(struct act_session *s)
+{
+	act_session_down(s);
+	json_decref(s->args);
+	s->args = NULL;
+	s->waiting = false;
+	s->resetting = false;
+}

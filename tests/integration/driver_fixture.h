@@ -1,0 +1,57 @@
+/*
+ * driver_fixture.h: running a runtime driver (space-actor/driver.h) in a
+ * test as the actor's loop runs it.  Header-only.
+ */
+#ifndef SPACED_DRIVER_FIXTURE_H
+#define SPACED_DRIVER_FIXTURE_H
+
+#include <criterion/criterion.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "driver.h"
+
+/*
+ * Runs one call of capability cap with args_json on driver d (of ops) to
+ * its end, for at most wait_ms, and returns the outcome; its result is
+ * parsed into *result (caller decrefs) when result is not NULL.
+ */
+static inline struct act_outcome
+df_run(const struct act_driver_ops *ops, struct act_driver *d, const char *cap,
+    const char *args_json, json_t **result, int wait_ms)
+{
+	struct act_call call = {.task_id = "t", .request_id = "r"};
+	struct act_outcome out;
+	json_t *args = json_loads(args_json, 0, NULL);
+	int64_t end = cm_mono_ms() + wait_ms;
+
+	cr_assert_not_null(args, "bad args in the test: %s", args_json);
+	call.capability = cap;
+	call.args = args;
+	call.deadline_ms = end;
+	memset(&out, 0, sizeof(out));
+	cr_assert_eq(ops->start(d, &call), 0);
+	for (;;) {
+		struct pollfd fds[8];
+		int64_t wake, now = cm_mono_ms();
+		int n = ops->pollfds(d, fds, 8, &wake);
+
+		cr_assert_lt(now, end + 1000, "%s did not end", cap);
+		poll(fds, (nfds_t)n,
+		    wake < 0      ? 100
+		    : wake <= now ? 0
+		                  : (int)(wake - now));
+		if (ops->step(d, fds, n, &out) == ACT_DONE)
+			break;
+	}
+	json_decref(args);
+	if (result != NULL)
+		*result = out.result ? json_loads(out.result, 0, NULL) : NULL;
+	free(out.result);
+	out.result = NULL;
+	return out;
+}
+
+#endif
