@@ -16,6 +16,11 @@
  *
  *   lifecycle_bench
  *   LIFECYCLE_RUNS=N   runs of each, 2..1000 (default 20)
+ *   LIFECYCLE_WARM=0|1 spaced with warm standby (1, the default, as
+ *                      spaced runs by default) or without (0).  With it,
+ *                      each run begins once the instance's new standby
+ *                      has had its browser running for LB_SETTLE_MS:
+ *                      the idle instance a create meets.
  *
  * Figures are ms to the microsecond, truncated.  The
  * p50 and p99 are nearest-rank.  Exit: 0 measured, 1 a step failed, 2 a
@@ -28,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cdp_rig.h"
@@ -38,6 +44,7 @@
 #define LB_READY_MS 20000
 #define LB_STEP_MS 60000 /* any one step of a run */
 #define LB_RUNS_MAX 1000
+#define LB_SETTLE_MS 5000 /* a standby browser, launched, comes to rest */
 
 static __attribute__((format(printf, 1, 2))) int
 fail(const char *fmt, ...)
@@ -249,6 +256,30 @@ spaced_run(struct lb_world *w, int i, int64_t *total, int64_t *to_close,
 	return 0;
 }
 
+/* Waits until the instance's standby browser runs, and then
+ * LB_SETTLE_MS more. */
+static int
+standby_settled(struct lb_world *w)
+{
+	struct timespec ts = {LB_SETTLE_MS / 1000, 0};
+	int64_t end = cm_mono_ms() + LB_STEP_MS;
+	char want[CM_ID_MAX + 16];
+	pid_t actor = 0;
+
+	snprintf(want, sizeof(want), " --standby=%s", w->inst);
+	while (cm_mono_ms() < end) {
+		struct timespec tick = {0, 5000000L};
+
+		if ((actor = tk_child_with(w->p.pid, want, NULL, 0)) > 0 &&
+		    tk_child_with(actor, " --user-data-dir=", NULL, 0) > 0) {
+			nanosleep(&ts, NULL);
+			return 0;
+		}
+		nanosleep(&tick, NULL);
+	}
+	return fail("no standby browser came");
+}
+
 /* ---- the direct client */
 
 static const char *
@@ -339,20 +370,22 @@ main(void)
 	static int64_t cold[LB_RUNS_MAX];
 	static struct lb_world w;
 	int n = tk_knob("LIFECYCLE_RUNS", 20, 2, LB_RUNS_MAX);
+	int warm_standby = tk_knob("LIFECYCLE_WARM", 1, 0, 1);
+	const char *flags[] = {"--warm-standby=true", NULL};
 	char dir[128], out[192];
 	struct tk_pages *pages;
 	int64_t p50, p50_warm, p50_cold;
 	int port, rc = 0;
 
-	if (n < 0)
+	if (n < 0 || warm_standby < 0)
 		return 2;
 	if (access(TK_CHROMIUM, X_OK) != 0) {
 		fail("no chromium at %s", TK_CHROMIUM);
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	printf("lifecycle_bench: %ld CPUs online\n",
-	    sysconf(_SC_NPROCESSORS_ONLN));
+	printf("lifecycle_bench: %ld CPUs online, warm standby %s\n",
+	    sysconf(_SC_NPROCESSORS_ONLN), warm_standby ? "on" : "off");
 	fflush(stdout);
 	if ((pages = tk_pages_start(&port)) == NULL) {
 		fail("the page server did not start");
@@ -361,7 +394,8 @@ main(void)
 	snprintf(w.url, sizeof(w.url), "http://127.0.0.1:%d/", port);
 	tk_tmpdir(dir, sizeof(dir), "lb");
 	snprintf(out, sizeof(out), "%s/spaced.out", dir);
-	if (tk_spaced_start_logged(&w.p, dir, NULL, out) != 0) {
+	if (tk_spaced_start_logged(
+	        &w.p, dir, warm_standby ? flags : NULL, out) != 0) {
 		fail("spaced did not start (see %s)", out);
 		tk_pages_stop(pages);
 		return 1;
@@ -369,8 +403,9 @@ main(void)
 	if (setup(&w) != 0)
 		rc = 1;
 	for (int i = 0; i < n && rc == 0; i++)
-		if (spaced_run(&w, i, &total[i], &to_close[i], &to_snap[i]) !=
-		    0)
+		if ((warm_standby && standby_settled(&w) != 0) ||
+		    spaced_run(&w, i, &total[i], &to_close[i], &to_snap[i]) !=
+		        0)
 			rc = 1;
 	tk_proc_stop(&w.p, SIGTERM);
 	if (rc == 0 && (direct_runs(w.url, true, warm, n) != 0 ||

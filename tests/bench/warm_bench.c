@@ -80,39 +80,6 @@ wb_stat_field(pid_t pid, int field)
 	return v;
 }
 
-/* The first live child of parent whose command line holds want; 0 when
- * none. */
-static pid_t
-wb_child_with(pid_t parent, const char *want)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *de;
-	pid_t found = 0;
-
-	while (d != NULL && found == 0 && (de = readdir(d)) != NULL) {
-		char path[64], *cmd, *end;
-		long pid = strtol(de->d_name, &end, 10);
-		size_t len = 0;
-
-		if (*end != '\0' || pid <= 0 ||
-		    wb_stat_field((pid_t)pid, 2) != parent ||
-		    wb_stat_field((pid_t)pid, 1) == 'Z')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
-		if ((cmd = tk_read_file(path, &len)) == NULL)
-			continue;
-		for (size_t i = 0; i + 1 < len; i++)
-			if (cmd[i] == '\0')
-				cmd[i] = ' ';
-		if (strstr(cmd, want) != NULL)
-			found = (pid_t)pid;
-		free(cmd);
-	}
-	if (d != NULL)
-		closedir(d);
-	return found;
-}
-
 /* The standby of the instance and its browser, once both run. */
 static int
 wb_standby(struct wb *b, pid_t *actor, pid_t *browser)
@@ -122,8 +89,9 @@ wb_standby(struct wb *b, pid_t *actor, pid_t *browser)
 
 	snprintf(want, sizeof(want), " --standby=%s", b->inst);
 	while (cm_mono_ms() < end) {
-		if ((*actor = wb_child_with(b->p.pid, want)) > 0 &&
-		    (*browser = wb_child_with(*actor, " --user-data-dir=")) > 0)
+		if ((*actor = tk_child_with(b->p.pid, want, NULL, 0)) > 0 &&
+		    (*browser = tk_child_with(
+		         *actor, " --user-data-dir=", NULL, 0)) > 0)
 			return 0;
 		wb_sleep_ms(5);
 	}

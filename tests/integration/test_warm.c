@@ -28,58 +28,6 @@ TestSuite(warm, .timeout = 300);
 
 static const char *const warm_flags[] = {"--warm-standby=true", NULL};
 
-/* The command line of pid, NULs made spaces; NULL when pid is gone or a
- * zombie, or its parent is not parent. */
-static char *
-child_cmdline(pid_t pid, pid_t parent)
-{
-	char path[64], *cmd;
-	long ppid;
-	bool zombie;
-	size_t len = 0;
-
-	if (!sf_proc_status(pid, &ppid, &zombie) || zombie || ppid != parent)
-		return NULL;
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	if ((cmd = tk_read_file(path, &len)) == NULL)
-		return NULL;
-	for (size_t i = 0; i + 1 < len; i++)
-		if (cmd[i] == '\0')
-			cmd[i] = ' ';
-	return cmd;
-}
-
-/* The first child of parent whose command line holds want (and, when
- * arg is not NULL, the rest of that word after want goes to arg).  0 when
- * there is none. */
-static pid_t
-child_with(pid_t parent, const char *want, char *arg, size_t arglen)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *de;
-	pid_t found = 0;
-
-	cr_assert_not_null(d);
-	while (found == 0 && (de = readdir(d)) != NULL) {
-		char *end, *cmd, *at;
-		long pid = strtol(de->d_name, &end, 10);
-
-		if (*end != '\0' || pid <= 0 ||
-		    (cmd = child_cmdline((pid_t)pid, parent)) == NULL)
-			continue;
-		if ((at = strstr(cmd, want)) != NULL) {
-			found = (pid_t)pid;
-			if (arg != NULL)
-				snprintf(arg, arglen, "%.*s",
-				    (int)strcspn(at + strlen(want), " "),
-				    at + strlen(want));
-		}
-		free(cmd);
-	}
-	closedir(d);
-	return found;
-}
-
 /* A standby (its actor, its browser, the browser's profile) of an
  * instance, as found in /proc. */
 struct standby {
@@ -102,10 +50,11 @@ standby_runs(void *arg)
 
 	memset(&w->found, 0, sizeof(w->found));
 	snprintf(want, sizeof(want), " --standby=%s", w->inst);
-	if ((w->found.actor = child_with(w->e->sf.p.pid, want, NULL, 0)) == 0 ||
+	if ((w->found.actor = tk_child_with(w->e->sf.p.pid, want, NULL, 0)) ==
+	        0 ||
 	    w->found.actor == w->not_actor)
 		return false;
-	w->found.browser = child_with(w->found.actor,
+	w->found.browser = tk_child_with(w->found.actor,
 	    " --user-data-dir=", w->found.profile, sizeof(w->found.profile));
 	return w->found.browser > 0 && w->found.browser != w->not_browser;
 }
@@ -244,7 +193,7 @@ Test(warm, test_9_a_space_takes_the_standby_browser, .fini = tk_cleanup)
 	json_decref(t);
 	cr_assert_eq(supervised_actor(&e, space), sb.actor,
 	    "the Space's actor is not the standby");
-	cr_assert_eq(child_with(sb.actor, " --user-data-dir=", NULL, 0),
+	cr_assert_eq(tk_child_with(sb.actor, " --user-data-dir=", NULL, 0),
 	    sb.browser, "the Space is served by a browser launched after");
 	cr_assert_not(sf_pid_gone(sb.browser));
 
@@ -255,7 +204,7 @@ Test(warm, test_9_a_space_takes_the_standby_browser, .fini = tk_cleanup)
 	h1 = visit(&e, space, "show", port, "/cookie");
 	cr_assert_str_eq(h1, "cookies: mark=1.", "the cookie was not kept");
 	free(h1);
-	cr_assert_eq(child_with(sb.actor, " --user-data-dir=", NULL, 0),
+	cr_assert_eq(tk_child_with(sb.actor, " --user-data-dir=", NULL, 0),
 	    sb.browser, "a second browser served the Space");
 
 	/* Close: that browser and its profile go; a new standby comes,
@@ -275,8 +224,8 @@ Test(warm, test_9_a_space_takes_the_standby_browser, .fini = tk_cleanup)
 	    h1, "cookies: none.", "a cookie crossed from one Space");
 	free(h1);
 	cr_assert_eq(supervised_actor(&e, space2), next.actor);
-	cr_assert_eq(
-	    child_with(next.actor, " --user-data-dir=", NULL, 0), next.browser);
+	cr_assert_eq(tk_child_with(next.actor, " --user-data-dir=", NULL, 0),
+	    next.browser);
 	close_space(&e, space2);
 	cr_assert(tk_wait_until(pid_gone, &next.browser, 20000));
 	cr_assert(path_gone(next.profile));
@@ -322,7 +271,7 @@ has_standby(struct hf_env *e, const char *inst)
 	char want[128];
 
 	snprintf(want, sizeof(want), " --standby=%s", inst);
-	return child_with(e->sf.p.pid, want, NULL, 0) != 0;
+	return tk_child_with(e->sf.p.pid, want, NULL, 0) != 0;
 }
 
 Test(warm, only_an_idle_ephemeral_managed_instance_gets_one, .fini = tk_cleanup)

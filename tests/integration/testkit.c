@@ -585,6 +585,63 @@ tk_http_ready(const struct tk_proc *p, int timeout_ms)
 	return tk_wait_until(http_healthy, (void *)p, timeout_ms);
 }
 
+/* The command line of pid with NULs made spaces, when pid is a live
+ * child of parent; NULL otherwise. */
+static char *
+child_cmdline(pid_t pid, pid_t parent)
+{
+	char path[64], *text, *p;
+	long ppid = -1;
+	bool zombie = false;
+	size_t len = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((text = tk_read_file(path, NULL)) == NULL)
+		return NULL;
+	if ((p = strstr(text, "\nState:")) != NULL)
+		zombie = p[strspn(p + 7, " \t") + 7] == 'Z';
+	if ((p = strstr(text, "\nPPid:")) != NULL)
+		ppid = strtol(p + 6, NULL, 10);
+	free(text);
+	if (zombie || ppid != (long)parent)
+		return NULL;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	if ((text = tk_read_file(path, &len)) == NULL)
+		return NULL;
+	for (size_t i = 0; i + 1 < len; i++)
+		if (text[i] == '\0')
+			text[i] = ' ';
+	return text;
+}
+
+pid_t
+tk_child_with(pid_t parent, const char *want, char *arg, size_t arglen)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	pid_t found = 0;
+
+	while (d != NULL && found == 0 && (de = readdir(d)) != NULL) {
+		char *end, *cmd, *at;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end != '\0' || pid <= 0 ||
+		    (cmd = child_cmdline((pid_t)pid, parent)) == NULL)
+			continue;
+		if ((at = strstr(cmd, want)) != NULL) {
+			found = (pid_t)pid;
+			if (arg != NULL)
+				snprintf(arg, arglen, "%.*s",
+				    (int)strcspn(at + strlen(want), " "),
+				    at + strlen(want));
+		}
+		free(cmd);
+	}
+	if (d != NULL)
+		closedir(d);
+	return found;
+}
+
 char *
 tk_read_file(const char *path, size_t *len)
 {

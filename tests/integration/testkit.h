@@ -166,6 +166,13 @@ const char *tk_ms(int64_t ns, char *buf, size_t len);
 /* Reads a whole file into a malloc'd NUL-terminated buffer. */
 char *tk_read_file(const char *path, size_t *len);
 
+/*
+ * The first live (not zombie) child of parent whose command line (its
+ * arguments joined by spaces) holds want; 0 when there is none.  When
+ * arg is not NULL, the rest of the word after want goes to it.
+ */
+pid_t tk_child_with(pid_t parent, const char *want, char *arg, size_t arglen);
+
 /* utime + stime of process pid from /proc/<pid>/stat, in clock ticks
  * (sysconf(_SC_CLK_TCK) a second); 0 when it cannot be read. */
 int64_t tk_proc_ticks(pid_t pid);
