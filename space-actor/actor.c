@@ -548,6 +548,11 @@ out:
 		a.ops->close(a.drv);
 	if (warm != NULL)
 		act_driver_managed.close(warm);
+	/* The Space is closed (or the actor stops): what its close
+	 * discarded goes now, off the close's path. */
+	if (a.inst.env.driver != NULL &&
+	    strcmp(a.inst.env.driver, "managed") == 0)
+		act_managed_sweep(cfg);
 	act_task_drop(&a);
 	cm_rpc_async_close(a.call);
 	act_instance_fini(&a.inst);

@@ -126,8 +126,14 @@ bool act_managed_alive(const struct act_driver *d);
 /* The Space whose instance env is takes the browser: its network policy
  * holds from now on.  env must outlive d. */
 void act_managed_adopt(struct act_driver *d, const struct act_env *env);
-/* Removes the standby profiles under <data_dir>/profiles whose process is
- * gone (crash-only recovery: a standby killed with -9 leaves its own). */
-void act_managed_sweep_standby(const struct cm_config *cfg);
+/*
+ * Removes what is left under <data_dir>/profiles: the standby profiles
+ * whose process is gone (a standby killed with -9 leaves its own), and
+ * the ephemeral profiles discarded at close (renamed out of use at once,
+ * so that a close does not wait for a recursive delete) by this process
+ * or by one that is gone.  Called as a standby starts and as an actor
+ * of a managed instance ends.
+ */
+void act_managed_sweep(const struct cm_config *cfg);
 
 #endif

@@ -29,6 +29,9 @@
 #include "log.h"
 #include "session.h"
 
+/* A discarded profile's name: trash-<pid>-<its own name>. */
+#define MD_TRASH_PREFIX "trash-"
+
 struct act_driver {
 	char chromium[CM_PATH_MAX];
 	char profile[CM_PATH_MAX];
@@ -202,49 +205,81 @@ md_open(const struct act_env *env, struct act_driver **out, char *err,
 	    env->cfg, env->policy, profile, ephemeral, out, err, errlen);
 }
 
-/* The pid in a standby profile's name, or 0 when name is not one. */
+/*
+ * The pid in the name of a standby profile (standby-<pid>) or of a
+ * discarded one (trash-<pid>-<name>), or 0 when name is neither.
+ * *trash tells which.
+ */
 static pid_t
-md_standby_pid(const char *name)
+md_owner_pid(const char *name, bool *trash)
 {
-	size_t n = strlen(ACT_STANDBY_PROFILE_PREFIX);
+	size_t ns = strlen(ACT_STANDBY_PROFILE_PREFIX);
+	size_t nt = strlen(MD_TRASH_PREFIX);
 	char *end;
 	long v;
 
-	if (strncmp(name, ACT_STANDBY_PROFILE_PREFIX, n) != 0)
+	*trash = strncmp(name, MD_TRASH_PREFIX, nt) == 0;
+	if (!*trash && strncmp(name, ACT_STANDBY_PROFILE_PREFIX, ns) != 0)
 		return 0;
 	errno = 0;
-	v = strtol(name + n, &end, 10);
-	return errno == 0 && *end == '\0' && v > 0 && v < INT32_MAX ? (pid_t)v
-	                                                            : 0;
+	v = strtol(name + (*trash ? nt : ns), &end, 10);
+	if (errno != 0 || v <= 0 || v >= INT32_MAX ||
+	    *end != (*trash ? '-' : '\0'))
+		return 0;
+	return (pid_t)v;
 }
 
 void
-act_managed_sweep_standby(const struct cm_config *cfg)
+act_managed_sweep(const struct cm_config *cfg)
 {
 	char dir[CM_PATH_MAX], path[CM_PATH_MAX + 300];
 	struct dirent *de;
+	bool trash;
 	DIR *d;
 
 	if (md_profiles_dir(cfg, dir, sizeof(dir)) != 0 ||
 	    (d = opendir(dir)) == NULL)
 		return;
 	while ((de = readdir(d)) != NULL) {
-		pid_t pid = md_standby_pid(de->d_name);
+		pid_t pid = md_owner_pid(de->d_name, &trash);
 
-		/* A live owner keeps it: a standby, or the actor it became. */
-		if (pid <= 0 || pid == getpid() ||
-		    (kill(pid, 0) == 0 || errno != ESRCH))
+		/* A live owner keeps a standby profile (a standby, or the
+		 * actor it became); what we discarded ourselves goes now. */
+		if (pid <= 0 || (pid == getpid() && !trash) ||
+		    (pid != getpid() && (kill(pid, 0) == 0 || errno != ESRCH)))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		if (md_rm_tree(path) != 0)
-			cm_warnx("managed: a stale standby profile was not "
+			cm_warnx("managed: a discarded profile was not "
 			         "removed in full");
-		else
-			cm_debug("managed: removed the stale standby profile "
-			         "of pid %d",
-			    (int)pid);
 	}
 	closedir(d);
+}
+
+/*
+ * Takes an ephemeral profile out of use at once: renamed into
+ * <profiles>/trash-<our pid>-<its name>, the profile's own path is gone
+ * and nothing can open it again, and act_managed_sweep removes the rest
+ * once the Space is marked closed (or, should we die first, whoever
+ * sweeps next).  Removed in place when the rename fails.
+ */
+static void
+md_discard(const char *profile)
+{
+	char trash[CM_PATH_MAX + 64];
+	const char *base = strrchr(profile, '/');
+	int n;
+
+	n = base == NULL ? -1
+	                 : snprintf(trash, sizeof(trash), "%.*s/%s%d-%s",
+	                       (int)(base - profile), profile, MD_TRASH_PREFIX,
+	                       (int)getpid(), base + 1);
+	if (n > 0 && (size_t)n < sizeof(trash) &&
+	    (rename(profile, trash) == 0 || errno == ENOENT))
+		return;
+	if (md_rm_tree(profile) != 0)
+		cm_warnx(
+		    "managed: the ephemeral profile was not removed in full");
 }
 
 int
@@ -379,9 +414,8 @@ md_close(struct act_driver *d)
 		return;
 	md_down(d);
 	act_session_fini(&d->s);
-	if (d->ephemeral && md_rm_tree(d->profile) != 0)
-		cm_warnx(
-		    "managed: the ephemeral profile was not removed in full");
+	if (d->ephemeral)
+		md_discard(d->profile);
 	free(d);
 }
 

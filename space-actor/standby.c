@@ -93,7 +93,7 @@ act_standby_run(const struct cm_config *cfg, const char *instance_id,
 		cm_warn("standby: signalfd");
 		return 1;
 	}
-	act_managed_sweep_standby(cfg);
+	act_managed_sweep(cfg);
 	if (act_managed_standby_open(cfg, &drv, err, sizeof(err)) != 0) {
 		cm_warnx(
 		    "standby: instance %s: no browser: %s", instance_id, err);
@@ -149,6 +149,7 @@ act_standby_run(const struct cm_config *cfg, const char *instance_id,
 		}
 	}
 	ops->close(drv);
+	act_managed_sweep(cfg);
 	if (wake_fd >= 0)
 		close(wake_fd);
 	close(sig_fd);

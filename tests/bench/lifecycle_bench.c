@@ -11,8 +11,11 @@
  * by then).  One run of the direct client: a browser context and a page
  * in it, attach, Page.enable, navigate and wait for the load event,
  * Accessibility.getFullAXTree, close the page and dispose of the context;
- * "warm" on a browser launched before the runs, "cold" with a launch and
- * a kill in each run.
+ * "warm_browser" on a browser launched before the runs, "cold" with a
+ * launch and a kill in each run, and "warm_page" timing only what
+ * follows Page.enable, on a page set up before the run (what a warm
+ * standby gives a Space: the like-for-like baseline with warm standby
+ * on).
  *
  *   lifecycle_bench
  *   LIFECYCLE_RUNS=N   runs of each, 2..1000 (default 20)
@@ -288,12 +291,15 @@ str_at(const json_t *o, const char *key)
 	return json_string_value(json_object_get(o, key));
 }
 
-/* The calls of one lifecycle on the rig's browser.  0 on success. */
-static int
-direct_calls(struct tk_rig *r, const char *url)
-{
+/* A page of its own on the rig's browser: a context, a target in it,
+ * attached, Page on. */
+struct lb_page {
 	char ctx[CM_ID_MAX * 2], target[CM_ID_MAX * 2], sid[CM_ID_MAX * 2];
-	const json_t *nodes;
+};
+
+static int
+page_open(struct tk_rig *r, struct lb_page *pg)
+{
 	json_t *v;
 
 	if ((v = tk_rig_call(r, NULL, "Target.createBrowserContext",
@@ -301,63 +307,88 @@ direct_calls(struct tk_rig *r, const char *url)
 	        NULL ||
 	    str_at(v, "browserContextId") == NULL)
 		return fail("createBrowserContext failed");
-	snprintf(ctx, sizeof(ctx), "%s", str_at(v, "browserContextId"));
+	snprintf(pg->ctx, sizeof(pg->ctx), "%s", str_at(v, "browserContextId"));
 	if ((v = tk_rig_call(r, NULL, "Target.createTarget",
 	         json_pack("{s:s, s:s}", "url", "about:blank",
-	             "browserContextId", ctx),
+	             "browserContextId", pg->ctx),
 	         LB_STEP_MS)) == NULL ||
 	    str_at(v, "targetId") == NULL)
 		return fail("createTarget failed");
-	snprintf(target, sizeof(target), "%s", str_at(v, "targetId"));
+	snprintf(pg->target, sizeof(pg->target), "%s", str_at(v, "targetId"));
 	if ((v = tk_rig_call(r, NULL, "Target.attachToTarget",
-	         json_pack("{s:s, s:b}", "targetId", target, "flatten", 1),
+	         json_pack("{s:s, s:b}", "targetId", pg->target, "flatten", 1),
 	         LB_STEP_MS)) == NULL ||
 	    str_at(v, "sessionId") == NULL)
 		return fail("attachToTarget failed");
-	snprintf(sid, sizeof(sid), "%s", str_at(v, "sessionId"));
-	if (tk_rig_call(r, sid, "Page.enable", NULL, LB_STEP_MS) == NULL)
+	snprintf(pg->sid, sizeof(pg->sid), "%s", str_at(v, "sessionId"));
+	if (tk_rig_call(r, pg->sid, "Page.enable", NULL, LB_STEP_MS) == NULL)
 		return fail("Page.enable failed");
+	return 0;
+}
+
+/* The calls a lifecycle makes on a page: navigate and wait for the load,
+ * the accessibility tree, then the page and its context closed. */
+static int
+page_use(struct tk_rig *r, const struct lb_page *pg, const char *url)
+{
+	const json_t *nodes;
+	json_t *v;
+
 	tk_rig_expect(r, "Page.loadEventFired");
-	if (tk_rig_call(r, sid, "Page.navigate", json_pack("{s:s}", "url", url),
-	        LB_STEP_MS) == NULL ||
+	if (tk_rig_call(r, pg->sid, "Page.navigate",
+	        json_pack("{s:s}", "url", url), LB_STEP_MS) == NULL ||
 	    !tk_rig_await(r, LB_STEP_MS))
 		return fail("navigate failed");
-	if ((v = tk_rig_call(r, sid, "Accessibility.getFullAXTree", NULL,
+	if ((v = tk_rig_call(r, pg->sid, "Accessibility.getFullAXTree", NULL,
 	         LB_STEP_MS)) == NULL ||
 	    (nodes = json_object_get(v, "nodes")) == NULL ||
 	    json_array_size(nodes) == 0)
 		return fail("getFullAXTree failed");
 	if (tk_rig_call(r, NULL, "Target.closeTarget",
-	        json_pack("{s:s}", "targetId", target), LB_STEP_MS) == NULL ||
+	        json_pack("{s:s}", "targetId", pg->target),
+	        LB_STEP_MS) == NULL ||
 	    tk_rig_call(r, NULL, "Target.disposeBrowserContext",
-	        json_pack("{s:s}", "browserContextId", ctx),
+	        json_pack("{s:s}", "browserContextId", pg->ctx),
 	        LB_STEP_MS) == NULL)
 		return fail("closing failed");
 	return 0;
 }
 
-/* n runs on one browser launched before them (warm), or one browser per
- * run, launched and killed inside it (cold). */
+/* What of a direct run is timed. */
+enum lb_direct {
+	LB_COLD,         /* launch, page, use, kill */
+	LB_WARM_BROWSER, /* page and use, on a browser launched before */
+	LB_WARM_PAGE,    /* use, on a page set up before (as a standby's) */
+};
+
+/* n direct runs of mode on one browser (a fresh one per run, cold). */
 static int
-direct_runs(const char *url, bool warm, int64_t *v, int n)
+direct_runs(const char *url, enum lb_direct mode, int64_t *v, int n)
 {
 	char err[256];
+	struct lb_page pg;
 	struct tk_rig r;
 	int rc = 0;
 
-	if (warm && tk_rig_start(&r, err, sizeof(err)) != 0)
+	if (mode != LB_COLD && tk_rig_start(&r, err, sizeof(err)) != 0)
 		return fail("launch: %s", err);
 	for (int i = 0; i < n && rc == 0; i++) {
 		int64_t t0 = cm_mono_ns();
 
-		if (!warm && tk_rig_start(&r, err, sizeof(err)) != 0)
+		if (mode == LB_COLD && tk_rig_start(&r, err, sizeof(err)) != 0)
 			return fail("launch: %s", err);
-		rc = direct_calls(&r, url);
-		if (!warm)
+		if (mode == LB_WARM_PAGE) {
+			if ((rc = page_open(&r, &pg)) != 0)
+				break;
+			t0 = cm_mono_ns();
+		} else if ((rc = page_open(&r, &pg)) != 0)
+			break;
+		rc = page_use(&r, &pg, url);
+		if (mode == LB_COLD)
 			tk_rig_stop(&r);
 		v[i] = cm_mono_ns() - t0;
 	}
-	if (warm)
+	if (mode != LB_COLD || rc != 0)
 		tk_rig_stop(&r);
 	return rc;
 }
@@ -367,14 +398,14 @@ main(void)
 {
 	static int64_t total[LB_RUNS_MAX], to_close[LB_RUNS_MAX];
 	static int64_t to_snap[LB_RUNS_MAX], warm[LB_RUNS_MAX];
-	static int64_t cold[LB_RUNS_MAX];
+	static int64_t cold[LB_RUNS_MAX], page[LB_RUNS_MAX];
 	static struct lb_world w;
 	int n = tk_knob("LIFECYCLE_RUNS", 20, 2, LB_RUNS_MAX);
 	int warm_standby = tk_knob("LIFECYCLE_WARM", 1, 0, 1);
 	const char *flags[] = {"--warm-standby=true", NULL};
 	char dir[128], out[192];
 	struct tk_pages *pages;
-	int64_t p50, p50_warm, p50_cold;
+	int64_t p50, p50_page, p50_warm, p50_cold;
 	int port, rc = 0;
 
 	if (n < 0 || warm_standby < 0)
@@ -408,23 +439,27 @@ main(void)
 		        0)
 			rc = 1;
 	tk_proc_stop(&w.p, SIGTERM);
-	if (rc == 0 && (direct_runs(w.url, true, warm, n) != 0 ||
-	                   direct_runs(w.url, false, cold, n) != 0))
+	if (rc == 0 && (direct_runs(w.url, LB_WARM_PAGE, page, n) != 0 ||
+	                   direct_runs(w.url, LB_WARM_BROWSER, warm, n) != 0 ||
+	                   direct_runs(w.url, LB_COLD, cold, n) != 0))
 		rc = 1;
 	tk_pages_stop(pages);
 	if (rc != 0) {
 		fail("kept %s (log: %s)", dir, out);
 		return 1;
 	}
-	tk_rmrf(dir);
+	printf("kept %s\n", dir);
 	report("spaced create_to_snapshot", to_snap, n);
 	report("spaced create_to_close_answered", to_close, n);
 	p50 = report("spaced lifecycle_until_closed", total, n);
+	p50_page = report("direct_cdp warm_page", page, n);
 	p50_warm = report("direct_cdp warm_browser", warm, n);
 	p50_cold = report("direct_cdp cold_launch", cold, n);
-	printf("lifecycle_bench: ratio spaced/direct p50 warm=%lld.%03lld "
-	       "cold=%lld.%03lld (targets: lifecycle p50 <= 150 ms, "
-	       "<= 1.3 x the direct client)\n",
+	printf("lifecycle_bench: ratio spaced/direct p50 page=%lld.%03lld "
+	       "warm=%lld.%03lld cold=%lld.%03lld (targets: lifecycle p50 <= "
+	       "150 ms, <= 1.3 x the direct client)\n",
+	    (long long)(p50 / p50_page),
+	    (long long)(p50 * 1000 / p50_page % 1000),
 	    (long long)(p50 / p50_warm),
 	    (long long)(p50 * 1000 / p50_warm % 1000),
 	    (long long)(p50 / p50_cold),

@@ -193,6 +193,19 @@ screenshot(struct hf_env *e, const char *space, const char *rid,
 	"[\"navigate\", \"snapshot\", \"click\", \"type\", \"wait_for\", " \
 	"\"extract_text\", \"back\", \"screenshot\"]"
 
+/* The data dir of the test under way, for no_trace_of. */
+static const char *e2e_dir;
+
+/* True when no entry of the profiles directory names the Space arg. */
+static bool
+no_trace_of(void *arg)
+{
+	char dir[600];
+
+	snprintf(dir, sizeof(dir), "%s/profiles", e2e_dir);
+	return !tk_dir_holds(dir, arg);
+}
+
 /* Creates a Space on instance inst for the workspace's manager; its id
  * goes to space, its profile's path to profile. */
 static void
@@ -203,6 +216,7 @@ space_on(struct hf_env *e, const char *inst, char *space, char *profile,
 	                 e->sf.w.operator_id, E2E_GRANTS, space),
 	    201);
 	snprintf(profile, profile_len, "%s/profiles/%s", e->sf.dir, space);
+	e2e_dir = e->sf.dir;
 }
 
 /* Starts spaced with one managed instance and a Space on it. */
@@ -327,6 +341,9 @@ Test(e2e_browser, acceptance_14_a_real_browser_through_the_api,
 	cr_assert(tk_wait_until(no_browser_of, profile, 20000),
 	    "a browser outlived its Space");
 	cr_assert_neq(stat(profile, &st), 0, "the profile outlived its Space");
+	/* What the close discarded goes as its actor ends. */
+	cr_assert(tk_wait_until(no_trace_of, space, 20000),
+	    "the discarded profile outlived its actor");
 
 	/* Nothing the API returned names the profile or the data dir. */
 	cr_assert_gt(e.seen_len, 0, "no response was recorded");

@@ -266,6 +266,12 @@ Test(managed, cancel_a_wait_and_survive_a_browser_crash)
 
 	act_driver_managed.close(d);
 	cr_assert_neq(stat(profile, &st), 0, "the profile outlived its Space");
+	/* Discarded at close, removed by the sweep after it. */
+	snprintf(profile, sizeof(profile), "%s/profiles", dir);
+	cr_assert(tk_dir_holds(profile, env.space_id), "nothing was discarded");
+	act_managed_sweep(&cfg);
+	cr_assert_not(tk_dir_holds(profile, env.space_id),
+	    "the discarded profile outlived the sweep");
 }
 
 Test(managed, the_network_policy_holds_inside_the_browser)

@@ -642,6 +642,20 @@ tk_child_with(pid_t parent, const char *want, char *arg, size_t arglen)
 	return found;
 }
 
+bool
+tk_dir_holds(const char *dir, const char *part)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	bool found = false;
+
+	while (d != NULL && !found && (de = readdir(d)) != NULL)
+		found = strstr(de->d_name, part) != NULL;
+	if (d != NULL)
+		closedir(d);
+	return found;
+}
+
 char *
 tk_read_file(const char *path, size_t *len)
 {

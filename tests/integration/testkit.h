@@ -173,6 +173,9 @@ char *tk_read_file(const char *path, size_t *len);
  */
 pid_t tk_child_with(pid_t parent, const char *want, char *arg, size_t arglen);
 
+/* True when the name of some entry of directory dir holds part. */
+bool tk_dir_holds(const char *dir, const char *part);
+
 /* utime + stime of process pid from /proc/<pid>/stat, in clock ticks
  * (sysconf(_SC_CLK_TCK) a second); 0 when it cannot be read. */
 int64_t tk_proc_ticks(pid_t pid);
