@@ -27,7 +27,8 @@ struct act_cdp;
  * otherwise result is NULL and error says why, as CDP's {code, message}
  * or, for a command that got no reply, one of ours: code
  * ACT_CDP_E_TIMEOUT (its deadline passed) or ACT_CDP_E_CLOSED (the
- * connection ended).  Both are borrowed for the call.
+ * connection ended), or from the pipe ACT_CDP_E_TOO_BIG (its reply was
+ * over the bound and dropped).  Both are borrowed for the call.
  */
 typedef void (*act_cdp_reply_fn)(
     void *arg, const json_t *result, const json_t *error);
@@ -41,6 +42,7 @@ typedef int (*act_cdp_send_fn)(void *arg, const char *msg, size_t len);
 
 #define ACT_CDP_E_TIMEOUT (-1000001)
 #define ACT_CDP_E_CLOSED (-1000002)
+#define ACT_CDP_E_TOO_BIG (-1000003) /* the reply passed CM_CDP_MSG_MAX */
 
 /* Returns NULL when memory is short. */
 struct act_cdp *act_cdp_new(

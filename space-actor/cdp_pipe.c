@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cdp.h"
 #include "limits.h"
 #include "log.h"
 
@@ -19,6 +20,10 @@ struct act_pipe {
 	bool broken;
 	char *in;
 	size_t in_len, in_cap, in_scanned; /* no NUL in in[0..in_scanned) */
+	/* A message over CM_CDP_MSG_MAX is being dropped up to its NUL;
+	 * skip_id is its command id, or 0 when it named none. */
+	bool skipping;
+	long long skip_id;
 	char *out;
 	size_t out_off, out_len, out_cap; /* pending: out[out_off..out_len) */
 };
@@ -133,6 +138,46 @@ act_pipe_pollfds(const struct act_pipe *p, struct pollfd *fds, int max)
 	return n;
 }
 
+/*
+ * The command id a reply begins with (Chromium writes "id" first), or 0
+ * when the text does not begin so.
+ */
+static long long
+pipe_reply_id(const char *text, size_t len)
+{
+	static const char head[] = "{\"id\":";
+	long long id = 0;
+	size_t i = sizeof(head) - 1;
+
+	if (len < i || memcmp(text, head, i) != 0)
+		return 0;
+	for (; i < len && i < 32 && text[i] >= '0' && text[i] <= '9'; i++)
+		id = id * 10 + (text[i] - '0');
+	return i < len && (text[i] == ',' || text[i] == '}') ? id : 0;
+}
+
+/*
+ * A message over the bound was dropped: its command (if it named one)
+ * gets an error reply of ours instead, so that the call fails and the
+ * browser stays.
+ */
+static int
+pipe_dropped(struct act_pipe *p, act_pipe_msg_fn fn, void *arg)
+{
+	char msg[160];
+	int n;
+
+	cm_warnx("cdp: dropped a message of the browser over %d bytes",
+	    CM_CDP_MSG_MAX);
+	if (p->skip_id <= 0)
+		return 0;
+	n = snprintf(msg, sizeof(msg),
+	    "{\"id\":%lld,\"error\":{\"code\":%d,\"message\":\"the "
+	    "browser's reply is over %d bytes\"}}",
+	    p->skip_id, ACT_CDP_E_TOO_BIG, CM_CDP_MSG_MAX);
+	return fn(arg, msg, (size_t)n);
+}
+
 /* Hands every whole message in the buffer to fn.  Returns 0 or -1. */
 static int
 pipe_dispatch(struct act_pipe *p, act_pipe_msg_fn fn, void *arg)
@@ -145,18 +190,30 @@ pipe_dispatch(struct act_pipe *p, act_pipe_msg_fn fn, void *arg)
 		size_t end = (size_t)(nul - p->in);
 
 		p->in_scanned = end + 1;
-		if (fn(arg, p->in + start, end - start) != 0)
+		if (p->skipping) {
+			p->skipping = false;
+			if (pipe_dropped(p, fn, arg) != 0)
+				return -1;
+		} else if (fn(arg, p->in + start, end - start) != 0)
 			return -1;
 		start = end + 1;
 	}
 	p->in_scanned = p->in_len;
+	if (p->skipping)
+		start = p->in_len; /* more of the message being dropped */
 	if (start > 0) {
 		memmove(p->in, p->in + start, p->in_len - start);
 		p->in_len -= start;
 		p->in_scanned -= start;
 	}
-	/* A message, less its NUL, may be CM_CDP_MSG_MAX bytes long. */
-	return p->in_len > CM_CDP_MSG_MAX ? -1 : 0;
+	/* A message, less its NUL, may be CM_CDP_MSG_MAX bytes long; the
+	 * rest of a longer one is read and dropped. */
+	if (p->in_len > CM_CDP_MSG_MAX) {
+		p->skipping = true;
+		p->skip_id = pipe_reply_id(p->in, p->in_len);
+		p->in_len = p->in_scanned = 0;
+	}
+	return 0;
 }
 
 static int

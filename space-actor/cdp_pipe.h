@@ -44,8 +44,11 @@ int act_pipe_pollfds(const struct act_pipe *p, struct pollfd *fds, int max);
 
 /*
  * After poll(): reads what is there and hands each whole message to fn,
- * and writes what waits.  Returns 0, or -1 when the pipe ended (end of
- * file, an error, a message over CM_CDP_MSG_MAX, or fn said stop).  fds
+ * and writes what waits.  A message over CM_CDP_MSG_MAX is read and
+ * dropped, never held: when it is a reply, fn gets an error reply for
+ * its command instead (code ACT_CDP_E_TOO_BIG), so a page that makes a
+ * huge answer fails its call and not the browser.  Returns 0, or -1 when
+ * the pipe ended (end of file, an error, or fn said stop).  fds
  * and nfds are the whole set the loop polled; the pipe finds its own.
  */
 int act_pipe_step(struct act_pipe *p, const struct pollfd *fds, int nfds,

@@ -49,6 +49,16 @@ static const struct {
         "</body></html>",
         NULL},
     {"/pixel", "not really a picture", NULL},
+    /* A tall canvas of random pixels: a full-page PNG of it is far over
+     * any bound (1280 x 3000 x 4 bytes that do not compress). */
+    {"/noise",
+        "<!doctype html><html><head><title>Noise</title></head><body>"
+        "<canvas id=\"c\" width=\"1280\" height=\"3000\"></canvas>"
+        "<script>const x=document.getElementById('c').getContext('2d');"
+        "const d=x.createImageData(1280,3000);"
+        "for(let i=0;i<d.data.length;i++)d.data[i]=(Math.random()*256)|0;"
+        "x.putImageData(d,0,0);</script></body></html>",
+        NULL},
     /* What the browser keeps for the site: the cookies it sent (and, with
      * ?set=NAME, a cookie NAME to keep), and the page's own script shows
      * localStorage's "mark" (and with ?set=NAME stores NAME there). */

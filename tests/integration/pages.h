@@ -5,7 +5,9 @@
  * to, the search results (which echo nothing of the query), /redirect
  * (a 302 to /next on host "localhost"), /sub (an image from "localhost"),
  * /cookie (the cookies and the local storage the browser keeps for the
- * site; with ?set=NAME it keeps one more of each) and 404 for anything
+ * site; with ?set=NAME it keeps one more of each), /noise (a tall canvas
+ * of random pixels, whose full-page screenshot is too big to keep) and
+ * 404 for anything
  * else: a test that allows only 127.0.0.1 sees what its browser lets
  * through.  One thread, one request per connection.
  */

@@ -274,6 +274,37 @@ Test(managed, cancel_a_wait_and_survive_a_browser_crash)
 	    "the discarded profile outlived the sweep");
 }
 
+Test(managed, a_reply_over_the_bound_fails_its_call_and_not_the_browser)
+{
+	struct act_driver *d;
+	struct act_outcome o;
+	char err[256], args[128];
+	json_t *res;
+
+	cr_assert_eq(
+	    act_driver_managed.open(&env, &d, err, sizeof(err)), 0, "%s", err);
+	snprintf(args, sizeof(args), "{\"url\":\"http://127.0.0.1:%d/noise\"}",
+	    port);
+	o = run(d, "navigate", args, NULL);
+	cr_assert_eq(o.err, CM_OK, "navigate: %s", o.message);
+
+	/* The whole page as a PNG: megabytes of noise, over CM_CDP_MSG_MAX
+	 * as base64.  The call fails; the browser stays. */
+	o = run(
+	    d, "screenshot", "{\"format\":\"png\",\"full_page\":true}", NULL);
+	cr_assert_eq(
+	    o.err, CM_E_RUNTIME_ERROR, "%s: %s", cm_err_code(o.err), o.message);
+	cr_assert_not_null(strstr(o.message, "over"), "%s", o.message);
+
+	/* The same page, on at once: no relaunch (a new browser would be
+	 * on about:blank). */
+	o = run(d, "snapshot", "{}", &res);
+	cr_assert_eq(o.err, CM_OK, "snapshot: %s", o.message);
+	cr_assert_str_eq(str(res, "title"), "Noise");
+	json_decref(res);
+	act_driver_managed.close(d);
+}
+
 Test(managed, the_network_policy_holds_inside_the_browser)
 {
 	struct act_driver *d;

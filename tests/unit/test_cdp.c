@@ -223,6 +223,7 @@ struct got {
 	char last[256];
 	size_t last_len;
 	size_t total;
+	char errors[512]; /* the replies that carried an error */
 };
 
 static int
@@ -235,6 +236,9 @@ got_msg(void *arg, const char *msg, size_t len)
 	g->last_len = len;
 	snprintf(g->last, sizeof(g->last), "%.*s", (int)(len < 255 ? len : 255),
 	    msg);
+	if (len < 255 && strstr(g->last, "\"error\"") != NULL)
+		snprintf(g->errors + strlen(g->errors),
+		    sizeof(g->errors) - strlen(g->errors), "%s", g->last);
 	return 0;
 }
 
@@ -284,7 +288,7 @@ Test(cdp_pipe, messages_are_framed_by_nul_both_ways)
 	close(a[0]);
 }
 
-Test(cdp_pipe, a_large_message_arrives_whole_and_an_oversized_one_ends_it)
+Test(cdp_pipe, a_large_message_arrives_whole_and_an_oversized_one_is_dropped)
 {
 	int a[2], b[2];
 	struct act_pipe *p;
@@ -314,21 +318,41 @@ Test(cdp_pipe, a_large_message_arrives_whole_and_an_oversized_one_ends_it)
 	cr_assert_eq(g.n, 1);
 	cr_assert_eq(g.last_len, big);
 
-	/* One byte over the bound with no NUL: the pipe ends. */
-	m[big] = 'x';
-	for (off = 0; off < CM_CDP_MSG_MAX + 1 && !act_pipe_broken(p);) {
-		ssize_t n = write(b[1], m + off, CM_CDP_MSG_MAX + 1 - off);
+	/* Over the bound: dropped, never held, and the pipe goes on.  An
+	 * event (no id) vanishes; a reply becomes an error for its
+	 * command.  Each is followed by a small message that arrives. */
+	for (int round = 0; round < 2; round++) {
+		const char *head = round == 0 ? "{\"method\":\"X.y\","
+		                              : "{\"id\":42,\"result\":";
+		size_t len = CM_CDP_MSG_MAX + 100 * 1024;
+		const char tail[] = "{\"id\":43,\"result\":{}}";
+		int before = g.n;
 
-		if (n > 0)
-			off += (size_t)n;
-		struct pollfd fds[2];
-		int k = act_pipe_pollfds(p, fds, 2);
-		poll(fds, (nfds_t)k, 1);
-		act_pipe_step(p, fds, k, got_msg, &g);
+		m = realloc(m, len + sizeof(tail) + 1);
+		memset(m, 'x', len);
+		memcpy(m, head, strlen(head));
+		m[len] = '\0';
+		memcpy(m + len + 1, tail, sizeof(tail)); /* with its NUL */
+		for (off = 0; off < len + 1 + sizeof(tail);) {
+			ssize_t n =
+			    write(b[1], m + off, len + 1 + sizeof(tail) - off);
+
+			if (n > 0)
+				off += (size_t)n;
+			struct pollfd fds[2];
+			int k = act_pipe_pollfds(p, fds, 2);
+			poll(fds, (nfds_t)k, 1);
+			cr_assert_eq(act_pipe_step(p, fds, k, got_msg, &g), 0);
+		}
+		PIPE_RUN(p, g.n == before + 1 + round, &g);
+		cr_assert_not(act_pipe_broken(p));
+		cr_assert_eq(g.n, before + 1 + round);
+		cr_assert_str_eq(g.last, tail);
+		if (round == 1)
+			cr_assert_not_null(
+			    strstr(g.errors, "{\"id\":42,\"error\""), "%s",
+			    g.errors);
 	}
-	PIPE_RUN(p, act_pipe_broken(p), &g);
-	cr_assert(act_pipe_broken(p));
-	cr_assert_eq(g.n, 1);
 	act_pipe_free(p);
 	close(a[0]);
 	close(b[1]);
