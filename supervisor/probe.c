@@ -69,11 +69,9 @@ sup_probe_open(
 	    (p->tick = timerfd_create(
 	         CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) < 0 ||
 	    timerfd_settime(p->tick, 0, &its, NULL) != 0 ||
-	    cm_curlm_new(&p->m) != 0 ||
 	    cm_rpc_async_open(&p->list, store) != 0 ||
 	    cm_rpc_async_open(&p->set, store) != 0 ||
 	    probe_watch(p, p->tick) != 0 ||
-	    probe_watch(p, cm_curlm_fd(p->m)) != 0 ||
 	    probe_watch(p, cm_rpc_async_fd(p->list)) != 0 ||
 	    probe_watch(p, cm_rpc_async_fd(p->set)) != 0) {
 		sup_probe_close(p);
@@ -169,6 +167,17 @@ probe_round(struct sup_probe *p, const struct pr_rep *r)
 	for (size_t i = 0; i < p->n; i++)
 		probe_end(p, &p->items[i]);
 	p->n = 0;
+	/* libcurl is loaded by the first round that has an instance to
+	 * ask: a supervisor with no cdp instance never loads it, nor do
+	 * the children it forks. */
+	if (n > 0 && p->m == NULL &&
+	    (cm_curlm_new(&p->m) != 0 ||
+	        probe_watch(p, cm_curlm_fd(p->m)) != 0)) {
+		cm_warnx("probe: libcurl cannot be used: no probe this round");
+		cm_curlm_free(p->m);
+		p->m = NULL;
+		return;
+	}
 	for (size_t i = 0; i < n && p->n < CM_PROBE_MAX; i++) {
 		const struct pr_instance *in = &r->instances[i];
 		struct probe_item *it = &p->items[p->n];
@@ -260,7 +269,7 @@ sup_probe_step(struct sup_probe *p)
 			probe_tick(p);
 		else if (fd == cm_rpc_async_fd(p->list))
 			probe_list_reply(p);
-		else if (fd == cm_curlm_fd(p->m))
+		else if (p->m != NULL && fd == cm_curlm_fd(p->m))
 			probe_curl_done(p);
 		else if (fd == cm_rpc_async_fd(p->set) &&
 		         cm_rpc_async_take(p->set, &r, NULL)) {

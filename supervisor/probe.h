@@ -10,8 +10,9 @@
  * instance is left alone.  No endpoint, host or port reaches a log.
  *
  * Never blocking: the store calls are asynchronous (cm_rpc_async) and the
- * requests run on a curl multi handle (curlm.h); all of it sits behind
- * one fd that the supervisor's loop polls.
+ * requests run on a curl multi handle (curlm.h), made (and libcurl
+ * loaded) by the first round that has an instance to ask; all of it sits
+ * behind one fd that the supervisor's loop polls.
  */
 #ifndef SUP_PROBE_H
 #define SUP_PROBE_H

@@ -293,6 +293,21 @@ wait_status(struct hf_env *e, const char *inst, const char *want)
 	    "instance %s did not become %s", inst, want);
 }
 
+/* True once the process arg (a pid_t) has libcurl mapped. */
+static bool
+curl_loaded(void *arg)
+{
+	char path[64], *maps;
+	bool loaded;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)*(pid_t *)arg);
+	if ((maps = tk_read_file(path, NULL)) == NULL)
+		return false;
+	loaded = strstr(maps, "/libcurl") != NULL;
+	free(maps);
+	return loaded;
+}
+
 Test(remote_api, the_probe_keeps_cdp_instances_ready_or_unavailable,
     .fini = stop_browser)
 {
@@ -315,12 +330,19 @@ Test(remote_api, the_probe_keeps_cdp_instances_ready_or_unavailable,
 	hf_start(&e, "rprobe", 0, flags);
 	e.record = true;
 	browser_bundle(&e, bundle);
+	/* Rounds with no cdp instance to ask never load libcurl into the
+	 * supervisor (and so into every child it forks); the first with
+	 * one does. */
+	cr_assert_not(tk_wait_until(curl_loaded, &e.sf.p.pid, 1000),
+	    "the supervisor loaded libcurl with no cdp instance");
 	cdp_instance(&e, "live", bundle, ep, live);
 	cdp_instance(&e, "dead", bundle, nowhere, dead);
 	cdp_instance(&e, "off", bundle, nowhere, off);
 	snprintf(path, sizeof(path),
 	    "/api/v1/admin/browser-instances/%s/disable", off);
 	cr_assert_eq(hf_call(&e, "POST", path, e.af.admin, NULL, NULL), 200);
+
+	cr_assert(tk_wait_until(curl_loaded, &e.sf.p.pid, 20000));
 
 	/* Nobody answers at dead's endpoint; live's browser does. */
 	wait_status(&e, dead, "unavailable");
