@@ -35,28 +35,6 @@ admin_path(char *out, const char *fmt, const char *id1, const char *id2)
 	return false;
 }
 
-/* A JSON object given as an option's text into body[key]; false after a
- * usage message. */
-static bool
-object_opt(const struct ctl *c, enum ctl_opt o, const char *flag, json_t *body,
-    const char *key)
-{
-	char err[128];
-	json_t *v = NULL;
-
-	if (c->opt[o] == NULL)
-		return true;
-	if (cm_json_parse(c->opt[o], strlen(c->opt[o]), CM_BODY_MAX,
-	        CM_JSON_DEPTH_MAX, &v, err, sizeof(err)) != 0 ||
-	    !json_is_object(v)) {
-		json_decref(v);
-		ctl_usage("--%s must be a JSON object", flag);
-		return false;
-	}
-	json_object_set_new(body, key, v);
-	return true;
-}
-
 /* A whole file (at most max bytes) into a malloc'd string; NULL after a
  * usage message. */
 static char *
@@ -118,14 +96,12 @@ static int
 tokens_issue(struct ctl *c)
 {
 	char path[PATH_LEN];
-	json_t *body = json_object();
-	long long ttl;
+	json_t *body;
+	long long ttl = ctl_opt_int(c, CTL_O_EXPIRES_IN, 0);
 
-	if (!ctl_opt_int(c, CTL_O_EXPIRES_IN, 1, CM_TOKEN_TTL_MAX_S, 0, &ttl) ||
-	    !admin_path(path, AD "/principals/%/tokens", c->arg[0], NULL)) {
-		json_decref(body);
+	if (!admin_path(path, AD "/principals/%/tokens", c->arg[0], NULL))
 		return CTL_EXIT_USAGE;
-	}
+	body = json_object();
 	if (c->opt[CTL_O_LABEL] != NULL)
 		json_object_set_new(
 		    body, "label", json_string(c->opt[CTL_O_LABEL]));
@@ -212,20 +188,16 @@ instances_register(struct ctl *c)
 	char *endpoint;
 	size_t len;
 
-	if (c->opt[CTL_O_DRIVER] == NULL || c->opt[CTL_O_BUNDLE] == NULL)
-		return ctl_usage("instances register needs --driver and "
-		                 "--bundle");
 	body = json_pack("{s:s, s:s, s:s}", "name", c->arg[0], "driver",
 	    c->opt[CTL_O_DRIVER], "bundle_id", c->opt[CTL_O_BUNDLE]);
 	if (body == NULL)
 		return ctl_usage("out of memory");
-	if (!object_opt(
-	        c, CTL_O_INSTANCE_CONFIG, "instance-config", body, "config") ||
-	    !object_opt(
-	        c, CTL_O_POLICY, "network-policy", body, "network_policy")) {
-		json_decref(body);
-		return CTL_EXIT_USAGE;
-	}
+	if (c->opt[CTL_O_INSTANCE_CONFIG] != NULL)
+		json_object_set_new(
+		    body, "config", ctl_opt_obj(c, CTL_O_INSTANCE_CONFIG));
+	if (c->opt[CTL_O_POLICY] != NULL)
+		json_object_set_new(
+		    body, "network_policy", ctl_opt_obj(c, CTL_O_POLICY));
 	if (c->opt[CTL_O_PROFILE] != NULL)
 		json_object_set_new(
 		    body, "profile", json_string(c->opt[CTL_O_PROFILE]));
@@ -293,45 +265,48 @@ bindings_delete(struct ctl *c)
 
 #define B(o) CTL_BIT(o)
 const struct ctl_cmd ctl_admin_cmds[] = {
-    {"workspaces", "list", "", 0, 0, false, workspaces_list,
-        "Every workspace (admin)."},
-    {"workspaces", "create", "NAME", 1, 0, false, workspaces_create,
-        "Create a workspace (admin)."},
-    {"principals", "list", "", 0, 0, false, principals_list,
-        "Every principal (admin)."},
-    {"principals", "create", "KIND NAME", 2, B(ADMIN), false, principals_create,
-        "Create a principal of KIND operator or runtime_agent (admin)."},
-    {"tokens", "issue", "PRINCIPAL", 1, B(LABEL) | B(EXPIRES_IN), false,
-        tokens_issue,
-        "Issue a token for a principal (admin).  The token is shown once."},
-    {"tokens", "revoke", "TOKEN_ID", 1, 0, false, tokens_revoke,
-        "Revoke a token by its id (admin)."},
-    {"members", "put", "WORKSPACE PRINCIPAL ROLE", 3, 0, false, members_put,
+    {"workspaces", "list", "", 0, 0, workspaces_list,
+        "Every workspace (admin).", 0},
+    {"workspaces", "create", "NAME", 1, 0, workspaces_create,
+        "Create a workspace (admin).", 0},
+    {"principals", "list", "", 0, 0, principals_list,
+        "Every principal (admin).", 0},
+    {"principals", "create", "KIND NAME", 2, B(ADMIN), principals_create,
+        "Create a principal of KIND operator or runtime_agent (admin).", 0},
+    {"tokens", "issue", "PRINCIPAL", 1, B(LABEL) | B(EXPIRES_IN), tokens_issue,
+        "Issue a token for a principal (admin).  The token is shown once.", 0},
+    {"tokens", "revoke", "TOKEN_ID", 1, 0, tokens_revoke,
+        "Revoke a token by its id (admin).", 0},
+    {"members", "put", "WORKSPACE PRINCIPAL ROLE", 3, 0, members_put,
         "Add a principal to a workspace id as member or manager, or change "
-        "its role (admin)."},
-    {"members", "remove", "WORKSPACE PRINCIPAL", 2, 0, false, members_remove,
-        "Remove a principal from a workspace (admin)."},
-    {"bundles", "list", "", 0, 0, false, bundles_list,
-        "Every runtime bundle (admin)."},
-    {"bundles", "create", "MANIFEST_FILE", 1, 0, false, bundles_create,
+        "its role (admin).",
+        0},
+    {"members", "remove", "WORKSPACE PRINCIPAL", 2, 0, members_remove,
+        "Remove a principal from a workspace (admin).", 0},
+    {"bundles", "list", "", 0, 0, bundles_list, "Every runtime bundle (admin).",
+        0},
+    {"bundles", "create", "MANIFEST_FILE", 1, 0, bundles_create,
         "Register a runtime bundle from its manifest, a JSON file ('-': "
-        "standard input) (admin)."},
-    {"instances", "list", "", 0, 0, false, instances_list,
+        "standard input) (admin).",
+        0},
+    {"instances", "list", "", 0, 0, instances_list,
         "Every browser instance (admin); 'instances bound' lists a "
-        "workspace's."},
+        "workspace's.",
+        0},
     {"instances", "register", "NAME", 1,
         B(DRIVER) | B(BUNDLE) | B(ENDPOINT_FILE) | B(INSTANCE_CONFIG) |
             B(POLICY) | B(PROFILE) | B(HOST),
-        false, instances_register,
+        instances_register,
         "Register a browser instance: --driver D --bundle ID (admin).  A "
-        "cdp endpoint is read from --endpoint-file, never an argument."},
-    {"instances", "disable", "INSTANCE", 1, 0, false, instances_disable,
-        "Disable an instance (admin)."},
-    {"instances", "enable", "INSTANCE", 1, 0, false, instances_enable,
-        "Enable an instance (admin)."},
-    {"bindings", "create", "WORKSPACE INSTANCE", 2, 0, false, bindings_create,
-        "Let a workspace id use an instance (admin)."},
-    {"bindings", "delete", "BINDING", 1, 0, false, bindings_delete,
-        "Delete a binding (admin)."},
-    {NULL, NULL, NULL, 0, 0, false, NULL, NULL},
+        "cdp endpoint is read from --endpoint-file, never an argument.",
+        B(DRIVER) | B(BUNDLE)},
+    {"instances", "disable", "INSTANCE", 1, 0, instances_disable,
+        "Disable an instance (admin).", 0},
+    {"instances", "enable", "INSTANCE", 1, 0, instances_enable,
+        "Enable an instance (admin).", 0},
+    {"bindings", "create", "WORKSPACE INSTANCE", 2, 0, bindings_create,
+        "Let a workspace id use an instance (admin).", 0},
+    {"bindings", "delete", "BINDING", 1, 0, bindings_delete,
+        "Delete a binding (admin).", 0},
+    {NULL, NULL, NULL, 0, 0, NULL, NULL, 0},
 };

@@ -27,33 +27,37 @@ static const char *const instance_cols[] = {
 static const char *const child_cols[] = {
     "kind", "space_id", "pid", "state", "restarts", "uptime_ms", NULL};
 
-/* The workspace's path, then tail with each '%' replaced by the next
- * id, escaped.  False (after a usage message) when it does not fit. */
-static bool
-ws_path(const struct ctl *c, char *out, const char *tail, const char *id1,
+/*
+ * The workspace's path (resolving --workspace on the first call), then
+ * tail with each '%' replaced by the next id, escaped.  An exit code:
+ * CTL_EXIT_USAGE when an id does not fit.
+ */
+static int
+ws_path(struct ctl *c, char *out, const char *tail, const char *id1,
     const char *id2, const char *id3)
 {
 	const char *ids[4] = {c->ws, id1, id2, id3};
 	char fmt[PATH_LEN];
+	int rc;
 
+	if ((rc = ctl_workspace(c)) != CTL_EXIT_OK)
+		return rc;
 	snprintf(fmt, sizeof(fmt), "/api/v1/workspaces/%%%s", tail);
 	if (ctl_path(out, PATH_LEN, fmt, ids, 4))
-		return true;
-	ctl_usage("an id is too long");
-	return false;
+		return CTL_EXIT_OK;
+	return ctl_usage("an id is too long");
 }
 
 static int
 spaces_list(struct ctl *c)
 {
 	char path[PATH_LEN], q[ESC_LEN];
-	long long limit;
+	long long limit = ctl_opt_int(c, CTL_O_LIMIT, CM_LIST_LIMIT_DEFAULT);
 	size_t o;
+	int rc;
 
-	if (!ctl_opt_int(c, CTL_O_LIMIT, 1, CM_LIST_LIMIT_MAX,
-	        CM_LIST_LIMIT_DEFAULT, &limit) ||
-	    !ws_path(c, path, "/browser-spaces", NULL, NULL, NULL))
-		return CTL_EXIT_USAGE;
+	if ((rc = ws_path(c, path, "/browser-spaces", NULL, NULL, NULL)) != 0)
+		return rc;
 	o = strlen(path);
 	snprintf(path + o, sizeof(path) - o, "?limit=%lld", limit);
 	if (c->opt[CTL_O_STATUS] != NULL &&
@@ -93,11 +97,10 @@ spaces_create(struct ctl *c)
 {
 	char path[PATH_LEN];
 	json_t *body;
+	int rc;
 
-	if (c->opt[CTL_O_INSTANCE] == NULL || c->opt[CTL_O_OWNER] == NULL)
-		return ctl_usage("spaces create needs --instance and --owner");
-	if (!ws_path(c, path, "/browser-spaces", NULL, NULL, NULL))
-		return CTL_EXIT_USAGE;
+	if ((rc = ws_path(c, path, "/browser-spaces", NULL, NULL, NULL)) != 0)
+		return rc;
 	body = json_pack("{s:s, s:s, s:s}", "browser_instance_id",
 	    c->opt[CTL_O_INSTANCE], "owner_type",
 	    c->opt[CTL_O_OWNER_TYPE] ? c->opt[CTL_O_OWNER_TYPE] : "operator",
@@ -120,9 +123,11 @@ static int
 spaces_get(struct ctl *c)
 {
 	char path[PATH_LEN];
+	int rc;
 
-	if (!ws_path(c, path, "/browser-spaces/%", c->arg[0], NULL, NULL))
-		return CTL_EXIT_USAGE;
+	if ((rc = ws_path(
+	         c, path, "/browser-spaces/%", c->arg[0], NULL, NULL)) != 0)
+		return rc;
 	return ctl_call_show(c, "GET", path, NULL, space_cols);
 }
 
@@ -130,13 +135,13 @@ static int
 spaces_cancel(struct ctl *c)
 {
 	char path[PATH_LEN];
-	json_t *body = json_object();
+	json_t *body;
+	int rc;
 
-	if (!ws_path(
-	        c, path, "/browser-spaces/%/cancel", c->arg[0], NULL, NULL)) {
-		json_decref(body);
-		return CTL_EXIT_USAGE;
-	}
+	if ((rc = ws_path(c, path, "/browser-spaces/%/cancel", c->arg[0], NULL,
+	         NULL)) != 0)
+		return rc;
+	body = json_object();
 	if (c->opt[CTL_O_TASK] != NULL)
 		json_object_set_new(
 		    body, "task_id", json_string(c->opt[CTL_O_TASK]));
@@ -147,9 +152,11 @@ static int
 spaces_close(struct ctl *c)
 {
 	char path[PATH_LEN];
+	int rc;
 
-	if (!ws_path(c, path, "/browser-spaces/%/close", c->arg[0], NULL, NULL))
-		return CTL_EXIT_USAGE;
+	if ((rc = ws_path(c, path, "/browser-spaces/%/close", c->arg[0], NULL,
+	         NULL)) != 0)
+		return rc;
 	return ctl_call_show(c, "POST", path, json_object(), space_cols);
 }
 
@@ -211,7 +218,7 @@ show_outcome(struct ctl *c, const char *space, json_t *res)
 	ctl_show(c, res, task_cols);
 	if (art != NULL && !c->json &&
 	    ws_path(c, path, "/browser-spaces/%/tasks/%/artifacts/%", space,
-	        json_string_value(json_object_get(t, "task_id")), art))
+	        json_string_value(json_object_get(t, "task_id")), art) == 0)
 		printf("\nartifact %s: spacectl artifacts get --workspace %s "
 		       "%s %s %s -o %s\n  (GET %s%s)\n",
 		    art, c->ws, space,
@@ -232,27 +239,18 @@ show_outcome(struct ctl *c, const char *space, json_t *res)
 static int
 tasks_submit(struct ctl *c)
 {
-	char path[PATH_LEN], rid[CM_UUID_LEN], err[128];
+	char path[PATH_LEN], rid[CM_UUID_LEN];
 	const char *space = c->arg[0], *task_id;
 	struct watch w = {.c = c, .t0_ms = cm_mono_ms()};
-	json_t *body, *args = NULL, *res = NULL;
-	long long timeout;
+	json_t *body, *args, *res = NULL;
+	long long timeout = ctl_opt_int(c, CTL_O_TIMEOUT, 0);
 	int64_t last = 0;
 	int status, rc;
 
-	if (!ctl_opt_int(c, CTL_O_TIMEOUT, CM_TIMEOUT_MIN_S, CM_TIMEOUT_MAX_S,
-	        0, &timeout) ||
-	    !ws_path(c, path, "/browser-spaces/%/tasks", space, NULL, NULL))
-		return CTL_EXIT_USAGE;
-	if (c->opt[CTL_O_ARGS] != NULL &&
-	    (cm_json_parse(c->opt[CTL_O_ARGS], strlen(c->opt[CTL_O_ARGS]),
-	         CM_ARGS_MAX, CM_JSON_DEPTH_MAX, &args, err,
-	         sizeof(err)) != 0 ||
-	        !json_is_object(args))) {
-		json_decref(args);
-		return ctl_usage("--args must be a JSON object (%s)",
-		    args ? "not an object" : err);
-	}
+	if ((rc = ws_path(
+	         c, path, "/browser-spaces/%/tasks", space, NULL, NULL)) != 0)
+		return rc;
+	args = ctl_opt_obj(c, CTL_O_ARGS);
 	cm_uuid7(rid);
 	body = json_pack("{s:s, s:s, s:o}", "request_id",
 	    c->opt[CTL_O_REQUEST_ID] ? c->opt[CTL_O_REQUEST_ID] : rid,
@@ -283,10 +281,12 @@ tasks_submit(struct ctl *c)
 		    status == 200 ? "(an earlier submit)" : "accepted");
 	/* The whole log is replayed, so that no event of the task can fall
 	 * between the submit and the stream; others are skipped. */
-	if (ws_path(c, path, "/browser-spaces/%/events", space, NULL, NULL))
+	if ((rc = ws_path(
+	         c, path, "/browser-spaces/%/events", space, NULL, NULL)) == 0)
 		rc = ctl_stream(c, path, &last, watch_event, &w);
-	if (rc == CTL_EXIT_OK && ws_path(c, path, "/browser-spaces/%/tasks/%",
-	                             space, task_id, NULL)) {
+	if (rc == CTL_EXIT_OK &&
+	    (rc = ws_path(c, path, "/browser-spaces/%/tasks/%", space, task_id,
+	         NULL)) == 0) {
 		json_t *t;
 
 		if (!c->json)
@@ -304,13 +304,13 @@ static int
 tasks_list(struct ctl *c)
 {
 	char path[PATH_LEN];
-	long long limit;
+	long long limit = ctl_opt_int(c, CTL_O_LIMIT, CM_LIST_LIMIT_DEFAULT);
 	size_t o;
+	int rc;
 
-	if (!ctl_opt_int(c, CTL_O_LIMIT, 1, CM_LIST_LIMIT_MAX,
-	        CM_LIST_LIMIT_DEFAULT, &limit) ||
-	    !ws_path(c, path, "/browser-spaces/%/tasks", c->arg[0], NULL, NULL))
-		return CTL_EXIT_USAGE;
+	if ((rc = ws_path(c, path, "/browser-spaces/%/tasks", c->arg[0], NULL,
+	         NULL)) != 0)
+		return rc;
 	o = strlen(path);
 	snprintf(path + o, sizeof(path) - o, "?limit=%lld", limit);
 	return ctl_call_show(c, "GET", path, NULL, task_cols);
@@ -320,10 +320,11 @@ static int
 tasks_get(struct ctl *c)
 {
 	char path[PATH_LEN];
+	int rc;
 
-	if (!ws_path(c, path, "/browser-spaces/%/tasks/%", c->arg[0], c->arg[1],
-	        NULL))
-		return CTL_EXIT_USAGE;
+	if ((rc = ws_path(c, path, "/browser-spaces/%/tasks/%", c->arg[0],
+	         c->arg[1], NULL)) != 0)
+		return rc;
 	return ctl_call_show(c, "GET", path, NULL, task_cols);
 }
 
@@ -335,11 +336,9 @@ artifacts_get(struct ctl *c)
 	size_t size = 0;
 	int rc;
 
-	if (file == NULL)
-		return ctl_usage("artifacts get needs -o FILE");
-	if (!ws_path(c, path, "/browser-spaces/%/tasks/%/artifacts/%",
-	        c->arg[0], c->arg[1], c->arg[2]))
-		return CTL_EXIT_USAGE;
+	if ((rc = ws_path(c, path, "/browser-spaces/%/tasks/%/artifacts/%",
+	         c->arg[0], c->arg[1], c->arg[2])) != 0)
+		return rc;
 	rc = ctl_download(c, path, file, mime, sizeof(mime), &size);
 	if (rc != CTL_EXIT_OK)
 		return rc;
@@ -381,16 +380,15 @@ static int
 events(struct ctl *c)
 {
 	char path[PATH_LEN];
-	long long after, limit;
+	long long after = ctl_opt_int(c, CTL_O_AFTER, 0);
+	long long limit = ctl_opt_int(c, CTL_O_LIMIT, CM_EVENTS_LIMIT_DEFAULT);
 	int64_t last;
 	size_t o;
+	int rc;
 
-	if (!ctl_opt_int(c, CTL_O_AFTER, 0, INT32_MAX, 0, &after) ||
-	    !ctl_opt_int(c, CTL_O_LIMIT, 1, CM_EVENTS_LIMIT_MAX,
-	        CM_EVENTS_LIMIT_DEFAULT, &limit) ||
-	    !ws_path(
-	        c, path, "/browser-spaces/%/events", c->arg[0], NULL, NULL))
-		return CTL_EXIT_USAGE;
+	if ((rc = ws_path(c, path, "/browser-spaces/%/events", c->arg[0], NULL,
+	         NULL)) != 0)
+		return rc;
 	if (c->opt[CTL_O_FOLLOW] != NULL) {
 		last = after;
 		return ctl_stream(c, path, &last, print_event, c);
@@ -405,9 +403,11 @@ static int
 instances_bound(struct ctl *c)
 {
 	char path[PATH_LEN];
+	int rc;
 
-	if (!ws_path(c, path, "/browser-instances", NULL, NULL, NULL))
-		return CTL_EXIT_USAGE;
+	if ((rc = ws_path(c, path, "/browser-instances", NULL, NULL, NULL)) !=
+	    0)
+		return rc;
 	return ctl_call_show(c, "GET", path, NULL, instance_cols);
 }
 
@@ -420,45 +420,50 @@ status(struct ctl *c)
 
 #define B(o) CTL_BIT(o)
 const struct ctl_cmd ctl_space_cmds[] = {
-    {"status", NULL, "", 0, 0, false, status,
+    {"status", NULL, "", 0, 0, status,
         "The supervisor's children (the store, the api, each Space's "
-        "actor): pid, state, restarts.  Needs an admin token."},
+        "actor): pid, state, restarts.  Needs an admin token.",
+        0},
     {"spaces", "list", "", 0, B(WORKSPACE) | B(STATUS) | B(OWNER) | B(LIMIT),
-        true, spaces_list, "The workspace's Spaces (a manager sees all)."},
+        spaces_list, "The workspace's Spaces (a manager sees all).", 0},
     {"spaces", "create", "", 0,
         B(WORKSPACE) | B(INSTANCE) | B(OWNER) | B(OWNER_TYPE) | B(BINDING) |
             B(GRANT) | B(REQUEST_ID),
-        true, spaces_create,
+        spaces_create,
         "Create a Space on a bound instance: --instance ID --owner "
-        "PRINCIPAL [--grant snapshot,navigate]."},
-    {"spaces", "get", "SPACE", 1, B(WORKSPACE), true, spaces_get,
-        "A Space, with its active task."},
-    {"spaces", "cancel", "SPACE", 1, B(WORKSPACE) | B(TASK), true,
-        spaces_cancel,
-        "Cancel the Space's active task (or --task ID); idempotent."},
-    {"spaces", "close", "SPACE", 1, B(WORKSPACE), true, spaces_close,
+        "PRINCIPAL [--grant snapshot,navigate].",
+        B(INSTANCE) | B(OWNER)},
+    {"spaces", "get", "SPACE", 1, B(WORKSPACE), spaces_get,
+        "A Space, with its active task.", 0},
+    {"spaces", "cancel", "SPACE", 1, B(WORKSPACE) | B(TASK), spaces_cancel,
+        "Cancel the Space's active task (or --task ID); idempotent.", 0},
+    {"spaces", "close", "SPACE", 1, B(WORKSPACE), spaces_close,
         "Close a Space: no new tasks, the running one cancelled, the "
-        "instance released."},
+        "instance released.",
+        0},
     {"tasks", "submit", "SPACE CAPABILITY", 2,
-        B(WORKSPACE) | B(ARGS) | B(REQUEST_ID) | B(TIMEOUT) | B(WAIT), true,
+        B(WORKSPACE) | B(ARGS) | B(REQUEST_ID) | B(TIMEOUT) | B(WAIT),
         tasks_submit,
         "Submit a task.  With --wait, each event of the task is printed as "
         "it arrives (with the ms since the submit), then the result; the "
         "exit code is 1 unless it completed.  With --json and --wait: one "
-        "JSON line per event, then the task's document."},
-    {"tasks", "list", "SPACE", 1, B(WORKSPACE) | B(LIMIT), true, tasks_list,
-        "The Space's tasks, newest first."},
-    {"tasks", "get", "SPACE TASK", 2, B(WORKSPACE), true, tasks_get,
-        "A task, with its redacted result."},
-    {"artifacts", "get", "SPACE TASK NAME", 3, B(WORKSPACE) | B(OUTPUT), true,
-        artifacts_get, "Save a task's artifact (a screenshot) to -o FILE."},
+        "JSON line per event, then the task's document.",
+        0},
+    {"tasks", "list", "SPACE", 1, B(WORKSPACE) | B(LIMIT), tasks_list,
+        "The Space's tasks, newest first.", 0},
+    {"tasks", "get", "SPACE TASK", 2, B(WORKSPACE), tasks_get,
+        "A task, with its redacted result.", 0},
+    {"artifacts", "get", "SPACE TASK NAME", 3, B(WORKSPACE) | B(OUTPUT),
+        artifacts_get, "Save a task's artifact (a screenshot) to -o FILE.",
+        B(OUTPUT)},
     {"events", NULL, "SPACE", 1, B(WORKSPACE) | B(AFTER) | B(LIMIT) | B(FOLLOW),
-        true, events,
+        events,
         "The Space's events after --after N.  With --follow, a live "
         "stream (one JSON line per event with --json) that resumes with "
         "Last-Event-ID when the connection drops, and ends after "
-        "space_closed."},
-    {"instances", "bound", "", 0, B(WORKSPACE), true, instances_bound,
-        "The instances bound to the workspace, with in_use."},
-    {NULL, NULL, NULL, 0, 0, false, NULL, NULL},
+        "space_closed.",
+        0},
+    {"instances", "bound", "", 0, B(WORKSPACE), instances_bound,
+        "The instances bound to the workspace, with in_use.", 0},
+    {NULL, NULL, NULL, 0, 0, NULL, NULL, 0},
 };

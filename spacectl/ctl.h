@@ -25,61 +25,79 @@
 
 enum { CTL_EXIT_OK = 0, CTL_EXIT_API = 1, CTL_EXIT_USAGE = 2 };
 
-/* X(enum tail, long name, takes a value, help) */
-#define CTL_OPTIONS(X)                                                         \
-	X(URL, "url", true,                                                    \
-	    "the api's base URL (default: SPACED_URL, then "                   \
-	    "the config's http_listen)")                                       \
-	X(TOKEN, "token", true,                                                \
-	    "bearer token (default: SPACED_TOKEN, then "                       \
-	    "<data_dir>/admin.token)")                                         \
-	X(CONFIG, "config", true,                                              \
-	    "the spaced config file to read data_dir "                         \
-	    "and http_listen from")                                            \
-	X(JSON, "json", false, "print the api's JSON instead of a table")      \
-	X(VERBOSE, "verbose", false,                                           \
-	    "print each request and status on stderr")                         \
-	X(HELP, "help", false, "this help")                                    \
-	X(VERSION, "version", false, "print the version")                      \
-	X(WORKSPACE, "workspace", true,                                        \
-	    "workspace id, or name (resolved by an admin token); default: "    \
-	    "default")                                                         \
-	X(STATUS, "status", true, "only Spaces with this status")              \
-	X(OWNER, "owner", true, "owner principal id")                          \
-	X(OWNER_TYPE, "owner-type", true,                                      \
-	    "operator or runtime_agent "                                       \
-	    "(default: operator)")                                             \
-	X(LIMIT, "limit", true, "at most this many rows")                      \
-	X(INSTANCE, "instance", true, "browser instance id")                   \
-	X(BINDING, "binding", true, "binding id")                              \
-	X(GRANT, "grant", true, "granted capabilities, comma-separated")       \
-	X(REQUEST_ID, "request-id", true,                                      \
-	    "idempotency key (default: a new one)")                            \
-	X(TASK, "task", true, "task id")                                       \
-	X(ARGS, "args", true, "the capability's arguments, a JSON object")     \
-	X(TIMEOUT, "timeout", true, "task timeout in seconds")                 \
-	X(WAIT, "wait", false, "show the task's events live, then its result") \
-	X(AFTER, "after", true, "events after this sequence number")           \
-	X(FOLLOW, "follow", false,                                             \
-	    "stream events live, resuming after a "                            \
-	    "dropped connection")                                              \
-	X(OUTPUT, "output", true, "the file to write (-o)")                    \
-	X(ADMIN, "admin", false, "the principal is an admin")                  \
-	X(LABEL, "label", true, "the token's label")                           \
-	X(EXPIRES_IN, "expires-in", true, "the token's lifetime in seconds")   \
-	X(DRIVER, "driver", true, "managed, cdp or fake")                      \
-	X(BUNDLE, "bundle", true, "runtime bundle id")                         \
-	X(ENDPOINT_FILE, "endpoint-file", true,                                \
-	    "a file holding the instance's endpoint (a secret: never an "      \
-	    "argument)")                                                       \
-	X(INSTANCE_CONFIG, "instance-config", true,                            \
-	    "the instance's driver config, a JSON object")                     \
-	X(POLICY, "network-policy", true, "network policy, a JSON object")     \
-	X(PROFILE, "profile", true, "profile mode")                            \
-	X(HOST, "host", true, "the host that runs the instance")
+/* What an option's value must be: checked once, before any command runs
+ * or anything is resolved, so that every usage error exits 2 at once. */
+enum ctl_type {
+	CTL_FLAG, /* no value */
+	CTL_STR,  /* any text */
+	CTL_INT,  /* an integer in [lo, hi] */
+	CTL_OBJ,  /* a JSON object, at most CM_BODY_MAX bytes */
+};
+
+/* X(enum tail, long name, type, lo, hi, help) */
+#define CTL_OPTIONS(X)                                                      \
+	X(URL, "url", CTL_STR, 0, 0,                                        \
+	    "the api's base URL (default: SPACED_URL, then "                \
+	    "the config's http_listen)")                                    \
+	X(TOKEN, "token", CTL_STR, 0, 0,                                    \
+	    "bearer token (default: SPACED_TOKEN, then "                    \
+	    "<data_dir>/admin.token)")                                      \
+	X(CONFIG, "config", CTL_STR, 0, 0,                                  \
+	    "the spaced config file to read data_dir "                      \
+	    "and http_listen from")                                         \
+	X(JSON, "json", CTL_FLAG, 0, 0,                                     \
+	    "print the api's JSON instead of a table")                      \
+	X(VERBOSE, "verbose", CTL_FLAG, 0, 0,                               \
+	    "print each request and status on stderr")                      \
+	X(HELP, "help", CTL_FLAG, 0, 0, "this help")                        \
+	X(VERSION, "version", CTL_FLAG, 0, 0, "print the version")          \
+	X(WORKSPACE, "workspace", CTL_STR, 0, 0,                            \
+	    "workspace id, or name (resolved by an admin token); default: " \
+	    "default")                                                      \
+	X(STATUS, "status", CTL_STR, 0, 0, "only Spaces with this status")  \
+	X(OWNER, "owner", CTL_STR, 0, 0, "owner principal id")              \
+	X(OWNER_TYPE, "owner-type", CTL_STR, 0, 0,                          \
+	    "operator or runtime_agent "                                    \
+	    "(default: operator)")                                          \
+	X(LIMIT, "limit", CTL_INT, 1, CM_LIST_LIMIT_MAX,                    \
+	    "at most this many rows")                                       \
+	X(INSTANCE, "instance", CTL_STR, 0, 0, "browser instance id")       \
+	X(BINDING, "binding", CTL_STR, 0, 0, "binding id")                  \
+	X(GRANT, "grant", CTL_STR, 0, 0,                                    \
+	    "granted capabilities, comma-separated")                        \
+	X(REQUEST_ID, "request-id", CTL_STR, 0, 0,                          \
+	    "idempotency key (default: a new one)")                         \
+	X(TASK, "task", CTL_STR, 0, 0, "task id")                           \
+	X(ARGS, "args", CTL_OBJ, 0, 0,                                      \
+	    "the capability's arguments, a JSON object")                    \
+	X(TIMEOUT, "timeout", CTL_INT, CM_TIMEOUT_MIN_S, CM_TIMEOUT_MAX_S,  \
+	    "task timeout in seconds")                                      \
+	X(WAIT, "wait", CTL_FLAG, 0, 0,                                     \
+	    "show the task's events live, then its result")                 \
+	X(AFTER, "after", CTL_INT, 0, INT32_MAX,                            \
+	    "events after this sequence number")                            \
+	X(FOLLOW, "follow", CTL_FLAG, 0, 0,                                 \
+	    "stream events live, resuming after a "                         \
+	    "dropped connection")                                           \
+	X(OUTPUT, "output", CTL_STR, 0, 0, "the file to write (-o)")        \
+	X(ADMIN, "admin", CTL_FLAG, 0, 0, "the principal is an admin")      \
+	X(LABEL, "label", CTL_STR, 0, 0, "the token's label")               \
+	X(EXPIRES_IN, "expires-in", CTL_INT, 1, CM_TOKEN_TTL_MAX_S,         \
+	    "the token's lifetime in seconds")                              \
+	X(DRIVER, "driver", CTL_STR, 0, 0, "managed, cdp or fake")          \
+	X(BUNDLE, "bundle", CTL_STR, 0, 0, "runtime bundle id")             \
+	X(ENDPOINT_FILE, "endpoint-file", CTL_STR, 0, 0,                    \
+	    "a file holding the instance's endpoint (a secret: never an "   \
+	    "argument)")                                                    \
+	X(INSTANCE_CONFIG, "instance-config", CTL_OBJ, 0, 0,                \
+	    "the instance's driver config, a JSON object")                  \
+	X(POLICY, "network-policy", CTL_OBJ, 0, 0,                          \
+	    "network policy, a JSON object")                                \
+	X(PROFILE, "profile", CTL_STR, 0, 0, "profile mode")                \
+	X(HOST, "host", CTL_STR, 0, 0, "the host that runs the instance")
 
 enum ctl_opt {
-#define CTL_OPT_ENUM(e, name, arg, help) CTL_O_##e,
+#define CTL_OPT_ENUM(e, name, type, lo, hi, help) CTL_O_##e,
 	CTL_OPTIONS(CTL_OPT_ENUM)
 #undef CTL_OPT_ENUM
 	    CTL_O__COUNT
@@ -108,21 +126,24 @@ struct ctl_cmd {
 	const char *synopsis; /* positional arguments, for help */
 	size_t n_arg;         /* how many positional arguments it takes */
 	uint64_t opts;        /* CTL_BIT()s besides CTL_GLOBAL */
-	bool ws;              /* resolves --workspace into c->ws first */
 	int (*fn)(struct ctl *c);
 	const char *help;
+	uint64_t need; /* the CTL_BIT()s of opts it cannot do without */
 };
 
 /* The command tables (cmds_admin.c, cmds_space.c), NULL-group ended. */
 extern const struct ctl_cmd ctl_admin_cmds[];
 extern const struct ctl_cmd ctl_space_cmds[];
 
+/* --workspace (default: "default") into c->ws, once: an id as it is, a
+ * name looked up in the admin's list of workspaces.  An exit code. */
+int ctl_workspace(struct ctl *c);
 /* Prints "spacectl: <message>" on stderr and returns CTL_EXIT_USAGE. */
 int ctl_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* An integer option in [lo, hi] into *out (dflt when absent); false after
- * a usage message. */
-bool ctl_opt_int(const struct ctl *c, enum ctl_opt o, long long lo,
-    long long hi, long long dflt, long long *out);
+/* A CTL_INT option's value (checked when parsed), dflt when absent. */
+long long ctl_opt_int(const struct ctl *c, enum ctl_opt o, long long dflt);
+/* A CTL_OBJ option's value parsed (a new reference), NULL when absent. */
+json_t *ctl_opt_obj(const struct ctl *c, enum ctl_opt o);
 
 /* --- the api (http.c) ---------------------------------------------------- */
 

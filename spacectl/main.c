@@ -10,6 +10,7 @@
  * daemon resolves them (common/config.h; --config names the file).
  */
 #include <curl/curl.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,16 +20,18 @@
 #include "config.h"
 #include "ctl.h"
 #include "ids.h"
+#include "json.h"
 #include "tokenfile.h"
 
 extern char **environ;
 
 static const struct {
 	const char *name;
-	bool arg;
+	enum ctl_type type;
+	long long lo, hi;
 	const char *help;
 } options[CTL_O__COUNT] = {
-#define CTL_OPT_ROW(e, n, a, h) [CTL_O_##e] = {n, a, h},
+#define CTL_OPT_ROW(e, n, t, lo, hi, h) [CTL_O_##e] = {n, t, lo, hi, h},
     CTL_OPTIONS(CTL_OPT_ROW)
 #undef CTL_OPT_ROW
 };
@@ -48,23 +51,49 @@ ctl_usage(const char *fmt, ...)
 	return CTL_EXIT_USAGE;
 }
 
-bool
-ctl_opt_int(const struct ctl *c, enum ctl_opt o, long long lo, long long hi,
-    long long dflt, long long *out)
+long long
+ctl_opt_int(const struct ctl *c, enum ctl_opt o, long long dflt)
 {
-	const char *v = c->opt[o];
-	char *end;
+	return c->opt[o] != NULL ? strtoll(c->opt[o], NULL, 10) : dflt;
+}
 
-	*out = dflt;
-	if (v == NULL)
-		return true;
-	*out = strtoll(v, &end, 10);
-	if (*v == '\0' || *end != '\0' || *out < lo || *out > hi) {
+json_t *
+ctl_opt_obj(const struct ctl *c, enum ctl_opt o)
+{
+	return c->opt[o] != NULL ? json_loads(c->opt[o], 0, NULL) : NULL;
+}
+
+/* The value of option o has its type; false after a usage message. */
+static bool
+opt_valid(enum ctl_opt o, const char *v)
+{
+	char err[128], *end;
+	json_t *obj = NULL;
+	long long n;
+	bool ok;
+
+	switch (options[o].type) {
+	case CTL_INT:
+		errno = 0;
+		n = strtoll(v, &end, 10);
+		if (*v != '\0' && *end == '\0' && errno == 0 &&
+		    n >= options[o].lo && n <= options[o].hi)
+			return true;
 		ctl_usage("--%s must be an integer in %lld..%lld",
-		    options[o].name, lo, hi);
+		    options[o].name, options[o].lo, options[o].hi);
 		return false;
+	case CTL_OBJ:
+		ok = cm_json_parse(v, strlen(v), CM_BODY_MAX, CM_JSON_DEPTH_MAX,
+		         &obj, err, sizeof(err)) == 0 &&
+		     json_is_object(obj);
+		json_decref(obj);
+		if (!ok)
+			ctl_usage(
+			    "--%s must be a JSON object", options[o].name);
+		return ok;
+	default:
+		return true;
 	}
-	return true;
 }
 
 /* --- help -------------------------------------------------------------- */
@@ -77,28 +106,37 @@ each_cmd(void (*fn)(const struct ctl_cmd *, void *), void *arg)
 			fn(k, arg);
 }
 
+/* Where help goes (stdout for --help, stderr after a usage error) and
+ * which group's commands it lists (NULL: all). */
+struct help_to {
+	FILE *f;
+	const char *group;
+};
+
 static void
 line_of(const struct ctl_cmd *k, void *arg)
 {
-	const char *group = arg;
+	const struct help_to *h = arg;
 
-	if (group != NULL && strcmp(group, k->group) != 0)
+	if (h->group != NULL && strcmp(h->group, k->group) != 0)
 		return;
-	printf("  %s%s%s %s\n", k->group, k->verb ? " " : "",
+	fprintf(h->f, "  %s%s%s %s\n", k->group, k->verb ? " " : "",
 	    k->verb ? k->verb : "", k->synopsis);
 }
 
 static void
-help_all(const char *group)
+help_all(FILE *f, const char *group)
 {
-	printf("usage: spacectl [options] COMMAND [ARGS...] [options]\n\n"
-	       "commands:\n");
-	each_cmd(line_of, (void *)group);
-	printf("\nglobal options:\n");
+	struct help_to h = {f, group};
+
+	fprintf(f, "usage: spacectl [options] COMMAND [ARGS...] [options]\n\n"
+	           "commands:\n");
+	each_cmd(line_of, &h);
+	fprintf(f, "\nglobal options:\n");
 	for (int o = 0; o < CTL_O_WORKSPACE; o++)
-		printf("  --%-16s %s\n", options[o].name, options[o].help);
-	printf("\n'spacectl COMMAND --help' describes a command.  Exit codes: "
-	       "0 success, 1 an api error, 2 a usage error.\n");
+		fprintf(f, "  --%-16s %s\n", options[o].name, options[o].help);
+	fprintf(f, "\n'spacectl COMMAND --help' describes a command.  Exit "
+	           "codes: 0 success, 1 an api error, 2 a usage error.\n");
 }
 
 static void
@@ -142,7 +180,7 @@ parse(struct ctl *c, int argc, char **argv)
 			return ctl_usage("unknown option --%.*s", (int)len, a);
 		if (c->opt[o] != NULL)
 			return ctl_usage("--%s given twice", options[o].name);
-		if (!options[o].arg) {
+		if (options[o].type == CTL_FLAG) {
 			if (eq != NULL)
 				return ctl_usage(
 				    "--%s takes no value", options[o].name);
@@ -154,6 +192,8 @@ parse(struct ctl *c, int argc, char **argv)
 		} else {
 			return ctl_usage("--%s needs a value", options[o].name);
 		}
+		if (!opt_valid((enum ctl_opt)o, c->opt[o]))
+			return CTL_EXIT_USAGE;
 	}
 	return CTL_EXIT_OK;
 }
@@ -260,9 +300,8 @@ resolve(struct ctl *c)
 	return CTL_EXIT_OK;
 }
 
-/* --workspace as an id; a name is looked up in the admin's list. */
-static int
-resolve_workspace(struct ctl *c)
+int
+ctl_workspace(struct ctl *c)
 {
 	const char *w =
 	    c->opt[CTL_O_WORKSPACE] ? c->opt[CTL_O_WORKSPACE] : "default";
@@ -272,6 +311,8 @@ resolve_workspace(struct ctl *c)
 
 	if (strlen(w) == 0 || strlen(w) > CM_NAME_MAX)
 		return ctl_usage("--workspace is empty or too long");
+	if (c->ws[0] != '\0')
+		return CTL_EXIT_OK;
 	if (cm_uuid_valid(w)) {
 		snprintf(c->ws, sizeof(c->ws), "%s", w);
 		return CTL_EXIT_OK;
@@ -321,12 +362,12 @@ main(int argc, char **argv)
 		if (k != NULL)
 			help_cmd(k);
 		else
-			help_all(group_known ? c.arg[0] : NULL);
+			help_all(stdout, group_known ? c.arg[0] : NULL);
 		return CTL_EXIT_OK;
 	}
 	if (k == NULL) {
 		if (c.n_arg == 0 || group_known) {
-			help_all(group_known ? c.arg[0] : NULL);
+			help_all(stderr, group_known ? c.arg[0] : NULL);
 			return CTL_EXIT_USAGE;
 		}
 		return ctl_usage("unknown command '%s%s%s' (see spacectl "
@@ -340,6 +381,11 @@ main(int argc, char **argv)
 			return ctl_usage("%s%s%s takes no --%s", k->group,
 			    k->verb ? " " : "", k->verb ? k->verb : "",
 			    options[o].name);
+	for (int o = 0; o < CTL_O__COUNT; o++)
+		if (c.opt[o] == NULL && (k->need & (UINT64_C(1) << o)))
+			return ctl_usage("%s%s%s needs --%s", k->group,
+			    k->verb ? " " : "", k->verb ? k->verb : "",
+			    options[o].name);
 	if (c.n_arg - used != k->n_arg)
 		return ctl_usage("usage: spacectl %s%s%s %s", k->group,
 		    k->verb ? " " : "", k->verb ? k->verb : "", k->synopsis);
@@ -351,8 +397,7 @@ main(int argc, char **argv)
 		return rc;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		return ctl_usage("libcurl did not start");
-	if (!k->ws || (rc = resolve_workspace(&c)) == 0)
-		rc = k->fn(&c);
+	rc = k->fn(&c);
 	explicit_bzero(c.token, sizeof(c.token));
 	curl_global_cleanup();
 	return rc;
