@@ -182,6 +182,8 @@ void api_instance_list(struct api_ctx *c);
 
 /* --- routes (routes_admin.c): API_ACT_ADMIN, c->params in path order --- */
 
+/* Answers 403 (or 401) and returns false unless the caller is an admin. */
+bool api_admin_allowed(struct api_ctx *c);
 void api_admin_workspace_create(struct api_ctx *c);
 void api_admin_workspace_list(struct api_ctx *c);
 void api_admin_principal_create(struct api_ctx *c);

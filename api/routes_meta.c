@@ -125,17 +125,11 @@ scrape_supervisor(struct api_ctx *c)
 void
 api_admin_status(struct api_ctx *c)
 {
-	const char *why = NULL;
-	enum cm_err e;
 	struct pr_rep r;
 	json_t *rows;
 
-	e = api_authz_check(
-	    &c->id, API_ACT_ADMIN, NULL, NULL, NULL, NULL, &why);
-	if (e != CM_OK) {
-		api_fail(c, 0, e, why && *why ? why : NULL);
+	if (!api_admin_allowed(c))
 		return;
-	}
 	if (!sup_status(c, &r)) {
 		pr_rep_free(&r);
 		api_fail(c, 0, CM_E_SUPERVISOR_UNAVAILABLE,
