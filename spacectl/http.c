@@ -51,7 +51,7 @@ static CURL *
 handle(struct ctl *c, const char *method, const char *path, const char *extra,
     struct curl_slist **hdrs)
 {
-	char url[CM_URL_MAX * 2], auth[CM_TOKEN_MAX + 32];
+	char url[2 * (CM_URL_MAX + 1)], auth[CM_TOKEN_MAX + 32];
 	CURL *h = curl_easy_init();
 
 	*hdrs = NULL;

@@ -21,6 +21,7 @@
 #include "ctl.h"
 #include "ids.h"
 #include "json.h"
+#include "log.h"
 #include "tokenfile.h"
 
 extern char **environ;
@@ -60,7 +61,13 @@ ctl_opt_int(const struct ctl *c, enum ctl_opt o, long long dflt)
 json_t *
 ctl_opt_obj(const struct ctl *c, enum ctl_opt o)
 {
-	return c->opt[o] != NULL ? json_loads(c->opt[o], 0, NULL) : NULL;
+	char err[128];
+	json_t *v = NULL;
+
+	if (c->opt[o] != NULL)
+		cm_json_parse(c->opt[o], strlen(c->opt[o]), CM_BODY_MAX,
+		    CM_JSON_DEPTH_MAX, &v, err, sizeof(err));
+	return v;
 }
 
 /* The value of option o has its type; false after a usage message. */
@@ -351,6 +358,8 @@ main(int argc, char **argv)
 	size_t used = 0;
 	int rc;
 
+	/* What common/ logs (the token file's checks) is for a person. */
+	cm_log_init("spacectl", CM_LOG_WARN, false);
 	if ((rc = parse(&c, argc, argv)) != 0)
 		return rc;
 	if (c.opt[CTL_O_VERSION] != NULL) {
