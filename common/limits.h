@@ -316,8 +316,8 @@
 #define CM_CTL_BACKOFF_MIN_MS 100
 #define CM_CTL_BACKOFF_MAX_MS 5000
 #define CM_CTL_RESUME_MAX 20
-#define CM_CTL_ARGS_MAX 32  /* positional arguments of one command */
-#define CM_CTL_COL_MAX 40   /* widest table cell; longer ones are cut */
+#define CM_CTL_ARGS_MAX 32 /* positional arguments of one command */
+#define CM_CTL_COL_MAX 40  /* widest table cell; longer ones are cut */
 
 /*
  * A limit spelt into SQL text at compile time: " LIMIT " CM_STR(CM_X).

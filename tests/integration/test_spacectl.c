@@ -718,7 +718,8 @@ Test(spacectl, follow_resumes_after_the_api_is_killed, .fini = fini)
 		cr_assert_eq(
 		    sf_submit(&env.sf, space, rid, "noop", "{}", 60000, task),
 		    CM_OK);
-		cr_assert(sf_wait_task(&env.sf, space, task, "completed", HF_WAIT_MS));
+		cr_assert(sf_wait_task(
+		    &env.sf, space, task, "completed", HF_WAIT_MS));
 	}
 	cr_assert(tk_wait_until(api_replaced, &api, HF_WAIT_MS));
 	cr_assert_eq(
