@@ -181,6 +181,16 @@ api_dto_binding(const struct pr_binding *b)
 }
 
 json_t *
+api_dto_child(const struct pr_child *ch)
+{
+	return json_pack("{s:s, s:s?, s:I, s:s, s:I, s:I}", "kind",
+	    ch->kind ? ch->kind : "", "space_id", ch->space_id, "pid",
+	    (json_int_t)ch->pid, "state", ch->state ? ch->state : "",
+	    "restarts", (json_int_t)ch->restarts, "uptime_ms",
+	    (json_int_t)ch->uptime_ms);
+}
+
+json_t *
 api_dto_deleted(
     const char *key, const char *id, const char *key2, const char *id2)
 {

@@ -72,6 +72,7 @@ static const struct route routes[] = {
     {"POST", AD "/browser-instances/*/enable", true, api_admin_instance_enable},
     {"POST", AD "/bindings", true, api_admin_binding_create},
     {"DELETE", AD "/bindings/*", true, api_admin_binding_delete},
+    {"GET", AD "/status", true, api_admin_status},
 };
 
 /* An id segment: 1..CM_ID_MAX of [A-Za-z0-9_-]. */

@@ -26,9 +26,8 @@ admin_req(enum pr_op op)
 	return q;
 }
 
-/* Answers 403 (or 401) unless the caller is an admin. */
-static bool
-admin_allowed(struct api_ctx *c)
+bool
+api_admin_allowed(struct api_ctx *c)
 {
 	const char *why = NULL;
 	enum cm_err e = api_authz_check(
@@ -225,7 +224,7 @@ api_admin_workspace_create(struct api_ctx *c)
 	struct pr_req q = admin_req(PR_OP_WORKSPACE_CREATE);
 	json_t *body;
 
-	if (!admin_allowed(c) || (body = api_body(c, keys, false)) == NULL)
+	if (!api_admin_allowed(c) || (body = api_body(c, keys, false)) == NULL)
 		return;
 	if (api_body_str(c, body, "name", CM_NAME_MAX, true, &q.name))
 		answer(c, &q, 201, one_workspace);
@@ -237,7 +236,7 @@ api_admin_workspace_list(struct api_ctx *c)
 {
 	struct pr_req q = admin_req(PR_OP_WORKSPACE_LIST);
 
-	if (admin_allowed(c))
+	if (api_admin_allowed(c))
 		answer(c, &q, 200, all_workspaces);
 }
 
@@ -248,7 +247,7 @@ api_admin_principal_create(struct api_ctx *c)
 	struct pr_req q = admin_req(PR_OP_PRINCIPAL_CREATE);
 	json_t *body, *adm;
 
-	if (!admin_allowed(c) || (body = api_body(c, keys, false)) == NULL)
+	if (!api_admin_allowed(c) || (body = api_body(c, keys, false)) == NULL)
 		return;
 	if (!api_body_str(c, body, "kind", 32, true, &q.kind) ||
 	    !api_body_str(c, body, "name", CM_NAME_MAX, true, &q.name))
@@ -270,7 +269,7 @@ api_admin_principal_list(struct api_ctx *c)
 {
 	struct pr_req q = admin_req(PR_OP_PRINCIPAL_LIST);
 
-	if (admin_allowed(c))
+	if (api_admin_allowed(c))
 		answer(c, &q, 200, all_principals);
 }
 
@@ -289,7 +288,7 @@ api_admin_token_issue(struct api_ctx *c)
 	struct pr_rep r;
 	json_t *body, *exp;
 
-	if (!admin_allowed(c) || (body = api_body(c, keys, true)) == NULL)
+	if (!api_admin_allowed(c) || (body = api_body(c, keys, true)) == NULL)
 		return;
 	if (!api_body_str(c, body, "label", CM_NAME_MAX, false, &q.label))
 		goto out;
@@ -333,7 +332,7 @@ api_admin_token_revoke(struct api_ctx *c)
 {
 	struct pr_req q = admin_req(PR_OP_TOKEN_REVOKE);
 
-	if (!admin_allowed(c) || !body_none(c))
+	if (!api_admin_allowed(c) || !body_none(c))
 		return;
 	q.token_id = c->params[0];
 	answer(c, &q, 200, one_token);
@@ -348,7 +347,7 @@ api_admin_member_put(struct api_ctx *c)
 	struct pr_req q = admin_req(PR_OP_MEMBER_PUT);
 	json_t *body;
 
-	if (!admin_allowed(c) || (body = api_body(c, keys, false)) == NULL)
+	if (!api_admin_allowed(c) || (body = api_body(c, keys, false)) == NULL)
 		return;
 	q.workspace_id = c->params[0];
 	q.principal_id = c->params[1];
@@ -364,7 +363,7 @@ api_admin_member_remove(struct api_ctx *c)
 {
 	struct pr_req q = admin_req(PR_OP_MEMBER_REMOVE);
 
-	if (!admin_allowed(c) || !body_none(c))
+	if (!api_admin_allowed(c) || !body_none(c))
 		return;
 	q.workspace_id = c->params[0];
 	q.principal_id = c->params[1];
@@ -381,7 +380,7 @@ api_admin_bundle_create(struct api_ctx *c)
 	char *manifest = NULL;
 	json_t *body;
 
-	if (!admin_allowed(c) || (body = api_body(c, keys, false)) == NULL)
+	if (!api_admin_allowed(c) || (body = api_body(c, keys, false)) == NULL)
 		return;
 	if (body_object(
 	        c, body, "manifest", CM_MANIFEST_MAX, true, &manifest)) {
@@ -397,7 +396,7 @@ api_admin_bundle_list(struct api_ctx *c)
 {
 	struct pr_req q = admin_req(PR_OP_BUNDLE_LIST);
 
-	if (admin_allowed(c))
+	if (api_admin_allowed(c))
 		answer(c, &q, 200, all_bundles);
 }
 
@@ -416,7 +415,7 @@ api_admin_instance_register(struct api_ctx *c)
 	char *config = NULL, *policy = NULL;
 	json_t *body;
 
-	if (!admin_allowed(c) || (body = api_body(c, keys, false)) == NULL)
+	if (!api_admin_allowed(c) || (body = api_body(c, keys, false)) == NULL)
 		return;
 	if (!api_body_str(c, body, "name", CM_NAME_MAX, true, &q.name) ||
 	    !api_body_str(c, body, "driver", 32, true, &q.driver) ||
@@ -452,7 +451,7 @@ api_admin_instance_list(struct api_ctx *c)
 {
 	struct pr_req q = admin_req(PR_OP_INSTANCE_LIST);
 
-	if (admin_allowed(c))
+	if (api_admin_allowed(c))
 		answer(c, &q, 200, all_instances);
 }
 
@@ -461,7 +460,7 @@ instance_set_status(struct api_ctx *c, const char *status)
 {
 	struct pr_req q = admin_req(PR_OP_INSTANCE_SET_STATUS);
 
-	if (!admin_allowed(c) || !body_none(c))
+	if (!api_admin_allowed(c) || !body_none(c))
 		return;
 	q.browser_instance_id = c->params[0];
 	q.status = status;
@@ -490,7 +489,7 @@ api_admin_binding_create(struct api_ctx *c)
 	struct pr_req q = admin_req(PR_OP_BINDING_CREATE);
 	json_t *body;
 
-	if (!admin_allowed(c) || (body = api_body(c, keys, false)) == NULL)
+	if (!api_admin_allowed(c) || (body = api_body(c, keys, false)) == NULL)
 		return;
 	if (api_body_str(
 	        c, body, "workspace_id", CM_ID_MAX, true, &q.workspace_id) &&
@@ -505,7 +504,7 @@ api_admin_binding_delete(struct api_ctx *c)
 {
 	struct pr_req q = admin_req(PR_OP_BINDING_DELETE);
 
-	if (!admin_allowed(c) || !body_none(c))
+	if (!api_admin_allowed(c) || !body_none(c))
 		return;
 	q.binding_id = c->params[0];
 	answer(c, &q, 200, binding_deleted);

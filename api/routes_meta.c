@@ -1,6 +1,7 @@
 /*
- * routes_meta.c: the routes about the service itself that need no token:
- * GET /metrics and GET /api/v1/openapi.json.
+ * routes_meta.c: the routes about the service itself: GET /metrics and
+ * GET /api/v1/openapi.json, which need no token, and the admin's
+ * GET /api/v1/admin/status, the supervisor's table of children.
  *
  * A scrape asks two processes for what only they know, each with a short
  * timeout so that a dead source costs the scrape a bounded wait and its
@@ -89,23 +90,61 @@ scrape_store(struct api_ctx *c)
 	api_metrics_gauge_spaces(total);
 }
 
-static void
-scrape_supervisor(struct api_ctx *c)
+/*
+ * Asks the supervisor's control socket for sup.status into r (the caller
+ * frees it with pr_rep_free).  Runs on a worker, never on the connection
+ * loop, and waits META_SUP_TIMEOUT_MS at most.  False when the supervisor
+ * did not answer, or answered an error.
+ */
+static bool
+sup_status(struct api_ctx *c, struct pr_rep *r)
 {
 	struct pr_req q;
-	struct pr_rep r;
 	nng_socket s;
 
 	memset(&q, 0, sizeof(q));
-	memset(&r, 0, sizeof(r));
+	memset(r, 0, sizeof(*r));
 	q.op = PR_OP_SUP_STATUS;
-	if (sup_socket(c->cfg, &s) &&
-	    cm_rpc_call(s, &q, &r, META_SUP_TIMEOUT_MS) == CM_OK &&
-	    r.err == CM_OK)
+	return sup_socket(c->cfg, &s) &&
+	       cm_rpc_call(s, &q, r, META_SUP_TIMEOUT_MS) == CM_OK &&
+	       r->err == CM_OK;
+}
+
+static void
+scrape_supervisor(struct api_ctx *c)
+{
+	struct pr_rep r;
+
+	if (sup_status(c, &r))
 		api_metrics_actor_restarts(r.children, (long)r.n_children);
 	else
 		api_metrics_actor_restarts(NULL, -1);
 	pr_rep_free(&r);
+}
+
+void
+api_admin_status(struct api_ctx *c)
+{
+	struct pr_rep r;
+	json_t *rows;
+
+	if (!api_admin_allowed(c))
+		return;
+	if (!sup_status(c, &r)) {
+		pr_rep_free(&r);
+		api_fail(c, 0, CM_E_SUPERVISOR_UNAVAILABLE,
+		    "the supervisor did not answer");
+		return;
+	}
+	if ((rows = json_array()) == NULL) {
+		pr_rep_free(&r);
+		api_fail(c, 500, CM_E_INTERNAL, "out of memory");
+		return;
+	}
+	for (size_t i = 0; i < r.n_children; i++)
+		json_array_append_new(rows, api_dto_child(&r.children[i]));
+	pr_rep_free(&r);
+	api_ok(c, 200, rows);
 }
 
 void

@@ -298,6 +298,28 @@
 #define CM_TOKEN_TTL_MAX_S (10LL * 365 * 24 * 3600) /* expires_in_seconds */
 
 /*
+ * spacectl, the command-line client (spacectl/).  Every answer it reads is
+ * bounded before jansson sees it: a JSON answer by CM_CTL_JSON_MAX (a page
+ * of CM_EVENTS_LIMIT_MAX tasks, each with a CM_RESULT_MAX result, fits),
+ * an artifact by CM_ARTIFACT_MAX, one line of an event stream by
+ * CM_CTL_SSE_LINE_MAX (an event's JSON, its payload at most CM_RESULT_MAX).
+ */
+#define CM_CTL_JSON_MAX (16 * 1024 * 1024)
+#define CM_CTL_SSE_LINE_MAX (4 * CM_RESULT_MAX)
+#define CM_CTL_CONNECT_MS 5000  /* connecting to the api */
+#define CM_CTL_REQUEST_MS 60000 /* one request, a ?wait= long-poll included */
+/* A stream that sends nothing (not even its heartbeat) this long is dead. */
+#define CM_CTL_STALL_S (3 * CM_SSE_HEARTBEAT_MS / 1000)
+/* A dropped stream is resumed after a delay that doubles from MIN to MAX;
+ * an event received resets it.  After CM_CTL_RESUME_MAX attempts in a row
+ * that brought no event, spacectl gives up (exit 1). */
+#define CM_CTL_BACKOFF_MIN_MS 100
+#define CM_CTL_BACKOFF_MAX_MS 5000
+#define CM_CTL_RESUME_MAX 20
+#define CM_CTL_ARGS_MAX 32 /* positional arguments of one command */
+#define CM_CTL_COL_MAX 40  /* widest table cell; longer ones are cut */
+
+/*
  * A limit spelt into SQL text at compile time: " LIMIT " CM_STR(CM_X).
  * Only for limits defined as a bare integer literal.
  */

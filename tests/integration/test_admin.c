@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "admin_fixture.h"
+#include "clock.h"
 
 TestSuite(admin, .timeout = 240);
 
@@ -274,6 +275,7 @@ static const struct {
     {"POST", "/api/v1/admin/bindings",
         "{\"workspace_id\": \"w1\", \"browser_instance_id\": \"i1\"}"},
     {"DELETE", "/api/v1/admin/bindings/b1", NULL},
+    {"GET", "/api/v1/admin/status", NULL},
     /* A body that would be a 422 for an admin is still a 403. */
     {"POST", "/api/v1/admin/workspaces", "{\"bogus\": 1}"},
 };
@@ -447,5 +449,69 @@ Test(admin, strict_bodies_and_store_verdicts, .fini = tk_cleanup)
 		    "%s %s", bad_requests[i].method, path);
 		json_decref(res);
 	}
+	af_stop(&e);
+}
+
+static json_t *
+child_of_kind(json_t *rows, const char *kind)
+{
+	size_t i;
+	json_t *row;
+
+	json_array_foreach(rows, i, row)
+	{
+		if (strcmp(json_string_value(json_object_get(row, "kind")),
+		        kind) == 0)
+			return row;
+	}
+	return NULL;
+}
+
+/* GET /api/v1/admin/status: the supervisor's children, and a bounded 503
+ * while the supervisor cannot answer, with the api still serving. */
+Test(admin, status_is_the_supervisors_children, .fini = tk_cleanup)
+{
+	static const char *const keys[] = {
+	    "kind", "space_id", "pid", "state", "restarts", "uptime_ms"};
+	struct af_env e;
+	json_t *res, *store, *api;
+	int64_t t0;
+
+	af_start(&e, "admin-status");
+	cr_assert_eq(
+	    af_call(&e, "GET", "/api/v1/admin/status", e.admin, NULL, &res),
+	    200);
+	cr_assert(json_is_array(af_data(res)));
+	store = child_of_kind(af_data(res), "store");
+	api = child_of_kind(af_data(res), "api");
+	cr_assert(store != NULL && api != NULL, "no store or api row");
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+		cr_assert(
+		    json_object_get(store, keys[k]) != NULL, "no %s", keys[k]);
+	cr_assert(json_is_null(json_object_get(store, "space_id")));
+	cr_assert_str_eq(
+	    json_string_value(json_object_get(store, "state")), "ready");
+	/* The pids are the real processes: children of the supervisor. */
+	cr_assert_gt(json_integer_value(json_object_get(store, "pid")), 0);
+	cr_assert_eq(
+	    kill((pid_t)json_integer_value(json_object_get(api, "pid")), 0), 0);
+	json_decref(res);
+
+	/* A supervisor that does not answer costs a bounded wait, and the
+	 * api keeps serving other requests meanwhile. */
+	cr_assert_eq(kill(e.p.pid, SIGSTOP), 0);
+	t0 = cm_mono_ms();
+	cr_assert_eq(
+	    af_call(&e, "GET", "/api/v1/admin/status", e.admin, NULL, &res),
+	    503);
+	cr_assert_str_eq(af_error_code(res), "supervisor_unavailable");
+	cr_assert_lt(cm_mono_ms() - t0, 10000, "the 503 took too long");
+	json_decref(res);
+	cr_assert_eq(af_call(&e, "GET", "/healthz", NULL, NULL, NULL), 200);
+	cr_assert_eq(kill(e.p.pid, SIGCONT), 0);
+	cr_assert_eq(
+	    af_call(&e, "GET", "/api/v1/admin/status", e.admin, NULL, &res),
+	    200);
+	json_decref(res);
 	af_stop(&e);
 }
