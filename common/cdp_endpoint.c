@@ -65,25 +65,6 @@ out:
 	return rc;
 }
 
-/* Keeps the body up to its bound; past it the transfer fails. */
-static size_t
-version_write(char *data, size_t size, size_t nmemb, void *arg)
-{
-	struct cm_cdpep_version *v = arg;
-	size_t n = size * nmemb;
-	char *b;
-
-	if (n > CM_CDP_VERSION_MAX - v->len)
-		return 0;
-	if ((b = realloc(v->body, v->len + n + 1)) == NULL)
-		return 0;
-	memcpy(b + v->len, data, n);
-	v->len += n;
-	b[v->len] = '\0';
-	v->body = b;
-	return n;
-}
-
 int
 cm_cdpep_version_begin(
     struct cm_cdpep_version *v, const struct cm_cdpep *ep, long timeout_ms)
@@ -91,6 +72,7 @@ cm_cdpep_version_begin(
 	char url[sizeof(ep->hostport) + 32];
 
 	memset(v, 0, sizeof(*v));
+	v->body.cap = CM_CDP_VERSION_MAX;
 	if (cm_curl_load() != 0)
 		return -1;
 	snprintf(url, sizeof(url), "%s://%s/json/version",
@@ -98,9 +80,10 @@ cm_cdpep_version_begin(
 	if ((v->e = cm_curl.easy_init()) == NULL)
 		return -1;
 	if (cm_curl.easy_setopt(v->e, CURLOPT_URL, url) != CURLE_OK ||
-	    cm_curl.easy_setopt(v->e, CURLOPT_WRITEFUNCTION, version_write) !=
+	    cm_curl.easy_setopt(v->e, CURLOPT_WRITEFUNCTION, cm_bbuf_write) !=
 	        CURLE_OK ||
-	    cm_curl.easy_setopt(v->e, CURLOPT_WRITEDATA, v) != CURLE_OK ||
+	    cm_curl.easy_setopt(v->e, CURLOPT_WRITEDATA, &v->body) !=
+	        CURLE_OK ||
 	    cm_curl.easy_setopt(v->e, CURLOPT_TIMEOUT_MS, timeout_ms) !=
 	        CURLE_OK ||
 	    cm_curl.easy_setopt(v->e, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
@@ -119,7 +102,7 @@ cm_cdpep_version_end(struct cm_cdpep_version *v)
 {
 	if (v->e != NULL)
 		cm_curl.easy_cleanup(v->e);
-	free(v->body);
+	cm_bbuf_free(&v->body);
 	memset(v, 0, sizeof(*v));
 }
 
@@ -133,11 +116,11 @@ cm_cdpep_version_path(
 	char err[64];
 	int ok = -1;
 
-	if (rc != CURLE_OK || v->body == NULL ||
+	if (rc != CURLE_OK || v->body.p == NULL ||
 	    cm_curl.easy_getinfo(v->e, CURLINFO_RESPONSE_CODE, &status) !=
 	        CURLE_OK ||
 	    status != 200 ||
-	    cm_json_parse(v->body, v->len, CM_CDP_VERSION_MAX,
+	    cm_json_parse(v->body.p, v->body.len, CM_CDP_VERSION_MAX,
 	        CM_JSON_DEPTH_MAX, &j, err, sizeof(err)) != 0)
 		return -1;
 	ws = json_string_value(json_object_get(j, "webSocketDebuggerUrl"));

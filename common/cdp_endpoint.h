@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "bbuf.h"
 #include "limits.h"
 
 struct cm_cdpep {
@@ -38,8 +39,7 @@ int cm_cdpep_parse(const char *endpoint, struct cm_cdpep *ep);
  */
 struct cm_cdpep_version {
 	CURL *e;
-	char *body;
-	size_t len;
+	struct cm_bbuf body; /* bounded by CM_CDP_VERSION_MAX */
 };
 int cm_cdpep_version_begin(
     struct cm_cdpep_version *v, const struct cm_cdpep *ep, long timeout_ms);

@@ -15,36 +15,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bbuf.h"
 #include "ctl.h"
 #include "json.h"
 
 /* A body being received, at most cap bytes. */
-struct buf {
-	char *p;
-	size_t len, cap;
-	bool over;
-};
-
-static size_t
-buf_write(char *data, size_t size, size_t n, void *arg)
-{
-	struct buf *b = arg;
-	size_t add = size * n;
-	char *np;
-
-	if (add > b->cap - b->len) {
-		b->over = true;
-		return 0; /* curl stops with CURLE_WRITE_ERROR */
-	}
-	if ((np = realloc(b->p, b->len + add + 1)) == NULL)
-		return 0;
-	b->p = np;
-	memcpy(b->p + b->len, data, add);
-	b->len += add;
-	b->p[b->len] = '\0';
-	return add;
-}
-
 /* A handle for one request to path, with the token and the headers (an
  * extra one may be NULL); *hdrs is freed by the caller. */
 static CURL *
@@ -77,7 +52,7 @@ handle(struct ctl *c, const char *method, const char *path, const char *extra,
 
 /* Prints the api's error envelope in b (or why there is none). */
 static void
-print_error(long status, const struct buf *b)
+print_error(long status, const struct cm_bbuf *b)
 {
 	json_t *v = NULL, *e;
 	char err[128];
@@ -102,7 +77,7 @@ print_error(long status, const struct buf *b)
 
 /* Runs h; on a transport failure prints why.  Returns the status, or -1. */
 static long
-perform(struct ctl *c, CURL *h, const struct buf *b)
+perform(struct ctl *c, CURL *h, const struct cm_bbuf *b)
 {
 	CURLcode rc = curl_easy_perform(h);
 	long status = -1;
@@ -127,7 +102,7 @@ int
 ctl_call(struct ctl *c, const char *method, const char *path, json_t *body,
     int *status, json_t **out)
 {
-	struct buf b = {.cap = CM_CTL_JSON_MAX};
+	struct cm_bbuf b = {.cap = CM_CTL_JSON_MAX};
 	struct curl_slist *hdrs;
 	char *text = NULL, err[128];
 	CURL *h = handle(c, method, path, NULL, &hdrs);
@@ -142,7 +117,7 @@ ctl_call(struct ctl *c, const char *method, const char *path, json_t *body,
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, text ? text : "{}");
 	}
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)CM_CTL_REQUEST_MS);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, buf_write);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, cm_bbuf_write);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
 	if ((st = perform(c, h, &b)) < 0)
 		goto done;
@@ -217,7 +192,7 @@ int
 ctl_download(struct ctl *c, const char *path, const char *file, char *mime,
     size_t mime_len, size_t *size)
 {
-	struct buf b = {.cap = CM_ARTIFACT_MAX};
+	struct cm_bbuf b = {.cap = CM_ARTIFACT_MAX};
 	struct curl_slist *hdrs;
 	CURL *h = handle(c, "GET", path, NULL, &hdrs);
 	char *ct = NULL;
@@ -227,7 +202,7 @@ ctl_download(struct ctl *c, const char *path, const char *file, char *mime,
 	if (h == NULL)
 		return ctl_usage("out of memory");
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)CM_CTL_REQUEST_MS);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, buf_write);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, cm_bbuf_write);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
 	if ((st = perform(c, h, &b)) < 0)
 		goto done;
@@ -259,11 +234,11 @@ struct sse {
 	bool line_over; /* the line in progress is cut: dropped */
 	char data[CM_CTL_SSE_LINE_MAX + 1]; /* the event's data: line */
 	size_t data_len;
-	bool got;       /* this connection brought an event */
-	bool stop;      /* fn asked to stop */
-	bool closed;    /* space_closed was seen: the api ends the stream */
-	bool invalid;   /* the api sent what is not an event */
-	struct buf err; /* the body of an answer that is not 200 */
+	bool got;           /* this connection brought an event */
+	bool stop;          /* fn asked to stop */
+	bool closed;        /* space_closed was seen: the api ends the stream */
+	bool invalid;       /* the api sent what is not an event */
+	struct cm_bbuf err; /* the body of an answer that is not 200 */
 	long status;
 };
 
@@ -338,7 +313,7 @@ sse_write(char *p, size_t size, size_t n, void *arg)
 	size_t len = size * n;
 
 	if (s->status != 200)
-		return buf_write(p, size, n, &s->err);
+		return cm_bbuf_write(p, size, n, &s->err);
 	for (size_t i = 0; i < len; i++) {
 		char ch = p[i];
 
@@ -425,7 +400,7 @@ ctl_stream(struct ctl *c, const char *path, int64_t *last,
 		s->got = false;
 		s->line_len = 0;
 		s->data_len = 0;
-		s->err = (struct buf){.cap = CM_CTL_JSON_MAX};
+		s->err = (struct cm_bbuf){.cap = CM_CTL_JSON_MAX};
 		curl_easy_perform(h);
 		if (c->verbose)
 			fprintf(stderr, "< %ld (stream ended)\n", s->status);
