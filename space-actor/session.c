@@ -171,6 +171,33 @@ session_reply(void *arg, const json_t *result, const json_t *error)
 	session_send(s, s->step + 1);
 }
 
+/*
+ * The page stays unresponsive: it is closed, renderer and all, whatever
+ * it is doing, and a new one is set up in the same browser (and context)
+ * in the loop; a call that comes meanwhile waits for it.  Returns 0, or
+ * -1 when there is no page or the setup could not begin.
+ */
+static int
+session_replace(struct act_session *s, const char *who)
+{
+	char old[CM_ID_MAX + 1];
+	int64_t end = cm_mono_ms() + CM_BROWSER_START_MS;
+
+	if (!s->page_ok || s->cdp == NULL || s->state != ACT_SESSION_READY)
+		return -1;
+	cm_warnx(
+	    "%s: the page did not come to rest: a fresh one replaces it", who);
+	snprintf(old, sizeof(old), "%s", s->target);
+	act_page_fini(&s->page);
+	s->page_ok = false;
+	if (act_cdp_call(s->cdp, NULL, "Target.closeTarget",
+	        json_pack("{s:s}", "targetId", old), end, NULL, NULL) <= 0)
+		return -1;
+	s->state = ACT_SESSION_SETUP;
+	s->deadline_ms = end;
+	return session_send(s, STEP_CREATE);
+}
+
 int
 act_session_begin(struct act_session *s, struct act_cdp *cdp, int64_t deadline)
 {
@@ -321,10 +348,12 @@ act_session_turn(struct act_session *s, struct act_cdp *cdp, const char *who,
 
 		if (s->page_ok && !act_page_rested(&s->page, &clean))
 			return ACT_PENDING;
-		/* A page that did not come to rest in time, or a connection
-		 * that went away meanwhile: the driver starts anew. */
+		/* A page that did not come to rest in time is replaced by a
+		 * fresh one on the same connection (the Space keeps its
+		 * cookies); a connection that went away meanwhile, or one
+		 * that cannot take the new page, the driver starts anew. */
 		s->resetting = false;
-		if (!clean) {
+		if (!clean && session_replace(s, who) != 0) {
 			*drop = true;
 			act_session_down(s);
 		}

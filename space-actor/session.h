@@ -115,8 +115,8 @@ bool act_session_take(struct act_session *s, struct act_outcome *out);
  * *failures to 0), runs what is due, and returns ACT_DONE with *out when
  * the call ended, or ACT_CLEAN (out->err CM_OK) when a reset is over.
  * *drop is set when the driver must drop its connection (the setup
- * failed, the page crashed, or it did not come to rest); the session is
- * DOWN by then.
+ * failed, the page crashed, or a page that did not come to rest could not
+ * be replaced); the session is DOWN by then.
  */
 int64_t act_session_wake(
     struct act_session *s, struct act_cdp *cdp, int64_t now_ms);
@@ -140,10 +140,11 @@ void act_session_cancel(struct act_session *s);
  * Brings the page to rest after a call was abandoned: stops what it may
  * still be doing (loading, or a script), in the loop (act_page_reset).
  * Returns 0 when there is nothing to stop (no page ready), 1 when it is
- * under way (act_session_turn returns ACT_CLEAN once it is over, having
- * set *drop when the page did not come to rest), -1 when it could not
- * begin (the driver drops the connection).  A call started meanwhile
- * waits for it.
+ * under way (act_session_turn returns ACT_CLEAN once it is over: a page
+ * that did not come to rest is then being replaced by a fresh one in the
+ * same browser, or *drop is set when that could not begin), -1 when it
+ * could not begin (the driver drops the connection).  A call started
+ * meanwhile waits for it.
  */
 int act_session_reset(struct act_session *s);
 

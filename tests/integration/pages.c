@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,16 @@ static const struct {
         "for(let i=0;i<d.data.length;i++)d.data[i]=(Math.random()*256)|0;"
         "x.putImageData(d,0,0);</script></body></html>",
         NULL},
+    /* A page whose main thread blocks, soon after it loaded, in a
+     * synchronous request that is never answered: nothing the browser
+     * asks of it is answered any more. */
+    {"/stuck",
+        "<!doctype html><html><head><title>Stuck</title></head><body>"
+        "<h1>Stuck</h1><script>setTimeout(function(){"
+        "var x=new XMLHttpRequest();x.open('GET','/hang',false);"
+        "try{x.send();}catch(e){}},50);</script></body></html>",
+        NULL},
+    {"/hang", "", NULL},
     /* What the browser keeps for the site: the cookies it sent (and, with
      * ?set=NAME, a cookie NAME to keep), and the page's own script shows
      * localStorage's "mark" (and with ?set=NAME stores NAME there). */
@@ -75,12 +86,16 @@ static const struct {
 
 #define SITE_PAGES (sizeof(site) / sizeof(site[0]))
 
+#define PAGES_HELD_MAX 16 /* /hang connections held open at once */
+
 struct tk_pages {
 	int fd;
 	int port;
 	int stop[2];
 	pthread_t thread;
 	atomic_int hits[SITE_PAGES];
+	int held[PAGES_HELD_MAX]; /* /hang: never answered, closed at stop */
+	int n_held;
 };
 
 /* Copies tmpl into out with its one "%d", if any, made the port, and its
@@ -137,7 +152,9 @@ pages_set_cookie(const char *query, char *out, size_t len)
 		    out, len, "Set-Cookie: %.*s=1; Path=/\r\n", (int)n, v + 4);
 }
 
-static void
+/* Serves one request on c; returns true when c is to be held open
+ * unanswered (/hang), false when it is done with. */
+static bool
 pages_serve(struct tk_pages *s, int c)
 {
 	char req[4096], head[640], path[1024], where[256], text[2048];
@@ -153,14 +170,14 @@ pages_serve(struct tk_pages *s, int c)
 
 		if (poll(&p, 1, 5000) <= 0 ||
 		    (n = read(c, req + len, sizeof(req) - 1 - len)) <= 0)
-			return;
+			return false;
 		len += (size_t)n;
 		req[len] = '\0';
 		if (strstr(req, "\r\n\r\n") != NULL)
 			break;
 	}
 	if (sscanf(req, "GET %1023s ", path) != 1)
-		return;
+		return false;
 	pages_set_cookie(strchr(path, '?'), set, sizeof(set));
 	pages_cookies(req, jar, sizeof(jar));
 	path[strcspn(path, "?")] = '\0';
@@ -171,6 +188,10 @@ pages_serve(struct tk_pages *s, int c)
 			status = 200;
 			atomic_fetch_add(&s->hits[i], 1);
 		}
+	if (strcmp(path, "/hang") == 0 && s->n_held < PAGES_HELD_MAX) {
+		s->held[s->n_held++] = c;
+		return true;
+	}
 	if (body == NULL)
 		body = "<!doctype html><title>Not found</title>";
 	if (location != NULL) {
@@ -189,6 +210,7 @@ pages_serve(struct tk_pages *s, int c)
 	    location ? "\r\n" : "", status == 200 ? set : "");
 	if (send(c, head, (size_t)n, MSG_NOSIGNAL) == n)
 		(void)!send(c, text, strlen(text), MSG_NOSIGNAL);
+	return false;
 }
 
 static void *
@@ -207,8 +229,8 @@ pages_run(void *arg)
 			return NULL;
 		if ((c = accept(s->fd, NULL, NULL)) < 0)
 			continue;
-		pages_serve(s, c);
-		close(c);
+		if (!pages_serve(s, c))
+			close(c);
 	}
 }
 
@@ -247,6 +269,8 @@ tk_pages_stop(struct tk_pages *s)
 		return;
 	(void)!write(s->stop[1], "x", 1);
 	pthread_join(s->thread, NULL);
+	for (int i = 0; i < s->n_held; i++)
+		close(s->held[i]);
 	close(s->fd);
 	close(s->stop[0]);
 	close(s->stop[1]);

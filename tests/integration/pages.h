@@ -6,8 +6,10 @@
  * (a 302 to /next on host "localhost"), /sub (an image from "localhost"),
  * /cookie (the cookies and the local storage the browser keeps for the
  * site; with ?set=NAME it keeps one more of each), /noise (a tall canvas
- * of random pixels, whose full-page screenshot is too big to keep) and
- * 404 for anything
+ * of random pixels, whose full-page screenshot is too big to keep),
+ * /stuck (whose main thread blocks in a synchronous request to /hang,
+ * which is never answered: its connection is held until the server
+ * stops) and 404 for anything
  * else: a test that allows only 127.0.0.1 sees what its browser lets
  * through.  One thread, one request per connection.
  */

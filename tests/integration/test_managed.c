@@ -186,6 +186,90 @@ Test(managed, an_agent_session_on_a_real_page)
 	act_driver_managed.close(d);
 }
 
+/* Cancels what runs and steps the reset to its end (ACT_CLEAN, CM_OK),
+ * as the actor's loop does; the abandoned call must report nothing. */
+static void
+rest(struct act_driver *d)
+{
+	struct act_outcome o;
+
+	cr_assert_eq(act_driver_managed.cancel(d), 0);
+	cr_assert_eq(act_driver_managed.reset(d), 1);
+	for (int64_t end = cm_mono_ms() + WAIT_MS;;) {
+		struct pollfd fds[8];
+		int64_t wake, now = cm_mono_ms();
+		int n = act_driver_managed.pollfds(d, fds, 8, &wake);
+		enum act_state state;
+
+		cr_assert_lt(now, end, "the reset never ended");
+		poll(fds, (nfds_t)n,
+		    wake < 0      ? 100
+		    : wake <= now ? 0
+		                  : (int)(wake - now));
+		memset(&o, 0, sizeof(o));
+		state = act_driver_managed.step(d, fds, n, &o);
+		cr_assert_neq(state, ACT_DONE, "the cancelled call reported");
+		if (state == ACT_CLEAN) {
+			cr_assert_eq(o.err, CM_OK, "%s", cm_err_code(o.err));
+			return;
+		}
+	}
+}
+
+/* The text of the cookie page's line of cookies. */
+static void
+jar_is(struct act_driver *d, const char *want)
+{
+	struct act_outcome o;
+	json_t *res;
+
+	o = run(d, "extract_text", "{\"selector\":\"#c\"}", &res);
+	cr_assert_eq(o.err, CM_OK, "extract_text: %s", o.message);
+	cr_assert_str_eq(str(res, "text"), want);
+	json_decref(res);
+}
+
+Test(managed, a_page_that_never_comes_to_rest_is_replaced_in_its_browser)
+{
+	struct act_driver *d;
+	struct act_outcome o;
+	char err[256], args[128];
+	pid_t browser;
+
+	cr_assert_eq(
+	    act_driver_managed.open(&env, &d, err, sizeof(err)), 0, "%s", err);
+	snprintf(args, sizeof(args),
+	    "{\"url\":\"http://127.0.0.1:%d/cookie?set=alpha\"}", port);
+	o = run(d, "navigate", args, NULL);
+	cr_assert_eq(o.err, CM_OK, "navigate: %s", o.message);
+	browser = tk_child_with(getpid(), " --user-data-dir=", NULL, 0);
+	cr_assert_gt(browser, 0, "no browser found");
+
+	/* A page whose main thread blocks: the wait gets no answer, and
+	 * neither do the reset's Page.stopLoading and
+	 * Runtime.terminateExecution. */
+	snprintf(args, sizeof(args), "{\"url\":\"http://127.0.0.1:%d/stuck\"}",
+	    port);
+	o = run(d, "navigate", args, NULL);
+	cr_assert_eq(o.err, CM_OK, "navigate: %s", o.message);
+	o = run(d, "wait_for", "{\"text\":\"never there\",\"timeout_ms\":1500}",
+	    NULL);
+	cr_assert_neq(o.err, CM_OK, "a wait on a blocked page ended well");
+	cr_assert_gt(tk_pages_hits(pages, "/hang"), 0, "the page never blocked");
+	rest(d);
+
+	/* A fresh page in the same browser, which kept the Space's cookie. */
+	snprintf(args, sizeof(args), "{\"url\":\"http://127.0.0.1:%d/cookie\"}",
+	    port);
+	o = run(d, "navigate", args, NULL);
+	cr_assert_eq(
+	    o.err, CM_OK, "navigate: %s: %s", cm_err_code(o.err), o.message);
+	jar_is(d, "cookies: alpha=1.");
+	cr_assert_eq(tk_child_with(getpid(), " --user-data-dir=", NULL, 0),
+	    browser, "the browser was replaced, not the page");
+	act_driver_managed.close(d);
+}
+
 Test(managed, cancel_a_wait_and_survive_a_browser_crash)
 {
 	struct act_driver *d;
@@ -219,27 +303,7 @@ Test(managed, cancel_a_wait_and_survive_a_browser_crash)
 	}
 	/* The reset is a step of the loop: it ends with ACT_CLEAN once the
 	 * browser confirmed it, and the abandoned wait reports nothing. */
-	cr_assert_eq(act_driver_managed.cancel(d), 0);
-	cr_assert_eq(act_driver_managed.reset(d), 1);
-	for (int64_t end = cm_mono_ms() + WAIT_MS;;) {
-		struct pollfd fds[8];
-		int64_t wake, now = cm_mono_ms();
-		int n = act_driver_managed.pollfds(d, fds, 8, &wake);
-		enum act_state state;
-
-		cr_assert_lt(now, end, "the reset never ended");
-		poll(fds, (nfds_t)n,
-		    wake < 0      ? 100
-		    : wake <= now ? 0
-		                  : (int)(wake - now));
-		memset(&o, 0, sizeof(o));
-		state = act_driver_managed.step(d, fds, n, &o);
-		cr_assert_neq(state, ACT_DONE, "the cancelled wait reported");
-		if (state == ACT_CLEAN) {
-			cr_assert_eq(o.err, CM_OK, "%s", cm_err_code(o.err));
-			break;
-		}
-	}
+	rest(d);
 	json_decref(args);
 	navigate_home(d);
 
