@@ -357,6 +357,8 @@ async function selectSpace(id) {
   setShot(null);
   $('capability').dataset.for = '';
   $('space').hidden = id === null;
+  $('space-id').textContent = id || '';
+  for (const f of ['space-status', 'space-owner', 'space-instance', 'space-active', 'space-error']) $(f).textContent = '';
   for (const tr of $('spaces').tBodies[0].rows) tr.classList.toggle('selected', tr.dataset.space === id);
   if (id === null) return;
   try {

@@ -107,6 +107,7 @@ async function main() {
     await page.click('#signin-button');
     await page.waitForFunction(() => document.querySelector('#signin-msg').textContent.includes('Sign in again'));
     assert.equal(await page.isVisible('#app'), false);
+    assert.equal(await page.isVisible('#who'), false);
     await shot('wrong-token');
 
     log('sign in');
@@ -139,6 +140,7 @@ async function main() {
     await page.uncheck('#create-caps input[value="press"]');
     await page.click('#create-button');
     await page.waitForSelector('#space:not([hidden])');
+    await page.waitForFunction(() => document.querySelector('#space-id').textContent.trim() !== '');
     const spaceId = (await page.textContent('#space-id')).trim();
     assert.ok(spaceId.length > 0);
     const created = await call('GET', `/api/v1/workspaces/${WS}/browser-spaces/${spaceId}`, TOKEN);
@@ -237,6 +239,7 @@ async function main() {
     await page.waitForSelector('#signin:not([hidden])');
     assert.match(await page.textContent('#signin-msg'), /wrong, expired or revoked/);
     assert.equal(await page.isVisible('#app'), false);
+    assert.equal(await page.isVisible('#who'), false, 'the signed-out header still shows the operator');
     assert.equal(await page.evaluate(() => sessionStorage.getItem('spaced.token')), null);
     await shot('token-revoked');
 
