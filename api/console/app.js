@@ -657,9 +657,12 @@ async function startStream(id) {
       }
     } catch (err) {
       if (ctl.signal.aborted || !state.token) return;
-      $('stream-state').textContent = '(reconnecting)';
     }
-    if (!ended) await new Promise((r) => setTimeout(r, RETRY_MS));
+    // The stream ended before space_closed, cleanly or not: resume it.
+    if (!ended) {
+      $('stream-state').textContent = '(reconnecting)';
+      await new Promise((r) => setTimeout(r, RETRY_MS));
+    }
   }
   if (state.stream === ctl) $('stream-state').textContent = ended ? '(ended: the Space is closed)' : '';
 }

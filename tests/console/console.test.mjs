@@ -14,12 +14,14 @@
 //   CONSOLE_INSTANCE_B   a managed instance the console creates its Space on
 //   CONSOLE_PAGE_URL     the test page (title "Home", heading "Welcome")
 //   CONSOLE_SHOTS        where the screenshot of each main state goes
+//   CONSOLE_SPACED_PID   the supervisor, whose spaced-api the test kills once
 //   CONSOLE_CHROMIUM     the browser (default /usr/bin/chromium)
 //
 // Exits 0 when every case passed; otherwise prints the failure, saves
 // failure.png beside the other screenshots and exits 1.
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 
@@ -38,6 +40,7 @@ const INST_A = env('CONSOLE_INSTANCE_A');
 const INST_B = env('CONSOLE_INSTANCE_B');
 const PAGE_URL = env('CONSOLE_PAGE_URL');
 const SHOTS = env('CONSOLE_SHOTS');
+const SPACED_PID = env('CONSOLE_SPACED_PID');
 const CHROMIUM = process.env.CONSOLE_CHROMIUM || '/usr/bin/chromium';
 // A browser task on a loaded machine: a bound, not a speed.
 const TASK_WAIT_MS = 90000;
@@ -200,6 +203,33 @@ async function main() {
     await page.waitForSelector(`#events li[data-kind="completed"]:nth-child(n+${before + 1})`, { timeout: TASK_WAIT_MS });
     await page.waitForSelector(`#tasks li[data-task="${extra.doc.data.task_id}"] .status-completed`, { timeout: TASK_WAIT_MS });
     await shot('live-events');
+
+    log('a dropped event stream resumes with Last-Event-ID, with no gap and no repeat');
+    const resumed = [];
+    page.on('request', (r) => {
+      if (r.url().endsWith(`/browser-spaces/${spaceId}/events`)) resumed.push(r.headers()['last-event-id']);
+    });
+    // The api dies under the stream (the supervisor starts a new one).
+    const apiPid = Number(execFileSync('pgrep', ['-P', SPACED_PID, '-x', 'spaced-api']).toString().trim());
+    assert.ok(apiPid > 0);
+    process.kill(apiPid, 'SIGKILL');
+    await page.waitForFunction(() => document.querySelector('#stream-state').textContent === '(reconnecting)');
+    let whileOff = null;
+    for (const until = Date.now() + TASK_WAIT_MS; !whileOff && Date.now() < until;) {
+      try {
+        const r = await call('POST', `/api/v1/workspaces/${WS}/browser-spaces/${spaceId}/tasks`, TOKEN, {
+          request_id: 'console-test-resume', capability: 'snapshot', args: {},
+        });
+        if (r.status === 202 || r.status === 200) whileOff = r;
+      } catch (_) { /* the new api is not listening yet */ }
+      if (!whileOff) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(whileOff, 'no api came back');
+    await page.waitForSelector(`#tasks li[data-task="${whileOff.doc.data.task_id}"] .status-completed`, { timeout: TASK_WAIT_MS });
+    await page.waitForFunction(() => document.querySelector('#stream-state').textContent === '(live)');
+    const after = await page.$$eval('#events li', (ls) => ls.map((l) => Number(l.dataset.seq)));
+    assert.deepEqual(after, after.map((_, i) => i + 1), 'a gap or a repeat after the resume');
+    assert.ok(resumed.length > 0 && resumed.every((id) => Number(id) >= seqs.length), `resumed with ${resumed.join(',')}`);
 
     log('space_task_in_progress while a task runs, then cancel it after confirming');
     await submit('wait_for', { text: 'This text never appears.', timeout_ms: 50000 });

@@ -124,6 +124,8 @@ Test(console, in_a_real_browser, .fini = tk_cleanup)
 	    "CONSOLE_PAGE_URL=http://127.0.0.1:%d/", port);
 	snprintf(env[n++], sizeof(env[0]), "CONSOLE_SHOTS=%s",
 	    shots && *shots ? shots : SPACED_BIN_DIR "/console-shots");
+	snprintf(env[n++], sizeof(env[0]), "CONSOLE_SPACED_PID=%ld",
+	    (long)e.sf.p.pid);
 	for (size_t i = 0; i < n; i++)
 		envv[i] = env[i];
 	envv[n] = NULL;
