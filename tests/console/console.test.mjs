@@ -248,6 +248,11 @@ async function main() {
     await waitTaskStatus('click', 'failed');
     assert.match(await taskRow('click').textContent(), /Take a new snapshot/);
 
+    log('host_not_allowed: the instance may reach 127.0.0.1 only');
+    await submit('navigate', { url: PAGE_URL.replace('127.0.0.1', 'localhost') });
+    await page.waitForFunction(() => document.querySelector('#msg').textContent.includes('host_not_allowed'));
+    assert.match(await page.textContent('#msg'), /network policy does not allow that host/);
+
     log('close after confirming; keeping it first does nothing');
     await page.click('#close-button');
     await page.waitForSelector('#confirm[open]');
