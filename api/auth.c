@@ -146,3 +146,36 @@ api_auth_release(struct api_ctx *c)
 	pr_rep_free(&c->auth);
 	memset(&c->id, 0, sizeof(c->id));
 }
+
+/*
+ * GET /api/v1/me: the caller as its token resolved, and the workspaces it
+ * is a member of, so that a console can name the owner of a Space it
+ * creates and offer the caller's workspaces.  Nothing here is more than
+ * the caller already is; a disabled principal is refused as every route
+ * refuses it.
+ */
+void
+api_me_get(struct api_ctx *c)
+{
+	const struct pr_principal *p = c->id.principal;
+	json_t *ws = json_array(), *me;
+
+	if (p->disabled) {
+		json_decref(ws);
+		api_fail(c, 0, CM_E_UNAUTHENTICATED, "the token is not valid");
+		return;
+	}
+	for (size_t i = 0; ws != NULL && i < c->id.n_memberships; i++)
+		if (strcmp(c->id.memberships[i].principal_id,
+		        p->principal_id) == 0)
+			json_array_append_new(
+			    ws, api_dto_membership(&c->id.memberships[i]));
+	me = api_dto_principal(p);
+	if (me == NULL || ws == NULL ||
+	    json_object_set_new(me, "memberships", ws) != 0) {
+		json_decref(me);
+		api_fail(c, 500, CM_E_INTERNAL, "out of memory");
+		return;
+	}
+	api_ok(c, 200, me);
+}

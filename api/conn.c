@@ -289,7 +289,8 @@ refuse(struct api_conn *c, int status, enum cm_err err, const char *why,
 	c->job = NULL;
 	c->close_after = true;
 	c->state = C_OUT;
-	if (api_render(&out, &len, res.status, NULL, res.body, 0, true) == 0) {
+	if (api_render(&out, &len, res.status, NULL, NULL, res.body, 0, true) ==
+	    0) {
 		api_conn_send(c, out, len);
 		free(out);
 	}

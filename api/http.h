@@ -121,9 +121,12 @@ struct api_job *api_work_stop(void);
  * NULL) into *out (malloc'd, caller frees) and *len.  The body is
  * body_len bytes, or NUL-terminated text when body_len is 0.  Every
  * answer says X-Content-Type-Options: nosniff, so a browser takes its
- * Content-Type as given.  Returns 0, or -1 out of memory.
+ * Content-Type as given.  headers (static header lines ending in CRLF,
+ * at most CM_HTTP_RES_HEADERS_MAX bytes) replace the default
+ * Cache-Control: no-store; NULL: the default.  Returns 0, or -1 out of
+ * memory or when headers are too long.
  */
 int api_render(char **out, size_t *len, int status, const char *content_type,
-    const char *body, size_t body_len, bool close);
+    const char *headers, const char *body, size_t body_len, bool close);
 
 #endif

@@ -14,6 +14,7 @@ struct route {
 	const char *pattern; /* '*' segments are ids, captured in order */
 	bool auth;
 	void (*fn)(struct api_ctx *);
+	bool named; /* its last '*' is a file name, not an id */
 };
 
 static void
@@ -40,39 +41,45 @@ route_readyz(struct api_ctx *c)
 #define AD "/api/v1/admin"
 
 static const struct route routes[] = {
-    {"GET", "/healthz", false, route_healthz},
-    {"GET", "/readyz", false, route_readyz},
-    {"GET", "/metrics", false, api_metrics_get},
-    {"GET", "/api/v1/openapi.json", false, api_openapi_get},
-    {"GET", WS "/browser-spaces", true, api_space_list},
-    {"POST", WS "/browser-spaces", true, api_space_create},
-    {"GET", SP, true, api_space_get},
-    {"GET", SP "/tasks", true, api_task_list},
-    {"POST", SP "/tasks", true, api_task_submit},
-    {"GET", SP "/tasks/*", true, api_task_get},
-    {"GET", SP "/tasks/*/artifacts/*", true, api_artifact_get},
-    {"POST", SP "/cancel", true, api_space_cancel},
-    {"POST", SP "/close", true, api_space_close},
-    {"GET", SP "/events", true, api_event_list},
-    {"GET", WS "/browser-instances", true, api_instance_list},
-    {"GET", AD "/workspaces", true, api_admin_workspace_list},
-    {"POST", AD "/workspaces", true, api_admin_workspace_create},
-    {"PUT", AD "/workspaces/*/members/*", true, api_admin_member_put},
-    {"DELETE", AD "/workspaces/*/members/*", true, api_admin_member_remove},
-    {"GET", AD "/principals", true, api_admin_principal_list},
-    {"POST", AD "/principals", true, api_admin_principal_create},
-    {"POST", AD "/principals/*/tokens", true, api_admin_token_issue},
-    {"DELETE", AD "/tokens/*", true, api_admin_token_revoke},
-    {"GET", AD "/runtime-bundles", true, api_admin_bundle_list},
-    {"POST", AD "/runtime-bundles", true, api_admin_bundle_create},
-    {"GET", AD "/browser-instances", true, api_admin_instance_list},
-    {"POST", AD "/browser-instances", true, api_admin_instance_register},
+    {"GET", "/", false, api_console_index, false},
+    {"GET", "/console/*", false, api_console_file, true},
+    {"GET", "/healthz", false, route_healthz, false},
+    {"GET", "/readyz", false, route_readyz, false},
+    {"GET", "/metrics", false, api_metrics_get, false},
+    {"GET", "/api/v1/openapi.json", false, api_openapi_get, false},
+    {"GET", "/api/v1/me", true, api_me_get, false},
+    {"GET", WS "/browser-spaces", true, api_space_list, false},
+    {"POST", WS "/browser-spaces", true, api_space_create, false},
+    {"GET", SP, true, api_space_get, false},
+    {"GET", SP "/tasks", true, api_task_list, false},
+    {"POST", SP "/tasks", true, api_task_submit, false},
+    {"GET", SP "/tasks/*", true, api_task_get, false},
+    {"GET", SP "/tasks/*/artifacts/*", true, api_artifact_get, true},
+    {"POST", SP "/cancel", true, api_space_cancel, false},
+    {"POST", SP "/close", true, api_space_close, false},
+    {"GET", SP "/events", true, api_event_list, false},
+    {"GET", WS "/browser-instances", true, api_instance_list, false},
+    {"GET", WS "/runtime-bundles", true, api_bundle_list, false},
+    {"GET", AD "/workspaces", true, api_admin_workspace_list, false},
+    {"POST", AD "/workspaces", true, api_admin_workspace_create, false},
+    {"PUT", AD "/workspaces/*/members/*", true, api_admin_member_put, false},
+    {"DELETE", AD "/workspaces/*/members/*", true, api_admin_member_remove,
+        false},
+    {"GET", AD "/principals", true, api_admin_principal_list, false},
+    {"POST", AD "/principals", true, api_admin_principal_create, false},
+    {"POST", AD "/principals/*/tokens", true, api_admin_token_issue, false},
+    {"DELETE", AD "/tokens/*", true, api_admin_token_revoke, false},
+    {"GET", AD "/runtime-bundles", true, api_admin_bundle_list, false},
+    {"POST", AD "/runtime-bundles", true, api_admin_bundle_create, false},
+    {"GET", AD "/browser-instances", true, api_admin_instance_list, false},
+    {"POST", AD "/browser-instances", true, api_admin_instance_register, false},
     {"POST", AD "/browser-instances/*/disable", true,
-        api_admin_instance_disable},
-    {"POST", AD "/browser-instances/*/enable", true, api_admin_instance_enable},
-    {"POST", AD "/bindings", true, api_admin_binding_create},
-    {"DELETE", AD "/bindings/*", true, api_admin_binding_delete},
-    {"GET", AD "/status", true, api_admin_status},
+        api_admin_instance_disable, false},
+    {"POST", AD "/browser-instances/*/enable", true, api_admin_instance_enable,
+        false},
+    {"POST", AD "/bindings", true, api_admin_binding_create, false},
+    {"DELETE", AD "/bindings/*", true, api_admin_binding_delete, false},
+    {"GET", AD "/status", true, api_admin_status, false},
 };
 
 /* An id segment: 1..CM_ID_MAX of [A-Za-z0-9_-]. */
@@ -91,22 +98,26 @@ id_ok(const char *s, size_t n)
 }
 
 /*
- * Matches path against pattern.  Returns 1 on a match (ids copied into
- * c->params), 0 on no match, -1 when it matches but an id is malformed.
- * The fourth '*' of a path (only an artifact's route has one) is an
- * artifact's name, which may hold a '.' (cm_artifact_name_valid).
+ * Matches path against r's pattern.  Returns 1 on a match (ids copied
+ * into c->params), 0 on no match, -1 when it matches but an id is
+ * malformed.  The last '*' of a named route (an artifact's, a console
+ * file's) is a file name, which may hold a '.' but not start with one
+ * (cm_artifact_name_valid); the path is not percent-decoded, so "%2e" is
+ * no name either.
  */
 static int
-match(struct api_ctx *c, const char *pattern, const char *path)
+match(struct api_ctx *c, const struct route *r, const char *path)
 {
+	const char *pattern = r->pattern;
 	int n = 0, bad = 0;
 
 	while (*pattern != '\0' && *path != '\0') {
 		if (*pattern == '*') {
 			size_t len = strcspn(path, "/");
 
-			if (n == 3 ? !cm_artifact_name_valid(path, len)
-			           : !id_ok(path, len))
+			if (r->named && pattern[1] == '\0'
+			        ? !cm_artifact_name_valid(path, len)
+			        : !id_ok(path, len))
 				bad = 1;
 			else if (n < 4)
 				snprintf(c->params[n], sizeof(c->params[n]),
@@ -135,7 +146,7 @@ api_dispatch(struct api_ctx *c)
 
 	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
 		memset(c->params, 0, sizeof(c->params));
-		if ((m = match(c, routes[i].pattern, c->req->path)) == 0)
+		if ((m = match(c, &routes[i], c->req->path)) == 0)
 			continue;
 		path_known = true;
 		c->route = routes[i].pattern; /* a 405 keeps its path's */
@@ -155,6 +166,8 @@ api_dispatch(struct api_ctx *c)
 		api_fail(c, 0, CM_E_NOT_FOUND, "no such resource");
 		return;
 	}
+	/* A console file's name is its params[0] too, and its handler reads
+	 * nothing else. */
 	c->workspace_id = c->params[0][0] ? c->params[0] : NULL;
 	c->space_id = c->params[1][0] ? c->params[1] : NULL;
 	c->task_id = c->params[2][0] ? c->params[2] : NULL;

@@ -529,3 +529,57 @@ api_instance_list(struct api_ctx *c)
 	q.space_id = NULL;
 	answer_list(c, &q, LIST_INSTANCES);
 }
+
+/* Whether one of the n instances names bundle_id.  O(n). */
+static bool
+bundle_in_use(const struct pr_instance *inst, size_t n, const char *bundle_id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(inst[i].bundle_id, bundle_id) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * The bundles of the instances bound to the workspace, whom may see them
+ * who may see the instances: a console builds its task forms from their
+ * args schemas.  A bundle no bound instance names stays unseen, as a
+ * foreign instance does.  Two store calls; bundles are few.
+ */
+void
+api_bundle_list(struct api_ctx *c)
+{
+	struct pr_req qi = req_for(c, PR_OP_INSTANCE_LIST),
+	              qb = req_for(c, PR_OP_BUNDLE_LIST);
+	struct pr_rep ri, rb;
+	json_t *list;
+
+	if (!allowed(c, API_ACT_INSTANCE_LIST, NULL, NULL, NULL))
+		return;
+	qi.space_id = NULL;
+	qb.workspace_id = qb.space_id = NULL;
+	memset(&ri, 0, sizeof(ri));
+	memset(&rb, 0, sizeof(rb));
+	if (!api_call(c, &qi, &ri))
+		goto out;
+	if (ri.err != CM_OK) {
+		api_fail_rep(c, &ri);
+		goto out;
+	}
+	if (!api_call(c, &qb, &rb))
+		goto out;
+	if (rb.err != CM_OK) {
+		api_fail_rep(c, &rb);
+		goto out;
+	}
+	list = json_array();
+	for (size_t i = 0; list != NULL && i < rb.n_bundles; i++)
+		if (bundle_in_use(
+		        ri.instances, ri.n_instances, rb.bundles[i].bundle_id))
+			json_array_append_new(
+			    list, api_dto_bundle(&rb.bundles[i]));
+	api_ok(c, 200, list);
+out:
+	pr_rep_free(&ri);
+	pr_rep_free(&rb);
+}

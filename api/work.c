@@ -71,19 +71,20 @@ reason(int status)
 
 int
 api_render(char **out, size_t *len, int status, const char *content_type,
-    const char *body, size_t body_len, bool close)
+    const char *headers, const char *body, size_t body_len, bool close)
 {
 	size_t blen = body == NULL ? 0 : body_len > 0 ? body_len : strlen(body);
-	char head[256];
+	char head[CM_HTTP_RES_HEAD_MAX];
 	int n;
 
 	*out = NULL;
 	*len = 0;
 	n = snprintf(head, sizeof(head),
-	    "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nCache-Control: no-store\r\n"
+	    "HTTP/1.1 %d %s\r\nContent-Type: %s\r\n%s"
 	    "X-Content-Type-Options: nosniff\r\nContent-Length: %zu\r\n%s\r\n",
 	    status, reason(status),
-	    content_type ? content_type : "application/json", blen,
+	    content_type ? content_type : "application/json",
+	    headers ? headers : "Cache-Control: no-store\r\n", blen,
 	    close ? "Connection: close\r\n" : "");
 	if (n < 0 || (size_t)n >= sizeof(head) ||
 	    (*out = malloc((size_t)n + blen)) == NULL)
@@ -153,7 +154,8 @@ conclude(struct api_job *j, struct api_ctx *c)
 	j->outcome = API_OUT_ANSWER;
 	/* Out of memory, no answer: the loop closes the connection. */
 	api_render(&j->out, &j->out_len, res->body ? res->status : 500,
-	    res->content_type, res->body, res->body_len, j->close);
+	    res->content_type, res->headers, res->body, res->body_len,
+	    j->close);
 }
 
 static void

@@ -214,6 +214,9 @@
 #define CM_HTTP_REFUSING_MAX 64 /* refused connections still being told so */
 #define CM_HTTP_LINE_MAX (CM_URL_MAX + 32) /* request line; past it 414 */
 #define CM_HTTP_HEADERS_MAX (8 * 1024)     /* header fields; past them 431 */
+#define CM_HTTP_RES_HEADERS_MAX 768        /* a route's own header lines */
+/* An answer's head: the status line and fixed headers, and a route's own. */
+#define CM_HTTP_RES_HEAD_MAX (256 + CM_HTTP_RES_HEADERS_MAX)
 #define CM_HTTP_HEAD_TIMEOUT_MS 5000   /* first byte to the end of the head */
 #define CM_HTTP_BODY_TIMEOUT_MS 10000  /* end of the head to end of the body */
 #define CM_HTTP_IDLE_TIMEOUT_MS 15000  /* no request under way */

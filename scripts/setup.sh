@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Installs every Debian package spaced needs to build, run and test.
-# Idempotent: when nothing is missing it only checks and returns.
+# Installs every Debian package spaced needs to build, run and test, and
+# the npm packages of the browser tests (tests/console: playwright-core,
+# pinned by its package-lock.json).  Idempotent: when nothing is missing
+# it only checks and returns.
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 
 packages=(
   build-essential cmake pkg-config clang-format
@@ -12,6 +15,19 @@ packages=(
   nng-utils wrk clang libclang-rt-14-dev
 )
 
+# Node and npm from Debian only when there are none: a node installed
+# otherwise (nodesource ships npm with it) is left alone.
+command -v node >/dev/null || packages+=(nodejs)
+command -v npm >/dev/null || packages+=(npm)
+
+# The npm packages, once node and npm are there: npm_ci.sh is a no-op
+# when node_modules was installed from this very lock file.  Without the
+# registry the build goes on; the console test says what it misses.
+npm_deps() {
+  "$here/npm_ci.sh" "$here/../tests/console" ||
+    echo "setup: npm ci for tests/console failed (the console test needs it)" >&2
+}
+
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
@@ -20,6 +36,7 @@ for p in "${packages[@]}"; do
 done
 
 if [ "${#missing[@]}" -eq 0 ]; then
+  npm_deps
   exit 0
 fi
 
@@ -35,3 +52,4 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 # shellcheck disable=SC2086
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+npm_deps

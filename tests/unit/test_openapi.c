@@ -15,7 +15,6 @@
 
 /* Documented ahead of their routes: none may be added here lightly. */
 static const char *const documented_only[] = {
-    "GET /", /* the operator console (SPEC 7), not in the table yet */
     NULL,
 };
 

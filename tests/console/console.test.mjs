@@ -1,0 +1,295 @@
+// console.test.mjs: the operator console (SPEC 7, acceptance 14) in a real
+// browser.  playwright-core drives Debian's Chromium, headless, against the
+// real spaced that tests/console/test_console.c started, with two managed
+// instances bound to the workspace and a page server on 127.0.0.1.
+//
+// Environment (all set by test_console.c):
+//   CONSOLE_URL          the api, http://127.0.0.1:<port>
+//   CONSOLE_TOKEN        an operator's token (a manager of the workspace)
+//   CONSOLE_TOKEN_ID     its id, revoked by the last case
+//   CONSOLE_ADMIN_TOKEN  the admin's token (to revoke it)
+//   CONSOLE_WORKSPACE    the workspace's id
+//   CONSOLE_OWNER_ID     the operator's principal id
+//   CONSOLE_INSTANCE_A   a managed instance the test reserves behind the console
+//   CONSOLE_INSTANCE_B   a managed instance the console creates its Space on
+//   CONSOLE_PAGE_URL     the test page (title "Home", heading "Welcome")
+//   CONSOLE_SHOTS        where the screenshot of each main state goes
+//   CONSOLE_SPACED_PID   the supervisor, whose spaced-api the test kills once
+//   CONSOLE_CHROMIUM     the browser (default /usr/bin/chromium)
+//
+// Exits 0 when every case passed; otherwise prints the failure, saves
+// failure.png beside the other screenshots and exits 1.
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const env = (name) => {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set`);
+  return v;
+};
+const URL_BASE = env('CONSOLE_URL');
+const TOKEN = env('CONSOLE_TOKEN');
+const TOKEN_ID = env('CONSOLE_TOKEN_ID');
+const ADMIN = env('CONSOLE_ADMIN_TOKEN');
+const WS = env('CONSOLE_WORKSPACE');
+const OWNER = env('CONSOLE_OWNER_ID');
+const INST_A = env('CONSOLE_INSTANCE_A');
+const INST_B = env('CONSOLE_INSTANCE_B');
+const PAGE_URL = env('CONSOLE_PAGE_URL');
+const SHOTS = env('CONSOLE_SHOTS');
+const SPACED_PID = env('CONSOLE_SPACED_PID');
+const CHROMIUM = process.env.CONSOLE_CHROMIUM || '/usr/bin/chromium';
+// A browser task on a loaded machine: a bound, not a speed.
+const TASK_WAIT_MS = 90000;
+
+mkdirSync(SHOTS, { recursive: true });
+
+async function call(method, path, token, body) {
+  const res = await fetch(URL_BASE + path, {
+    method,
+    headers: { Authorization: 'Bearer ' + token, 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, doc: await res.json().catch(() => null) };
+}
+
+let page;
+let step = '';
+async function shot(name) {
+  await page.screenshot({ path: join(SHOTS, name + '.png'), fullPage: true });
+}
+function log(text) {
+  step = text;
+  console.log('console: ' + text);
+}
+
+// The task row of the console's task list for the newest task of cap.
+const taskRow = (cap) => page.locator('#tasks li', { has: page.locator('strong', { hasText: new RegExp('^' + cap + '$') }) }).first();
+
+async function waitTaskStatus(cap, status) {
+  await page.waitForFunction(([c, s]) => {
+    const li = [...document.querySelectorAll('#tasks li')].find((x) => x.querySelector('strong')?.textContent === c);
+    return li && li.querySelector('.task-status')?.textContent === s;
+  }, [cap, status], { timeout: TASK_WAIT_MS });
+}
+
+async function submit(cap, args) {
+  await page.selectOption('#capability', cap);
+  for (const [k, v] of Object.entries(args)) {
+    await page.fill(`#args [name="${k}"]`, String(v));
+  }
+  await page.click('#submit-button');
+}
+
+async function confirmDialog() {
+  await page.waitForSelector('#confirm[open]');
+  await shot('confirm-dialog');
+  await page.click('#confirm-yes');
+  await page.waitForSelector('#confirm:not([open])', { state: 'attached' });
+}
+
+async function main() {
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
+  page = await context.newPage();
+  page.setDefaultTimeout(30000);
+  const consoleErrors = [];
+  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+  page.on('pageerror', (e) => consoleErrors.push(String(e)));
+  // The token must never travel in a URL.
+  const urls = [];
+  page.on('request', (r) => urls.push(r.url()));
+
+  try {
+    log('a wrong token is refused with a clear message');
+    await page.goto(URL_BASE + '/');
+    await page.fill('#token', 'not-a-token');
+    await page.click('#signin-button');
+    await page.waitForFunction(() => document.querySelector('#signin-msg').textContent.includes('Sign in again'));
+    assert.equal(await page.isVisible('#app'), false);
+    assert.equal(await page.isVisible('#who'), false);
+    await shot('wrong-token');
+
+    log('sign in');
+    await page.fill('#token', TOKEN);
+    await page.click('#signin-button');
+    await page.waitForSelector('#app:not([hidden])');
+    assert.equal(await page.inputValue('#workspace'), WS);
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('spaced.token')), TOKEN);
+    assert.equal(await page.evaluate(() => localStorage.length), 0);
+    await page.waitForSelector(`#create-instance option[value="${INST_A}"]`, { state: 'attached' });
+    await shot('signed-in');
+
+    log('browser_instance_in_use: another client reserves the chosen instance');
+    await page.selectOption('#create-instance', INST_A);
+    const other = await call('POST', `/api/v1/workspaces/${WS}/browser-spaces`, TOKEN, {
+      browser_instance_id: INST_A, owner_type: 'operator', owner_id: OWNER,
+      granted_capabilities: ['snapshot'],
+    });
+    assert.equal(other.status, 201, JSON.stringify(other.doc));
+    await page.click('#create-button');
+    await page.waitForFunction(() => document.querySelector('#msg').textContent.includes('browser_instance_in_use'));
+    const inUse = await page.textContent('#msg');
+    assert.match(inUse, /already reserved by another Space/);
+    assert.match(inUse, /never shared/);
+    await shot('instance-in-use');
+
+    log('create a Space from a free instance, choosing its capabilities');
+    await page.selectOption('#create-instance', INST_B);
+    await page.waitForSelector('#create-caps input[value="navigate"]');
+    await page.uncheck('#create-caps input[value="press"]');
+    await page.click('#create-button');
+    await page.waitForSelector('#space:not([hidden])');
+    await page.waitForFunction(() => document.querySelector('#space-id').textContent.trim() !== '');
+    const spaceId = (await page.textContent('#space-id')).trim();
+    assert.ok(spaceId.length > 0);
+    const created = await call('GET', `/api/v1/workspaces/${WS}/browser-spaces/${spaceId}`, TOKEN);
+    assert.equal(created.doc.data.browser_instance_id, INST_B);
+    assert.ok(!created.doc.data.granted_capabilities.includes('press'));
+    assert.ok(created.doc.data.granted_capabilities.includes('screenshot'));
+    await page.waitForSelector(`#spaces tr[data-space="${spaceId}"]`);
+    const row = await page.textContent(`#spaces tr[data-space="${spaceId}"]`);
+    assert.match(row, /idle/);
+    assert.match(row, new RegExp(OWNER));
+    // The capabilities offered are the ones granted.
+    const offered = await page.$$eval('#capability option', (os) => os.map((o) => o.value));
+    assert.ok(!offered.includes('press'), offered.join(','));
+    await page.waitForSelector('#events li[data-kind="space_opened"]', { timeout: TASK_WAIT_MS });
+    await shot('space-created');
+
+    log('navigate to the test page through a form built from the args schema');
+    await submit('navigate', { url: PAGE_URL });
+    await waitTaskStatus('navigate', 'completed');
+    assert.match(await taskRow('navigate').locator('pre').textContent(), /"title": "Home"/);
+
+    log('snapshot, and see the outline with its refs');
+    await submit('snapshot', {});
+    await waitTaskStatus('snapshot', 'completed');
+    await page.waitForFunction(() => document.querySelector('#outline').textContent.includes('heading "Welcome"'));
+    const outline = await page.textContent('#outline');
+    assert.match(outline, /link "Next page" \[ref=e\d+\]/);
+    assert.match(await page.textContent('#outline-title'), /Home/);
+    await shot('snapshot-outline');
+
+    log('screenshot, and see the image');
+    await submit('screenshot', {});
+    await waitTaskStatus('screenshot', 'completed');
+    await page.waitForSelector('#shot:not([hidden])', { timeout: TASK_WAIT_MS });
+    await page.waitForFunction(() => {
+      const i = document.querySelector('#shot');
+      return i.complete && i.naturalWidth > 0 && i.src.startsWith('blob:');
+    });
+    const shotTask = await page.getAttribute('#shot', 'data-task');
+    assert.ok(shotTask);
+    await shot('screenshot');
+
+    log('the live event log shows each task in order');
+    const kinds = await page.$$eval('#events li', (ls) => ls.map((l) => [Number(l.dataset.seq), l.dataset.kind]));
+    const seqs = kinds.map((k) => k[0]);
+    assert.deepEqual(seqs, [...seqs].sort((a, b) => a - b), 'events in order');
+    assert.deepEqual(seqs, seqs.map((_, i) => i + 1), 'no gap');
+    for (const k of ['space_opened', 'queued', 'started', 'completed']) {
+      assert.ok(kinds.some((x) => x[1] === k), `no ${k} event in ${JSON.stringify(kinds)}`);
+    }
+    // A task submitted by another client shows up live, with no reload.
+    const before = kinds.length;
+    const extra = await call('POST', `/api/v1/workspaces/${WS}/browser-spaces/${spaceId}/tasks`, TOKEN, {
+      request_id: 'console-test-live', capability: 'snapshot', args: {},
+    });
+    assert.equal(extra.status, 202, JSON.stringify(extra.doc));
+    await page.waitForSelector(`#events li[data-kind="completed"]:nth-child(n+${before + 1})`, { timeout: TASK_WAIT_MS });
+    await page.waitForSelector(`#tasks li[data-task="${extra.doc.data.task_id}"] .status-completed`, { timeout: TASK_WAIT_MS });
+    await shot('live-events');
+
+    log('a dropped event stream resumes with Last-Event-ID, with no gap and no repeat');
+    const resumed = [];
+    page.on('request', (r) => {
+      if (r.url().endsWith(`/browser-spaces/${spaceId}/events`)) resumed.push(r.headers()['last-event-id']);
+    });
+    // The api dies under the stream (the supervisor starts a new one).
+    const apiPid = Number(execFileSync('pgrep', ['-P', SPACED_PID, '-x', 'spaced-api']).toString().trim());
+    assert.ok(apiPid > 0);
+    process.kill(apiPid, 'SIGKILL');
+    await page.waitForFunction(() => document.querySelector('#stream-state').textContent === '(reconnecting)');
+    let whileOff = null;
+    for (const until = Date.now() + TASK_WAIT_MS; !whileOff && Date.now() < until;) {
+      try {
+        const r = await call('POST', `/api/v1/workspaces/${WS}/browser-spaces/${spaceId}/tasks`, TOKEN, {
+          request_id: 'console-test-resume', capability: 'snapshot', args: {},
+        });
+        if (r.status === 202 || r.status === 200) whileOff = r;
+      } catch (_) { /* the new api is not listening yet */ }
+      if (!whileOff) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(whileOff, 'no api came back');
+    await page.waitForSelector(`#tasks li[data-task="${whileOff.doc.data.task_id}"] .status-completed`, { timeout: TASK_WAIT_MS });
+    await page.waitForFunction(() => document.querySelector('#stream-state').textContent === '(live)');
+    const after = await page.$$eval('#events li', (ls) => ls.map((l) => Number(l.dataset.seq)));
+    assert.deepEqual(after, after.map((_, i) => i + 1), 'a gap or a repeat after the resume');
+    assert.ok(resumed.length > 0 && resumed.every((id) => Number(id) >= seqs.length), `resumed with ${resumed.join(',')}`);
+
+    log('space_task_in_progress while a task runs, then cancel it after confirming');
+    await submit('wait_for', { text: 'This text never appears.', timeout_ms: 50000 });
+    await waitTaskStatus('wait_for', 'running');
+    await submit('snapshot', {});
+    await page.waitForFunction(() => document.querySelector('#msg').textContent.includes('space_task_in_progress'));
+    assert.match(await page.textContent('#msg'), /still running a task/);
+    await shot('task-in-progress');
+    await page.click('#cancel-button');
+    await confirmDialog();
+    await waitTaskStatus('wait_for', 'cancelled');
+    await page.waitForSelector('#events li[data-kind="cancelled"]', { timeout: TASK_WAIT_MS });
+
+    log('a stale ref fails with a clear message');
+    await submit('click', { ref: 'e99999' });
+    await waitTaskStatus('click', 'failed');
+    assert.match(await taskRow('click').textContent(), /Take a new snapshot/);
+
+    log('host_not_allowed: the instance may reach 127.0.0.1 only');
+    await submit('navigate', { url: PAGE_URL.replace('127.0.0.1', 'localhost') });
+    await page.waitForFunction(() => document.querySelector('#msg').textContent.includes('host_not_allowed'));
+    assert.match(await page.textContent('#msg'), /network policy does not allow that host/);
+
+    log('close after confirming; keeping it first does nothing');
+    await page.click('#close-button');
+    await page.waitForSelector('#confirm[open]');
+    await page.click('#confirm-no');
+    const kept = await call('GET', `/api/v1/workspaces/${WS}/browser-spaces/${spaceId}`, TOKEN);
+    assert.equal(kept.doc.data.close_requested, false);
+    await page.click('#close-button');
+    await confirmDialog();
+    await page.waitForSelector('#events li[data-kind="space_closed"]', { timeout: TASK_WAIT_MS });
+    await page.waitForFunction(() => document.querySelector('#space-status').textContent === 'closed', null, { timeout: TASK_WAIT_MS });
+    await page.waitForFunction((id) => document.querySelector(`#spaces tr[data-space="${id}"]`)?.textContent.includes('closed'), spaceId);
+    assert.equal(await page.isDisabled('#submit-button'), true);
+    await shot('space-closed');
+
+    log('a token revoked while the page is open returns to sign-in');
+    const rev = await call('DELETE', `/api/v1/admin/tokens/${TOKEN_ID}`, ADMIN);
+    assert.equal(rev.status, 200, JSON.stringify(rev.doc));
+    await page.click('#refresh');
+    await page.waitForSelector('#signin:not([hidden])');
+    assert.match(await page.textContent('#signin-msg'), /wrong, expired or revoked/);
+    assert.equal(await page.isVisible('#app'), false);
+    assert.equal(await page.isVisible('#who'), false, 'the signed-out header still shows the operator');
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('spaced.token')), null);
+    await shot('token-revoked');
+
+    log('the token never appeared in a URL');
+    for (const u of urls) assert.ok(!u.includes(TOKEN), `token in ${u}`);
+    assert.deepEqual(consoleErrors.filter((t) => /Content Security Policy/i.test(t)), [], 'CSP violations');
+    log('all cases passed');
+  } catch (e) {
+    console.error(`console: FAILED at "${step}": ${e.stack || e}`);
+    if (consoleErrors.length) console.error('console: page errors:\n  ' + consoleErrors.join('\n  '));
+    try { await shot('failure'); } catch (_) { /* the page may be gone */ }
+    process.exitCode = 1;
+  } finally {
+    await browser.close();
+  }
+}
+
+main().catch((e) => { console.error(e); process.exit(1); });
