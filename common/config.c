@@ -92,9 +92,10 @@ cfg_check_level(const char *v)
 static const char *
 cfg_check_format(const char *v)
 {
-	return strcmp(v, "json") == 0 || strcmp(v, "text") == 0
+	return strcmp(v, "auto") == 0 || strcmp(v, "json") == 0 ||
+	               strcmp(v, "text") == 0
 	           ? NULL
-	           : "must be json or text";
+	           : "must be auto, json or text";
 }
 
 #define CFG_FIELD(f) \
@@ -724,7 +725,7 @@ cfg_defaults(struct cm_config *cfg)
 	cfg->task_timeout_default = CM_TIMEOUT_DEFAULT_S;
 	cfg->task_timeout_max = CM_TIMEOUT_MAX_S;
 	snprintf(cfg->log_level, sizeof cfg->log_level, "info");
-	snprintf(cfg->log_format, sizeof cfg->log_format, "json");
+	snprintf(cfg->log_format, sizeof cfg->log_format, "auto");
 	cfg->store_backend = CM_STORE_SQLITE;
 	cfg->probe_interval_ms = CM_PROBE_INTERVAL_MS;
 }

@@ -31,11 +31,11 @@ struct cm_config {
 	int managed_browsers;                /* 2 */
 	char chromium_path[CM_PATH_MAX];     /* /usr/bin/chromium */
 	bool warm_standby; /* true: an idle managed instance keeps a browser */
-	int max_spaces_per_workspace;        /* 64 */
-	int task_timeout_default;            /* 60, seconds */
-	int task_timeout_max;                /* 600, seconds */
-	char log_level[16];                  /* info */
-	char log_format[8];                  /* json | text */
+	int max_spaces_per_workspace; /* 64 */
+	int task_timeout_default;     /* 60, seconds */
+	int task_timeout_max;         /* 600, seconds */
+	char log_level[16];           /* info */
+	char log_format[8]; /* auto | json | text; cm_startup resolves auto */
 	enum cm_store_backend store_backend; /* sqlite */
 	char postgres_dsn[CM_CONF_VALUE_MAX];
 	char host_id[CM_HOST_MAX + 1]; /* gethostname() */

@@ -9,6 +9,11 @@
  * SIGCHLD when asked; SIGPIPE is ignored) and opens a signalfd over them
  * when asked.  Signals are then read from a signalfd, never handled.
  *
+ * "--version" anywhere on the command line prints "<proc> <version>" on
+ * stdout and exits 0 at once, before any configuration is read.
+ * log_format "auto" becomes "json" or "text" in *cfg (isatty(2)), so that
+ * a configuration handed on to children carries the decision.
+ *
  * Exit codes have fixed meanings (s6, runit): the supervisor's restart
  * policy reads them.
  */
