@@ -1,10 +1,31 @@
 # Thin wrappers around CMake; see README.md.
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+# A comma, for an argument of $(call ...).
+, := ,
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc)
+# make run's address and data dir (empty: the config's): two runs on
+# different ones never collide.  Also SPACED_HTTP_LISTEN, SPACED_DATA_DIR.
+HTTP_LISTEN ?=
+DATA_DIR ?=
+# No make or CMake chatter: no "Entering directory" from the make that
+# cmake --build runs, and no progress or "Built target" lines (rule
+# messages off).  The compiler's own output still shows.
+MAKEFLAGS += --no-print-directory
+QUIET_CMAKE = -DCMAKE_RULE_MESSAGES:BOOL=OFF -DCMAKE_TARGET_MESSAGES:BOOL=OFF
+# Configure only for a new tree, new CMAKE_FLAGS, or a tree configured
+# before rule messages were off; cmake --build reconfigures by itself when
+# a CMakeLists.txt changes.  Its output goes to a log, shown on failure.
+define configure
+	@if [ -n "$(3)" ] || ! grep -qs "^CMAKE_TARGET_MESSAGES:BOOL=OFF" $(1)/CMakeCache.txt; then \
+	  mkdir -p $(1) && \
+	  cmake -S . -B $(1) $(2) $(QUIET_CMAKE) $(3) >$(1)/configure.log 2>&1 || \
+	  { cat $(1)/configure.log >&2; exit 1; }; fi
+endef
 
-.PHONY: all setup build run test test-sanitize fuzz bench format clean
+.PHONY: all setup build run test test-sanitize fuzz bench format clean \
+	install package deb
 
 all: build
 
@@ -12,30 +33,32 @@ setup:
 	@./scripts/setup.sh
 
 build: setup
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+	$(call configure,$(BUILD),-DCMAKE_BUILD_TYPE=RelWithDebInfo,$(CMAKE_FLAGS))
 	@cmake --build $(BUILD) -j $(JOBS)
 
 run: build
-	@./scripts/run.sh $(BUILD)
+	@./scripts/run.sh $(BUILD) $(if $(HTTP_LISTEN),--http-listen=$(HTTP_LISTEN)) \
+		$(if $(DATA_DIR),--data-dir=$(DATA_DIR))
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 # Unit and integration tests again under ASan and UBSan.
 test-sanitize: setup
-	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
-		-DSPACED_SANITIZE=address,undefined $(CMAKE_FLAGS) >/dev/null
+	$(call configure,$(ASAN_BUILD),-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
+		-DSPACED_SANITIZE=address$(,)undefined,$(CMAKE_FLAGS))
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 	@cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ctest --output-on-failure -j $(JOBS) -L 'unit|integration'
 
 # Every libFuzzer target for FUZZ_SECONDS each (clang).
-FUZZ_BUILD ?= build-fuzz
+FUZZ_,:= ,
+BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 30
 fuzz: setup
-	@cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
-		-DSPACED_FUZZ=ON $(CMAKE_FLAGS) >/dev/null
+	$(call configure,$(FUZZ_BUILD),-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
+		-DSPACED_FUZZ=ON,$(CMAKE_FLAGS))
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS)
 	@./scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
@@ -46,6 +69,16 @@ bench: build
 	@./$(BUILD)/actor_bench
 	@./$(BUILD)/lifecycle_bench
 	@./$(BUILD)/warm_bench
+
+# The binaries, etc/ and the systemd unit under PREFIX (DESTDIR works).
+PREFIX ?= /usr/local
+install: build
+	@cmake --install $(BUILD) --prefix $(PREFIX)
+
+# The Debian package, from CPack, in $(BUILD).
+package deb: build
+	@cd $(BUILD) && cpack -G DEB >cpack.log 2>&1 || { cat cpack.log >&2; exit 1; }
+	@ls $(BUILD)/*.deb
 
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')

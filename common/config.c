@@ -884,6 +884,34 @@ cfg_value_text(const struct cm_config *cfg, size_t i, char *num, size_t len)
 	return cfg->store_backend == CM_STORE_POSTGRES ? "postgres" : "sqlite";
 }
 
+static bool
+cfg_is_secret(const char *name)
+{
+	for (size_t j = 0;
+	     j < sizeof cfg_secret_keys / sizeof cfg_secret_keys[0]; j++)
+		if (strcmp(cfg_secret_keys[j], name) == 0)
+			return true;
+	return false;
+}
+
+int
+cm_config_print(const struct cm_config *cfg, FILE *f)
+{
+	char num[24];
+
+	for (size_t i = 0; i < CFG_NKEYS; i++) {
+		const char *v = cfg_value_text(cfg, i, num, sizeof num);
+
+		/* A secret's value never leaves the process this way. */
+		if (cfg_is_secret(cfg_keys[i].name) && v[0] != '\0')
+			fprintf(f, "# %s = (set; a secret, not shown)\n",
+			    cfg_keys[i].name);
+		else
+			fprintf(f, "%s = %s\n", cfg_keys[i].name, v);
+	}
+	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
+}
+
 /* Every name and the longest value of any field fit in the fd. */
 _Static_assert(CFG_NNAMES *(CFG_NAME_MAX + CM_PATH_MAX + 2) <= CM_CONFIG_FD_MAX,
     "CM_CONFIG_FD_MAX cannot hold every key");

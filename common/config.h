@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "limits.h"
 
@@ -78,6 +79,14 @@ const char *cm_config_extra(const struct cm_config *cfg, const char *name);
  * the fd, or -1.
  */
 int cm_config_to_fd(const struct cm_config *cfg);
+
+/*
+ * Writes every key of cfg to f as "key = value" lines, in the table's
+ * order and in the config file's syntax, values as loaded (derived ones
+ * filled in).  A secret key that is set is a comment line without its
+ * value.  0, or -1 when f failed.
+ */
+int cm_config_print(const struct cm_config *cfg, FILE *f);
 
 /*
  * The environment to give a child: envp (NULL: the process environment)

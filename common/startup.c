@@ -56,13 +56,15 @@ make_dir(const char *path)
 	return -1;
 }
 
-/* "notify-fd" and then the binary's own extra flags, into all. */
+/* "notify-fd", "print-config" and then the binary's own extra flags,
+ * into all. */
 static int
 merge_extra(const char *const *extra, const char **all, size_t n)
 {
 	size_t i = 0;
 
 	all[i++] = "notify-fd";
+	all[i++] = "print-config";
 	for (; extra != NULL && *extra != NULL; extra++) {
 		if (i + 1 >= n)
 			return -1;
@@ -106,6 +108,9 @@ cm_startup(struct cm_startup *st, struct cm_config *cfg, const char *proc,
 		cm_warnx("config: %s", err);
 		return CM_EXIT_PERMANENT;
 	}
+	if (cm_config_extra(cfg, "print-config") != NULL)
+		exit(cm_config_print(cfg, stdout) == 0 ? CM_EXIT_OK
+		                                       : CM_EXIT_FAILED);
 	cm_log_level_parse(cfg->log_level, &level);
 	/*
 	 * "auto" is decided here, once, and written back: the supervisor
