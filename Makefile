@@ -10,17 +10,17 @@ JOBS ?= $(shell nproc)
 HTTP_LISTEN ?=
 DATA_DIR ?=
 # No make or CMake chatter: no "Entering directory" from the make that
-# cmake --build runs, and no progress or "Built target" lines (rule
-# messages off).  The compiler's own output still shows.
+# cmake --build runs (CMakeLists.txt turns off the progress and "Built
+# target" lines).  The compiler's own output still shows.
 MAKEFLAGS += --no-print-directory
-QUIET_CMAKE = -DCMAKE_RULE_MESSAGES:BOOL=OFF -DCMAKE_TARGET_MESSAGES:BOOL=OFF
-# Configure only for a new tree, new CMAKE_FLAGS, or a tree configured
-# before rule messages were off; cmake --build reconfigures by itself when
-# a CMakeLists.txt changes.  Its output goes to a log, shown on failure.
+# Configure only a new tree, or for new CMAKE_FLAGS: cmake --build
+# reconfigures by itself when a CMakeLists.txt changes, and BUILD may name
+# a tree configured from another checkout.  The output goes to a log,
+# shown when configuring fails.
 define configure
-	@if [ -n "$(3)" ] || ! grep -qs "^CMAKE_TARGET_MESSAGES:BOOL=OFF" $(1)/CMakeCache.txt; then \
+	@if [ -n "$(3)" ] || [ ! -f $(1)/CMakeCache.txt ]; then \
 	  mkdir -p $(1) && \
-	  cmake -S . -B $(1) $(2) $(QUIET_CMAKE) $(3) >$(1)/configure.log 2>&1 || \
+	  cmake -S . -B $(1) $(2) $(3) >$(1)/configure.log 2>&1 || \
 	  { cat $(1)/configure.log >&2; exit 1; }; fi
 endef
 
