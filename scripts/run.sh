@@ -88,7 +88,7 @@ ws=$(curl -fsS -H "Authorization: Bearer $(cat "$token")" \
   echo
   echo "Try it:"
   if [ -n "$ws" ]; then
-    echo "  curl -H \"Authorization: Bearer \$(cat $token)\" $url/api/v1/workspaces/$ws/browser-spaces"
+    echo "  curl -sS -H \"Authorization: Bearer \$(cat $token)\" $url/api/v1/workspaces/$ws/browser-spaces"
   fi
   if [ -x "$build/spacectl" ]; then
     echo "  $build/spacectl --url $url spaces list --workspace default"
