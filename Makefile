@@ -71,14 +71,19 @@ bench: build
 	@./$(BUILD)/warm_bench
 
 # The binaries, etc/ and the systemd unit under PREFIX (DESTDIR works).
+# The prefix is configured, not only given to cmake --install: the unit
+# and the configuration's place are made for it.
 PREFIX ?= /usr/local
 install: build
-	@cmake --install $(BUILD) --prefix $(PREFIX)
+	$(call configure,$(BUILD),,-DCMAKE_INSTALL_PREFIX=$(PREFIX))
+	@DESTDIR="$(DESTDIR)" cmake --install $(BUILD) >$(BUILD)/install.log 2>&1 || \
+		{ cat $(BUILD)/install.log >&2; exit 1; }
 
-# The Debian package, from CPack, in $(BUILD).
+# The Debian package (CPack), in $(BUILD), for /usr and /etc/spaced.
 package deb: build
+	$(call configure,$(BUILD),,-DCMAKE_INSTALL_PREFIX=/usr)
 	@cd $(BUILD) && cpack -G DEB >cpack.log 2>&1 || { cat cpack.log >&2; exit 1; }
-	@ls $(BUILD)/*.deb
+	@ls $(BUILD)/spaced_*.deb
 
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')
