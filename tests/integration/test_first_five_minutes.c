@@ -72,32 +72,21 @@ spawn(const char *cwd, const char *const *argv, const char *const *env,
 	return pid;
 }
 
-struct child {
-	pid_t pid;
-	int status;
-};
-
-static bool
-child_exited(void *arg)
-{
-	struct child *c = arg;
-
-	return waitpid(c->pid, &c->status, WNOHANG) == c->pid;
-}
-
 /* Runs argv to its end within timeout_ms; its wait status. */
 static int
 run(const char *cwd, const char *const *argv, const char *out, int timeout_ms)
 {
-	struct child c = {spawn(cwd, argv, NULL, out), 0};
+	struct tk_proc p = {.pid = spawn(cwd, argv, NULL, out)};
+	pid_t pid = p.pid;
+	int status = 0;
 
-	if (!tk_wait_until(child_exited, &c, timeout_ms)) {
-		kill(-c.pid, SIGKILL);
-		waitpid(c.pid, NULL, 0);
+	if (tk_proc_wait(&p, timeout_ms, &status) != 0) {
+		kill(-pid, SIGKILL);
+		waitpid(pid, NULL, 0);
 		cr_assert_fail(
 		    "%s did not finish within %d ms", argv[0], timeout_ms);
 	}
-	return c.status;
+	return status;
 }
 
 /* The file's text (empty when it cannot be read); free it. */
@@ -171,7 +160,7 @@ Test(first_five_minutes, make_run_in_a_fresh_clone_then_the_printed_commands,
 	    "git", "clone", "-q", SPACED_SOURCE_DIR, "repo", NULL};
 	const char *const env[] = {"SPACED_WARM_STANDBY=false", NULL};
 	struct ready r = {0};
-	struct child mk = {0, 0};
+	struct tk_proc mk = {0};
 	bool has_ctl;
 	char *text;
 	int port = tk_free_port(), st;
@@ -257,7 +246,7 @@ Test(first_five_minutes, make_run_in_a_fresh_clone_then_the_printed_commands,
 
 	/* Stopped as Ctrl-C would, the whole group goes within the bound. */
 	cr_assert_eq(kill(-run_group, SIGTERM), 0);
-	cr_assert(tk_wait_until(child_exited, &mk, STOP_WAIT_MS),
+	cr_assert_eq(tk_proc_wait(&mk, STOP_WAIT_MS, &st), 0,
 	    "make run still runs %d ms after SIGTERM", STOP_WAIT_MS);
 	cr_assert(tk_wait_until(group_gone, &run_group, STOP_WAIT_MS),
 	    "processes of make run remain %d ms after SIGTERM", STOP_WAIT_MS);
