@@ -53,6 +53,24 @@ conf=$root/etc/spaced/spaced.conf
 env -i PATH=/usr/bin:/bin "$root/usr/bin/spaced" --config="$conf" --print-config >/dev/null ||
   fail "the installed configuration does not load"
 
+# The unpacked service starts on the installed configuration, from a
+# directory with no etc/ of its own, and loads the bundles beside it.
+port=$((20000 + RANDOM % 10000))
+mkfifo "$tmp/ready"
+(cd "$tmp" && exec env -i PATH=/usr/bin:/bin "$root/usr/bin/spaced" \
+  --config="$conf" --data-dir="$tmp/data" --http-listen=127.0.0.1:$port \
+  --managed-browsers=0 --warm-standby=false --log-format=text \
+  --notify-fd=3 3>"$tmp/ready" >"$tmp/spaced.log" 2>&1) &
+pid=$!
+stop() { kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; }
+read -r -t 60 line <"$tmp/ready" || true
+[ "${line:-}" = ready ] || { stop; cat "$tmp/spaced.log" >&2; fail "the unpacked spaced did not get ready"; }
+for b in browser fake; do
+  grep -q "bootstrap: runtime bundle $b " "$tmp/spaced.log" ||
+    { stop; cat "$tmp/spaced.log" >&2; fail "the unpacked spaced did not load bundle $b"; }
+done
+stop
+
 unit=$root/usr/lib/systemd/system/spaced.service
 [ -f "$unit" ] || fail "no unit"
 [ -f "$root/usr/lib/sysusers.d/spaced.conf" ] || fail "no sysusers.d entry"
