@@ -53,8 +53,7 @@ test-sanitize: setup
 		ctest --output-on-failure -j $(JOBS) -L 'unit|integration'
 
 # Every libFuzzer target for FUZZ_SECONDS each (clang).
-FUZZ_,:= ,
-BUILD ?= build-fuzz
+FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 30
 fuzz: setup
 	$(call configure,$(FUZZ_BUILD),-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
