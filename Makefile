@@ -1,10 +1,31 @@
 # Thin wrappers around CMake; see README.md.
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+# A comma, for an argument of $(call ...).
+, := ,
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc)
+# make run's address and data dir (empty: the config's): two runs on
+# different ones never collide.  Also SPACED_HTTP_LISTEN, SPACED_DATA_DIR.
+HTTP_LISTEN ?=
+DATA_DIR ?=
+# No make or CMake chatter: no "Entering directory" from the make that
+# cmake --build runs (CMakeLists.txt turns off the progress and "Built
+# target" lines).  The compiler's own output still shows.
+MAKEFLAGS += --no-print-directory
+# Configure only a new tree, or for new CMAKE_FLAGS: cmake --build
+# reconfigures by itself when a CMakeLists.txt changes, and BUILD may name
+# a tree configured from another checkout.  The output goes to a log,
+# shown when configuring fails.
+define configure
+	@if [ -n "$(3)" ] || [ ! -f $(1)/CMakeCache.txt ]; then \
+	  mkdir -p $(1) && \
+	  cmake -S . -B $(1) $(2) $(3) >$(1)/configure.log 2>&1 || \
+	  { cat $(1)/configure.log >&2; exit 1; }; fi
+endef
 
-.PHONY: all setup build run test test-sanitize fuzz bench format clean
+.PHONY: all setup build run test test-sanitize fuzz bench format clean \
+	install package deb
 
 all: build
 
@@ -12,19 +33,20 @@ setup:
 	@./scripts/setup.sh
 
 build: setup
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+	$(call configure,$(BUILD),-DCMAKE_BUILD_TYPE=RelWithDebInfo,$(CMAKE_FLAGS))
 	@cmake --build $(BUILD) -j $(JOBS)
 
 run: build
-	@./scripts/run.sh $(BUILD)
+	@./scripts/run.sh $(BUILD) $(if $(HTTP_LISTEN),--http-listen=$(HTTP_LISTEN)) \
+		$(if $(DATA_DIR),--data-dir=$(DATA_DIR))
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 # Unit and integration tests again under ASan and UBSan.
 test-sanitize: setup
-	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
-		-DSPACED_SANITIZE=address,undefined $(CMAKE_FLAGS) >/dev/null
+	$(call configure,$(ASAN_BUILD),-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
+		-DSPACED_SANITIZE=address$(,)undefined,$(CMAKE_FLAGS))
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 	@cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -34,8 +56,8 @@ test-sanitize: setup
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 30
 fuzz: setup
-	@cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
-		-DSPACED_FUZZ=ON $(CMAKE_FLAGS) >/dev/null
+	$(call configure,$(FUZZ_BUILD),-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
+		-DSPACED_FUZZ=ON,$(CMAKE_FLAGS))
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS)
 	@./scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
@@ -46,6 +68,21 @@ bench: build
 	@./$(BUILD)/actor_bench
 	@./$(BUILD)/lifecycle_bench
 	@./$(BUILD)/warm_bench
+
+# The binaries, etc/ and the systemd unit under PREFIX (DESTDIR works).
+# The prefix is configured, not only given to cmake --install: the unit
+# and the configuration's place are made for it.
+PREFIX ?= /usr/local
+install: build
+	$(call configure,$(BUILD),,-DCMAKE_INSTALL_PREFIX=$(PREFIX))
+	@DESTDIR="$(DESTDIR)" cmake --install $(BUILD) >$(BUILD)/install.log 2>&1 || \
+		{ cat $(BUILD)/install.log >&2; exit 1; }
+
+# The Debian package (CPack), in $(BUILD), for /usr and /etc/spaced.
+package deb: build
+	$(call configure,$(BUILD),,-DCMAKE_INSTALL_PREFIX=/usr)
+	@cd $(BUILD) && cpack -G DEB >cpack.log 2>&1 || { cat cpack.log >&2; exit 1; }
+	@ls $(BUILD)/spaced_*.deb
 
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')

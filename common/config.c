@@ -92,9 +92,10 @@ cfg_check_level(const char *v)
 static const char *
 cfg_check_format(const char *v)
 {
-	return strcmp(v, "json") == 0 || strcmp(v, "text") == 0
+	return strcmp(v, "auto") == 0 || strcmp(v, "json") == 0 ||
+	               strcmp(v, "text") == 0
 	           ? NULL
-	           : "must be json or text";
+	           : "must be auto, json or text";
 }
 
 #define CFG_FIELD(f) \
@@ -724,7 +725,7 @@ cfg_defaults(struct cm_config *cfg)
 	cfg->task_timeout_default = CM_TIMEOUT_DEFAULT_S;
 	cfg->task_timeout_max = CM_TIMEOUT_MAX_S;
 	snprintf(cfg->log_level, sizeof cfg->log_level, "info");
-	snprintf(cfg->log_format, sizeof cfg->log_format, "json");
+	snprintf(cfg->log_format, sizeof cfg->log_format, "auto");
 	cfg->store_backend = CM_STORE_SQLITE;
 	cfg->probe_interval_ms = CM_PROBE_INTERVAL_MS;
 }
@@ -881,6 +882,34 @@ cfg_value_text(const struct cm_config *cfg, size_t i, char *num, size_t len)
 		break;
 	}
 	return cfg->store_backend == CM_STORE_POSTGRES ? "postgres" : "sqlite";
+}
+
+static bool
+cfg_is_secret(const char *name)
+{
+	for (size_t j = 0;
+	     j < sizeof cfg_secret_keys / sizeof cfg_secret_keys[0]; j++)
+		if (strcmp(cfg_secret_keys[j], name) == 0)
+			return true;
+	return false;
+}
+
+int
+cm_config_print(const struct cm_config *cfg, FILE *f)
+{
+	char num[24];
+
+	for (size_t i = 0; i < CFG_NKEYS; i++) {
+		const char *v = cfg_value_text(cfg, i, num, sizeof num);
+
+		/* A secret's value never leaves the process this way. */
+		if (cfg_is_secret(cfg_keys[i].name) && v[0] != '\0')
+			fprintf(f, "# %s = (set; a secret, not shown)\n",
+			    cfg_keys[i].name);
+		else
+			fprintf(f, "%s = %s\n", cfg_keys[i].name, v);
+	}
+	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
 }
 
 /* Every name and the longest value of any field fit in the fd. */

@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "limits.h"
 
@@ -31,11 +32,11 @@ struct cm_config {
 	int managed_browsers;                /* 2 */
 	char chromium_path[CM_PATH_MAX];     /* /usr/bin/chromium */
 	bool warm_standby; /* true: an idle managed instance keeps a browser */
-	int max_spaces_per_workspace;        /* 64 */
-	int task_timeout_default;            /* 60, seconds */
-	int task_timeout_max;                /* 600, seconds */
-	char log_level[16];                  /* info */
-	char log_format[8];                  /* json | text */
+	int max_spaces_per_workspace; /* 64 */
+	int task_timeout_default;     /* 60, seconds */
+	int task_timeout_max;         /* 600, seconds */
+	char log_level[16];           /* info */
+	char log_format[8]; /* auto | json | text; cm_startup resolves auto */
 	enum cm_store_backend store_backend; /* sqlite */
 	char postgres_dsn[CM_CONF_VALUE_MAX];
 	char host_id[CM_HOST_MAX + 1]; /* gethostname() */
@@ -78,6 +79,14 @@ const char *cm_config_extra(const struct cm_config *cfg, const char *name);
  * the fd, or -1.
  */
 int cm_config_to_fd(const struct cm_config *cfg);
+
+/*
+ * Writes every key of cfg to f as "key = value" lines, in the table's
+ * order and in the config file's syntax, values as loaded (derived ones
+ * filled in).  A secret key that is set is a comment line without its
+ * value.  0, or -1 when f failed.
+ */
+int cm_config_print(const struct cm_config *cfg, FILE *f);
 
 /*
  * The environment to give a child: envp (NULL: the process environment)

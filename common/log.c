@@ -50,6 +50,16 @@ cm_log_init(const char *proc, enum cm_log_level level, bool json)
 	pthread_mutex_unlock(&log_lock);
 }
 
+bool
+cm_log_json_for(const char *format, int fd)
+{
+	if (format != NULL && strcmp(format, "text") == 0)
+		return false;
+	if (format != NULL && strcmp(format, "auto") == 0)
+		return isatty(fd) == 0;
+	return true;
+}
+
 int
 cm_log_level_parse(const char *s, enum cm_log_level *out)
 {

@@ -1,10 +1,11 @@
 /*
  * log.h: one line per message on stderr.
  *
- * JSON lines by default ({"ts","level","proc","pid","msg"}), or plain text
- * for a terminal.  Every message passes through the redactor before it is
- * written, so a secret that slips into a format argument still never
- * reaches a log.  cm_warn appends strerror(errno); cm_warnx does not.
+ * JSON lines ({"ts","level","proc","pid","msg"}) or plain text, as
+ * log_format says (cm_log_json_for; startup.h decides it once per start). Every
+ * message passes through the redactor before it is written, so a secret that
+ * slips into a format argument still never reaches a log.  cm_warn appends
+ * strerror(errno); cm_warnx does not.
  */
 #ifndef CM_LOG_H
 #define CM_LOG_H
@@ -15,6 +16,11 @@ enum cm_log_level { CM_LOG_DEBUG, CM_LOG_INFO, CM_LOG_WARN, CM_LOG_ERROR };
 
 /* proc is copied.  Safe to call again (after exec, or to change level). */
 void cm_log_init(const char *proc, enum cm_log_level level, bool json);
+/*
+ * Whether a log_format ("json", "text" or "auto") means JSON lines on fd:
+ * "auto" is text on a terminal (isatty) and JSON lines otherwise.
+ */
+bool cm_log_json_for(const char *format, int fd);
 /* Parses "debug", "info", "warn", "error"; returns -1 on anything else. */
 int cm_log_level_parse(const char *s, enum cm_log_level *out);
 

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
@@ -55,13 +56,15 @@ make_dir(const char *path)
 	return -1;
 }
 
-/* "notify-fd" and then the binary's own extra flags, into all. */
+/* "notify-fd", "print-config" and then the binary's own extra flags,
+ * into all. */
 static int
 merge_extra(const char *const *extra, const char **all, size_t n)
 {
 	size_t i = 0;
 
 	all[i++] = "notify-fd";
+	all[i++] = "print-config";
 	for (; extra != NULL && *extra != NULL; extra++) {
 		if (i + 1 >= n)
 			return -1;
@@ -69,6 +72,19 @@ merge_extra(const char *const *extra, const char **all, size_t n)
 	}
 	all[i] = NULL;
 	return 0;
+}
+
+/* --version anywhere on the command line: the answer, before any config
+ * is read, so that it works wherever the binary is installed. */
+static void
+version_exit(const char *proc, int argc, char *const *argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--version") == 0) {
+			printf("%s %s\n", proc, SPACED_VERSION);
+			exit(fflush(stdout) == 0 ? CM_EXIT_OK : CM_EXIT_FAILED);
+		}
+	}
 }
 
 int
@@ -79,9 +95,11 @@ cm_startup(struct cm_startup *st, struct cm_config *cfg, const char *proc,
 	const char *all[CM_CONFIG_EXTRA_MAX + 1];
 	enum cm_log_level level = CM_LOG_INFO;
 	char err[256];
+	bool json;
 
 	st->notify_fd = st->sig_fd = -1;
 	sigemptyset(&st->mask);
+	version_exit(proc, argc, argv);
 	cm_log_init(proc, CM_LOG_INFO, false);
 	if (merge_extra(extra, all, sizeof(all) / sizeof(all[0])) != 0)
 		cm_fatalx(
@@ -90,8 +108,19 @@ cm_startup(struct cm_startup *st, struct cm_config *cfg, const char *proc,
 		cm_warnx("config: %s", err);
 		return CM_EXIT_PERMANENT;
 	}
+	if (cm_config_extra(cfg, "print-config") != NULL)
+		exit(cm_config_print(cfg, stdout) == 0 ? CM_EXIT_OK
+		                                       : CM_EXIT_FAILED);
 	cm_log_level_parse(cfg->log_level, &level);
-	cm_log_init(proc, level, strcmp(cfg->log_format, "text") != 0);
+	/*
+	 * "auto" is decided here, once, and written back: the supervisor
+	 * hands cfg to its children (--config-fd), so they write what it
+	 * writes even where their own stderr would decide otherwise.
+	 */
+	json = cm_log_json_for(cfg->log_format, STDERR_FILENO);
+	snprintf(cfg->log_format, sizeof(cfg->log_format), "%s",
+	    json ? "json" : "text");
+	cm_log_init(proc, level, json);
 	if (cm_startup_fd(cfg, "notify-fd", &st->notify_fd) != 0)
 		return CM_EXIT_PERMANENT;
 	if ((flags & CM_STARTUP_DIRS) &&

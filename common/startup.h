@@ -9,6 +9,13 @@
  * SIGCHLD when asked; SIGPIPE is ignored) and opens a signalfd over them
  * when asked.  Signals are then read from a signalfd, never handled.
  *
+ * "--version" anywhere on the command line prints "<proc> <version>" on
+ * stdout and exits 0 at once, before any configuration is read;
+ * "--print-config" prints the loaded configuration (cm_config_print) on
+ * stdout and exits 0, so that a script reads the values a start would use.
+ * log_format "auto" becomes "json" or "text" in *cfg (isatty(2)), so that
+ * a configuration handed on to children carries the decision.
+ *
  * Exit codes have fixed meanings (s6, runit): the supervisor's restart
  * policy reads them.
  */
@@ -43,10 +50,10 @@ struct cm_startup {
 /*
  * Starts the process proc: everything above, into *st and *cfg.  extra
  * lists the binary's own flags (NULL-terminated, may be NULL) besides
- * notify-fd, which every binary takes; flags are cm_startup_flags.  Returns
- * CM_EXIT_OK, or the exit code main should return at once (CM_EXIT_PERMANENT
- * for a bad configuration, CM_EXIT_FAILED for a system call that failed), with
- * the reason logged.  On failure nothing is left open.
+ * notify-fd and print-config, which every binary takes; flags are
+ * cm_startup_flags.  Returns CM_EXIT_OK, or the exit code main should return at
+ * once (CM_EXIT_PERMANENT for a bad configuration, CM_EXIT_FAILED for a system
+ * call that failed), with the reason logged.  On failure nothing is left open.
  */
 int cm_startup(struct cm_startup *st, struct cm_config *cfg, const char *proc,
     int argc, char *const *argv, char *const *envp, const char *const *extra,

@@ -12,7 +12,7 @@ packages=(
   libcriterion-dev libjansson-dev libwslay-dev libssl-dev libpq-dev
   libsystemd-dev
   chromium postgresql
-  nng-utils wrk clang libclang-rt-14-dev
+  nng-utils wrk clang libclang-rt-14-dev curl jq
 )
 
 # Node and npm from Debian only when there are none: a node installed

@@ -130,25 +130,35 @@ copy_id(char dst[CM_ID_MAX + 1], const char *src)
 	snprintf(dst, CM_ID_MAX + 1, "%s", src != NULL ? src : "");
 }
 
-/* First <bin_dir>/../etc/bundles (the build or install tree), then the
- * working directory's etc/bundles. */
+/* Whether snprintf's n bytes fit in len and name a directory at out. */
+static bool
+is_dir(const char *out, int n, size_t len)
+{
+	struct stat st;
+
+	return n > 0 && (size_t)n < len && stat(out, &st) == 0 &&
+	       S_ISDIR(st.st_mode);
+}
+
+/* First bundles/ beside the config file that was read (an installed
+ * /etc/spaced/spaced.conf), then <bin_dir>/../etc/bundles (the build
+ * tree), then the working directory's etc/bundles. */
 static int
 bundles_dir(const struct sup_boot *b, char *out, size_t len)
 {
-	struct stat st;
-	int n;
+	const char *conf = b->cfg->config_path;
+	const char *slash = strrchr(conf, '/');
 
-	if (b->bin_dir != NULL) {
-		n = snprintf(out, len, "%s/../etc/bundles", b->bin_dir);
-		if (n > 0 && (size_t)n < len && stat(out, &st) == 0 &&
-		    S_ISDIR(st.st_mode))
-			return 0;
-	}
-	n = snprintf(out, len, "./etc/bundles");
-	return n > 0 && (size_t)n < len && stat(out, &st) == 0 &&
-	               S_ISDIR(st.st_mode)
-	           ? 0
-	           : -1;
+	if (slash != NULL &&
+	    is_dir(out,
+	        snprintf(out, len, "%.*s/bundles", (int)(slash - conf), conf),
+	        len))
+		return 0;
+	if (b->bin_dir != NULL &&
+	    is_dir(
+	        out, snprintf(out, len, "%s/../etc/bundles", b->bin_dir), len))
+		return 0;
+	return is_dir(out, snprintf(out, len, "./etc/bundles"), len) ? 0 : -1;
 }
 
 static int

@@ -125,7 +125,7 @@ Test(config, defaults_without_any_source)
 	cr_assert_eq(cfg.task_timeout_default, 60);
 	cr_assert_eq(cfg.task_timeout_max, 600);
 	cr_assert_str_eq(cfg.log_level, "info");
-	cr_assert_str_eq(cfg.log_format, "json");
+	cr_assert_str_eq(cfg.log_format, "auto");
 	cr_assert_eq(cfg.store_backend, CM_STORE_SQLITE);
 	cr_assert_str_eq(cfg.postgres_dsn, "");
 	cr_assert_eq(gethostname(host, sizeof host - 1), 0);

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "startup.h"
 
 static char *const no_env[] = {NULL};
@@ -166,4 +167,110 @@ Test(startup, the_data_and_run_dirs_are_made_private)
 	snprintf(run, sizeof(run), "%s/data", dir);
 	rmdir(run);
 	rmdir(dir);
+}
+
+/*
+ * Runs start() with stderr on fd, then logs one line; returns the first
+ * byte of what reached the other end (read from peer), or -1.  stderr
+ * is put back before returning.
+ */
+static int
+start_and_log(int fd, int peer, struct cm_config *cfg, const char *const *args)
+{
+	struct cm_startup st;
+	char buf[512];
+	int saved = dup(STDERR_FILENO);
+	ssize_t n;
+	int rc;
+
+	cr_assert_geq(saved, 0);
+	cr_assert_eq(dup2(fd, STDERR_FILENO), STDERR_FILENO);
+	rc = start(&st, cfg, NULL, 0, args);
+	if (rc == CM_EXIT_OK)
+		cm_info("startup: one line");
+	cr_assert_eq(dup2(saved, STDERR_FILENO), STDERR_FILENO);
+	close(saved);
+	cr_assert_eq(rc, CM_EXIT_OK);
+	n = read(peer, buf, sizeof(buf) - 1);
+	cr_assert_gt(n, 0, "nothing was logged");
+	buf[n] = '\0';
+	cr_assert(strstr(buf, "startup: one line") != NULL, "%s", buf);
+	return (unsigned char)buf[0];
+}
+
+/* A terminal: the two ends of a new pseudo-terminal. */
+static void
+open_tty(int *tty, int *master)
+{
+	*master = posix_openpt(O_RDWR | O_NOCTTY);
+	cr_assert_geq(*master, 0);
+	cr_assert_eq(grantpt(*master), 0);
+	cr_assert_eq(unlockpt(*master), 0);
+	*tty = open(ptsname(*master), O_RDWR | O_NOCTTY);
+	cr_assert_geq(*tty, 0);
+}
+
+Test(startup, logs_are_text_on_a_terminal_and_json_lines_otherwise)
+{
+	struct cm_config cfg;
+	int p[2], tty, master;
+
+	open_tty(&tty, &master);
+	cr_assert_neq(start_and_log(tty, master, &cfg, NULL), '{');
+	cr_assert_str_eq(cfg.log_format, "text");
+	cr_assert_eq(pipe(p), 0);
+	cr_assert_eq(start_and_log(p[1], p[0], &cfg, NULL), '{');
+	cr_assert_str_eq(cfg.log_format, "json");
+	/* Configured, it is what it says wherever it goes. */
+	cr_assert_eq(start_and_log(tty, master, &cfg,
+	                 (const char *[]){"--log-format=json", NULL}),
+	    '{');
+	cr_assert_neq(start_and_log(p[1], p[0], &cfg,
+	                  (const char *[]){"--log-format=text", NULL}),
+	    '{');
+	cr_assert_str_eq(cfg.log_format, "text");
+	close(p[0]);
+	close(p[1]);
+	close(tty);
+	close(master);
+}
+
+/* A child reads its parent's configuration from --config-fd: it writes
+ * what its parent decided, whatever its own stderr is. */
+Test(startup, a_child_follows_its_parents_decision)
+{
+	struct cm_config parent, child;
+	char arg[32];
+	int p[2], tty, master, fd;
+
+	open_tty(&tty, &master);
+	cr_assert_neq(start_and_log(tty, master, &parent, NULL), '{');
+	fd = cm_config_to_fd(&parent);
+	cr_assert_geq(fd, 0);
+	snprintf(arg, sizeof(arg), "--config-fd=%d", fd);
+	cr_assert_eq(pipe(p), 0);
+	/* start() names --config=/dev/null, which excludes --config-fd. */
+	{
+		const char *argv[] = {"test", arg, NULL};
+		struct cm_startup st;
+		int saved = dup(STDERR_FILENO);
+		char buf[512];
+		ssize_t n;
+
+		cr_assert_eq(dup2(p[1], STDERR_FILENO), STDERR_FILENO);
+		cr_assert_eq(cm_startup(&st, &child, "test", 2,
+		                 (char *const *)argv, no_env, NULL, 0),
+		    CM_EXIT_OK);
+		cm_info("startup: one line");
+		cr_assert_eq(dup2(saved, STDERR_FILENO), STDERR_FILENO);
+		close(saved);
+		n = read(p[0], buf, sizeof(buf) - 1);
+		cr_assert_gt(n, 0);
+		cr_assert_neq(buf[0], '{', "the child wrote JSON lines");
+	}
+	cr_assert_str_eq(child.log_format, "text");
+	close(p[0]);
+	close(p[1]);
+	close(tty);
+	close(master);
 }

@@ -1,0 +1,255 @@
+/*
+ * The first five minutes of a new user (issue 14): a fresh clone, `make
+ * run`, and the commands it prints, run exactly as printed.
+ *
+ * The clone's make points BUILD at this build tree, so nothing is built
+ * twice; its own port and data dir come from HTTP_LISTEN and DATA_DIR.
+ * make runs in a process group of its own, which is stopped (SIGTERM)
+ * and then must empty within a bound; the fini kills what is left.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "testkit.h"
+
+#define CLONE_WAIT_MS 60000
+/* setup.sh's check, a build with nothing to do, a first start. */
+#define RUN_READY_WAIT_MS 240000
+#define COMMAND_WAIT_MS 30000
+#define STOP_WAIT_MS 30000
+#define LINE_MAX_LEN 1024
+
+TestSuite(first_five_minutes, .timeout = 420);
+
+/* The process group of the make run under test, for the fini. */
+static pid_t run_group;
+
+static void
+kill_group(void)
+{
+	if (run_group > 0) {
+		kill(-run_group, SIGKILL);
+		while (waitpid(run_group, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	run_group = 0;
+}
+
+/* Starts argv[0] (from PATH) in a process group of its own, in cwd, its
+ * stdout and stderr into out.  env is NULL or "NAME=value" pairs to set. */
+static pid_t
+spawn(const char *cwd, const char *const *argv, const char *const *env,
+    const char *out)
+{
+	pid_t pid = fork();
+
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (chdir(cwd) != 0 || freopen(out, "w", stdout) == NULL ||
+		    dup2(STDOUT_FILENO, STDERR_FILENO) < 0)
+			_exit(127);
+		/* Not the jobserver of a make that runs this test. */
+		unsetenv("MAKEFLAGS");
+		unsetenv("MFLAGS");
+		unsetenv("MAKELEVEL");
+		for (; env != NULL && *env != NULL; env++)
+			putenv((char *)*env);
+		execvp(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	setpgid(pid, pid);
+	return pid;
+}
+
+/* Runs argv to its end within timeout_ms; its wait status. */
+static int
+run(const char *cwd, const char *const *argv, const char *out, int timeout_ms)
+{
+	struct tk_proc p = {.pid = spawn(cwd, argv, NULL, out)};
+	pid_t pid = p.pid;
+	int status = 0;
+
+	if (tk_proc_wait(&p, timeout_ms, &status) != 0) {
+		kill(-pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		cr_assert_fail(
+		    "%s did not finish within %d ms", argv[0], timeout_ms);
+	}
+	return status;
+}
+
+/* The file's text (empty when it cannot be read); free it. */
+static char *
+slurp(const char *path)
+{
+	char *s = tk_read_file(path, NULL);
+
+	return s != NULL ? s : strdup("");
+}
+
+struct ready {
+	const char *out;
+	pid_t make;
+	bool exited;
+};
+
+/* The block is complete once its "Try it:" list ends in a blank line,
+ * or make has exited (the test then fails, showing the output). */
+static bool
+block_printed(void *arg)
+{
+	struct ready *r = arg;
+	char *s = slurp(r->out);
+	const char *t = strstr(s, "\nTry it:\n");
+	bool done = t != NULL && strstr(t + 1, "\n\n") != NULL;
+
+	free(s);
+	if (!done && waitpid(r->make, NULL, WNOHANG) == r->make)
+		r->exited = done = true;
+	return done;
+}
+
+/* Copies the rest of the line after prefix at the start of a line of s
+ * (leading blanks skipped) into out; false when no line has it. */
+static bool
+line_after(const char *s, const char *prefix, char *out, size_t len)
+{
+	for (const char *l = s; l != NULL && *l != '\0';) {
+		const char *end = strchr(l, '\n');
+		size_t n = end != NULL ? (size_t)(end - l) : strlen(l);
+		const char *p = l;
+
+		while (*p == ' ' && p < l + n)
+			p++;
+		if ((size_t)(l + n - p) >= strlen(prefix) &&
+		    strncmp(p, prefix, strlen(prefix)) == 0) {
+			snprintf(out, len, "%.*s", (int)(l + n - p), p);
+			return true;
+		}
+		l = end != NULL ? end + 1 : NULL;
+	}
+	return false;
+}
+
+static bool
+group_gone(void *arg)
+{
+	pid_t pgid = *(pid_t *)arg;
+
+	return kill(-pgid, 0) != 0 && errno == ESRCH;
+}
+
+Test(first_five_minutes, make_run_in_a_fresh_clone_then_the_printed_commands,
+    .fini = kill_group)
+{
+	char dir[128], repo[160], out[192], cmd_out[192], spacectl[512];
+	char build[512], listen[64], data[192], url[LINE_MAX_LEN];
+	char curl[LINE_MAX_LEN], ctl[LINE_MAX_LEN];
+	const char *const clone[] = {
+	    "git", "clone", "-q", SPACED_SOURCE_DIR, "repo", NULL};
+	const char *const env[] = {"SPACED_WARM_STANDBY=false", NULL};
+	struct ready r = {0};
+	struct tk_proc mk = {0};
+	bool has_ctl;
+	char *text;
+	int port = tk_free_port(), st;
+
+	tk_tmpdir(dir, sizeof(dir), "fivemin");
+	snprintf(repo, sizeof(repo), "%s/repo", dir);
+	snprintf(out, sizeof(out), "%s/make-run.out", dir);
+	snprintf(cmd_out, sizeof(cmd_out), "%s/command.out", dir);
+	st = run(dir, clone, out, CLONE_WAIT_MS);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "git clone failed");
+
+	snprintf(build, sizeof(build), "BUILD=%s", SPACED_BIN_DIR);
+	snprintf(listen, sizeof(listen), "HTTP_LISTEN=127.0.0.1:%d", port);
+	snprintf(data, sizeof(data), "DATA_DIR=%s/var", dir);
+	{
+		const char *const argv[] = {
+		    "make", "run", build, listen, data, NULL};
+
+		r.out = out;
+		r.make = run_group = mk.pid = spawn(repo, argv, env, out);
+	}
+	cr_assert(tk_wait_until(block_printed, &r, RUN_READY_WAIT_MS),
+	    "make run printed no block within %d ms", RUN_READY_WAIT_MS);
+	text = slurp(out);
+	cr_assert_not(r.exited, "make run exited:\n%s", text);
+
+	/* Nothing but the service's own lines and the block. */
+	cr_assert_null(strstr(text, "Entering directory"), "%s", text);
+	cr_assert_null(strstr(text, "Built target"), "%s", text);
+	cr_assert_null(strstr(text, "-- Configuring"), "%s", text);
+
+	cr_assert(line_after(text, "Console:", url, sizeof(url)), "%s", text);
+	snprintf(listen, sizeof(listen), "http://127.0.0.1:%d/", port);
+	cr_assert_not_null(strstr(url, listen), "%s", url);
+	cr_assert(line_after(text, "Admin token:", data, sizeof(data)));
+	cr_assert_not_null(strstr(data, dir),
+	    "the token is not in the data "
+	    "dir: %s",
+	    data);
+	cr_assert(line_after(text, "Stop:", ctl, sizeof(ctl)));
+	cr_assert_not_null(strstr(ctl, "Ctrl-C"), "%s", ctl);
+
+	/* The curl command, as printed, lists default's Spaces. */
+	cr_assert(line_after(text, "curl ", curl, sizeof(curl)), "%s", text);
+	{
+		const char *const argv[] = {"bash", "-c", curl, NULL};
+		json_t *body;
+		char *got;
+
+		st = run(repo, argv, cmd_out, COMMAND_WAIT_MS);
+		got = slurp(cmd_out);
+		cr_assert(
+		    WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: %s", curl, got);
+		body = json_loads(got, 0, NULL);
+		cr_assert(json_is_array(json_object_get(body, "data")),
+		    "%s answered %s", curl, got);
+		json_decref(body);
+		free(got);
+	}
+
+	/* spacectl's line is printed exactly when it is built, and works. */
+	snprintf(spacectl, sizeof(spacectl), "%s/spacectl", SPACED_BIN_DIR);
+	has_ctl = access(spacectl, X_OK) == 0;
+	snprintf(spacectl, sizeof(spacectl), "%s/spacectl ", SPACED_BIN_DIR);
+	cr_assert_eq(line_after(text, spacectl, ctl, sizeof(ctl)), has_ctl,
+	    "spacectl %s built, and the block %s:\n%s",
+	    has_ctl ? "is" : "is not",
+	    has_ctl ? "has no line for it" : "names it", text);
+	cr_assert(
+	    has_ctl || strstr(strstr(text, "\nTry it:\n"), "spacectl") == NULL,
+	    "a line names spacectl, which is not built:\n%s", text);
+	if (has_ctl) {
+		const char *const argv[] = {"bash", "-c", ctl, NULL};
+		char *got;
+
+		st = run(repo, argv, cmd_out, COMMAND_WAIT_MS);
+		got = slurp(cmd_out);
+		cr_assert(
+		    WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: %s", ctl, got);
+		free(got);
+	}
+	free(text);
+
+	/* Stopped as Ctrl-C would, the whole group goes within the bound. */
+	cr_assert_eq(kill(-run_group, SIGTERM), 0);
+	cr_assert_eq(tk_proc_wait(&mk, STOP_WAIT_MS, &st), 0,
+	    "make run still runs %d ms after SIGTERM", STOP_WAIT_MS);
+	cr_assert(tk_wait_until(group_gone, &run_group, STOP_WAIT_MS),
+	    "processes of make run remain %d ms after SIGTERM", STOP_WAIT_MS);
+	run_group = 0;
+	tk_rmrf(dir);
+}
