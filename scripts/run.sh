@@ -91,7 +91,13 @@ ws=$(curl -fsS -H "Authorization: Bearer $(cat "$token")" \
     echo "  curl -sS -H \"Authorization: Bearer \$(cat $token)\" $url/api/v1/workspaces/$ws/browser-spaces"
   fi
   if [ -x "$build/spacectl" ]; then
-    echo "  $build/spacectl --url $url spaces list --workspace default"
+    # spacectl finds the token in ./var on its own; another data dir
+    # is named for it.
+    ctl_env=
+    if [ "$(dirname "$token")" != "$PWD/var" ]; then
+      ctl_env="SPACED_DATA_DIR=$(dirname "$token") "
+    fi
+    echo "  $ctl_env$build/spacectl --url $url spaces list --workspace default"
   fi
   echo
 }

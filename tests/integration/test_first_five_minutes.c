@@ -142,6 +142,27 @@ line_after(const char *s, const char *prefix, char *out, size_t len)
 	return false;
 }
 
+/* As line_after, for the first line that holds part anywhere (a
+ * command may begin with an environment assignment). */
+static bool
+line_with(const char *s, const char *part, char *out, size_t len)
+{
+	for (const char *l = s; l != NULL && *l != '\0';) {
+		const char *end = strchr(l, '\n');
+		size_t n = end != NULL ? (size_t)(end - l) : strlen(l);
+		const char *p = l, *at = strstr(l, part);
+
+		while (*p == ' ' && p < l + n)
+			p++;
+		if (at != NULL && at < l + n) {
+			snprintf(out, len, "%.*s", (int)(l + n - p), p);
+			return true;
+		}
+		l = end != NULL ? end + 1 : NULL;
+	}
+	return false;
+}
+
 static bool
 group_gone(void *arg)
 {
@@ -225,7 +246,7 @@ Test(first_five_minutes, make_run_in_a_fresh_clone_then_the_printed_commands,
 	snprintf(spacectl, sizeof(spacectl), "%s/spacectl", SPACED_BIN_DIR);
 	has_ctl = access(spacectl, X_OK) == 0;
 	snprintf(spacectl, sizeof(spacectl), "%s/spacectl ", SPACED_BIN_DIR);
-	cr_assert_eq(line_after(text, spacectl, ctl, sizeof(ctl)), has_ctl,
+	cr_assert_eq(line_with(text, spacectl, ctl, sizeof(ctl)), has_ctl,
 	    "spacectl %s built, and the block %s:\n%s",
 	    has_ctl ? "is" : "is not",
 	    has_ctl ? "has no line for it" : "names it", text);
