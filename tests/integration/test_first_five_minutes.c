@@ -59,10 +59,15 @@ spawn(const char *cwd, const char *const *argv, const char *const *env,
 		if (chdir(cwd) != 0 || freopen(out, "w", stdout) == NULL ||
 		    dup2(STDOUT_FILENO, STDERR_FILENO) < 0)
 			_exit(127);
-		/* Not the jobserver of a make that runs this test. */
+		/* Not the jobserver of a make that runs this test, nor its
+		 * command-line variables (make puts them in the environment:
+		 * `make test CMAKE_FLAGS=...` would have the clone's make
+		 * configure this build tree from the clone). */
 		unsetenv("MAKEFLAGS");
 		unsetenv("MFLAGS");
 		unsetenv("MAKELEVEL");
+		unsetenv("MAKEOVERRIDES");
+		unsetenv("CMAKE_FLAGS");
 		for (; env != NULL && *env != NULL; env++)
 			putenv((char *)*env);
 		execvp(argv[0], (char *const *)argv);
