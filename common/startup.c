@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -155,4 +156,12 @@ cm_startup_fini(struct cm_startup *st)
 	if (st->notify_fd >= 0)
 		close(st->notify_fd);
 	st->sig_fd = st->notify_fd = -1;
+}
+
+int
+cm_die_with_parent(pid_t parent)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
+		return -1;
+	return getppid() == parent ? 0 : -1;
 }

@@ -22,6 +22,8 @@
 #ifndef CM_STARTUP_H
 #define CM_STARTUP_H
 
+#include <sys/types.h>
+
 #include <signal.h>
 
 #include "config.h"
@@ -76,5 +78,14 @@ void cm_ready_notify(int *fd);
 
 /* Closes what cm_startup opened and is still open.  NULL is accepted. */
 void cm_startup_fini(struct cm_startup *st);
+
+/*
+ * In a child between fork and exec (async-signal-safe): the child gets
+ * SIGKILL when parent, the pid that forked it, dies
+ * (PR_SET_PDEATHSIG).  A parent that died before the request was made
+ * sends nothing, so the child checks that it is still parent's:
+ * returns 0, or -1 when parent is gone already (the child then exits).
+ */
+int cm_die_with_parent(pid_t parent);
 
 #endif

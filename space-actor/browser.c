@@ -9,13 +9,13 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
 #include "limits.h"
+#include "startup.h"
 
 /*
  * The flags every managed browser gets.  They start from Playwright's
@@ -93,12 +93,14 @@ static const char *const browser_flags[] = {
 
 /* In the child, between fork and exec: async-signal-safe calls only. */
 static void
-browser_child(char *const argv[], int to_browser, int from_browser, int devnull)
+browser_child(char *const argv[], int to_browser, int from_browser, int devnull,
+    pid_t actor)
 {
 	int in, out;
 
 	setpgid(0, 0);
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (cm_die_with_parent(actor) != 0)
+		_exit(127);
 	/*
 	 * Move both ends above 4 first, so no dup2 overwrites the other.
 	 * The browser's own output (console messages, URLs it failed to
@@ -130,7 +132,7 @@ act_browser_launch(const char *chromium_path, const char *profile_dir,
 	int to_browser[2] = {-1, -1}, from_browser[2] = {-1, -1};
 	int devnull;
 	size_t n = 0;
-	pid_t pid = -1;
+	pid_t pid = -1, actor;
 
 	b->pid = 0;
 	b->wfd = b->rfd = -1;
@@ -161,6 +163,7 @@ act_browser_launch(const char *chromium_path, const char *profile_dir,
 	argv[n++] = "about:blank";
 	argv[n] = NULL;
 
+	actor = getpid();
 	if ((devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0 ||
 	    pipe2(to_browser, O_CLOEXEC) != 0 ||
 	    pipe2(from_browser, O_CLOEXEC) != 0 || (pid = fork()) < 0) {
@@ -175,7 +178,7 @@ act_browser_launch(const char *chromium_path, const char *profile_dir,
 	}
 	if (pid == 0)
 		browser_child((char *const *)argv, to_browser[0],
-		    from_browser[1], devnull);
+		    from_browser[1], devnull, actor);
 	/* Also here, so that a kill of the group cannot race the child. */
 	setpgid(pid, pid);
 	close(devnull);

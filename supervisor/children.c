@@ -12,11 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "log.h"
+#include "startup.h"
 
 const struct sup_kind_info sup_kinds[SUP_KIND__COUNT] = {
     [SUP_STORE] = {"store", "spaced-store", &sup_policy_permanent},
@@ -191,7 +191,7 @@ sup_child_spawn(struct sup_children *c, struct sup_child *ch, int64_t now_ms)
 	const char *argv[8];
 	size_t argc = 0;
 	int fds[2], wake[2] = {-1, -1};
-	pid_t pid;
+	pid_t pid, self = getpid();
 
 	snprintf(path, sizeof(path), "%s/%s", c->bin_dir,
 	    sup_kinds[ch->kind].binary);
@@ -240,7 +240,10 @@ sup_child_spawn(struct sup_children *c, struct sup_child *ch, int64_t now_ms)
 
 		if (ch->kind == SUP_ACTOR)
 			setpgid(0, 0);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		/* A supervisor killed right after the fork leaves no
+		 * orphan (one waited for its store for ever). */
+		if (cm_die_with_parent(self) != 0)
+			_exit(127);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		/* The only fds that cross exec: the config, readiness, wake-up.

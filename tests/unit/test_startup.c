@@ -5,6 +5,7 @@
  */
 #include <criterion/criterion.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -273,4 +275,66 @@ Test(startup, a_child_follows_its_parents_decision)
 	close(p[1]);
 	close(tty);
 	close(master);
+}
+
+/*
+ * A child that asks to die with its parent: killed when the parent
+ * dies; and told -1 when the parent had died before it asked (a request
+ * that would never fire: the race between fork and prctl).
+ */
+Test(startup, a_child_dies_with_its_parent_or_knows_it_is_gone)
+{
+	struct pollfd pfd;
+	int p[2];
+	char c = 0;
+	pid_t mid;
+	int st;
+
+	/* The parent lives: 0; it is killed: so is the child, whose end
+	 * of the pipe closes. */
+	cr_assert_eq(pipe(p), 0);
+	if ((mid = fork()) == 0) {
+		pid_t me = getpid();
+
+		close(p[0]);
+		if (fork() == 0) {
+			c = cm_die_with_parent(me) == 0 ? 'y' : 'n';
+			(void)!write(p[1], &c, 1);
+			for (;;)
+				pause();
+		}
+		close(p[1]);
+		for (;;)
+			pause();
+	}
+	close(p[1]);
+	cr_assert_eq(read(p[0], &c, 1), 1);
+	cr_assert_eq(c, 'y', "the parent was there");
+	cr_assert_eq(kill(mid, SIGKILL), 0);
+	cr_assert_eq(waitpid(mid, &st, 0), mid);
+	pfd = (struct pollfd){.fd = p[0], .events = POLLIN};
+	cr_assert_eq(poll(&pfd, 1, 10000), 1, "the child outlived its parent");
+	cr_assert_eq(read(p[0], &c, 1), 0, "the child outlived its parent");
+	close(p[0]);
+
+	/* The parent died before the child asked: -1. */
+	cr_assert_eq(pipe(p), 0);
+	if ((mid = fork()) == 0) {
+		pid_t me = getpid();
+
+		close(p[0]);
+		if (fork() == 0) {
+			while (getppid() == me)
+				usleep(1000);
+			c = cm_die_with_parent(me) == 0 ? 'y' : 'n';
+			(void)!write(p[1], &c, 1);
+			_exit(0);
+		}
+		_exit(0);
+	}
+	close(p[1]);
+	cr_assert_eq(waitpid(mid, &st, 0), mid);
+	cr_assert_eq(read(p[0], &c, 1), 1);
+	cr_assert_eq(c, 'n', "the parent had gone");
+	close(p[0]);
 }
