@@ -253,6 +253,34 @@ async function main() {
     await page.waitForFunction(() => document.querySelector('#msg').textContent.includes('host_not_allowed'));
     assert.match(await page.textContent('#msg'), /network policy does not allow that host/);
 
+    log('runtime_crashed: the Space\'s browser killed under a running task');
+    await submit('wait_for', { text: 'This text never appears.', timeout_ms: 50000 });
+    await waitTaskStatus('wait_for', 'running');
+    const actorPid = execFileSync('pgrep', ['-P', SPACED_PID, '-f', '--', `--space=${spaceId}`]).toString().trim().split('\n')[0];
+    assert.ok(Number(actorPid) > 0, 'no actor for the Space');
+    // The browser is its actor's child and leads a process group of
+    // its own: kill -9 of the whole group, as a crash of Chromium.
+    const browserPid = Number(execFileSync('pgrep', ['-P', actorPid, '-f', '--', '--user-data-dir=']).toString().trim().split('\n')[0]);
+    assert.ok(browserPid > 0, 'no browser for the Space');
+    process.kill(-browserPid, 'SIGKILL');
+    await waitTaskStatus('wait_for', 'failed');
+    assert.match(await taskRow('wait_for').textContent(), /browser crashed while running the task/);
+    await shot('runtime-crashed');
+
+    log('runtime_not_ready: the instance disabled by the admin');
+    const sp = await call('GET', `/api/v1/workspaces/${WS}/browser-spaces/${spaceId}`, TOKEN);
+    const inst = sp.doc.data.browser_instance_id;
+    let r = await call('POST', `/api/v1/admin/browser-instances/${inst}/disable`, ADMIN);
+    assert.equal(r.status, 200, JSON.stringify(r.doc));
+    await submit('snapshot', {});
+    await page.waitForFunction(() => document.querySelector('#msg').textContent.includes('runtime_not_ready'));
+    assert.match(await page.textContent('#msg'), /browser is not ready yet/);
+    await shot('runtime-not-ready');
+    r = await call('POST', `/api/v1/admin/browser-instances/${inst}/enable`, ADMIN);
+    assert.equal(r.status, 200, JSON.stringify(r.doc));
+    await submit('snapshot', {});
+    await waitTaskStatus('snapshot', 'completed');
+
     log('close after confirming; keeping it first does nothing');
     await page.click('#close-button');
     await page.waitForSelector('#confirm[open]');
