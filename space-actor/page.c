@@ -768,12 +768,7 @@ act_page_event(struct act_page *p, const char *session, const char *method,
 		    json_pack("{s:b}", "accept", 0),
 		    cm_mono_ms() + CM_WAIT_POLL_MS * 10, NULL, NULL);
 	} else if (strcmp(method, "Inspector.targetCrashed") == 0) {
-		p->crashed = true;
-		if (p->busy && !p->done) {
-			act_page_abort(p);
-			p->busy = true;
-			page_fail(p, CM_E_RUNTIME_CRASHED, "the page crashed");
-		}
+		act_page_lost(p, "the page crashed");
 	}
 }
 
@@ -861,6 +856,17 @@ act_page_rested(struct act_page *p, bool *clean)
 {
 	*clean = !p->reset_failed;
 	return p->resetting == 0;
+}
+
+void
+act_page_lost(struct act_page *p, const char *why)
+{
+	p->crashed = true;
+	if (p->busy && !p->done) {
+		act_page_abort(p);
+		p->busy = true;
+		page_fail(p, CM_E_RUNTIME_CRASHED, "%s", why);
+	}
 }
 
 void

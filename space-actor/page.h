@@ -130,4 +130,12 @@ bool act_page_rested(struct act_page *p, bool *clean);
 /* Abandons the call in progress: its pending command is forgotten. */
 void act_page_abort(struct act_page *p);
 
+/*
+ * The page's connection, or its target, is gone: a call in progress ends
+ * at once with runtime_crashed and why, whether or not a command of it
+ * was pending (a wait between two looks has none), and the page is marked
+ * crashed.
+ */
+void act_page_lost(struct act_page *p, const char *why);
+
 #endif

@@ -378,6 +378,10 @@ act_session_lost(struct act_session *s, struct act_cdp *cdp, const char *msg,
 {
 	if (cdp != NULL)
 		act_cdp_fail_all(cdp);
+	/* A call between two commands (a wait between looks) had nothing
+	 * pending to fail: it ends here, not at its deadline. */
+	if (s->page_ok)
+		act_page_lost(&s->page, msg);
 	if (s->state != ACT_SESSION_READY)
 		(*failures)++;
 	act_session_fail(s, CM_E_RUNTIME_CRASHED, msg);

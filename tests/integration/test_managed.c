@@ -255,7 +255,8 @@ Test(managed, a_page_that_never_comes_to_rest_is_replaced_in_its_browser)
 	o = run(d, "wait_for", "{\"text\":\"never there\",\"timeout_ms\":1500}",
 	    NULL);
 	cr_assert_neq(o.err, CM_OK, "a wait on a blocked page ended well");
-	cr_assert_gt(tk_pages_hits(pages, "/hang"), 0, "the page never blocked");
+	cr_assert_gt(
+	    tk_pages_hits(pages, "/hang"), 0, "the page never blocked");
 	rest(d);
 
 	/* A fresh page in the same browser, which kept the Space's cookie. */
@@ -272,6 +273,8 @@ Test(managed, a_page_that_never_comes_to_rest_is_replaced_in_its_browser)
 
 Test(managed, cancel_a_wait_and_survive_a_browser_crash)
 {
+	char cmd[600];
+	pid_t browser;
 	struct act_driver *d;
 	struct act_outcome o;
 	struct act_call call = {.task_id = "t", .request_id = "r"};
@@ -307,23 +310,56 @@ Test(managed, cancel_a_wait_and_survive_a_browser_crash)
 	json_decref(args);
 	navigate_home(d);
 
-	/* The browser killed mid-call: runtime_crashed, then a new one. */
-	{
-		char cmd[600];
-		FILE *f;
-		int pids = 0;
+	/* The browser killed mid-call, while the wait is between two
+	 * looks: runtime_crashed at once (not at the wait's end), then a
+	 * new browser. */
+	args =
+	    json_pack("{s:s, s:i}", "text", "never there", "timeout_ms", 60000);
+	call.args = args;
+	call.deadline_ms = cm_mono_ms() + WAIT_MS;
+	snprintf(cmd, sizeof(cmd), " --user-data-dir=%s", profile);
+	browser = tk_child_with(getpid(), cmd, NULL, 0);
+	cr_assert_gt(browser, 0, "no browser found");
+	cr_assert_eq(act_driver_managed.start(d, &call), 0);
+	/* Step until the wait is between two looks: a look's answer was
+	 * read, and the next wake is the next look, at most
+	 * CM_WAIT_POLL_MS away (while a command is pending, the wake is
+	 * the task's deadline).  Nothing of the call is pending then. */
+	for (int64_t end = cm_mono_ms() + 20000;;) {
+		struct pollfd fds[8];
+		int64_t wake;
+		int n = act_driver_managed.pollfds(d, fds, 8, &wake);
+		bool input = false;
 
-		snprintf(cmd, sizeof(cmd),
-		    "pgrep -f -- '--user-data-dir=%s( |$)'", profile);
-		f = popen(cmd, "r");
-		cr_assert_not_null(f);
-		for (int pid; fscanf(f, "%d", &pid) == 1; pids++)
-			kill(pid, SIGKILL);
-		pclose(f);
-		cr_assert_gt(pids, 0, "no browser process found");
+		cr_assert_lt(cm_mono_ms(), end, "the wait never looked");
+		poll(fds, (nfds_t)n, 1000);
+		for (int i = 0; i < n; i++)
+			input = input || (fds[i].revents & POLLIN) != 0;
+		cr_assert_eq(
+		    act_driver_managed.step(d, fds, n, &o), ACT_PENDING);
+		act_driver_managed.pollfds(d, fds, 8, &wake);
+		if (input && wake >= 0 &&
+		    wake - cm_mono_ms() <= CM_WAIT_POLL_MS)
+			break;
 	}
-	o = run(d, "wait_for",
-	    "{\"text\":\"never there\",\"timeout_ms\":20000}", NULL);
+	/* The browser leads a process group of its own: all of it. */
+	cr_assert_eq(kill(-browser, SIGKILL), 0);
+	for (int64_t end = cm_mono_ms() + 20000;;) {
+		struct pollfd fds[8];
+		int64_t wake, now = cm_mono_ms();
+		int n = act_driver_managed.pollfds(d, fds, 8, &wake);
+
+		cr_assert_lt(now, end, "the crash was not seen in 20 s");
+		poll(fds, (nfds_t)n,
+		    wake < 0      ? 100
+		    : wake <= now ? 0
+		                  : (int)(wake - now));
+		memset(&o, 0, sizeof(o));
+		if (act_driver_managed.step(d, fds, n, &o) == ACT_DONE)
+			break;
+	}
+	free(o.result);
+	json_decref(args);
 	cr_assert_eq(o.err, CM_E_RUNTIME_CRASHED, "%s: %s", cm_err_code(o.err),
 	    o.message);
 	navigate_home(d);
