@@ -60,15 +60,20 @@ static const struct {
         "for(let i=0;i<d.data.length;i++)d.data[i]=(Math.random()*256)|0;"
         "x.putImageData(d,0,0);</script></body></html>",
         NULL},
-    /* A page whose main thread blocks, soon after it loaded, in a
-     * synchronous request that is never answered: nothing the browser
-     * asks of it is answered any more. */
+    /* A page that asks /gate every 50 ms and, once the test has opened
+     * the gate, blocks its main thread in a synchronous request that is
+     * never answered: nothing the browser asks of it is answered any
+     * more. */
     {"/stuck",
         "<!doctype html><html><head><title>Stuck</title></head><body>"
-        "<h1>Stuck</h1><script>setTimeout(function(){"
+        "<h1>Stuck</h1><script>function ask(){fetch('/gate')"
+        ".then(function(r){return r.text();}).then(function(t){"
+        "if(t!=='open'){setTimeout(ask,50);return;}"
         "var x=new XMLHttpRequest();x.open('GET','/hang',false);"
-        "try{x.send();}catch(e){}},50);</script></body></html>",
+        "try{x.send();}catch(e){}}).catch(function(){setTimeout(ask,50);});}"
+        "ask();</script></body></html>",
         NULL},
+    {"/gate", "shut", NULL},
     {"/hang", "", NULL},
     /* What the browser keeps for the site: the cookies it sent (and, with
      * ?set=NAME, a cookie NAME to keep), and the page's own script shows
@@ -96,6 +101,7 @@ struct tk_pages {
 	atomic_int hits[SITE_PAGES];
 	int held[PAGES_HELD_MAX]; /* /hang: never answered, closed at stop */
 	int n_held;
+	atomic_bool gate; /* /gate answers "open" */
 };
 
 /* Copies tmpl into out with its one "%d", if any, made the port, and its
@@ -192,6 +198,8 @@ pages_serve(struct tk_pages *s, int c)
 		s->held[s->n_held++] = c;
 		return true;
 	}
+	if (strcmp(path, "/gate") == 0 && atomic_load(&s->gate))
+		body = "open";
 	if (body == NULL)
 		body = "<!doctype html><title>Not found</title>";
 	if (location != NULL) {
@@ -284,4 +292,10 @@ tk_pages_hits(struct tk_pages *s, const char *path)
 		if (strcmp(site[i].path, path) == 0)
 			return atomic_load(&s->hits[i]);
 	return -1;
+}
+
+void
+tk_pages_open_gate(struct tk_pages *s)
+{
+	atomic_store(&s->gate, true);
 }

@@ -7,9 +7,9 @@
  * /cookie (the cookies and the local storage the browser keeps for the
  * site; with ?set=NAME it keeps one more of each), /noise (a tall canvas
  * of random pixels, whose full-page screenshot is too big to keep),
- * /stuck (whose main thread blocks in a synchronous request to /hang,
- * which is never answered: its connection is held until the server
- * stops) and 404 for anything
+ * /stuck (whose main thread, once the test opens its gate, blocks in a
+ * synchronous request to /hang, which is never answered: its connection
+ * is held until the server stops) and 404 for anything
  * else: a test that allows only 127.0.0.1 sees what its browser lets
  * through.  One thread, one request per connection.
  */
@@ -26,5 +26,8 @@ void tk_pages_stop(struct tk_pages *s);
 
 /* Requests served so far for path (the part before any '?'). */
 int tk_pages_hits(struct tk_pages *s, const char *path);
+
+/* Lets every /stuck page block from now on. */
+void tk_pages_open_gate(struct tk_pages *s);
 
 #endif
