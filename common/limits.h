@@ -139,6 +139,9 @@
 #define CM_CDP_DEPTH_MAX 64             /* nesting of a CDP message */
 /* A browser sent SIGKILL is reaped within this, or left to init. */
 #define CM_BROWSER_REAP_MS 2000
+/* Browsers one process has killed and not yet reaped (act_browser_end);
+ * beyond it, a close waits for the reap. */
+#define CM_BROWSER_ENDED_MAX 8
 #define CM_BROWSER_START_MS 30000 /* launch until the page is ready */
 #define CM_BROWSER_LAUNCH_TRIES 3 /* failed launches in a row: unusable */
 /* A page told to stop (after a cancel or a timeout) confirms within this,

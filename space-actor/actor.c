@@ -24,6 +24,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "browser.h"
 #include "clock.h"
 #include "json.h"
 #include "log.h"
@@ -549,7 +550,10 @@ out:
 	if (warm != NULL)
 		act_driver_managed.close(warm);
 	/* The Space is closed (or the actor stops): what its close
-	 * discarded goes now, off the close's path. */
+	 * discarded goes now, off the close's path, its browser first. */
+	if (act_browser_reap(cm_mono_ms() + CM_BROWSER_REAP_MS) != 0)
+		cm_warnx(
+		    "actor: space %s: a browser outlived its reap", a.space_id);
 	if (a.inst.env.driver != NULL &&
 	    strcmp(a.inst.env.driver, "managed") == 0)
 		act_managed_sweep(cfg);

@@ -193,17 +193,62 @@ act_browser_launch(const char *chromium_path, const char *profile_dir,
 void
 act_browser_kill(struct act_browser *b)
 {
+	pid_t pid = b->pid;
 	int64_t end;
 
-	if (b->pid <= 0)
+	if (pid <= 0)
 		return;
-	kill(-b->pid, SIGKILL);
-	kill(b->pid, SIGKILL);
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	b->pid = 0;
 	end = cm_mono_ms() + CM_BROWSER_REAP_MS;
-	while (waitpid(b->pid, NULL, WNOHANG) == 0 && cm_mono_ms() < end) {
+	while (waitpid(pid, NULL, WNOHANG) == 0 && cm_mono_ms() < end) {
 		struct timespec pause = {0, 1000 * 1000};
 
 		nanosleep(&pause, NULL);
 	}
+}
+
+/* The leaders act_browser_end killed and no one has reaped yet. */
+static pid_t ended[CM_BROWSER_ENDED_MAX];
+static int n_ended;
+
+void
+act_browser_end(struct act_browser *b)
+{
+	if (b->pid <= 0)
+		return;
+	/* No room to remember it: reaped now, as act_browser_kill does. */
+	if (n_ended == CM_BROWSER_ENDED_MAX) {
+		act_browser_kill(b);
+		return;
+	}
+	kill(-b->pid, SIGKILL);
+	kill(b->pid, SIGKILL);
+	ended[n_ended++] = b->pid;
 	b->pid = 0;
+}
+
+int
+act_browser_reap(int64_t deadline_ms)
+{
+	for (;;) {
+		struct timespec pause = {0, 1000 * 1000};
+
+		for (int i = 0; i < n_ended;) {
+			pid_t r = waitpid(ended[i], NULL, WNOHANG);
+
+			if (r == 0) {
+				i++;
+				continue;
+			}
+			/* Reaped, or not ours to reap any more (ECHILD). */
+			ended[i] = ended[--n_ended];
+		}
+		if (n_ended == 0)
+			return 0;
+		if (cm_mono_ms() >= deadline_ms)
+			return 1;
+		nanosleep(&pause, NULL);
+	}
 }

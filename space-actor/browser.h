@@ -11,6 +11,7 @@
 #define ACT_BROWSER_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct act_browser {
@@ -36,5 +37,24 @@ int act_browser_launch(const char *chromium_path, const char *profile_dir,
  * Safe on a browser that is not running.
  */
 void act_browser_kill(struct act_browser *b);
+
+/*
+ * Sends SIGKILL to the browser's whole process group and forgets it,
+ * without waiting for the kernel to free what it held (on a small host,
+ * a tenth of a second of a close's time).  From the return no process of
+ * the browser runs code again: every member has SIGKILL pending, and a
+ * fork racing the kill fails.  Its leader is left to act_browser_reap;
+ * the caller must not start another browser on the same profile before
+ * that (Chromium's profile lock).  Closes neither fd.
+ */
+void act_browser_end(struct act_browser *b);
+
+/*
+ * Reaps the browsers act_browser_end killed, waiting for them until
+ * deadline_ms (cm_mono_ms; 0 waits for none).  An actor calls it before
+ * it exits, so that no browser it ended outlives it.  Returns 0 when none
+ * is left, 1 when some still run at the deadline.
+ */
+int act_browser_reap(int64_t deadline_ms);
 
 #endif

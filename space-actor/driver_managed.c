@@ -68,9 +68,14 @@ md_msg(void *arg, const char *msg, size_t len)
 	return act_cdp_receive(d->cdp, msg, len);
 }
 
-/* Ends the browser and everything of it; the session is DOWN. */
+/*
+ * Ends the browser and everything of it; the session is DOWN.  With wait,
+ * its leader is reaped before the return, so that its profile can be
+ * used again at once; without, the profile must be discarded, and the
+ * actor reaps the browser before it exits.
+ */
 static void
-md_down(struct act_driver *d)
+md_down(struct act_driver *d, bool wait)
 {
 	act_session_down(&d->s);
 	if (d->cdp != NULL)
@@ -79,13 +84,17 @@ md_down(struct act_driver *d)
 	d->cdp = NULL;
 	act_pipe_free(d->pipe);
 	d->pipe = NULL;
-	act_browser_kill(&d->b);
+	if (wait)
+		act_browser_kill(&d->b);
+	else
+		act_browser_end(&d->b);
 }
 
 /* Launches a browser and begins setting up its page.  Returns 0 or -1. */
 static int
 md_launch(struct act_driver *d, char *err, size_t errlen)
 {
+	(void)act_browser_reap(0); /* what earlier closes ended */
 	if (mkdir(d->profile, 0700) != 0 && errno != EEXIST) {
 		snprintf(err, errlen, "cannot make the profile directory: %s",
 		    strerror(errno));
@@ -97,13 +106,13 @@ md_launch(struct act_driver *d, char *err, size_t errlen)
 	if ((d->pipe = act_pipe_new(d->b.wfd, d->b.rfd)) == NULL ||
 	    (d->cdp = act_cdp_new(md_send, md_event, d)) == NULL) {
 		snprintf(err, errlen, "out of memory");
-		md_down(d);
+		md_down(d, true);
 		return -1;
 	}
 	if (act_session_begin(
 	        &d->s, d->cdp, cm_mono_ms() + CM_BROWSER_START_MS) != 0) {
 		snprintf(err, errlen, "the browser connection is broken");
-		md_down(d);
+		md_down(d, true);
 		return -1;
 	}
 	return 0;
@@ -361,14 +370,14 @@ md_step(struct act_driver *d, const struct pollfd *fds, int nfds,
 		         &d->launch_failures, out)
 		         ? ACT_DONE
 		         : ACT_PENDING;
-		md_down(d);
+		md_down(d, true);
 		if (st == ACT_DONE)
 			return st;
 	}
 	st = act_session_turn(
 	    &d->s, d->cdp, "managed", &d->launch_failures, &drop, out);
 	if (drop) {
-		md_down(d);
+		md_down(d, true);
 		/* A call that came during a reset that did not end clean
 		 * gets a new browser. */
 		if (act_session_busy(&d->s) &&
@@ -399,8 +408,8 @@ md_reset(struct act_driver *d)
 	case 1:
 		return 1;
 	case -1:
-		md_down(d); /* the page cannot be stopped: the next call
-		             * gets a new browser */
+		md_down(d, true); /* the page cannot be stopped: the next call
+		                   * gets a new browser */
 		return 0;
 	default:
 		return 0;
@@ -412,7 +421,9 @@ md_close(struct act_driver *d)
 {
 	if (d == NULL)
 		return;
-	md_down(d);
+	/* A profile that is discarded is never opened again: the close
+	 * does not wait for the kernel to free the browser's memory. */
+	md_down(d, !d->ephemeral);
 	act_session_fini(&d->s);
 	if (d->ephemeral)
 		md_discard(d->profile);

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "actor.h"
+#include "browser.h"
 #include "clock.h"
 #include "ids.h"
 #include "log.h"
@@ -149,6 +150,7 @@ act_standby_run(const struct cm_config *cfg, const char *instance_id,
 		}
 	}
 	ops->close(drv);
+	(void)act_browser_reap(cm_mono_ms() + CM_BROWSER_REAP_MS);
 	act_managed_sweep(cfg);
 	if (wake_fd >= 0)
 		close(wake_fd);
