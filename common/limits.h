@@ -137,6 +137,8 @@
 #define CM_CDP_OUTBUF_MAX (1024 * 1024) /* queued to the browser */
 #define CM_CDP_PENDING_MAX 64           /* commands awaiting a reply */
 #define CM_CDP_DEPTH_MAX 64             /* nesting of a CDP message */
+/* The first bytes of a dropped message kept to find its command's id. */
+#define CM_CDP_HEAD_MAX 32
 /* A browser sent SIGKILL is reaped within this, or left to init. */
 #define CM_BROWSER_REAP_MS 2000
 /* Browsers one process has killed and not yet reaped (act_browser_end);

@@ -4,6 +4,7 @@
 #include "cdp.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,6 +139,31 @@ cdp_fail(struct act_cdp *c, struct cdp_pending *p, int code, const char *why)
 
 	cdp_complete(c, p, NULL, err);
 	json_decref(err);
+}
+
+size_t
+act_cdp_too_big(const char *head, size_t len, char *out, size_t outlen)
+{
+	static const char start[] = "{\"id\":";
+	long long id = 0;
+	size_t i = sizeof(start) - 1;
+	int n;
+
+	cm_warnx("cdp: dropped a message of the browser over %d bytes",
+	    CM_CDP_MSG_MAX);
+	if (len < i || memcmp(head, start, i) != 0)
+		return 0;
+	for (;
+	     i < len && i < CM_CDP_HEAD_MAX && head[i] >= '0' && head[i] <= '9';
+	     i++)
+		id = id * 10 + (head[i] - '0');
+	if (i >= len || (head[i] != ',' && head[i] != '}') || id <= 0)
+		return 0;
+	n = snprintf(out, outlen,
+	    "{\"id\":%lld,\"error\":{\"code\":%d,\"message\":\"the "
+	    "browser's reply is over %d bytes\"}}",
+	    id, ACT_CDP_E_TOO_BIG, CM_CDP_MSG_MAX);
+	return n > 0 && (size_t)n < outlen ? (size_t)n : 0;
 }
 
 int

@@ -27,8 +27,9 @@ struct act_cdp;
  * otherwise result is NULL and error says why, as CDP's {code, message}
  * or, for a command that got no reply, one of ours: code
  * ACT_CDP_E_TIMEOUT (its deadline passed) or ACT_CDP_E_CLOSED (the
- * connection ended), or from the pipe ACT_CDP_E_TOO_BIG (its reply was
- * over the bound and dropped).  Both are borrowed for the call.
+ * connection ended), or from the transport ACT_CDP_E_TOO_BIG (its reply
+ * was over the bound and dropped: act_cdp_too_big).  Both are borrowed for the
+ * call.
  */
 typedef void (*act_cdp_reply_fn)(
     void *arg, const json_t *result, const json_t *error);
@@ -43,6 +44,19 @@ typedef int (*act_cdp_send_fn)(void *arg, const char *msg, size_t len);
 #define ACT_CDP_E_TIMEOUT (-1000001)
 #define ACT_CDP_E_CLOSED (-1000002)
 #define ACT_CDP_E_TOO_BIG (-1000003) /* the reply passed CM_CDP_MSG_MAX */
+
+/*
+ * A message of the browser over CM_CDP_MSG_MAX is dropped by its
+ * transport, which keeps its first bytes (head, len: CM_CDP_HEAD_MAX or
+ * fewer) and hands act_cdp_receive this, written into out: an error reply
+ * of ours (code ACT_CDP_E_TOO_BIG) to the command the dropped message
+ * answered, so that the call fails and the connection stays.  Chromium
+ * writes a reply's "id" first.  Returns its length, or 0 when the head
+ * names no command (an event was dropped: nothing waits for it).  Also
+ * logs the drop.
+ */
+size_t act_cdp_too_big(const char *head, size_t len, char *out, size_t outlen);
+#define ACT_CDP_TOO_BIG_LEN 160 /* room for its reply */
 
 /* Returns NULL when memory is short. */
 struct act_cdp *act_cdp_new(

@@ -21,9 +21,10 @@ struct act_pipe {
 	char *in;
 	size_t in_len, in_cap, in_scanned; /* no NUL in in[0..in_scanned) */
 	/* A message over CM_CDP_MSG_MAX is being dropped up to its NUL;
-	 * skip_id is its command id, or 0 when it named none. */
+	 * head is its beginning. */
 	bool skipping;
-	long long skip_id;
+	char head[CM_CDP_HEAD_MAX];
+	size_t head_len;
 	char *out;
 	size_t out_off, out_len, out_cap; /* pending: out[out_off..out_len) */
 };
@@ -139,24 +140,6 @@ act_pipe_pollfds(const struct act_pipe *p, struct pollfd *fds, int max)
 }
 
 /*
- * The command id a reply begins with (Chromium writes "id" first), or 0
- * when the text does not begin so.
- */
-static long long
-pipe_reply_id(const char *text, size_t len)
-{
-	static const char head[] = "{\"id\":";
-	long long id = 0;
-	size_t i = sizeof(head) - 1;
-
-	if (len < i || memcmp(text, head, i) != 0)
-		return 0;
-	for (; i < len && i < 32 && text[i] >= '0' && text[i] <= '9'; i++)
-		id = id * 10 + (text[i] - '0');
-	return i < len && (text[i] == ',' || text[i] == '}') ? id : 0;
-}
-
-/*
  * A message over the bound was dropped: its command (if it named one)
  * gets an error reply of ours instead, so that the call fails and the
  * browser stays.
@@ -164,18 +147,10 @@ pipe_reply_id(const char *text, size_t len)
 static int
 pipe_dropped(struct act_pipe *p, act_pipe_msg_fn fn, void *arg)
 {
-	char msg[160];
-	int n;
+	char msg[ACT_CDP_TOO_BIG_LEN];
+	size_t n = act_cdp_too_big(p->head, p->head_len, msg, sizeof(msg));
 
-	cm_warnx("cdp: dropped a message of the browser over %d bytes",
-	    CM_CDP_MSG_MAX);
-	if (p->skip_id <= 0)
-		return 0;
-	n = snprintf(msg, sizeof(msg),
-	    "{\"id\":%lld,\"error\":{\"code\":%d,\"message\":\"the "
-	    "browser's reply is over %d bytes\"}}",
-	    p->skip_id, ACT_CDP_E_TOO_BIG, CM_CDP_MSG_MAX);
-	return fn(arg, msg, (size_t)n);
+	return n > 0 ? fn(arg, msg, n) : 0;
 }
 
 /* Hands every whole message in the buffer to fn.  Returns 0 or -1. */
@@ -210,7 +185,9 @@ pipe_dispatch(struct act_pipe *p, act_pipe_msg_fn fn, void *arg)
 	 * rest of a longer one is read and dropped. */
 	if (p->in_len > CM_CDP_MSG_MAX) {
 		p->skipping = true;
-		p->skip_id = pipe_reply_id(p->in, p->in_len);
+		p->head_len =
+		    p->in_len < sizeof(p->head) ? p->in_len : sizeof(p->head);
+		memcpy(p->head, p->in, p->head_len);
 		p->in_len = p->in_scanned = 0;
 	}
 	return 0;

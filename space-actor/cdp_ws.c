@@ -11,12 +11,14 @@
 #include "cdp_ws.h"
 
 #include <openssl/evp.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <wslay/wslay.h>
 
+#include "cdp.h"
 #include "cdp_endpoint.h"
 #include "clock.h"
 #include "curlfn.h"
@@ -54,6 +56,14 @@ struct act_ws {
 	size_t head_len;
 	size_t spare_off, spare_len; /* bytes read past the head */
 	wslay_event_context_ptr ctx;
+	/* The data message being received, put together here within
+	 * CM_CDP_MSG_MAX (wslay buffers only control frames); one over it
+	 * is dropped, its first bytes kept in top. */
+	char *in;
+	size_t in_len, in_cap;
+	bool in_frame_data, in_frame_fin, in_skipping;
+	char top[CM_CDP_HEAD_MAX];
+	size_t top_len;
 	/* The message callback, set during a step. */
 	act_ws_msg_fn fn;
 	void *fn_arg;
@@ -130,23 +140,94 @@ ws_genmask_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, void *arg)
 	return 0;
 }
 
+/* Control messages: wslay answers ping with pong. */
 static void
 ws_msg_cb(wslay_event_context_ptr ctx,
     const struct wslay_event_on_msg_recv_arg *m, void *arg)
 {
 	struct act_ws *w = arg;
 
-	if (w->state != WS_OPEN)
-		return;
-	if (m->opcode == WSLAY_CONNECTION_CLOSE) {
+	(void)ctx;
+	if (w->state == WS_OPEN && m->opcode == WSLAY_CONNECTION_CLOSE)
 		ws_break(w, "the browser closed the connection");
+}
+
+static void
+ws_frame_start_cb(wslay_event_context_ptr ctx,
+    const struct wslay_event_on_frame_recv_start_arg *f, void *arg)
+{
+	struct act_ws *w = arg;
+
+	(void)ctx;
+	w->in_frame_data = !wslay_is_ctrl_frame(f->opcode);
+	if (!w->in_frame_data)
+		return;
+	w->in_frame_fin = f->fin != 0;
+	if (f->opcode != WSLAY_CONTINUATION_FRAME) {
+		w->in_len = w->top_len = 0;
+		w->in_skipping = false;
+	}
+}
+
+static void
+ws_frame_chunk_cb(wslay_event_context_ptr ctx,
+    const struct wslay_event_on_frame_recv_chunk_arg *c, void *arg)
+{
+	struct act_ws *w = arg;
+	size_t len = c->data_length, take;
+
+	(void)ctx;
+	if (!w->in_frame_data || w->state != WS_OPEN)
+		return;
+	take = sizeof(w->top) - w->top_len < len ? sizeof(w->top) - w->top_len
+	                                         : len;
+	memcpy(w->top + w->top_len, c->data, take);
+	w->top_len += take;
+	if (w->in_skipping)
+		return;
+	if (len > CM_CDP_MSG_MAX - w->in_len) {
+		w->in_skipping = true; /* the rest is read and dropped */
 		return;
 	}
-	if (m->opcode != WSLAY_TEXT_FRAME && m->opcode != WSLAY_BINARY_FRAME)
-		return; /* ping and pong: wslay answers */
-	/* wslay bounds a message, fragments and all, at CM_CDP_MSG_MAX. */
-	if (m->msg_length > CM_CDP_MSG_MAX || w->fn == NULL ||
-	    w->fn(w->fn_arg, (const char *)m->msg, m->msg_length) != 0) {
+	if (w->in_len + len > w->in_cap) {
+		size_t cap = w->in_cap ? w->in_cap : CM_WS_HEAD_MAX;
+		char *m;
+
+		while (cap < w->in_len + len)
+			cap *= 2;
+		if (cap > CM_CDP_MSG_MAX)
+			cap = CM_CDP_MSG_MAX;
+		if ((m = realloc(w->in, cap)) == NULL) {
+			ws_break(w, "out of memory");
+			return;
+		}
+		w->in = m;
+		w->in_cap = cap;
+	}
+	memcpy(w->in + w->in_len, c->data, len);
+	w->in_len += len;
+}
+
+static void
+ws_frame_end_cb(wslay_event_context_ptr ctx, void *arg)
+{
+	struct act_ws *w = arg;
+	char reply[ACT_CDP_TOO_BIG_LEN];
+	size_t n;
+	int rc = 0;
+
+	if (!w->in_frame_data || !w->in_frame_fin || w->state != WS_OPEN)
+		return;
+	if (w->fn == NULL)
+		rc = -1;
+	else if (!w->in_skipping)
+		rc = w->fn(w->fn_arg, w->in, w->in_len);
+	else if ((n = act_cdp_too_big(
+	              w->top, w->top_len, reply, sizeof(reply))) > 0)
+		rc = w->fn(w->fn_arg, reply, n);
+	w->in_len = w->top_len = 0;
+	w->in_skipping = false;
+	if (rc != 0) {
 		ws_break(w, "the browser sent a message that is not CDP");
 		wslay_event_shutdown_read(ctx);
 	}
@@ -262,13 +343,17 @@ ws_open_framing(struct act_ws *w)
 	    .recv_callback = ws_recv_cb,
 	    .send_callback = ws_send_cb,
 	    .genmask_callback = ws_genmask_cb,
+	    .on_frame_recv_start_callback = ws_frame_start_cb,
+	    .on_frame_recv_chunk_callback = ws_frame_chunk_cb,
+	    .on_frame_recv_end_callback = ws_frame_end_cb,
 	    .on_msg_recv_callback = ws_msg_cb,
 	};
 
 	if (wslay_event_context_client_init(&w->ctx, &cbs, w) != 0)
 		return -1;
-	/* Fragments are put together by wslay, within the bound. */
-	wslay_event_config_set_max_recv_msg_length(w->ctx, CM_CDP_MSG_MAX);
+	/* Data messages are put together here, within the bound, so that
+	 * one over it costs its command, not the connection. */
+	wslay_event_config_set_no_buffering(w->ctx, 1);
 	w->state = WS_OPEN;
 	return 0;
 }
@@ -421,6 +506,7 @@ act_ws_free(struct act_ws *w)
 	}
 	cm_curlm_free(w->m);
 	free(w->req);
+	free(w->in);
 	free(w);
 }
 

@@ -60,10 +60,12 @@ int act_ws_pollfds(const struct act_ws *w, struct pollfd *fds, int max);
 
 /*
  * After poll(): advances the connection, hands each whole message
- * received to fn, and writes what waits.  Returns 0, or -1 when the
- * connection has failed or ended (a message over CM_CDP_MSG_MAX, a bad
- * upgrade, the deadline passed while connecting, the peer closed, or fn
- * said stop).  fds and nfds are the whole set the loop polled.
+ * received to fn, and writes what waits.  A message over CM_CDP_MSG_MAX
+ * is read and dropped, and fn gets act_cdp_too_big's error reply for its
+ * command instead.  Returns 0, or -1 when the connection has failed or
+ * ended (a bad upgrade, the deadline passed while connecting, the peer
+ * closed, or fn said stop).  fds and nfds are the whole set the loop
+ * polled.
  */
 int act_ws_step(struct act_ws *w, const struct pollfd *fds, int nfds,
     act_ws_msg_fn fn, void *arg);
