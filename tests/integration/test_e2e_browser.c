@@ -232,16 +232,82 @@ managed_space(struct hf_env *e, const char *tag, char *space, char *profile,
 	space_on(e, inst, space, profile, profile_len);
 }
 
+static bool proc_stat(pid_t pid, long *ppid, long *pgrp, char *state);
+static pid_t browser_of(pid_t actor, const char *profile);
+
+#define E2E_GROUP_MAX 64 /* processes of one browser looked at */
+
+/* The processes of process group pgrp, into pids; returns the count. */
+static int
+group_pids(pid_t pgrp, pid_t *pids, int max)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int n = 0;
+
+	while (d != NULL && (de = readdir(d)) != NULL && n < max) {
+		pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
+		long ppid, grp;
+		char st;
+
+		if (pid > 0 && proc_stat(pid, &ppid, &grp, &st) && grp == pgrp)
+			pids[n++] = pid;
+	}
+	if (d != NULL)
+		closedir(d);
+	return n;
+}
+
+/*
+ * True when pid can run no code of its own again: it is gone, a zombie,
+ * exiting (PF_EXITING in the flags of /proc/pid/stat), or SIGKILL is
+ * pending for it (the kernel acts on it before the process runs again).
+ */
+static bool
+pid_ended(pid_t pid)
+{
+	char path[64], buf[2048], *p;
+	unsigned long long pnd;
+	unsigned long flags = 0;
+	bool ended = false;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return true;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	if ((p = strrchr(buf, ')')) == NULL)
+		return true; /* gone while being read */
+	if (p[2] == 'Z' || p[2] == 'X' ||
+	    (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %lu", &flags) == 1 &&
+	        (flags & 0x4) != 0))
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return true;
+	while (fgets(buf, sizeof(buf), f) != NULL)
+		if ((sscanf(buf, "SigPnd: %llx", &pnd) == 1 ||
+		        sscanf(buf, "ShdPnd: %llx", &pnd) == 1) &&
+		    (pnd & (1ULL << (SIGKILL - 1))) != 0)
+			ended = true;
+	fclose(f);
+	return ended;
+}
+
 Test(e2e_browser, acceptance_14_a_real_browser_through_the_api,
     .fini = tk_cleanup)
 {
 	static struct hf_env e;
 	char space[CM_ID_MAX + 1], args[256], ref[32], profile[600];
+	pid_t browser, group[E2E_GROUP_MAX];
 	struct tk_pages *pages;
 	json_t *t;
 	struct stat st;
 	unsigned w, h;
-	int port;
+	int port, n_group;
 
 	cr_assert_not_null(pages = tk_pages_start(&port));
 	managed_space(&e, "e2e", space, profile, sizeof(profile));
@@ -332,12 +398,21 @@ Test(e2e_browser, acceptance_14_a_real_browser_through_the_api,
 	    sf_str(json_object_get(t, "error"), "code"), "element_not_found");
 	json_decref(t);
 
-	/* The browser is running now; close tears it down. */
+	/* The browser is running now; close tears it down: once the Space
+	 * reads closed, no process of the browser runs code again. */
 	cr_assert_eq(stat(profile, &st), 0, "no profile at %s", profile);
 	cr_assert_not(no_browser_of(profile), "no browser runs for the Space");
+	browser = browser_of(sf_actor_pid(&e.sf, space), profile);
+	cr_assert_gt(browser, 0, "no browser of the actor found");
+	n_group = group_pids(browser, group, E2E_GROUP_MAX);
+	cr_assert_gt(n_group, 1, "the browser's group has no other process");
 	cr_assert(
 	    hf_post(&e, e.manager, space, "close", NULL, NULL) / 100 == 2);
 	cr_assert(hf_wait_space(&e, space, "closed"), "the Space never closed");
+	for (int i = 0; i < n_group; i++)
+		cr_assert(pid_ended(group[i]),
+		    "process %d of the browser ran on after the close",
+		    (int)group[i]);
 	cr_assert(tk_wait_until(no_browser_of, profile, 20000),
 	    "a browser outlived its Space");
 	cr_assert_neq(stat(profile, &st), 0, "the profile outlived its Space");
