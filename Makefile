@@ -65,6 +65,7 @@ bench: build
 	@./$(BUILD)/store_bench
 	@./$(BUILD)/store_bench --ping 64
 	@./$(BUILD)/http_bench
+	@HTTP_BENCH_SIEGE=1 ./$(BUILD)/http_bench
 	@./$(BUILD)/actor_bench
 	@./$(BUILD)/lifecycle_bench
 	@./$(BUILD)/warm_bench
