@@ -1,6 +1,7 @@
 # Thin wrappers around CMake; see README.md.
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
 # A comma, for an argument of $(call ...).
 , := ,
 CMAKE_FLAGS ?=
@@ -24,7 +25,7 @@ define configure
 	  { cat $(1)/configure.log >&2; exit 1; }; fi
 endef
 
-.PHONY: all setup build run test test-sanitize fuzz bench format clean \
+.PHONY: all setup build run test test-sanitize test-tsan fuzz bench format clean \
 	install package deb
 
 all: build
@@ -41,7 +42,7 @@ run: build
 		$(if $(DATA_DIR),--data-dir=$(DATA_DIR))
 
 test: build
-	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE tsan-only
 
 # Unit and integration tests again under ASan and UBSan.
 test-sanitize: setup
@@ -51,6 +52,30 @@ test-sanitize: setup
 	@cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ctest --output-on-failure -j $(JOBS) -L 'unit|integration'
+
+# The api's and the store's integration tests (both processes are
+# threaded) against the daemons of a ThreadSanitizer build: the tests
+# labelled tsan in CMakeLists.txt, from $(BUILD) (Criterion cannot run
+# under TSan), start the binaries of $(TSAN_BUILD) (TK_BIN_DIR).
+# Every process they start inherits TSAN_OPTIONS, so a report from a
+# spaced-api or spaced-store that the supervisor would restart is not
+# lost: each goes to a file in $(TSAN_BUILD)/tsan/, which must stay empty.
+# One test at a time: the sanitized daemons are several times slower, and
+# the tests' bounds (a ?wait=10 task) were set for daemons at full speed.
+TSAN_DIR = $(abspath $(TSAN_BUILD))/tsan
+test-tsan: build
+	$(call configure,$(TSAN_BUILD),-DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DCMAKE_C_COMPILER=clang -DSPACED_SANITIZE=thread,$(CMAKE_FLAGS))
+	@cmake --build $(TSAN_BUILD) -j $(JOBS) --target spaced spaced-store \
+		spaced-api spaced-actor
+	@rm -rf $(TSAN_DIR) && mkdir -p $(TSAN_DIR)
+	@cd $(BUILD) && rc=0; \
+		TK_BIN_DIR=$(abspath $(TSAN_BUILD)) \
+		TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:atexit_sleep_ms=0:suppressions=$(CURDIR)/tests/tsan.supp:log_path=$(TSAN_DIR)/report \
+		ctest --output-on-failure -L tsan || rc=1; \
+		if [ -n "$$(ls -A $(TSAN_DIR))" ]; then \
+		  echo "ThreadSanitizer reports:" >&2; cat $(TSAN_DIR)/* >&2; rc=1; fi; \
+		exit $$rc
 
 # Every libFuzzer target for FUZZ_SECONDS each (clang).
 FUZZ_BUILD ?= build-fuzz
@@ -65,6 +90,7 @@ bench: build
 	@./$(BUILD)/store_bench
 	@./$(BUILD)/store_bench --ping 64
 	@./$(BUILD)/http_bench
+	@HTTP_BENCH_SIEGE=1 ./$(BUILD)/http_bench
 	@./$(BUILD)/actor_bench
 	@./$(BUILD)/lifecycle_bench
 	@./$(BUILD)/warm_bench
@@ -88,4 +114,4 @@ format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)

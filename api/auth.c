@@ -3,12 +3,18 @@
  * (SHA-256) and resolved by the store; only the hash ever leaves this
  * function.
  *
- * Resolutions are cached for at most one second (the issue allows it),
- * never past the token's own expiry, and the whole cache is dropped when
- * this process changes any principal, token or membership (router.c), so
- * a revocation made here takes effect at once; one made through another
- * api process takes effect within the second.
+ * Resolutions are cached for at most CM_AUTH_CACHE_TTL_MS, never past
+ * the token's own expiry, and the whole cache is dropped when this
+ * process changes any principal, token or membership (router.c), so a
+ * revocation made here takes effect at once; one made through another
+ * api process (or straight in the store) within the second.
+ *
+ * Only SHA-256 hashes are ever compared, never the token: the store
+ * finds the row by the hash, and the cache compares hashes in constant
+ * time (CRYPTO_memcmp), so how long a refusal takes says nothing of how
+ * close a guess came.
  */
+#include <openssl/crypto.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +25,6 @@
 #include "token.h"
 
 #define AUTH_CACHE_SLOTS 256 /* direct-mapped by the hash's first bytes */
-#define AUTH_CACHE_TTL_MS 1000
 
 static struct {
 	pthread_mutex_t lock;
@@ -60,7 +65,7 @@ cache_get(const char *hash, struct pr_rep *rep)
 	if (cache.slot[i].reply != NULL &&
 	    cache.slot[i].generation == cache.generation &&
 	    cache.slot[i].until_ms > cm_mono_ms() &&
-	    strcmp(cache.slot[i].hash, hash) == 0)
+	    CRYPTO_memcmp(cache.slot[i].hash, hash, CM_TOKEN_HASH_LEN) == 0)
 		hit = pr_rep_decode(cache.slot[i].reply, cache.slot[i].len, rep,
 		          err, sizeof(err)) == 0;
 	pthread_mutex_unlock(&cache.lock);
@@ -70,7 +75,7 @@ cache_get(const char *hash, struct pr_rep *rep)
 static void
 cache_put(const char *hash, const struct pr_rep *rep, uint64_t generation)
 {
-	int64_t ttl = AUTH_CACHE_TTL_MS;
+	int64_t ttl = CM_AUTH_CACHE_TTL_MS;
 	size_t i = slot_of(hash), len;
 	char *buf;
 

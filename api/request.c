@@ -64,6 +64,22 @@ token_ok(const char *s, size_t n)
 	return true;
 }
 
+/*
+ * Whether s holds a control character other than HTAB.  A bare CR or LF
+ * inside a line, or a NUL, is a line's end to some other parser (a proxy
+ * in front): what it reads as one more field, here part of a value or
+ * the head's end, would let a request hide inside another (RFC 9112
+ * section 2.2 lets a server refuse them; it does).
+ */
+static bool
+has_ctl(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if (((unsigned char)*s < ' ' && *s != '\t') || *s == 127)
+			return true;
+	return false;
+}
+
 /* Content-Length: digits only (no sign, no space), at most 18 of them. */
 static int
 content_length(const char *v, size_t *out)
@@ -110,6 +126,8 @@ api_request_parse(char *head, struct api_request *r, const char **why)
 	if ((eol = strstr(p, "\r\n")) == NULL)
 		return 400;
 	*eol = '\0';
+	if (has_ctl(p))
+		return 400;
 	if ((sp1 = strchr(p, ' ')) == NULL ||
 	    (sp2 = strchr(sp1 + 1, ' ')) == NULL || strchr(sp2 + 1, ' '))
 		return 400;
@@ -132,7 +150,8 @@ api_request_parse(char *head, struct api_request *r, const char **why)
 		char *colon = memchr(p, ':', (size_t)(eol - p)), *v, *end;
 
 		*eol = '\0';
-		if (colon == NULL || !token_ok(p, (size_t)(colon - p)))
+		if (colon == NULL || !token_ok(p, (size_t)(colon - p)) ||
+		    has_ctl(colon))
 			return 400; /* obsolete line folding too */
 		*colon = '\0';
 		v = colon + 1 + strspn(colon + 1, " \t");
@@ -160,6 +179,10 @@ api_request_parse(char *head, struct api_request *r, const char **why)
 			r->last_event_id = v;
 		}
 	}
+	/* The head ends in CRLF CRLF (api_request_head_len): a line with no
+	 * CRLF was cut by a NUL, and the fields past it were never read. */
+	if (eol == NULL)
+		return 400;
 	if (r->body_len > CM_BODY_MAX) {
 		*why = "the body is over 64 KiB";
 		return 413;

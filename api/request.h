@@ -36,9 +36,10 @@ struct api_request {
 int api_request_head_len(const char *buf, size_t len, size_t *head_len);
 
 /*
- * Parses a whole head (NUL-terminated, from api_request_head_len) in
- * place into *r.  Returns 0, or the status to answer with *why: 400 (a
- * malformed line, a Content-Length that is not all digits or comes
+ * Parses a whole head (from api_request_head_len, a NUL written after
+ * it) in place into *r.  Returns 0, or the status to answer with *why:
+ * 400 (a malformed line, a control character but HTAB in a line: a NUL,
+ * a bare CR or LF; a Content-Length that is not all digits or comes
  * twice, a Transfer-Encoding), 413 (a body over CM_BODY_MAX, judged
  * before a byte of it is read), 414 (a target over CM_URL_MAX).
  */

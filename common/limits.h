@@ -304,6 +304,13 @@
 #define CM_TOKEN_HASH_LEN 65 /* 64 lowercase hex digits and the NUL */
 #define CM_TOKEN_MAX 256     /* longest bearer token accepted */
 #define CM_TOKEN_TTL_MAX_S (10LL * 365 * 24 * 3600) /* expires_in_seconds */
+/*
+ * How long the api may use a token's resolution (its principal, its
+ * memberships) without asking the store again.  A token revoked or a
+ * membership removed elsewhere (another api process) is refused within
+ * 1 s (issue 16): this, and the request that comes after it.
+ */
+#define CM_AUTH_CACHE_TTL_MS 500
 
 /*
  * spacectl, the command-line client (spacectl/).  Every answer it reads is

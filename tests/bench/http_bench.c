@@ -12,6 +12,14 @@
  *   http_bench
  *   HTTP_BENCH_CONNECTIONS=N   wrk connections, 1..1024 (default 64)
  *   HTTP_BENCH_SECONDS=N       wrk duration, 1..600 (default 10)
+ *   HTTP_BENCH_SIEGE=1         instead: one well-behaved client under a
+ *                              siege (issue 16: p99 < 50 ms)
+ *
+ * The siege arm holds BENCH_SLOW connections sending a byte a second and
+ * BENCH_IDLE idle ones (tests/integration/siege.h, as test_hostile_http
+ * does) while one client GETs the Space, one request after another on a
+ * fresh connection each, for HTTP_BENCH_SECONDS; it reports that client's
+ * latencies, to the microsecond.
  *
  * Exit: 0 measured, 1 a step failed, 2 bad knob or no wrk in PATH.
  */
@@ -26,15 +34,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "clock.h"
+#include "siege.h"
 #include "testkit.h"
 
 #define HB_READY_MS 20000
-#define HB_WRK_GRACE_MS 30000 /* beyond the run, before wrk is killed */
-#define HB_OUT_MAX 65536      /* wrk's report is a few hundred bytes */
+#define HB_WRK_GRACE_MS 30000  /* beyond the run, before wrk is killed */
+#define HB_OUT_MAX 65536       /* wrk's report is a few hundred bytes */
+#define BENCH_SLOW 500         /* the siege: a byte a second each */
+#define BENCH_IDLE 1000        /* the siege: nothing at all */
+#define HB_SIEGE_OPEN_MS 30000 /* the siege's connections all open */
+#define HB_GET_MS 5000         /* one GET under siege, at most */
+#define HB_SAMPLES_MAX 1000000
 
 static char admin_token[CM_TOKEN_MAX + 1]; /* from <dir>/admin.token */
 
@@ -269,18 +284,85 @@ measure(const struct tk_proc *p, const char *user, const char *path, int conns,
 	return 0;
 }
 
+/* Room in the open-file limit for the siege, in this process and in
+ * spaced (which inherits it, and sizes its connection cap by it). */
+static int
+siege_files(void)
+{
+	rlim_t want = BENCH_SLOW + BENCH_IDLE + 1024;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return fail("getrlimit: %s", strerror(errno));
+	if (rl.rlim_cur >= want)
+		return 0;
+	if (rl.rlim_max < want)
+		return fail("the open-file limit %llu is below %llu",
+		    (unsigned long long)rl.rlim_max, (unsigned long long)want);
+	rl.rlim_cur = want;
+	return setrlimit(RLIMIT_NOFILE, &rl) == 0
+	           ? 0
+	           : fail("setrlimit: %s", strerror(errno));
+}
+
+/* One client's GETs of path under the siege, for seconds. */
+static int
+measure_siege(
+    const struct tk_proc *p, const char *user, const char *path, int seconds)
+{
+	int64_t *ns = malloc(HB_SAMPLES_MAX * sizeof(*ns)), t_end;
+	char p50[32], p99[32], max[32];
+	struct tk_siege_stats st;
+	struct tk_siege *s;
+	size_t n = 0;
+	long failed = 0;
+
+	if (ns == NULL)
+		return fail("out of memory");
+	if ((s = tk_siege_start(p, BENCH_SLOW, BENCH_IDLE)) == NULL) {
+		free(ns);
+		return fail("the siege did not start");
+	}
+	for (t_end = cm_mono_ms() + HB_SIEGE_OPEN_MS;
+	     tk_siege_open(s) < BENCH_SLOW + BENCH_IDLE &&
+	     cm_mono_ms() < t_end;)
+		tk_http_get_within(p, path, user, HB_GET_MS, NULL);
+	printf("http_bench: siege of %d slow and %d idle connections, %d "
+	       "open\n",
+	    BENCH_SLOW, BENCH_IDLE, tk_siege_open(s));
+	for (t_end = cm_mono_ms() + seconds * 1000LL;
+	     cm_mono_ms() < t_end && n < HB_SAMPLES_MAX; n++)
+		if (tk_http_get_within(p, path, user, HB_GET_MS, &ns[n]) != 200)
+			failed++;
+	tk_siege_stop(s, &st);
+	tk_sort_i64(ns, n);
+	printf("http_bench: GET space detail under siege seconds=%d "
+	       "requests=%zu failed=%ld latency_p50_ms=%s latency_p99_ms=%s "
+	       "latency_max_ms=%s (target p99 < 50 ms); siege: %ld "
+	       "connections opened, %ld closed by the api, %d open at most\n",
+	    seconds, n, failed, tk_ms(tk_pct(ns, n, 50), p50, sizeof(p50)),
+	    tk_ms(tk_pct(ns, n, 99), p99, sizeof(p99)),
+	    tk_ms(n > 0 ? ns[n - 1] : 0, max, sizeof(max)), st.opened,
+	    st.closed, st.open_max);
+	free(ns);
+	return 0;
+}
+
 int
 main(void)
 {
 	int conns = tk_knob("HTTP_BENCH_CONNECTIONS", 64, 1, 1024);
 	int seconds = tk_knob("HTTP_BENCH_SECONDS", 10, 1, 600);
+	int siege = tk_knob("HTTP_BENCH_SIEGE", 0, 0, 1);
 	char dir[128], out[192], path[512], user[CM_TOKEN_MAX + 1];
 	struct tk_proc p;
 	int rc;
 
-	if (conns < 0 || seconds < 0)
+	if (conns < 0 || seconds < 0 || siege < 0)
 		return 2;
-	if (!wrk_in_path()) {
+	if (siege && siege_files() != 0)
+		return 2;
+	if (!siege && !wrk_in_path()) {
 		fail("wrk not found in PATH (scripts/setup.sh installs it)");
 		return 2;
 	}
@@ -294,7 +376,8 @@ main(void)
 		return 1;
 	}
 	rc = setup(&p, user, path, sizeof(path)) != 0 ||
-	     measure(&p, user, path, conns, seconds) != 0;
+	     (siege ? measure_siege(&p, user, path, seconds)
+	            : measure(&p, user, path, conns, seconds)) != 0;
 	tk_proc_stop(&p, SIGTERM);
 	if (rc == 0)
 		tk_rmrf(dir);

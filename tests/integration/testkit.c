@@ -181,6 +181,14 @@ untrack(pid_t pid)
 			tk_started[i] = 0;
 }
 
+const char *
+tk_bin_dir(void)
+{
+	const char *dir = getenv("TK_BIN_DIR");
+
+	return dir != NULL && dir[0] != '\0' ? dir : SPACED_BIN_DIR;
+}
+
 /* spaced_defaults: at most four flags and the NULL. */
 #define TK_DEFAULTS 5
 
@@ -202,7 +210,7 @@ spawn_bin(struct tk_proc *p, const char *binary, const char *dir,
 	cm_ipc_url(p->store_url, sizeof(p->store_url), p->run_dir, "store.ipc");
 	cm_ipc_url(p->events_url, sizeof(p->events_url), p->run_dir,
 	    "store-events.ipc");
-	snprintf(bin, sizeof(bin), "%s/%s", SPACED_BIN_DIR, binary);
+	snprintf(bin, sizeof(bin), "%s/%s", tk_bin_dir(), binary);
 	snprintf(data, sizeof(data), "--data-dir=%s", dir);
 	if (pipe2(fds, O_CLOEXEC) != 0)
 		return -1;

@@ -26,6 +26,14 @@ struct tk_proc {
  * kernel's range for outgoing connections where it can. */
 int tk_free_port(void);
 
+/*
+ * Where the binaries a test starts are: $TK_BIN_DIR when set (make
+ * test-tsan: the daemons of a ThreadSanitizer build, driven by tests that
+ * are not, as Criterion's runner cannot run under TSan), else the build
+ * tree the test was built in.
+ */
+const char *tk_bin_dir(void);
+
 /* Makes a fresh directory /tmp/spaced-<tag>-XXXXXX; aborts on failure. */
 void tk_tmpdir(char *out, size_t len, const char *tag);
 /* Removes a directory tree (only under /tmp/spaced-). */

@@ -146,3 +146,40 @@ Test(request, malformed_heads_are_400)
 	for (size_t i = 0; bad[i] != NULL; i++)
 		cr_assert_eq(parse(bad[i], &r), 400, "%s", bad[i]);
 }
+
+/* Parses the n bytes of text (NULs allowed) as a whole head. */
+static int
+parse_bytes(const char *text, size_t n, struct api_request *r)
+{
+	size_t head_len;
+	const char *why;
+
+	memcpy(buf, text, n);
+	cr_assert_eq(api_request_head_len(buf, n, &head_len), 200);
+	buf[head_len] = '\0';
+	return api_request_parse(buf, r, &why);
+}
+
+/* A NUL, a bare CR or LF, or another control character inside a line
+ * would end it for some other parser: a field this one never reads (a
+ * Content-Length hidden behind a NUL), or one it reads and another not. */
+Test(request, control_characters_in_a_line_are_400)
+{
+	static const char nul_field[] =
+	    "POST / HTTP/1.1\r\nX: a\0b\r\nContent-Length: 5\r\n\r\n";
+	static const char nul_target[] = "GET /a\0/../b HTTP/1.1\r\n\r\n";
+	static const char *const bad[] = {
+	    "POST / HTTP/1.1\r\nX: a\nContent-Length: 5\r\n\r\n",
+	    "POST / HTTP/1.1\r\nX: a\rContent-Length: 5\r\n\r\n",
+	    "GET / HTTP/1.1\r\nX: \x01\r\n\r\n",
+	    "GET / HTTP/1.1\r\nX: a\x7f\r\n\r\n", "GET /a\nb HTTP/1.1\r\n\r\n",
+	    "GET /a\x1b[0m HTTP/1.1\r\n\r\n", NULL};
+	struct api_request r;
+
+	cr_assert_eq(parse_bytes(nul_field, sizeof(nul_field) - 1, &r), 400);
+	cr_assert_eq(parse_bytes(nul_target, sizeof(nul_target) - 1, &r), 400);
+	for (size_t i = 0; bad[i] != NULL; i++)
+		cr_assert_eq(parse(bad[i], &r), 400, "%s", bad[i]);
+	/* A tab is whitespace, and bytes past ASCII are obs-text. */
+	cr_assert_eq(parse("GET / HTTP/1.1\r\nX: a\tb\xc3\xa9\r\n\r\n", &r), 0);
+}
