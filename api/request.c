@@ -64,6 +64,18 @@ token_ok(const char *s, size_t n)
 	return true;
 }
 
+/*
+ * A line of the head, [p, eol), holds no bare CR or LF: a proxy in front
+ * may end a line at either, and would then read fields this parser reads
+ * as part of a value (RFC 9112 section 2.2).
+ */
+static bool
+line_ok(const char *p, const char *eol)
+{
+	return memchr(p, '\r', (size_t)(eol - p)) == NULL &&
+	       memchr(p, '\n', (size_t)(eol - p)) == NULL;
+}
+
 /* Content-Length: digits only (no sign, no space), at most 18 of them. */
 static int
 content_length(const char *v, size_t *out)
@@ -107,7 +119,7 @@ api_request_parse(char *head, struct api_request *r, const char **why)
 	memset(r, 0, sizeof(*r));
 	*why = "malformed request";
 	/* The request line: METHOD SP target SP HTTP/1.x */
-	if ((eol = strstr(p, "\r\n")) == NULL)
+	if ((eol = strstr(p, "\r\n")) == NULL || !line_ok(p, eol))
 		return 400;
 	*eol = '\0';
 	if ((sp1 = strchr(p, ' ')) == NULL ||
@@ -131,6 +143,8 @@ api_request_parse(char *head, struct api_request *r, const char **why)
 	     p = eol + 2) {
 		char *colon = memchr(p, ':', (size_t)(eol - p)), *v, *end;
 
+		if (!line_ok(p, eol))
+			return 400;
 		*eol = '\0';
 		if (colon == NULL || !token_ok(p, (size_t)(colon - p)))
 			return 400; /* obsolete line folding too */
@@ -160,6 +174,14 @@ api_request_parse(char *head, struct api_request *r, const char **why)
 			r->last_event_id = v;
 		}
 	}
+	/*
+	 * The head ends in CRLF CRLF (api_request_head_len), so only a NUL
+	 * byte stops the walk before the empty line: the fields behind it
+	 * would go unread, though a proxy in front reads them (a
+	 * Content-Length hidden there smuggles a request in the body).
+	 */
+	if (eol == NULL)
+		return 400;
 	if (r->body_len > CM_BODY_MAX) {
 		*why = "the body is over 64 KiB";
 		return 413;

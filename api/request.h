@@ -38,8 +38,9 @@ int api_request_head_len(const char *buf, size_t len, size_t *head_len);
 /*
  * Parses a whole head (NUL-terminated, from api_request_head_len) in
  * place into *r.  Returns 0, or the status to answer with *why: 400 (a
- * malformed line, a Content-Length that is not all digits or comes
- * twice, a Transfer-Encoding), 413 (a body over CM_BODY_MAX, judged
+ * malformed line, a NUL byte or a bare CR or LF anywhere in the head, a
+ * Content-Length that is not all digits or comes twice, a
+ * Transfer-Encoding), 413 (a body over CM_BODY_MAX, judged
  * before a byte of it is read), 414 (a target over CM_URL_MAX).
  */
 int api_request_parse(char *head, struct api_request *r, const char **why);

@@ -146,3 +146,39 @@ Test(request, malformed_heads_are_400)
 	for (size_t i = 0; bad[i] != NULL; i++)
 		cr_assert_eq(parse(bad[i], &r), 400, "%s", bad[i]);
 }
+
+/* Parses the n bytes of head, which may hold a NUL, as the connection
+ * does: its head, copied and NUL-terminated. */
+static int
+parse_bytes(const char *head, size_t n, struct api_request *r)
+{
+	size_t head_len;
+	const char *why;
+
+	memcpy(buf, head, n);
+	cr_assert_eq(api_request_head_len(buf, n, &head_len), 200);
+	buf[head_len] = '\0';
+	return api_request_parse(buf, r, &why);
+}
+
+/* Found by fuzz_request: a field behind a NUL byte, or after a bare CR or
+ * LF, went unread, though a proxy in front reads it; a Content-Length
+ * there smuggled a second request in the body. */
+Test(request, every_byte_of_a_head_is_judged)
+{
+	static const char nul[] =
+	    "POST / HTTP/1.1\r\nX-A: b\0\r\nContent-Length: 40\r\n\r\n";
+	static const char nul_line[] =
+	    "POST / HTTP/1.1\r\nX-A: b\r\n\0Content-Length: 40\r\n\r\n";
+	static const char *const bad[] = {
+	    "POST / HTTP/1.1\r\nX-A: b\nContent-Length: 40\r\n\r\n",
+	    "POST / HTTP/1.1\r\nX-A: b\rContent-Length: 40\r\n\r\n",
+	    "GET /\n HTTP/1.1\r\n\r\n", "GET / HTTP/1.1\r\nA\r: b\r\n\r\n",
+	    NULL};
+	struct api_request r;
+
+	cr_assert_eq(parse_bytes(nul, sizeof(nul) - 1, &r), 400);
+	cr_assert_eq(parse_bytes(nul_line, sizeof(nul_line) - 1, &r), 400);
+	for (size_t i = 0; bad[i] != NULL; i++)
+		cr_assert_eq(parse(bad[i], &r), 400, "%s", bad[i]);
+}
