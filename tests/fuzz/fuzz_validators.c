@@ -2,7 +2,8 @@
  * libFuzzer target for everything that judges outside input as text: the
  * strict JSON parser, manifest, args schema and network policy checks,
  * URL host extraction and the redactor.  A crash, leak or sanitizer
- * report is a finding; so is a redaction that leaves a planted secret.
+ * report is a finding; so is a redaction that leaves a secret planted
+ * anywhere in the input.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -24,6 +25,24 @@ static const char manifest[] =
     "}}}]}";
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define SECRET "planted-secret-4242"
+
+/* A planted literal secret never survives redaction, as text or as a
+ * runtime's result. */
+static void
+redact_checked(const char *text, size_t size, const struct cm_secrets *sec)
+{
+	char *s = cm_redact_text(text, size, sec);
+
+	if (s != NULL && strstr(s, SECRET) != NULL)
+		abort();
+	free(s);
+	s = cm_redact_result(text, size, sec);
+	if (s != NULL && strstr(s, SECRET) != NULL)
+		abort();
+	free(s);
+}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -60,16 +79,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cm_url_host(z, host, sizeof(host));
 	cm_policy_check_url(&pol, z);
 
-	/* A planted literal secret never survives redaction. */
-	cm_secrets_add(&sec, "planted-secret-4242");
-	s = cm_redact_text(text, size, &sec);
-	if (s != NULL && strstr(s, "planted-secret-4242") != NULL)
-		abort();
-	free(s);
-	s = cm_redact_result(text, size, &sec);
-	if (s != NULL && strstr(s, "planted-secret-4242") != NULL)
-		abort();
-	free(s);
+	cm_secrets_add(&sec, SECRET);
+	redact_checked(text, size, &sec);
 	free(z);
+	/* Planted where the first byte says: inside a string, a key, a URL,
+	 * a header value, wherever the input puts it. */
+	if (size > 0 && (z = malloc(size + sizeof(SECRET))) != NULL) {
+		size_t at = data[0] % (size + 1), n = sizeof(SECRET) - 1;
+
+		memcpy(z, data, at);
+		memcpy(z + at, SECRET, n);
+		memcpy(z + at + n, data + at, size - at);
+		redact_checked(z, size + n, &sec);
+		free(z);
+	}
 	return 0;
 }
