@@ -83,7 +83,7 @@ FUZZ_SECONDS ?= 30
 fuzz: setup
 	$(call configure,$(FUZZ_BUILD),-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
 		-DSPACED_FUZZ=ON,$(CMAKE_FLAGS))
-	@cmake --build $(FUZZ_BUILD) -j $(JOBS)
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzzers
 	@./scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 bench: build

@@ -894,6 +894,30 @@ cfg_is_secret(const char *name)
 	return false;
 }
 
+/*
+ * Whether v reads back as itself only quoted: the file's reader trims
+ * blanks around a value, takes '#' after a blank as a comment and a
+ * leading '"' as a quote.  A quoted value ends at its first '"', so a value
+ * that needs quotes and holds one has no spelling; only the environment
+ * or a flag can give such a value.
+ */
+static bool
+cfg_needs_quotes(const char *v)
+{
+	size_t n = strlen(v);
+
+	if (n == 0)
+		return false;
+	if (v[0] == ' ' || v[0] == '\t' || v[0] == '"' || v[n - 1] == ' ' ||
+	    v[n - 1] == '\t')
+		return true;
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == '#' &&
+		    (i == 0 || v[i - 1] == ' ' || v[i - 1] == '\t'))
+			return true;
+	return false;
+}
+
 int
 cm_config_print(const struct cm_config *cfg, FILE *f)
 {
@@ -906,6 +930,8 @@ cm_config_print(const struct cm_config *cfg, FILE *f)
 		if (cfg_is_secret(cfg_keys[i].name) && v[0] != '\0')
 			fprintf(f, "# %s = (set; a secret, not shown)\n",
 			    cfg_keys[i].name);
+		else if (cfg_needs_quotes(v))
+			fprintf(f, "%s = \"%s\"\n", cfg_keys[i].name, v);
 		else
 			fprintf(f, "%s = %s\n", cfg_keys[i].name, v);
 	}

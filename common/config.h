@@ -83,7 +83,9 @@ int cm_config_to_fd(const struct cm_config *cfg);
 /*
  * Writes every key of cfg to f as "key = value" lines, in the table's
  * order and in the config file's syntax, values as loaded (derived ones
- * filled in).  A secret key that is set is a comment line without its
+ * filled in), quoted where the file's reader would otherwise trim them
+ * or cut a comment off them, so that the text loads as the same
+ * configuration.  A secret key that is set is a comment line without its
  * value.  0, or -1 when f failed.
  */
 int cm_config_print(const struct cm_config *cfg, FILE *f);

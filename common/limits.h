@@ -184,6 +184,7 @@
 #define CM_SNAPSHOT_CHARS_MAX 40000     /* below CM_RESULT_MAX once quoted */
 #define CM_SNAPSHOT_REFS_MAX 4096       /* refs one snapshot hands out */
 #define CM_SNAPSHOT_DEPTH_MAX 128       /* outline levels walked */
+#define CM_SNAPSHOT_NEST_MAX 1024       /* tree levels walked, wrappers too */
 #define CM_SNAPSHOT_NAME_MAX 200        /* characters of one node's name */
 #define CM_TEXT_MAX 32000               /* extract_text */
 #define CM_WAIT_POLL_MS 100             /* wait_for looks this often */

@@ -721,6 +721,7 @@ static int
 dec_top(struct pr_dec *d, const void *buf, size_t len,
     const struct pr_fdesc *tab, size_t nt, void *base, uint64_t *seen)
 {
+	msgpack_unpack_return ur;
 	msgpack_zone zone;
 	msgpack_object obj;
 	size_t off = 0;
@@ -734,9 +735,12 @@ dec_top(struct pr_dec *d, const void *buf, size_t len,
 	 * what it keeps into the arena.  A small first chunk, as above. */
 	if (!msgpack_zone_init(&zone, PR_DEC_ZONE_FIRST))
 		return dec_fail(d, "out of memory");
-	if (msgpack_unpack(buf, len, &off, &zone, &obj) !=
-	        MSGPACK_UNPACK_SUCCESS ||
-	    off != len)
+	/* A zone that cannot grow is not the sender's fault: a reader that
+	 * logs "malformed" as a sibling's bug would blame the wrong side. */
+	ur = msgpack_unpack(buf, len, &off, &zone, &obj);
+	if (ur == MSGPACK_UNPACK_NOMEM_ERROR)
+		rv = dec_fail(d, "out of memory");
+	else if (ur != MSGPACK_UNPACK_SUCCESS || off != len)
 		rv = dec_fail(d, "malformed msgpack");
 	else
 		rv = dec_map(d, &obj, tab, nt, base, seen);

@@ -55,6 +55,7 @@ struct outline {
 	struct act_ref *refs;
 	size_t *n_refs;
 	json_t *index; /* nodeId -> position in nodes */
+	bool *walked;  /* per node */
 	char *buf;
 	size_t len, max;
 	bool cut;
@@ -133,22 +134,89 @@ ax_value(const json_t *node, const char *key)
 	    json_object_get(json_object_get(node, key), "value"));
 }
 
+/* The role as shown: a browser's own word, [A-Za-z0-9_-], so no role can
+ * start a line of its own, open a quote or pass for a ref tag. */
+static void
+line_role(struct line *l, const char *role)
+{
+	char r[ROLE_MAX];
+	size_t n = 0;
+
+	for (; role[n] != '\0' && n < sizeof(r); n++) {
+		char c = role[n];
+
+		r[n] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		               (c >= '0' && c <= '9') || c == '_' || c == '-'
+		           ? c
+		           : '?';
+	}
+	line_add(l, r, n);
+}
+
+/* Builds a node's line and appends it, with its ref if it gets one. */
+static void
+outline_line(struct outline *o, const char *role, const char *name,
+    bool is_text, const json_t *backend, int depth)
+{
+	struct line l = {.n = 0};
+	bool ref = role_in(role, actionable_roles) &&
+	           json_is_integer(backend) &&
+	           *o->n_refs < CM_SNAPSHOT_REFS_MAX;
+	char tag[32];
+
+	for (int d = 0; d < depth; d++)
+		line_add(&l, "  ", 2);
+	line_add(&l, "- ", 2);
+	if (is_text) {
+		line_add(&l, "text ", 5);
+		line_quoted(&l, name);
+	} else {
+		line_role(&l, role);
+		if (strcmp(role, "RootWebArea") == 0 || name[0] != '\0') {
+			line_add(&l, " ", 1);
+			line_quoted(&l, name);
+		}
+		if (ref) {
+			snprintf(
+			    tag, sizeof(tag), " [ref=e%zu]", *o->n_refs + 1);
+			line_add(&l, tag, strlen(tag));
+		}
+	}
+	line_add(&l, "\n", 1);
+	/* A ref is handed out only with the line that shows it. */
+	if (outline_put(o, &l) && ref) {
+		o->refs[*o->n_refs].n = (uint32_t)(*o->n_refs + 1);
+		o->refs[*o->n_refs].backend_node_id =
+		    json_integer_value(backend);
+		++*o->n_refs;
+	}
+}
+
+/*
+ * Walks node i and what it contains.  depth counts printed levels, nest
+ * every level: wrappers print nothing, so only nest bounds the recursion
+ * through a long chain of them.  Each node is walked once: the browser's
+ * tree is outside input, and a child listed twice, or an ancestor listed
+ * as a child, would otherwise be walked again and again (a cycle never
+ * ends; shared children multiply per level).
+ */
 static void
 outline_node(
-    struct outline *o, const json_t *node, int depth, const char *parent_name)
+    struct outline *o, size_t i, int depth, int nest, const char *parent_name)
 {
+	const json_t *node = json_array_get(o->nodes, i);
 	const char *role = ax_value(node, "role");
 	const char *name = ax_value(node, "name");
 	const json_t *kids = json_object_get(node, "childIds");
-	const json_t *backend = json_object_get(node, "backendDOMNodeId");
 	bool ignored = json_is_true(json_object_get(node, "ignored"));
 	bool print, is_text;
 	const json_t *kid;
-	size_t i;
-	char tag[32];
+	size_t k;
 
-	if (depth > CM_SNAPSHOT_DEPTH_MAX || o->cut)
+	if (depth > CM_SNAPSHOT_DEPTH_MAX || nest > CM_SNAPSHOT_NEST_MAX ||
+	    o->cut || o->walked[i])
 		return;
+	o->walked[i] = true;
 	if (role == NULL)
 		role = "generic";
 	if (name == NULL)
@@ -157,50 +225,17 @@ outline_node(
 	print = !ignored && !role_in(role, silent_roles) &&
 	        !(is_text && (name[0] == '\0' ||
 	                         (parent_name && strstr(parent_name, name))));
-	if (print) {
-		struct line l = {.n = 0};
-		bool ref = role_in(role, actionable_roles) &&
-		           json_is_integer(backend) &&
-		           *o->n_refs < CM_SNAPSHOT_REFS_MAX;
-
-		for (int d = 0; d < depth; d++)
-			line_add(&l, "  ", 2);
-		line_add(&l, "- ", 2);
-		if (is_text) {
-			line_add(&l, "text ", 5);
-			line_quoted(&l, name);
-		} else {
-			line_add(&l, role, strnlen(role, ROLE_MAX));
-			if (strcmp(role, "RootWebArea") == 0 ||
-			    name[0] != '\0') {
-				line_add(&l, " ", 1);
-				line_quoted(&l, name);
-			}
-			if (ref) {
-				snprintf(tag, sizeof(tag), " [ref=e%zu]",
-				    *o->n_refs + 1);
-				line_add(&l, tag, strlen(tag));
-			}
-		}
-		line_add(&l, "\n", 1);
-		/* A ref is handed out only with the line that shows it. */
-		if (outline_put(o, &l) && ref) {
-			o->refs[*o->n_refs].n = (uint32_t)(*o->n_refs + 1);
-			o->refs[*o->n_refs].backend_node_id =
-			    json_integer_value(backend);
-			++*o->n_refs;
-		}
-	}
-	json_array_foreach(kids, i, kid)
+	if (print)
+		outline_line(o, role, name, is_text,
+		    json_object_get(node, "backendDOMNodeId"), depth);
+	json_array_foreach(kids, k, kid)
 	{
 		const json_t *pos =
 		    json_object_get(o->index, json_string_value(kid));
 
 		if (pos != NULL)
-			outline_node(o,
-			    json_array_get(
-			        o->nodes, (size_t)json_integer_value(pos)),
-			    print ? depth + 1 : depth,
+			outline_node(o, (size_t)json_integer_value(pos),
+			    print ? depth + 1 : depth, nest + 1,
 			    print && !is_text ? name : parent_name);
 	}
 }
@@ -221,9 +256,11 @@ act_outline(const json_t *nodes, size_t max, struct act_ref *refs,
 	o.max = max;
 	o.index = json_object();
 	o.buf = malloc(max + 1);
-	if (o.index == NULL || o.buf == NULL) {
+	o.walked = calloc(json_array_size(nodes), sizeof(*o.walked));
+	if (o.index == NULL || o.buf == NULL || o.walked == NULL) {
 		json_decref(o.index);
 		free(o.buf);
+		free(o.walked);
 		return -1;
 	}
 	o.buf[0] = '\0';
@@ -237,8 +274,9 @@ act_outline(const json_t *nodes, size_t max, struct act_ref *refs,
 			json_object_set_new(
 			    o.index, id, json_integer((json_int_t)i));
 	}
-	outline_node(&o, json_array_get(nodes, 0), 0, NULL);
+	outline_node(&o, 0, 0, 0, NULL);
 	json_decref(o.index);
+	free(o.walked);
 	*text = o.buf;
 	*cut = o.cut;
 	return 0;

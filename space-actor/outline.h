@@ -12,8 +12,11 @@
  * node's backendDOMNodeId.  Wrappers (generic, none, ignored nodes) print
  * nothing but their children; a text equal to part of its parent's name
  * is not repeated.  Names are quoted and cut at CM_SNAPSHOT_NAME_MAX
- * bytes; the walk stops at CM_SNAPSHOT_DEPTH_MAX levels and
- * CM_SNAPSHOT_REFS_MAX refs.
+ * bytes; a role shows only [A-Za-z0-9_-] (any other byte as '?').  The
+ * walk stops at CM_SNAPSHOT_DEPTH_MAX printed levels, CM_SNAPSHOT_NEST_MAX
+ * levels of the tree (wrappers included) and CM_SNAPSHOT_REFS_MAX refs,
+ * and walks each node once, however often it is listed as a child: the
+ * browser's tree is outside input, cycles and all.  O(N) in the nodes.
  */
 #ifndef ACT_OUTLINE_H
 #define ACT_OUTLINE_H

@@ -87,7 +87,7 @@ rep_eq(const struct pr_rep *a, const struct pr_rep *b)
 	return true;
 }
 
-static void
+_Noreturn static void
 die(const char *what, const char *err)
 {
 	fprintf(stderr, "fuzz_proto: %s: %s\n", what, err);

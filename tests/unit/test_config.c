@@ -427,6 +427,48 @@ Test(config, file_syntax)
 	cr_assert_eq(cfg.managed_browsers, 5);
 }
 
+/* cm_config_print of cfg into a malloc'd string. */
+static char *
+printed(const struct cm_config *cfg)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	cr_assert_not_null(f);
+	cr_assert_eq(cm_config_print(cfg, f), 0);
+	fclose(f);
+	return text;
+}
+
+/* Found by fuzz_config: a value with blanks at an end or a '#' after a
+ * blank was printed bare, so the printed configuration (--print-config)
+ * loaded as another one, its value trimmed or cut at the '#'. */
+Test(config, the_printed_configuration_loads_as_itself)
+{
+	struct cm_config a, b;
+	char *first, *second;
+
+	write_file("etc/spaced.conf", "data_dir = \" /srv/my data #1 \"\n"
+	                              "chromium_path = \"#/opt/chromium\"\n"
+	                              "host_id = h1#not-a-comment\n");
+	load_ok(&a, NONE, NONE);
+	cr_assert_str_eq(a.data_dir, " /srv/my data #1 ");
+	first = printed(&a);
+	cr_assert_not_null(
+	    strstr(first, "data_dir = \" /srv/my data #1 \"\n"), "%s", first);
+	cr_assert_not_null(
+	    strstr(first, "host_id = h1#not-a-comment\n"), "%s", first);
+	write_file("etc/spaced.conf", first);
+	load_ok(&b, NONE, NONE);
+	second = printed(&b);
+	cr_assert_str_eq(first, second);
+	cr_assert_str_eq(b.data_dir, a.data_dir);
+	cr_assert_str_eq(b.chromium_path, "#/opt/chromium");
+	free(first);
+	free(second);
+}
+
 Test(config, file_syntax_errors)
 {
 	write_file("etc/spaced.conf", "\ndata_dir /x\n");

@@ -2,7 +2,8 @@
  * test_outline.c: the accessibility outline (space-actor/outline.h) from
  * AX trees written here: lines and indentation, refs only on what can be
  * acted on, wrappers that print nothing, quoting, the size bound, the
- * depth bound and the ref bound.
+ * depth bound and the ref bound; cycles, shared children, long chains of
+ * wrappers and roles that are not words.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -159,4 +160,71 @@ Test(outline, what_is_not_a_tree_is_refused)
 	cr_assert_eq(act_outline(v, 100, refs, &n, &t, &cut), -1);
 	json_decref(v);
 	cr_assert_null(t);
+}
+
+/* Found by fuzz_outline: the browser's tree is outside input.  A node
+ * listed as its own child recursed until the stack ran out; a child listed
+ * twice was shown twice, with two refs, and shared children multiplied
+ * per level. */
+Test(outline, each_node_is_walked_once)
+{
+	json_t *nodes = json_array();
+	size_t n;
+	bool cut;
+	char *t;
+
+	json_array_append_new(nodes, node("1", "RootWebArea", "x", 1, "2,2,1"));
+	json_array_append_new(nodes, node("2", "generic", "", 0, "3,3,2,1"));
+	json_array_append_new(nodes, node("3", "link", "a", 3, "1,3"));
+	t = build(nodes, 4096, &n, &cut);
+	cr_assert_str_eq(t, "- RootWebArea \"x\"\n  - link \"a\" [ref=e1]\n");
+	cr_assert_eq(n, 1);
+	cr_assert_not(cut);
+	free(t);
+}
+
+/* Found by fuzz_outline: wrappers print nothing, so the printed depth
+ * never bounded a long chain of them, and the recursion ran out of stack. */
+Test(outline, a_long_chain_of_wrappers_is_bounded)
+{
+	enum { CHAIN = 100000 };
+	json_t *nodes = json_array();
+	char id[16], kid[16];
+	size_t n;
+	bool cut;
+	char *t;
+
+	for (int i = 0; i < CHAIN; i++) {
+		snprintf(id, sizeof(id), "%d", i);
+		snprintf(kid, sizeof(kid), "%d", i + 1);
+		json_array_append_new(
+		    nodes, node(id,
+		               i == 0           ? "RootWebArea"
+		               : i == CHAIN - 1 ? "button"
+		               : i == 10        ? "link"
+		                                : "generic",
+		               "b", i + 1, i < CHAIN - 1 ? kid : ""));
+	}
+	t = build(nodes, 4096, &n, &cut);
+	/* The link within the bound is shown; the button past it is not. */
+	cr_assert_str_eq(t, "- RootWebArea \"b\"\n  - link \"b\" [ref=e1]\n");
+	cr_assert_eq(n, 1);
+	free(t);
+}
+
+/* Found by fuzz_outline: a role was shown as the browser sent it, so one
+ * could start a line of its own or show a ref that was never handed out. */
+Test(outline, a_role_shows_only_word_characters)
+{
+	size_t n;
+	bool cut;
+	char *t =
+	    build(json_pack("[o, o]", node("1", "RootWebArea", "x", 1, "2"),
+	              node("2", "note\n- link \"y\" [ref=e9]", "z", 2, "")),
+	        4096, &n, &cut);
+
+	cr_assert_str_eq(
+	    t, "- RootWebArea \"x\"\n  - note?-?link??y???ref?e9? \"z\"\n");
+	cr_assert_eq(n, 0);
+	free(t);
 }

@@ -182,4 +182,24 @@ Test(request, control_characters_in_a_line_are_400)
 		cr_assert_eq(parse(bad[i], &r), 400, "%s", bad[i]);
 	/* A tab is whitespace, and bytes past ASCII are obs-text. */
 	cr_assert_eq(parse("GET / HTTP/1.1\r\nX: a\tb\xc3\xa9\r\n\r\n", &r), 0);
+/* Found by fuzz_request: a field behind a NUL byte, or after a bare CR or
+ * LF, went unread, though a proxy in front reads it; a Content-Length
+ * there smuggled a second request in the body. */
+Test(request, every_byte_of_a_head_is_judged)
+{
+	static const char nul[] =
+	    "POST / HTTP/1.1\r\nX-A: b\0\r\nContent-Length: 40\r\n\r\n";
+	static const char nul_line[] =
+	    "POST / HTTP/1.1\r\nX-A: b\r\n\0Content-Length: 40\r\n\r\n";
+	static const char *const bad[] = {
+	    "POST / HTTP/1.1\r\nX-A: b\nContent-Length: 40\r\n\r\n",
+	    "POST / HTTP/1.1\r\nX-A: b\rContent-Length: 40\r\n\r\n",
+	    "GET /\n HTTP/1.1\r\n\r\n", "GET / HTTP/1.1\r\nA\r: b\r\n\r\n",
+	    NULL};
+	struct api_request r;
+
+	cr_assert_eq(parse_bytes(nul, sizeof(nul) - 1, &r), 400);
+	cr_assert_eq(parse_bytes(nul_line, sizeof(nul_line) - 1, &r), 400);
+	for (size_t i = 0; bad[i] != NULL; i++)
+		cr_assert_eq(parse(bad[i], &r), 400, "%s", bad[i]);
 }

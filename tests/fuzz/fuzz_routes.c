@@ -1,0 +1,151 @@
+/*
+ * fuzz_routes.c: libFuzzer target for every route's body and query parser
+ * and validator (api/respond.c, api/routes_space.c, api/routes_admin.c).
+ *
+ * Input: one byte that picks the route, its query string up to the first
+ * newline, then the request body.  The handler runs for an authenticated
+ * admin with no store (tests/unit/api_offline.h): a request the route
+ * accepts goes as far as the store call, which fails 503, so every check
+ * a route makes before it asks the store is reached.
+ *
+ * Checked beyond "no crash":
+ *   - the answer is the error envelope, {"error": {code, message,
+ *     retryable}}, with the HTTP status of its code;
+ *   - never 500: whatever a route accepts, the store's protocol can carry
+ *     (cm_rpc_call encodes the request before it sends: a field over its
+ *     proto bound would come back as internal_error);
+ *   - a body over CM_BODY_MAX is 413;
+ *   - an instance's endpoint, profile and config are secrets: no answer
+ *     echoes one of them.
+ */
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../unit/api_offline.h"
+#include "json.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static const struct {
+	const char *method;
+	void (*fn)(struct api_ctx *);
+} routes[] = {
+    {"POST", api_space_create},
+    {"POST", api_task_submit},
+    {"POST", api_space_cancel},
+    {"POST", api_space_close},
+    {"GET", api_space_list},
+    {"GET", api_task_list},
+    {"GET", api_event_list},
+    {"POST", api_admin_workspace_create},
+    {"POST", api_admin_principal_create},
+    {"POST", api_admin_token_issue},
+    {"DELETE", api_admin_token_revoke},
+    {"PUT", api_admin_member_put},
+    {"DELETE", api_admin_member_remove},
+    {"POST", api_admin_bundle_create},
+    {"POST", api_admin_instance_register},
+    {"POST", api_admin_instance_disable},
+    {"POST", api_admin_instance_enable},
+    {"POST", api_admin_binding_create},
+    {"DELETE", api_admin_binding_delete},
+};
+#define N_ROUTES (sizeof(routes) / sizeof(routes[0]))
+
+_Noreturn static void
+die(const char *what, const char *body)
+{
+	fprintf(stderr, "fuzz_routes: %s: %s\n", what, body ? body : "(none)");
+	abort();
+}
+
+/* Whether the answer holds a secret string of the request's body. */
+static bool
+echoes(const char *answer, const json_t *v)
+{
+	const char *key;
+	json_t *item;
+	size_t i;
+
+	/* Shorter strings could be in any answer by chance. */
+	if (json_is_string(v))
+		return json_string_length(v) >= 8 &&
+		       strstr(answer, json_string_value(v)) != NULL;
+	json_object_foreach(
+	    (json_t *)v, key, item) if (echoes(answer, item)) return true;
+	json_array_foreach(v, i, item) if (echoes(answer, item)) return true;
+	return false;
+}
+
+static void
+check_answer(const struct api_res *res, const char *body, size_t body_len)
+{
+	static const char *const secrets[] = {"endpoint", "profile", "config"};
+	json_t *env, *err, *code, *req;
+	enum cm_err e;
+
+	if (res->body == NULL)
+		die("no answer", NULL);
+	if ((env = json_loads(res->body, 0, NULL)) == NULL)
+		die("an answer that is not JSON", res->body);
+	err = json_object_get(env, "error");
+	code = json_object_get(err, "code");
+	if (!json_is_string(code) ||
+	    !json_is_string(json_object_get(err, "message")) ||
+	    !json_is_boolean(json_object_get(err, "retryable")))
+		die("an answer that is not the error envelope", res->body);
+	e = cm_err_from_code(json_string_value(code));
+	if (e == CM_ERR__COUNT || cm_err_http(e) != res->status)
+		die("a status that is not its code's", res->body);
+	if (res->status == 500)
+		die("accepted what the store's protocol cannot carry",
+		    res->body);
+	if (body_len > CM_BODY_MAX && res->status != 413)
+		die("a body over CM_BODY_MAX that is not 413", res->body);
+	json_decref(env);
+
+	if (cm_json_parse(body, body_len, CM_BODY_MAX, CM_JSON_DEPTH_MAX, &req,
+	        NULL, 0) != 0)
+		return;
+	for (size_t i = 0; i < sizeof(secrets) / sizeof(secrets[0]); i++)
+		if (echoes(res->body, json_object_get(req, secrets[i])))
+			die("an answer that echoes a secret", res->body);
+	json_decref(req);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const struct pr_principal admin = {.principal_id = "admin-1",
+	    .kind = "operator",
+	    .name = "admin",
+	    .is_admin = true};
+	char query[CM_URL_MAX + 1];
+	const char *nl;
+	struct api_res res;
+	size_t qlen, route;
+
+	if (size < 1)
+		return 0;
+	route = data[0] % N_ROUTES;
+	data++;
+	size--;
+	nl = memchr(data, '\n', size);
+	qlen = nl != NULL ? (size_t)(nl - (const char *)data) : 0;
+	if (qlen >= sizeof(query) || memchr(data, '\0', qlen) != NULL)
+		return 0;
+	memcpy(query, data, qlen);
+	query[qlen] = '\0';
+	if (nl != NULL) {
+		data += qlen + 1;
+		size -= qlen + 1;
+	}
+	api_offline_run(routes[route].fn, routes[route].method, query,
+	    (const char *)data, size, &admin, &res);
+	check_answer(&res, (const char *)data, size);
+	free(res.body);
+	return 0;
+}
