@@ -182,6 +182,8 @@ Test(request, control_characters_in_a_line_are_400)
 		cr_assert_eq(parse(bad[i], &r), 400, "%s", bad[i]);
 	/* A tab is whitespace, and bytes past ASCII are obs-text. */
 	cr_assert_eq(parse("GET / HTTP/1.1\r\nX: a\tb\xc3\xa9\r\n\r\n", &r), 0);
+}
+
 /* Found by fuzz_request: a field behind a NUL byte, or after a bare CR or
  * LF, went unread, though a proxy in front reads it; a Content-Length
  * there smuggled a second request in the body. */
