@@ -25,7 +25,7 @@ define configure
 endef
 
 .PHONY: all setup build run test test-sanitize fuzz bench format clean \
-	install package deb
+	install package deb chaos
 
 all: build
 
@@ -60,6 +60,13 @@ fuzz: setup
 		-DSPACED_FUZZ=ON,$(CMAKE_FLAGS))
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS)
 	@./scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+# The long chaos run: 200 kills and more on the fake runtime, then real
+# browsers (CHAOS_FLAGS adds options, --seed=N to repeat a run).
+CHAOS_KILLS ?= 200
+CHAOS_FLAGS ?=
+chaos: build
+	@./$(BUILD)/chaos --kills=$(CHAOS_KILLS) --spaces=12 $(CHAOS_FLAGS)
 
 bench: build
 	@./$(BUILD)/store_bench

@@ -1,0 +1,1336 @@
+/*
+ * chaos: a seeded load on spaced through its HTTP API while processes are
+ * killed with SIGKILL at random, then a check of every promise that must
+ * survive that (issue 16, part 1).
+ *
+ *   chaos [--seed N] [--kills N] [--spaces N] [--browsers] [--keep]
+ *
+ * The load, one request at a time from one thread so that the seed decides
+ * its sequence: Spaces created (some with a repeated request_id), tasks
+ * submitted (noop, sleep, fail, leak, big, screenshot, crash; some
+ * request_ids repeated with the same body, some with another body),
+ * cancels and closes.  A request that got no answer may still have been
+ * committed: it is sent again, unchanged, as a client would.  Meanwhile, at
+ * random moments: SIGKILL to an actor, the store, the api, or spaced's
+ * whole process group (spaced is then started again on the same data dir),
+ * and with --browsers to a chromium process.  Only processes this program
+ * started, or their descendants (found from /proc by parent chain; this
+ * program is their subreaper), are ever killed.
+ *
+ * After the load spaced is left alone until every acknowledged task has
+ * ended (a bounded poll), then every violation is printed:
+ *   - an acknowledged task that is missing or not terminal;
+ *   - a request_id that ran twice (the fake runtime's log), a completed
+ *     task the runtime never started, a task with other than one terminal
+ *     event or one whose event says otherwise than its status;
+ *   - an instance with two Spaces that are not closed (sampled through the
+ *     API during the load, and in the database at the end);
+ *   - a Space whose event sequences are not 1..N;
+ *   - a closed Space with an actor or a profile directory; any process of
+ *     spaced left once it has exited (or once its group was killed);
+ *   - a canary (the tokens, an instance's config secret and endpoint, the
+ *     secret in a failure's message, the fake runtime's leaked secrets) in
+ *     any response, database row (other than the instance's own secret
+ *     columns and a task's args), event or log line.
+ * Exit 0 when there is none; otherwise 1, with the seed and the command
+ * that runs the same sequence again.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "testkit.h"
+
+#define CH_SPACES_MAX 2048       /* Spaces one run may create */
+#define CH_TASKS_MAX 100000      /* tasks one run may track */
+#define CH_PROCS_MAX 8192        /* processes one look at /proc reads */
+#define CH_BODY_MAX 512          /* a request body the load sends */
+#define CH_RID_LEN 24            /* "r<number>" */
+#define CH_CANARIES_MAX 16       /* secrets that must never show */
+#define CH_READY_MS 60000        /* spaced's readiness line after a start */
+#define CH_HEALTHY_MS 30000      /* the api answers after a start */
+#define CH_SETTLE_MS 120000      /* every acknowledged task ends */
+#define CH_EXIT_MS 15000         /* spaced exits after SIGTERM */
+#define CH_GONE_MS 5000          /* a dead tree's processes are gone */
+#define CH_GAP_MIN_MS 300        /* between two kills, at least */
+#define CH_GAP_SPAN_MS 900       /* and at most this much more */
+#define CH_SAMPLE_STEPS 40       /* the API sampled every this many steps */
+#define CH_SLEEP_MAX_MS 400      /* a sleep task's longest */
+#define CH_TIMEOUT_SLEEP_MS 1500 /* a sleep meant to time out (1 s) */
+/*
+ * The supervisor's policy gives up after 5 failures of the store (or of
+ * the api) in 10 s, by design: at most this many kills of either in its
+ * window, so that the run tests recovery, not the give-up.
+ */
+#define CH_POLICY_WINDOW_MS 10000
+#define CH_POLICY_KILLS 3
+#define CH_MANAGED 2 /* --browsers: managed instances */
+
+enum ch_kill { K_ACTOR, K_STORE, K_API, K_TREE, K_CHROMIUM, K__COUNT };
+static const char *const ch_kill_name[K__COUNT] = {
+    "actor", "store", "api", "tree", "chromium"};
+
+struct ch_space {
+	char id[CM_ID_MAX + 1];
+	bool done; /* closed, closing or unusable: no more work sent */
+};
+
+struct ch_task {
+	int space;
+	char task_id[CM_ID_MAX + 1];
+	char rid[CH_RID_LEN];
+	char *body; /* exactly as sent, for an identical repeat */
+	char status[16];
+	bool terminal;
+};
+
+/* A request that got no answer: sent again, unchanged. */
+struct ch_retry {
+	bool set;
+	int space;
+	char rid[CH_RID_LEN];
+	char *body;
+};
+
+static struct {
+	unsigned seed, rng;
+	int kills, n_spaces;
+	bool browsers, keep;
+	char dir[128], out[192], fake_log[192], listen[64];
+	const char *flags[6];
+	struct tk_proc p;
+	struct tk_world w;
+	char admin[CM_TOKEN_MAX], op[CM_TOKEN_LEN];
+	char ws[CM_ID_MAX + 1], owner[CM_ID_MAX + 1];
+	size_t n_inst;
+	char inst[TK_MAX_INSTANCES][CM_ID_MAX + 1];
+	const char *canary[CH_CANARIES_MAX];
+	size_t n_canary;
+	char note[64], endpoint[96], msg[64];
+	struct ch_space space[CH_SPACES_MAX];
+	int n_space;
+	struct ch_task *task;
+	int n_task;
+	struct ch_retry retry_task, retry_create;
+	int next_rid;
+	int killed[K__COUNT];
+	int restarts, gave_up;
+	int64_t policy[2][CH_POLICY_KILLS]; /* store, api: last kills */
+	int violations;
+} ch;
+
+static void
+violation(const char *fmt, ...)
+{
+	va_list ap;
+
+	ch.violations++;
+	fputs("VIOLATION: ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	fputc('\n', stdout);
+	fflush(stdout);
+}
+
+static int
+rnd(int n)
+{
+	return n > 0 ? (int)(rand_r(&ch.rng) % (unsigned)n) : 0;
+}
+
+/* ---- canaries */
+
+static void
+canary_add(const char *s)
+{
+	if (ch.n_canary < CH_CANARIES_MAX && s != NULL && s[0] != '\0')
+		ch.canary[ch.n_canary++] = s;
+}
+
+/* Every canary found in len bytes of text is a violation (where says
+ * what the bytes are). */
+static void
+canary_scan_but(
+    const char *where, const char *text, size_t len, const char *except)
+{
+	for (size_t i = 0; text != NULL && i < ch.n_canary; i++)
+		if (ch.canary[i] != except &&
+		    memmem(text, len, ch.canary[i], strlen(ch.canary[i])))
+			violation(
+			    "canary \"%.12s...\" in %s", ch.canary[i], where);
+}
+
+static void
+canary_scan(const char *where, const char *text, size_t len)
+{
+	canary_scan_but(where, text, len, NULL);
+}
+
+/* ---- processes */
+
+static bool
+descends(const struct tk_ps *all, int n, pid_t pid, pid_t root)
+{
+	for (int hops = 0; hops < n && pid > 1; hops++) {
+		pid_t up = 0;
+
+		for (int i = 0; i < n; i++)
+			if (all[i].pid == pid)
+				up = all[i].ppid;
+		if (up == root)
+			return true;
+		pid = up;
+	}
+	return false;
+}
+
+/* The live (not zombie) descendants of root whose command line holds
+ * want (NULL: any), into pids.  Returns how many. */
+static int
+descendants(pid_t root, const char *want, pid_t *pids, int max)
+{
+	static struct tk_ps all[CH_PROCS_MAX];
+	int n = tk_ps_read(all, CH_PROCS_MAX), found = 0;
+
+	for (int i = 0; i < n && found < max; i++) {
+		char path[64], *cmd;
+		size_t len = 0;
+		bool match = want == NULL;
+
+		if (all[i].state == 'Z' || !descends(all, n, all[i].pid, root))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/cmdline", all[i].pid);
+		if (want != NULL && (cmd = tk_read_file(path, &len)) != NULL) {
+			for (size_t k = 0; k + 1 < len; k++)
+				if (cmd[k] == '\0')
+					cmd[k] = ' ';
+			match = strstr(cmd, want) != NULL;
+			free(cmd);
+		}
+		if (match)
+			pids[found++] = all[i].pid;
+	}
+	return found;
+}
+
+static void
+print_proc(pid_t pid)
+{
+	char path[64], *cmd;
+	size_t len = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	if ((cmd = tk_read_file(path, &len)) == NULL)
+		return;
+	for (size_t k = 0; k + 1 < len; k++)
+		if (cmd[k] == '\0')
+			cmd[k] = ' ';
+	printf("  left: %d %.200s\n", (int)pid, cmd);
+	free(cmd);
+}
+
+/*
+ * Reaps what was reparented to this program (the subreaper) and died.
+ * Returns true when spaced itself is among them (it is left unreaped,
+ * for the caller).
+ */
+static bool
+reap_orphans(void)
+{
+	for (;;) {
+		siginfo_t si;
+
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+		    si.si_pid == 0)
+			return false;
+		if (si.si_pid == ch.p.pid)
+			return true;
+		waitpid(si.si_pid, NULL, 0);
+	}
+}
+
+static bool
+tree_gone(void *arg)
+{
+	pid_t pids[16];
+
+	(void)arg;
+	reap_orphans();
+	return descendants(getpid(), NULL, pids, 16) == 0;
+}
+
+/* After spaced is gone: bounded, nothing of it may stay. */
+static void
+check_tree_gone(const char *when)
+{
+	pid_t pids[16];
+	int n;
+
+	if (tk_wait_until(tree_gone, NULL, CH_GONE_MS))
+		return;
+	n = descendants(getpid(), NULL, pids, 16);
+	violation("%s: %d process(es) of spaced outlived it by %d ms", when, n,
+	    CH_GONE_MS);
+	for (int i = 0; i < n; i++)
+		print_proc(pids[i]);
+}
+
+/* ---- spaced */
+
+static void
+spaced_start(void)
+{
+	int ready_fd;
+
+	if (tk_spaced_spawn(&ch.p, ch.dir, ch.flags, ch.out, true, &ready_fd) !=
+	        0 ||
+	    !tk_ready_wait(ready_fd, CH_READY_MS)) {
+		fprintf(
+		    stderr, "chaos: spaced did not start (see %s)\n", ch.out);
+		exit(2);
+	}
+}
+
+/* SIGKILL to spaced's whole process group, then a new spaced on the same
+ * data dir.  Its actors lead groups of their own: they must go with their
+ * supervisor (PR_SET_PDEATHSIG), and so must their browsers. */
+static void
+tree_restart(bool kill_it)
+{
+	if (kill_it)
+		kill(-ch.p.pid, SIGKILL);
+	tk_proc_stop(&ch.p, SIGKILL);
+	check_tree_gone(kill_it ? "a killed tree" : "a supervisor that exited");
+	ch.restarts++;
+	spaced_start();
+}
+
+/* ---- HTTP */
+
+/*
+ * One request with the operator's token; the body is scanned for canaries
+ * and parsed into *out (NULL when it is not JSON; may be NULL).  Returns
+ * the status, or -1 when no answer came.
+ */
+static int
+api(const char *method, const char *path, const char *body, json_t **out)
+{
+	char *text = NULL, where[300];
+	int status = tk_http(&ch.p, method, path, ch.op, body, NULL, &text);
+
+	if (out != NULL)
+		*out = NULL;
+	if (text != NULL) {
+		snprintf(
+		    where, sizeof(where), "the answer to %s %s", method, path);
+		canary_scan(where, text, strlen(text));
+		if (out != NULL)
+			*out = json_loads(text, 0, NULL);
+	}
+	free(text);
+	return status;
+}
+
+static const char *
+jstr(const json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s ? s : "";
+}
+
+static const char *
+err_code(const json_t *res)
+{
+	return jstr(json_object_get(res, "error"), "code");
+}
+
+static void
+space_path(char *out, size_t len, int si, const char *tail)
+{
+	snprintf(out, len, "/api/v1/workspaces/%s/browser-spaces/%s%s", ch.ws,
+	    ch.space[si].id, tail);
+}
+
+static bool
+task_terminal(const char *s)
+{
+	return strcmp(s, "completed") == 0 || strcmp(s, "failed") == 0 ||
+	       strcmp(s, "cancelled") == 0;
+}
+
+/* ---- the load */
+
+static int
+pick_open_space(void)
+{
+	int open[CH_SPACES_MAX], n = 0;
+
+	for (int i = 0; i < ch.n_space; i++)
+		if (!ch.space[i].done)
+			open[n++] = i;
+	return n > 0 ? open[rnd(n)] : -1;
+}
+
+static int
+find_task(const char *task_id)
+{
+	for (int i = ch.n_task - 1; i >= 0; i--)
+		if (strcmp(ch.task[i].task_id, task_id) == 0)
+			return i;
+	return -1;
+}
+
+static void
+task_add(int si, const char *task_id, const char *rid, const char *body)
+{
+	struct ch_task *t;
+
+	if (find_task(task_id) >= 0 || ch.n_task >= CH_TASKS_MAX)
+		return;
+	t = &ch.task[ch.n_task++];
+	memset(t, 0, sizeof(*t));
+	t->space = si;
+	snprintf(t->task_id, sizeof(t->task_id), "%s", task_id);
+	snprintf(t->rid, sizeof(t->rid), "%s", rid);
+	t->body = strdup(body);
+}
+
+/* A new task's body: its capability by the seed. */
+static void
+task_body(char *out, size_t len, const char *rid)
+{
+	int roll = rnd(100);
+
+	if (roll < 45)
+		snprintf(out, len,
+		    "{\"request_id\":\"%s\",\"capability\":\"noop\","
+		    "\"args\":{}}",
+		    rid);
+	else if (roll < 70)
+		snprintf(out, len,
+		    "{\"request_id\":\"%s\",\"capability\":\"sleep\","
+		    "\"args\":{\"ms\":%d}}",
+		    rid, rnd(CH_SLEEP_MAX_MS));
+	else if (roll < 74)
+		snprintf(out, len,
+		    "{\"request_id\":\"%s\",\"capability\":\"sleep\","
+		    "\"args\":{\"ms\":%d},\"timeout_seconds\":1}",
+		    rid, CH_TIMEOUT_SLEEP_MS);
+	else if (roll < 84)
+		/* A secret in a failure's message: stored only redacted. */
+		snprintf(out, len,
+		    "{\"request_id\":\"%s\",\"capability\":\"fail\","
+		    "\"args\":{\"code\":\"runtime_error\",\"message\":"
+		    "\"upstream said secret=%s\"}}",
+		    rid, ch.msg);
+	else if (roll < 90)
+		snprintf(out, len,
+		    "{\"request_id\":\"%s\",\"capability\":\"leak\","
+		    "\"args\":{}}",
+		    rid);
+	else if (roll < 94)
+		snprintf(out, len,
+		    "{\"request_id\":\"%s\",\"capability\":\"screenshot\","
+		    "\"args\":{}}",
+		    rid);
+	else if (roll < 98)
+		snprintf(out, len,
+		    "{\"request_id\":\"%s\",\"capability\":\"big\","
+		    "\"args\":{}}",
+		    rid);
+	else
+		snprintf(out, len,
+		    "{\"request_id\":\"%s\",\"capability\":\"crash\","
+		    "\"args\":{}}",
+		    rid);
+}
+
+/* What a submit's answer means for the run. */
+static void
+submit_answer(int si, const char *rid, const char *body, int status,
+    const json_t *res, int repeat_of)
+{
+	const json_t *data = json_object_get(res, "data");
+	const char *task_id = jstr(data, "task_id"), *code = err_code(res);
+
+	if (task_id[0] != '\0') {
+		if (repeat_of >= 0 &&
+		    strcmp(task_id, ch.task[repeat_of].task_id) != 0)
+			violation("request_id %s repeated: task %s, not %s",
+			    rid, task_id, ch.task[repeat_of].task_id);
+		if (repeat_of >= 0 && status == 202)
+			violation(
+			    "request_id %s repeated: 202 (a new task)", rid);
+		task_add(si, task_id, rid, body);
+		return;
+	}
+	if (status < 0 || status >= 500) {
+		/* Maybe committed: sent again later, unchanged. */
+		if (!ch.retry_task.set && repeat_of < 0) {
+			ch.retry_task.set = true;
+			ch.retry_task.space = si;
+			snprintf(ch.retry_task.rid, sizeof(ch.retry_task.rid),
+			    "%s", rid);
+			ch.retry_task.body = strdup(body);
+		}
+		return;
+	}
+	if (strcmp(code, "space_closed") == 0 ||
+	    strcmp(code, "space_unusable") == 0)
+		ch.space[si].done = true;
+	else if (status != 409)
+		violation("submit %s on %s: %d %s", rid, ch.space[si].id,
+		    status, code);
+}
+
+static void
+op_submit(void)
+{
+	char path[256], body[CH_BODY_MAX], rid[CH_RID_LEN];
+	int si, status, roll = rnd(100), repeat_of = -1;
+	json_t *res;
+
+	if (ch.retry_task.set && roll < 60) {
+		struct ch_retry r = ch.retry_task;
+
+		ch.retry_task.set = false;
+		space_path(path, sizeof(path), r.space, "/tasks");
+		status = api("POST", path, r.body, &res);
+		submit_answer(r.space, r.rid, r.body, status, res, -1);
+		json_decref(res);
+		free(r.body);
+		return;
+	}
+	if (roll < 72 && ch.n_task > 0) {
+		/* The same request again, byte for byte: the same task. */
+		repeat_of = rnd(ch.n_task);
+		si = ch.task[repeat_of].space;
+		snprintf(rid, sizeof(rid), "%s", ch.task[repeat_of].rid);
+		snprintf(body, sizeof(body), "%s", ch.task[repeat_of].body);
+	} else if (roll < 76 && ch.n_task > 0) {
+		/* The same request_id with another body: refused. */
+		struct ch_task *t = &ch.task[rnd(ch.n_task)];
+
+		si = t->space;
+		space_path(path, sizeof(path), si, "/tasks");
+		snprintf(body, sizeof(body),
+		    "{\"request_id\":\"%s\",\"capability\":\"sleep\","
+		    "\"args\":{\"ms\":%d}}",
+		    t->rid, CH_SLEEP_MAX_MS + 1 + rnd(100));
+		status = api("POST", path, body, &res);
+		if (status >= 200 && status < 300)
+			violation("request_id %s reused with another body: %d",
+			    t->rid, status);
+		json_decref(res);
+		return;
+	} else {
+		if ((si = pick_open_space()) < 0)
+			return;
+		snprintf(rid, sizeof(rid), "r%d", ch.next_rid++);
+		task_body(body, sizeof(body), rid);
+	}
+	space_path(path, sizeof(path), si, "/tasks");
+	status = api("POST", path, body, &res);
+	submit_answer(si, rid, body, status, res, repeat_of);
+	json_decref(res);
+}
+
+static void
+space_add(const char *id)
+{
+	for (int i = 0; i < ch.n_space; i++)
+		if (strcmp(ch.space[i].id, id) == 0)
+			return;
+	if (ch.n_space < CH_SPACES_MAX)
+		snprintf(ch.space[ch.n_space++].id, CM_ID_MAX + 1, "%s", id);
+}
+
+static void
+op_create(void)
+{
+	char path[256], body[CH_BODY_MAX];
+	json_t *res;
+	int status;
+
+	snprintf(
+	    path, sizeof(path), "/api/v1/workspaces/%s/browser-spaces", ch.ws);
+	if (!ch.retry_create.set) {
+		ch.retry_create.set = true;
+		snprintf(ch.retry_create.rid, sizeof(ch.retry_create.rid),
+		    "c%d", ch.next_rid++);
+		snprintf(body, sizeof(body),
+		    "{\"browser_instance_id\":\"%s\",\"owner_type\":"
+		    "\"operator\",\"owner_id\":\"%s\",\"granted_capabilities\":"
+		    "[\"noop\",\"sleep\",\"fail\",\"leak\",\"big\","
+		    "\"screenshot\",\"crash\",\"snapshot\"],"
+		    "\"request_id\":\"%s\"}",
+		    ch.inst[rnd((int)ch.n_inst)], ch.owner,
+		    ch.retry_create.rid);
+		ch.retry_create.body = strdup(body);
+	}
+	status = api("POST", path, ch.retry_create.body, &res);
+	if (status == 201 || status == 200) {
+		space_add(jstr(json_object_get(res, "data"), "space_id"));
+	} else if (status >= 0 && status < 500 && status != 409 &&
+	           status != 429) {
+		violation("create: %d %s", status, err_code(res));
+	}
+	/* No answer: the same request again next time. */
+	if (status >= 0 && status < 500) {
+		ch.retry_create.set = false;
+		free(ch.retry_create.body);
+	}
+	json_decref(res);
+}
+
+/* POST .../cancel or .../close on an open Space: a 4xx other than a
+ * 409 is a violation; a close accepted ends the Space's work. */
+static void
+op_post(const char *verb)
+{
+	char path[256];
+	int si = pick_open_space(), status;
+	json_t *res;
+
+	if (si < 0)
+		return;
+	space_path(path, sizeof(path), si, verb);
+	status = api("POST", path, "{}", &res);
+	if (strcmp(verb, "/close") == 0 && (status == 200 || status == 202))
+		ch.space[si].done = true;
+	else if (status >= 400 && status < 500 && status != 409)
+		violation("%s on %s: %d %s", verb, ch.space[si].id, status,
+		    err_code(res));
+	json_decref(res);
+}
+
+/* Reads whose answers are scanned for canaries. */
+static void
+op_read(void)
+{
+	char path[256];
+	int si = ch.n_space > 0 ? rnd(ch.n_space) : -1;
+
+	switch (rnd(4)) {
+	case 0:
+		snprintf(path, sizeof(path),
+		    "/api/v1/workspaces/%s/browser-instances", ch.ws);
+		break;
+	case 1:
+		if (si < 0)
+			return;
+		space_path(path, sizeof(path), si, "");
+		break;
+	case 2:
+		if (si < 0)
+			return;
+		space_path(path, sizeof(path), si, "/tasks?limit=100");
+		break;
+	default:
+		if (si < 0)
+			return;
+		space_path(path, sizeof(path), si, "/events?after_sequence=0");
+		break;
+	}
+	api("GET", path, NULL, NULL);
+}
+
+/* A Space's status now, by id ("" when there is no answer). */
+static void
+space_status(const char *id, char *out, size_t len)
+{
+	char path[256];
+	json_t *res;
+
+	snprintf(path, sizeof(path), "/api/v1/workspaces/%s/browser-spaces/%s",
+	    ch.ws, id);
+	out[0] = '\0';
+	if (api("GET", path, NULL, &res) == 200)
+		snprintf(out, len, "%s",
+		    jstr(json_object_get(res, "data"), "status"));
+	json_decref(res);
+}
+
+/*
+ * Two Spaces of one instance, seen not closed in two lists a moment apart:
+ * that may be one closing and the other created between the lists.  a,
+ * then b, then a again not closed: closed is final, so a was not closed
+ * when b was seen, and both held the instance at that moment.
+ */
+static void
+confirm_pair(const char *when, const char *inst, const char *a, const char *b)
+{
+	char sa[16], sb[16], sa2[16];
+
+	space_status(a, sa, sizeof(sa));
+	space_status(b, sb, sizeof(sb));
+	space_status(a, sa2, sizeof(sa2));
+	if (sa[0] != '\0' && strcmp(sa, "closed") != 0 && sb[0] != '\0' &&
+	    strcmp(sb, "closed") != 0 && sa2[0] != '\0' &&
+	    strcmp(sa2, "closed") != 0)
+		violation("%s: instance %s has two Spaces not closed, %s (%s) "
+		          "and %s (%s)",
+		    when, inst, a, sa2, b, sb);
+}
+
+/* The API's view now: no instance with two Spaces that are not closed. */
+static void
+sample_active(const char *when)
+{
+	static const char *const live[] = {"idle", "running", "error"};
+	static char inst[CH_SPACES_MAX][CM_ID_MAX + 1];
+	static char space[CH_SPACES_MAX][CM_ID_MAX + 1];
+	char path[256];
+	int n = 0;
+
+	for (size_t k = 0; k < sizeof(live) / sizeof(live[0]); k++) {
+		json_t *res, *sp;
+		size_t i;
+
+		snprintf(path, sizeof(path),
+		    "/api/v1/workspaces/%s/browser-spaces?limit=100&status=%s",
+		    ch.ws, live[k]);
+		if (api("GET", path, NULL, &res) != 200) {
+			json_decref(res);
+			return; /* no whole view this time */
+		}
+		json_array_foreach(json_object_get(res, "data"), i, sp)
+		{
+			const char *in = jstr(sp, "browser_instance_id");
+			const char *id = jstr(sp, "space_id");
+
+			for (int j = 0; j < n; j++)
+				if (strcmp(inst[j], in) == 0 &&
+				    strcmp(space[j], id) != 0)
+					confirm_pair(when, in, space[j], id);
+			if (n < CH_SPACES_MAX) {
+				snprintf(inst[n], CM_ID_MAX + 1, "%s", in);
+				snprintf(space[n++], CM_ID_MAX + 1, "%s", id);
+			}
+		}
+		json_decref(res);
+	}
+}
+
+/* ---- kills */
+
+/* True when a kill of the store (which 0) or the api (1) now keeps
+ * within the supervisor's restart policy. */
+static bool
+policy_allows(int which)
+{
+	int64_t now = cm_mono_ms();
+	int recent = 0;
+
+	for (int i = 0; i < CH_POLICY_KILLS; i++)
+		recent += ch.policy[which][i] > 0 &&
+		          now - ch.policy[which][i] < CH_POLICY_WINDOW_MS;
+	return recent < CH_POLICY_KILLS;
+}
+
+static void
+policy_note(int which)
+{
+	int oldest = 0;
+
+	for (int i = 1; i < CH_POLICY_KILLS; i++)
+		if (ch.policy[which][i] < ch.policy[which][oldest])
+			oldest = i;
+	ch.policy[which][oldest] = cm_mono_ms();
+}
+
+/* SIGKILL to one random process of kind; false when there is none. */
+static bool
+kill_one(enum ch_kill kind)
+{
+	pid_t pids[256];
+	int n = 0;
+
+	switch (kind) {
+	case K_ACTOR:
+		n = tk_actor_pids(ch.p.pid, NULL, pids, 256);
+		break;
+	case K_STORE:
+	case K_API:
+		if (!policy_allows(kind == K_API))
+			return false;
+		pids[0] = tk_child_with(ch.p.pid,
+		    kind == K_STORE ? "spaced-store" : "spaced-api", NULL, 0);
+		n = pids[0] > 0;
+		if (n)
+			policy_note(kind == K_API);
+		break;
+	case K_CHROMIUM:
+		n = descendants(ch.p.pid, "chrom", pids, 256);
+		break;
+	case K_TREE:
+		tree_restart(true);
+		memset(ch.policy, 0, sizeof(ch.policy));
+		return true;
+	default:
+		return false;
+	}
+	if (n <= 0)
+		return false;
+	if (n > 256)
+		n = 256;
+	return kill(pids[rnd(n)], SIGKILL) == 0;
+}
+
+static void
+kill_random(void)
+{
+	int roll = rnd(100);
+	enum ch_kill kind = roll < 45   ? K_ACTOR
+	                    : roll < 62 ? K_STORE
+	                    : roll < 77 ? K_API
+	                    : roll < 87 ? K_TREE
+	                                : K_CHROMIUM;
+
+	if (kind == K_CHROMIUM && !ch.browsers)
+		kind = K_ACTOR;
+	/* Nothing of that kind to kill now: an actor, else the api. */
+	if (!kill_one(kind) && !kill_one(kind = K_ACTOR) &&
+	    !kill_one(kind = K_API))
+		kill_one(kind = K_TREE);
+	ch.killed[kind]++;
+}
+
+/* ---- after the load */
+
+static bool
+all_terminal(void *arg)
+{
+	char path[256];
+	bool all = true;
+
+	(void)arg;
+	for (int i = 0; i < ch.n_task; i++) {
+		struct ch_task *t = &ch.task[i];
+		json_t *res;
+		int status;
+
+		if (t->terminal)
+			continue;
+		space_path(path, sizeof(path), t->space, "/tasks/");
+		strncat(path, t->task_id, sizeof(path) - strlen(path) - 1);
+		status = api("GET", path, NULL, &res);
+		if (status == 200) {
+			snprintf(t->status, sizeof(t->status), "%s",
+			    jstr(json_object_get(res, "data"), "status"));
+			t->terminal = task_terminal(t->status);
+		} else {
+			snprintf(
+			    t->status, sizeof(t->status), "HTTP %d", status);
+		}
+		json_decref(res);
+		all &= t->terminal;
+	}
+	return all;
+}
+
+/* Every Space's events, 1..N, and one terminal event per task that
+ * agrees with its status. */
+static void
+check_events(void)
+{
+	int *terminal_events = calloc((size_t)ch.n_task + 1, sizeof(int));
+
+	for (int si = 0; si < ch.n_space; si++) {
+		int64_t next = 1;
+		bool more = true;
+
+		while (more) {
+			char path[256], tail[64];
+			json_t *res, *ev;
+			size_t i;
+
+			snprintf(tail, sizeof(tail),
+			    "/events?after_sequence=%lld&limit=100",
+			    (long long)(next - 1));
+			space_path(path, sizeof(path), si, tail);
+			if (api("GET", path, NULL, &res) != 200) {
+				violation(
+				    "events of %s: no answer", ch.space[si].id);
+				json_decref(res);
+				break;
+			}
+			more = json_array_size(json_object_get(res, "data")) ==
+			       100;
+			json_array_foreach(json_object_get(res, "data"), i, ev)
+			{
+				int64_t seq = json_integer_value(
+				    json_object_get(ev, "sequence"));
+				const char *kind = jstr(ev, "kind");
+				int ti = find_task(jstr(ev, "task_id"));
+
+				if (seq != next)
+					violation("Space %s: event %lld where "
+					          "%lld was due",
+					    ch.space[si].id, (long long)seq,
+					    (long long)next);
+				next = seq + 1;
+				if (ti < 0 || !task_terminal(kind))
+					continue;
+				terminal_events[ti]++;
+				if (strcmp(kind, ch.task[ti].status) != 0)
+					violation("task %s is %s, its event %s",
+					    ch.task[ti].task_id,
+					    ch.task[ti].status, kind);
+			}
+			json_decref(res);
+		}
+	}
+	for (int i = 0; i < ch.n_task; i++)
+		if (ch.task[i].terminal && terminal_events[i] != 1)
+			violation("task %s (%s) has %d terminal events",
+			    ch.task[i].task_id, ch.task[i].status,
+			    terminal_events[i]);
+	free(terminal_events);
+}
+
+/* The fake runtime's log: no request_id (or task) started twice, and no
+ * task completed that the runtime never started.  Returns the starts. */
+static int
+check_fake_log(void)
+{
+	char *text = tk_read_file(ch.fake_log, NULL), *line, *nl;
+	json_t *starts = json_object(); /* "space/rid" -> count */
+	json_t *tasks = json_object();  /* task_id -> count */
+	int n = 0;
+
+	for (line = text; line != NULL && *line != '\0'; line = nl + 1) {
+		char key[CM_ID_MAX * 2 + 2];
+		json_t *o, *c;
+
+		if ((nl = strchr(line, '\n')) == NULL)
+			break;
+		*nl = '\0';
+		if ((o = json_loads(line, 0, NULL)) == NULL) {
+			violation("fake log: a line that is not JSON");
+			continue;
+		}
+		if (strcmp(jstr(o, "ev"), "start") == 0) {
+			n++;
+			snprintf(key, sizeof(key), "%s/%s", jstr(o, "space_id"),
+			    jstr(o, "request_id"));
+			c = json_object_get(starts, key);
+			if (c != NULL)
+				violation("request_id %s ran twice on %s",
+				    jstr(o, "request_id"), jstr(o, "space_id"));
+			json_object_set_new(starts, key,
+			    json_integer(1 + json_integer_value(c)));
+			json_object_set_new(
+			    tasks, jstr(o, "task_id"), json_integer(1));
+		}
+		json_decref(o);
+	}
+	for (int i = 0; i < ch.n_task; i++)
+		if (strcmp(ch.task[i].status, "completed") == 0 &&
+		    json_object_get(tasks, ch.task[i].task_id) == NULL &&
+		    !ch.browsers)
+			violation("task %s completed, the runtime never ran it",
+			    ch.task[i].task_id);
+	json_decref(starts);
+	json_decref(tasks);
+	free(text);
+	return n;
+}
+
+/* Closed Spaces: no actor, no profile directory. */
+static void
+check_closed_spaces(void)
+{
+	for (int si = 0; si < ch.n_space; si++) {
+		char path[256];
+		struct stat st;
+		json_t *res;
+		pid_t pids[4];
+
+		space_path(path, sizeof(path), si, "");
+		if (api("GET", path, NULL, &res) != 200 ||
+		    strcmp(jstr(json_object_get(res, "data"), "status"),
+		        "closed") != 0) {
+			json_decref(res);
+			continue;
+		}
+		json_decref(res);
+		if (tk_actor_pids(ch.p.pid, ch.space[si].id, pids, 4) > 0)
+			violation("closed Space %s has an actor (pid %d)",
+			    ch.space[si].id, (int)pids[0]);
+		snprintf(path, sizeof(path), "%s/profiles/%s", ch.dir,
+		    ch.space[si].id);
+		if (stat(path, &st) == 0)
+			violation("closed Space %s: %s remains",
+			    ch.space[si].id, path);
+	}
+}
+
+/* Each row sql finds is a violation: what, and its first two columns. */
+static void
+db_violations(sqlite3 *db, const char *sql, const char *what)
+{
+	sqlite3_stmt *rows;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &rows, NULL) != SQLITE_OK) {
+		violation("the database: %s", sqlite3_errmsg(db));
+		return;
+	}
+	while (sqlite3_step(rows) == SQLITE_ROW)
+		violation("the database: %s: %s, %s", what,
+		    sqlite3_column_text(rows, 0), sqlite3_column_text(rows, 1));
+	sqlite3_finalize(rows);
+}
+
+/* Every row of the database, but the instance's own secret columns,
+ * must hold no canary (a task's args, what the client sent and the
+ * runtime needs, may hold the secret the load put there); no instance has two
+ * Spaces that are not closed; no task is left queued or running. */
+static void
+check_database(void)
+{
+	char path[256];
+	sqlite3 *db;
+	sqlite3_stmt *tables, *rows;
+
+	snprintf(path, sizeof(path), "%s/spaced.db", ch.dir);
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) !=
+	    SQLITE_OK) {
+		violation("the database %s does not open", path);
+		sqlite3_close(db);
+		return;
+	}
+	sqlite3_prepare_v2(db,
+	    "SELECT name FROM sqlite_master WHERE type = 'table'", -1, &tables,
+	    NULL);
+	while (sqlite3_step(tables) == SQLITE_ROW) {
+		char sql[128], where[160];
+		const char *table =
+		    (const char *)sqlite3_column_text(tables, 0);
+
+		snprintf(sql, sizeof(sql), "SELECT * FROM \"%s\"", table);
+		if (sqlite3_prepare_v2(db, sql, -1, &rows, NULL) != SQLITE_OK)
+			continue;
+		while (sqlite3_step(rows) == SQLITE_ROW) {
+			for (int c = 0; c < sqlite3_column_count(rows); c++) {
+				const char *col = sqlite3_column_name(rows, c);
+				const void *v = sqlite3_column_blob(rows, c);
+
+				bool args;
+
+				if (strcmp(table, "browser_instances") == 0 &&
+				    (strcmp(col, "endpoint") == 0 ||
+				        strcmp(col, "config") == 0 ||
+				        strcmp(col, "profile") == 0))
+					continue;
+				/* A task's args, and the claim replies the
+				 * store keeps for a re-sent claim, which
+				 * carry them to the actor. */
+				args = (strcmp(table, "browser_space_tasks") ==
+				               0 &&
+				           strcmp(col, "args") == 0) ||
+				       (strcmp(table, "store_ops") == 0 &&
+				           strcmp(col, "reply") == 0);
+				snprintf(where, sizeof(where),
+				    "the database, %s.%s", table, col);
+				canary_scan_but(where, v,
+				    (size_t)sqlite3_column_bytes(rows, c),
+				    args ? ch.msg : NULL);
+			}
+		}
+		sqlite3_finalize(rows);
+	}
+	sqlite3_finalize(tables);
+
+	db_violations(db,
+	    "SELECT browser_instance_id, count(*) FROM browser_spaces "
+	    "WHERE status <> 'closed' GROUP BY 1 HAVING count(*) > 1",
+	    "an instance with more than one Space not closed");
+	db_violations(db,
+	    "SELECT id, status FROM browser_space_tasks "
+	    "WHERE status IN ('queued', 'running')",
+	    "a task not ended");
+	sqlite3_close(db);
+}
+
+static void
+check_log(void)
+{
+	size_t len = 0;
+	char *text = tk_read_file(ch.out, &len);
+
+	canary_scan("spaced's log", text, len);
+	free(text);
+}
+
+/* ---- setup */
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: chaos [--seed N] [--kills N] [--spaces N] "
+	                "[--browsers] [--keep]\n");
+	exit(2);
+}
+
+static long
+arg_num(const char *arg, const char *name, long lo, long hi)
+{
+	size_t n = strlen(name);
+	char *end;
+	long v;
+
+	if (strncmp(arg, name, n) != 0 || arg[n] != '=')
+		return -1;
+	errno = 0;
+	v = strtol(arg + n + 1, &end, 10);
+	if (errno != 0 || *end != '\0' || end == arg + n + 1 || v < lo ||
+	    v > hi)
+		usage();
+	return v;
+}
+
+static void
+parse_args(int argc, char **argv)
+{
+	long v;
+
+	ch.seed = (unsigned)cm_mono_ns() ^ (unsigned)getpid();
+	ch.kills = 20;
+	ch.n_spaces = 6;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--browsers") == 0)
+			ch.browsers = true;
+		else if (strcmp(argv[i], "--keep") == 0)
+			ch.keep = true;
+		else if ((v = arg_num(argv[i], "--seed", 0, UINT32_MAX)) >= 0)
+			ch.seed = (unsigned)v;
+		else if ((v = arg_num(argv[i], "--kills", 0, 100000)) >= 0)
+			ch.kills = (int)v;
+		else if ((v = arg_num(argv[i], "--spaces", 1,
+		              TK_MAX_INSTANCES - 2)) >= 0)
+			ch.n_spaces = (int)v;
+		else
+			usage();
+	}
+	ch.rng = ch.seed;
+}
+
+/* The workspace, its operator (whose token drives the load), fake
+ * instances with a secret in their config, and a cdp instance whose
+ * endpoint is a secret: provisioned through the store. */
+static void
+provision(void)
+{
+	char cfg[512];
+	nng_socket s;
+	struct pr_req q;
+	struct pr_rep r;
+	size_t n = (size_t)ch.n_spaces + 2;
+
+	snprintf(ch.note, sizeof(ch.note), "chaos-config-canary-%u", ch.seed);
+	snprintf(ch.endpoint, sizeof(ch.endpoint),
+	    "http://127.0.0.1:9/chaos-endpoint-canary-%u", ch.seed);
+	snprintf(ch.msg, sizeof(ch.msg), "chaos-message-canary-%u", ch.seed);
+	snprintf(cfg, sizeof(cfg),
+	    "{\"log_path\": \"%s\", \"reset_ms\": 50, \"note\": \"%s\"}",
+	    ch.fake_log, ch.note);
+	if (cm_rpc_open(&s, ch.p.store_url) != 0 ||
+	    tk_provision_with(s, &ch.w, n, cfg) != 0 ||
+	    tk_token_issue(s, ch.w.operator_id, ch.op) != 0) {
+		fprintf(stderr, "chaos: provisioning failed\n");
+		exit(2);
+	}
+	memset(&q, 0, sizeof(q));
+	q.op = PR_OP_INSTANCE_REGISTER;
+	q.name = "chaos-cdp";
+	q.driver = "cdp";
+	q.endpoint = ch.endpoint;
+	q.bundle_id = ch.w.bundle_id;
+	if (tk_call(s, &q, &r) == CM_OK && r.n_instances == 1) {
+		char id[CM_ID_MAX + 1];
+
+		snprintf(
+		    id, sizeof(id), "%s", r.instances[0].browser_instance_id);
+		pr_rep_free(&r);
+		memset(&q, 0, sizeof(q));
+		q.op = PR_OP_BINDING_CREATE;
+		q.workspace_id = ch.w.workspace_id;
+		q.browser_instance_id = id;
+		tk_call(s, &q, &r);
+	}
+	pr_rep_free(&r);
+	nng_close(s);
+	snprintf(ch.ws, sizeof(ch.ws), "%s", ch.w.workspace_id);
+	snprintf(ch.owner, sizeof(ch.owner), "%s", ch.w.operator_id);
+	ch.n_inst = ch.w.n_instances;
+	for (size_t i = 0; i < ch.n_inst; i++)
+		snprintf(ch.inst[i], CM_ID_MAX + 1, "%s", ch.w.instance_id[i]);
+}
+
+static void
+setup(void)
+{
+	static char managed[40];
+	int port = tk_free_port();
+
+	/* Orphans of a killed tree come here, where they can be seen. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	tk_tmpdir(ch.dir, sizeof(ch.dir), "chaos");
+	snprintf(ch.out, sizeof(ch.out), "%s/spaced.out", ch.dir);
+	snprintf(ch.fake_log, sizeof(ch.fake_log), "%s/fake.log", ch.dir);
+	snprintf(
+	    ch.listen, sizeof(ch.listen), "--http-listen=127.0.0.1:%d", port);
+	ch.flags[0] = ch.listen;
+	if (ch.browsers) {
+		snprintf(managed, sizeof(managed), "--managed-browsers=%d",
+		    CH_MANAGED);
+		ch.flags[1] = managed;
+		ch.flags[2] = "--warm-standby=true";
+	}
+	ch.task = calloc(CH_TASKS_MAX, sizeof(*ch.task));
+	if (ch.task == NULL)
+		exit(2);
+	spaced_start();
+	provision();
+	if (!tk_admin_token(&ch.p, ch.admin, sizeof(ch.admin), CH_READY_MS)) {
+		fprintf(stderr, "chaos: no admin token\n");
+		exit(2);
+	}
+	canary_add(ch.admin);
+	canary_add(ch.op);
+	canary_add(ch.note);
+	canary_add(ch.endpoint);
+	canary_add(ch.msg);
+	/* What the fake runtime's leak returns (driver_fake.c). */
+	canary_add("fake-cookie-canary-7f3a");
+	canary_add("fake-bearer-canary-91c2");
+	canary_add("fake-token-canary-55e1");
+	canary_add("fake-pass-canary-0b9d");
+}
+
+/* ---- the run */
+
+static void
+load(void)
+{
+	int64_t next_kill = cm_mono_ms() + CH_GAP_MIN_MS;
+	int done = 0;
+
+	for (long step = 0; done < ch.kills; step++) {
+		int roll = rnd(100), open = 0;
+
+		if (reap_orphans())
+			tree_restart(false); /* it exited by itself */
+		if (cm_mono_ms() >= next_kill) {
+			kill_random();
+			done++;
+			next_kill =
+			    cm_mono_ms() + CH_GAP_MIN_MS + rnd(CH_GAP_SPAN_MS);
+		}
+		for (int i = 0; i < ch.n_space; i++)
+			open += !ch.space[i].done;
+		if (open < ch.n_spaces && roll < 30)
+			op_create();
+		else if (roll < 80)
+			op_submit();
+		else if (roll < 84)
+			op_post("/cancel");
+		else if (roll < 86)
+			op_post("/close");
+		else if (roll < 90 && open < ch.n_spaces)
+			op_create();
+		else
+			op_read();
+		if (step % CH_SAMPLE_STEPS == 0)
+			sample_active("during the load");
+	}
+}
+
+static void
+settle_and_check(int *starts)
+{
+	if (reap_orphans())
+		tree_restart(false);
+	if (!tk_http_ready(&ch.p, CH_HEALTHY_MS))
+		violation("the api does not answer %d ms after the load",
+		    CH_HEALTHY_MS);
+	if (!tk_wait_until(all_terminal, NULL, CH_SETTLE_MS)) {
+		for (int i = 0; i < ch.n_task; i++)
+			if (!ch.task[i].terminal)
+				violation("acknowledged task %s (%s on %s) is "
+				          "%s after %d ms",
+				    ch.task[i].task_id, ch.task[i].rid,
+				    ch.space[ch.task[i].space].id,
+				    ch.task[i].status, CH_SETTLE_MS);
+	}
+	sample_active("after the load");
+	check_events();
+	check_closed_spaces();
+	*starts = check_fake_log();
+
+	kill(ch.p.pid, SIGTERM);
+	if (tk_proc_wait(&ch.p, CH_EXIT_MS, NULL) != 0) {
+		violation("spaced still runs %d ms after SIGTERM", CH_EXIT_MS);
+		kill(-ch.p.pid, SIGKILL);
+	}
+	tk_proc_stop(&ch.p, SIGKILL);
+	check_tree_gone("spaced stopped");
+	check_database();
+	check_log();
+}
+
+int
+main(int argc, char **argv)
+{
+	int starts = 0, kills = 0;
+	int64_t t0, t1;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	parse_args(argc, argv);
+	printf("chaos: seed %u, %d kills, %d Spaces%s\n", ch.seed, ch.kills,
+	    ch.n_spaces, ch.browsers ? ", real browsers" : "");
+	setup();
+	printf("chaos: %s\n", ch.dir);
+	t0 = cm_mono_ms();
+	load();
+	t1 = cm_mono_ms();
+	settle_and_check(&starts);
+	printf("chaos: load %lld ms, settle and checks %lld ms\n",
+	    (long long)(t1 - t0), (long long)(cm_mono_ms() - t1));
+
+	for (int k = 0; k < K__COUNT; k++)
+		kills += ch.killed[k];
+	printf("chaos: kills survived %d (", kills);
+	for (int k = 0; k < K__COUNT; k++)
+		printf("%s%s %d", k ? ", " : "", ch_kill_name[k], ch.killed[k]);
+	printf("); spaced restarted %d times\n", ch.restarts);
+	printf("chaos: tasks acknowledged %d, runtime starts %d, Spaces %d\n",
+	    ch.n_task, starts, ch.n_space);
+	printf("chaos: violations %d\n", ch.violations);
+	if (ch.violations > 0) {
+		printf("chaos: reproduce with: %s --seed=%u --kills=%d "
+		       "--spaces=%d%s (data kept in %s)\n",
+		    argv[0], ch.seed, ch.kills, ch.n_spaces,
+		    ch.browsers ? " --browsers" : "", ch.dir);
+		return 1;
+	}
+	if (!ch.keep)
+		tk_rmrf(ch.dir);
+	return 0;
+}
