@@ -84,7 +84,9 @@ static const char *const ch_kill_name[K__COUNT] = {
 
 struct ch_space {
 	char id[CM_ID_MAX + 1];
-	bool done; /* closed, closing or unusable: no more work sent */
+	bool done;        /* closed, closing or unusable: no more work sent */
+	bool close_acked; /* a close was answered 200 or 202 */
+	char status[16];  /* once settled */
 };
 
 struct ch_task {
@@ -129,6 +131,7 @@ static struct {
 	int restarts, gave_up;
 	int64_t policy[2][CH_POLICY_KILLS]; /* store, api: last kills */
 	int violations;
+	int victim; /* the Space whose actor is killed most */
 } ch;
 
 static void
@@ -503,6 +506,7 @@ op_submit(void)
 {
 	char path[256], body[CH_BODY_MAX], rid[CH_RID_LEN];
 	int si, status, roll = rnd(100), repeat_of = -1;
+	bool wait = false;
 	json_t *res;
 
 	if (ch.retry_task.set && roll < 60) {
@@ -543,8 +547,10 @@ op_submit(void)
 			return;
 		snprintf(rid, sizeof(rid), "r%d", ch.next_rid++);
 		task_body(body, sizeof(body), rid);
+		/* Some answer only when the task ends (a parked request). */
+		wait = rnd(100) < 10;
 	}
-	space_path(path, sizeof(path), si, "/tasks");
+	space_path(path, sizeof(path), si, wait ? "/tasks?wait=2" : "/tasks");
 	status = api("POST", path, body, &res);
 	submit_answer(si, rid, body, status, res, repeat_of);
 	json_decref(res);
@@ -612,7 +618,7 @@ op_post(const char *verb)
 	space_path(path, sizeof(path), si, verb);
 	status = api("POST", path, "{}", &res);
 	if (strcmp(verb, "/close") == 0 && (status == 200 || status == 202))
-		ch.space[si].done = true;
+		ch.space[si].done = ch.space[si].close_acked = true;
 	else if (status >= 400 && status < 500 && status != 409)
 		violation("%s on %s: %d %s", verb, ch.space[si].id, status,
 		    err_code(res));
@@ -763,7 +769,16 @@ kill_one(enum ch_kill kind)
 
 	switch (kind) {
 	case K_ACTOR:
-		n = tk_actor_pids(ch.p.pid, NULL, pids, 256);
+		/* A third of them at one Space, until it is done: its
+		 * actor's restart policy gets to give up (actor_crash_loop). */
+		if (ch.victim < 0 || ch.victim >= ch.n_space ||
+		    ch.space[ch.victim].done)
+			ch.victim = pick_open_space();
+		if (ch.victim >= 0 && rnd(3) == 0)
+			n = tk_actor_pids(
+			    ch.p.pid, ch.space[ch.victim].id, pids, 256);
+		if (n == 0)
+			n = tk_actor_pids(ch.p.pid, NULL, pids, 256);
 		break;
 	case K_STORE:
 	case K_API:
@@ -813,8 +828,10 @@ kill_random(void)
 
 /* ---- after the load */
 
+/* Every acknowledged task has ended, and every Space whose close was
+ * accepted is closed.  Each look asks only about what has not yet. */
 static bool
-all_terminal(void *arg)
+settled(void *arg)
 {
 	char path[256];
 	bool all = true;
@@ -827,8 +844,9 @@ all_terminal(void *arg)
 
 		if (t->terminal)
 			continue;
-		space_path(path, sizeof(path), t->space, "/tasks/");
-		strncat(path, t->task_id, sizeof(path) - strlen(path) - 1);
+		snprintf(path, sizeof(path),
+		    "/api/v1/workspaces/%s/browser-spaces/%s/tasks/%s", ch.ws,
+		    ch.space[t->space].id, t->task_id);
 		status = api("GET", path, NULL, &res);
 		if (status == 200) {
 			snprintf(t->status, sizeof(t->status), "%s",
@@ -840,6 +858,14 @@ all_terminal(void *arg)
 		}
 		json_decref(res);
 		all &= t->terminal;
+	}
+	for (int si = 0; si < ch.n_space; si++) {
+		struct ch_space *sp = &ch.space[si];
+
+		if (!sp->close_acked || strcmp(sp->status, "closed") == 0)
+			continue;
+		space_status(sp->id, sp->status, sizeof(sp->status));
+		all &= strcmp(sp->status, "closed") == 0;
 	}
 	return all;
 }
@@ -1129,6 +1155,7 @@ parse_args(int argc, char **argv)
 			usage();
 	}
 	ch.rng = ch.seed;
+	ch.victim = -1;
 }
 
 /* The workspace, its operator (whose token drives the load), fake
@@ -1270,7 +1297,7 @@ settle_and_check(int *starts)
 	if (!tk_http_ready(&ch.p, CH_HEALTHY_MS))
 		violation("the api does not answer %d ms after the load",
 		    CH_HEALTHY_MS);
-	if (!tk_wait_until(all_terminal, NULL, CH_SETTLE_MS)) {
+	if (!tk_wait_until(settled, NULL, CH_SETTLE_MS)) {
 		for (int i = 0; i < ch.n_task; i++)
 			if (!ch.task[i].terminal)
 				violation("acknowledged task %s (%s on %s) is "
@@ -1278,6 +1305,13 @@ settle_and_check(int *starts)
 				    ch.task[i].task_id, ch.task[i].rid,
 				    ch.space[ch.task[i].space].id,
 				    ch.task[i].status, CH_SETTLE_MS);
+		for (int si = 0; si < ch.n_space; si++)
+			if (ch.space[si].close_acked &&
+			    strcmp(ch.space[si].status, "closed") != 0)
+				violation("Space %s: close accepted, %s after "
+				          "%d ms",
+				    ch.space[si].id, ch.space[si].status,
+				    CH_SETTLE_MS);
 	}
 	sample_active("after the load");
 	check_events();
