@@ -51,6 +51,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "pages.h"
 #include "testkit.h"
 
 #define CH_SPACES_MAX 2048       /* Spaces one run may create */
@@ -86,6 +87,7 @@ struct ch_space {
 	char id[CM_ID_MAX + 1];
 	bool done;        /* closed, closing or unusable: no more work sent */
 	bool close_acked; /* a close was answered 200 or 202 */
+	bool managed;     /* on a managed instance: a real browser */
 	char status[16];  /* once settled */
 };
 
@@ -100,7 +102,7 @@ struct ch_task {
 
 /* A request that got no answer: sent again, unchanged. */
 struct ch_retry {
-	bool set;
+	bool set, managed;
 	int space;
 	char rid[CH_RID_LEN];
 	char *body;
@@ -118,6 +120,9 @@ static struct {
 	char ws[CM_ID_MAX + 1], owner[CM_ID_MAX + 1];
 	size_t n_inst;
 	char inst[TK_MAX_INSTANCES][CM_ID_MAX + 1];
+	size_t n_fake; /* inst[n_fake..]: managed */
+	struct tk_pages *pages;
+	int pages_port;
 	const char *canary[CH_CANARIES_MAX];
 	size_t n_canary;
 	char note[64], endpoint[96], msg[64];
@@ -132,6 +137,7 @@ static struct {
 	int64_t policy[2][CH_POLICY_KILLS]; /* store, api: last kills */
 	int violations;
 	int victim; /* the Space whose actor is killed most */
+	const char *argv0;
 } ch;
 
 static void
@@ -294,6 +300,8 @@ check_tree_gone(const char *when)
 
 /* ---- spaced */
 
+static int report(int starts);
+
 static void
 spaced_start(void)
 {
@@ -302,9 +310,12 @@ spaced_start(void)
 	if (tk_spaced_spawn(&ch.p, ch.dir, ch.flags, ch.out, true, &ready_fd) !=
 	        0 ||
 	    !tk_ready_wait(ready_fd, CH_READY_MS)) {
-		fprintf(
-		    stderr, "chaos: spaced did not start (see %s)\n", ch.out);
-		exit(2);
+		/* The load cannot go on: what was found so far. */
+		violation("spaced did not say ready within %d ms (see %s)",
+		    CH_READY_MS, ch.out);
+		kill(-ch.p.pid, SIGKILL);
+		tk_proc_stop(&ch.p, SIGKILL);
+		exit(report(0));
 	}
 }
 
@@ -415,10 +426,25 @@ task_add(int si, const char *task_id, const char *rid, const char *body)
 
 /* A new task's body: its capability by the seed. */
 static void
-task_body(char *out, size_t len, const char *rid)
+task_body(char *out, size_t len, const char *rid, bool managed)
 {
 	int roll = rnd(100);
 
+	if (managed) {
+		/* A real browser: the page server of this run. */
+		if (roll < 40)
+			snprintf(out, len,
+			    "{\"request_id\":\"%s\",\"capability\":"
+			    "\"navigate\",\"args\":{\"url\":"
+			    "\"http://127.0.0.1:%d/%s\"}}",
+			    rid, ch.pages_port, roll < 20 ? "" : "next");
+		else
+			snprintf(out, len,
+			    "{\"request_id\":\"%s\",\"capability\":\"%s\","
+			    "\"args\":{}}",
+			    rid, roll < 80 ? "snapshot" : "screenshot");
+		return;
+	}
 	if (roll < 45)
 		snprintf(out, len,
 		    "{\"request_id\":\"%s\",\"capability\":\"noop\","
@@ -546,7 +572,7 @@ op_submit(void)
 		if ((si = pick_open_space()) < 0)
 			return;
 		snprintf(rid, sizeof(rid), "r%d", ch.next_rid++);
-		task_body(body, sizeof(body), rid);
+		task_body(body, sizeof(body), rid, ch.space[si].managed);
 		/* Some answer only when the task ends (a parked request). */
 		wait = rnd(100) < 10;
 	}
@@ -557,13 +583,15 @@ op_submit(void)
 }
 
 static void
-space_add(const char *id)
+space_add(const char *id, bool managed)
 {
 	for (int i = 0; i < ch.n_space; i++)
 		if (strcmp(ch.space[i].id, id) == 0)
 			return;
-	if (ch.n_space < CH_SPACES_MAX)
+	if (ch.n_space < CH_SPACES_MAX) {
+		ch.space[ch.n_space].managed = managed;
 		snprintf(ch.space[ch.n_space++].id, CM_ID_MAX + 1, "%s", id);
+	}
 }
 
 static void
@@ -576,22 +604,28 @@ op_create(void)
 	snprintf(
 	    path, sizeof(path), "/api/v1/workspaces/%s/browser-spaces", ch.ws);
 	if (!ch.retry_create.set) {
+		int i = rnd((int)ch.n_inst);
+
 		ch.retry_create.set = true;
+		ch.retry_create.managed = (size_t)i >= ch.n_fake;
 		snprintf(ch.retry_create.rid, sizeof(ch.retry_create.rid),
 		    "c%d", ch.next_rid++);
 		snprintf(body, sizeof(body),
 		    "{\"browser_instance_id\":\"%s\",\"owner_type\":"
 		    "\"operator\",\"owner_id\":\"%s\",\"granted_capabilities\":"
-		    "[\"noop\",\"sleep\",\"fail\",\"leak\",\"big\","
-		    "\"screenshot\",\"crash\",\"snapshot\"],"
-		    "\"request_id\":\"%s\"}",
-		    ch.inst[rnd((int)ch.n_inst)], ch.owner,
+		    "%s,\"request_id\":\"%s\"}",
+		    ch.inst[i], ch.owner,
+		    ch.retry_create.managed
+		        ? "[\"navigate\",\"snapshot\",\"screenshot\"]"
+		        : "[\"noop\",\"sleep\",\"fail\",\"leak\",\"big\","
+		          "\"screenshot\",\"crash\",\"snapshot\"]",
 		    ch.retry_create.rid);
 		ch.retry_create.body = strdup(body);
 	}
 	status = api("POST", path, ch.retry_create.body, &res);
 	if (status == 201 || status == 200) {
-		space_add(jstr(json_object_get(res, "data"), "space_id"));
+		space_add(jstr(json_object_get(res, "data"), "space_id"),
+		    ch.retry_create.managed);
 	} else if (status >= 0 && status < 500 && status != 409 &&
 	           status != 429) {
 		violation("create: %d %s", status, err_code(res));
@@ -969,7 +1003,7 @@ check_fake_log(void)
 	for (int i = 0; i < ch.n_task; i++)
 		if (strcmp(ch.task[i].status, "completed") == 0 &&
 		    json_object_get(tasks, ch.task[i].task_id) == NULL &&
-		    !ch.browsers)
+		    !ch.space[ch.task[i].space].managed)
 			violation("task %s completed, the runtime never ran it",
 			    ch.task[i].task_id);
 	json_decref(starts);
@@ -978,33 +1012,35 @@ check_fake_log(void)
 	return n;
 }
 
-/* Closed Spaces: no actor, no profile directory. */
+/* Closed Spaces (their status noted for check_profiles): no actor. */
 static void
 check_closed_spaces(void)
 {
 	for (int si = 0; si < ch.n_space; si++) {
-		char path[256];
-		struct stat st;
-		json_t *res;
+		struct ch_space *sp = &ch.space[si];
 		pid_t pids[4];
 
-		space_path(path, sizeof(path), si, "");
-		if (api("GET", path, NULL, &res) != 200 ||
-		    strcmp(jstr(json_object_get(res, "data"), "status"),
-		        "closed") != 0) {
-			json_decref(res);
-			continue;
-		}
-		json_decref(res);
-		if (tk_actor_pids(ch.p.pid, ch.space[si].id, pids, 4) > 0)
+		space_status(sp->id, sp->status, sizeof(sp->status));
+		if (strcmp(sp->status, "closed") == 0 &&
+		    tk_actor_pids(ch.p.pid, sp->id, pids, 4) > 0)
 			violation("closed Space %s has an actor (pid %d)",
-			    ch.space[si].id, (int)pids[0]);
-		snprintf(path, sizeof(path), "%s/profiles/%s", ch.dir,
-		    ch.space[si].id);
-		if (stat(path, &st) == 0)
-			violation("closed Space %s: %s remains",
-			    ch.space[si].id, path);
+			    sp->id, (int)pids[0]);
 	}
+}
+
+/* Once spaced has stopped: no profile of a closed Space, under its own
+ * name or as a discarded one (trash-<pid>-<space_id>). */
+static void
+check_profiles(void)
+{
+	char dir[200];
+
+	snprintf(dir, sizeof(dir), "%s/profiles", ch.dir);
+	for (int si = 0; si < ch.n_space; si++)
+		if (strcmp(ch.space[si].status, "closed") == 0 &&
+		    tk_dir_holds(dir, ch.space[si].id))
+			violation("closed Space %s: a profile remains in %s",
+			    ch.space[si].id, dir);
 }
 
 /* Each row sql finds is a violation: what, and its first two columns. */
@@ -1205,9 +1241,34 @@ provision(void)
 	nng_close(s);
 	snprintf(ch.ws, sizeof(ch.ws), "%s", ch.w.workspace_id);
 	snprintf(ch.owner, sizeof(ch.owner), "%s", ch.w.operator_id);
-	ch.n_inst = ch.w.n_instances;
+	ch.n_inst = ch.n_fake = ch.w.n_instances;
 	for (size_t i = 0; i < ch.n_inst; i++)
 		snprintf(ch.inst[i], CM_ID_MAX + 1, "%s", ch.w.instance_id[i]);
+}
+
+/* The managed instances spaced registered at its first start, added to
+ * those the load uses; true once all CH_MANAGED are listed. */
+static bool
+managed_listed(void *arg)
+{
+	char path[256];
+	json_t *res, *in;
+	size_t i;
+
+	(void)arg;
+	ch.n_inst = ch.n_fake;
+	snprintf(path, sizeof(path), "/api/v1/workspaces/%s/browser-instances",
+	    ch.ws);
+	if (api("GET", path, NULL, &res) == 200)
+		json_array_foreach(json_object_get(res, "data"), i, in)
+		{
+			if (strcmp(jstr(in, "driver"), "managed") == 0 &&
+			    ch.n_inst < TK_MAX_INSTANCES)
+				snprintf(ch.inst[ch.n_inst++], CM_ID_MAX + 1,
+				    "%s", jstr(in, "browser_instance_id"));
+		}
+	json_decref(res);
+	return ch.n_inst == ch.n_fake + CH_MANAGED;
 }
 
 static void
@@ -1249,6 +1310,12 @@ setup(void)
 	canary_add("fake-bearer-canary-91c2");
 	canary_add("fake-token-canary-55e1");
 	canary_add("fake-pass-canary-0b9d");
+	if (ch.browsers &&
+	    ((ch.pages = tk_pages_start(&ch.pages_port)) == NULL ||
+	        !tk_wait_until(managed_listed, NULL, CH_READY_MS))) {
+		fprintf(stderr, "chaos: no page server or managed instances\n");
+		exit(2);
+	}
 }
 
 /* ---- the run */
@@ -1325,28 +1392,17 @@ settle_and_check(int *starts)
 	}
 	tk_proc_stop(&ch.p, SIGKILL);
 	check_tree_gone("spaced stopped");
+	check_profiles();
 	check_database();
 	check_log();
 }
 
-int
-main(int argc, char **argv)
+/* The summary; on a violation the command that runs the same sequence
+ * again.  Returns the exit status. */
+static int
+report(int starts)
 {
-	int starts = 0, kills = 0;
-	int64_t t0, t1;
-
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	parse_args(argc, argv);
-	printf("chaos: seed %u, %d kills, %d Spaces%s\n", ch.seed, ch.kills,
-	    ch.n_spaces, ch.browsers ? ", real browsers" : "");
-	setup();
-	printf("chaos: %s\n", ch.dir);
-	t0 = cm_mono_ms();
-	load();
-	t1 = cm_mono_ms();
-	settle_and_check(&starts);
-	printf("chaos: load %lld ms, settle and checks %lld ms\n",
-	    (long long)(t1 - t0), (long long)(cm_mono_ms() - t1));
+	int kills = 0;
 
 	for (int k = 0; k < K__COUNT; k++)
 		kills += ch.killed[k];
@@ -1360,11 +1416,35 @@ main(int argc, char **argv)
 	if (ch.violations > 0) {
 		printf("chaos: reproduce with: %s --seed=%u --kills=%d "
 		       "--spaces=%d%s (data kept in %s)\n",
-		    argv[0], ch.seed, ch.kills, ch.n_spaces,
+		    ch.argv0, ch.seed, ch.kills, ch.n_spaces,
 		    ch.browsers ? " --browsers" : "", ch.dir);
 		return 1;
 	}
+	tk_pages_stop(ch.pages);
 	if (!ch.keep)
 		tk_rmrf(ch.dir);
 	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	int starts = 0;
+	int64_t t0, t1;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGPIPE, SIG_IGN); /* the page server's peer may go */
+	ch.argv0 = argv[0];
+	parse_args(argc, argv);
+	printf("chaos: seed %u, %d kills, %d Spaces%s\n", ch.seed, ch.kills,
+	    ch.n_spaces, ch.browsers ? ", real browsers" : "");
+	setup();
+	printf("chaos: %s\n", ch.dir);
+	t0 = cm_mono_ms();
+	load();
+	t1 = cm_mono_ms();
+	settle_and_check(&starts);
+	printf("chaos: load %lld ms, settle and checks %lld ms\n",
+	    (long long)(t1 - t0), (long long)(cm_mono_ms() - t1));
+	return report(starts);
 }
