@@ -61,12 +61,16 @@ fuzz: setup
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS)
 	@./scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
-# The long chaos run: 200 kills and more on the fake runtime, then real
-# browsers (CHAOS_FLAGS adds options, --seed=N to repeat a run).
+# The long chaos run: CHAOS_KILLS kills on the fake runtime, then
+# CHAOS_BROWSER_KILLS with real browsers (CHAOS_FLAGS adds options,
+# --seed=N to repeat a run).
 CHAOS_KILLS ?= 200
 CHAOS_FLAGS ?=
+CHAOS_BROWSER_KILLS ?= 40
 chaos: build
 	@./$(BUILD)/chaos --kills=$(CHAOS_KILLS) --spaces=12 $(CHAOS_FLAGS)
+	@./$(BUILD)/chaos --kills=$(CHAOS_BROWSER_KILLS) --spaces=4 --browsers \
+		$(CHAOS_FLAGS)
 
 bench: build
 	@./$(BUILD)/store_bench
