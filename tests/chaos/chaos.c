@@ -250,6 +250,24 @@ tree_restart(bool kill_it)
 	spaced_start();
 }
 
+/*
+ * spaced exits by itself only when its restart policy gives up, which
+ * the kills are paced never to cause (CH_POLICY_KILLS): a violation, and
+ * it is started again, as systemd would.
+ */
+static void
+spaced_exited(void)
+{
+	int status = 0;
+
+	if (!reap_orphans() || tk_proc_wait(&ch.p, 0, &status) != 0)
+		return;
+	violation("spaced exited by itself (%s %d; see %s)",
+	    WIFEXITED(status) ? "exit" : "signal",
+	    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), ch.out);
+	tree_restart(false);
+}
+
 /* ---- HTTP */
 
 /*
@@ -889,8 +907,7 @@ load(void)
 	for (long step = 0; done < ch.kills; step++) {
 		int roll = rnd(100), open = 0;
 
-		if (reap_orphans())
-			tree_restart(false); /* it exited by itself */
+		spaced_exited();
 		if (cm_mono_ms() >= next_kill) {
 			kill_random();
 			done++;
@@ -919,8 +936,7 @@ load(void)
 static void
 settle_and_check(int *starts)
 {
-	if (reap_orphans())
-		tree_restart(false);
+	spaced_exited();
 	if (!tk_http_ready(&ch.p, CH_HEALTHY_MS))
 		violation("the api does not answer %d ms after the load",
 		    CH_HEALTHY_MS);

@@ -91,7 +91,7 @@ struct chaos {
 	struct ch_retry retry_task, retry_create;
 	int next_rid;
 	int killed[K__COUNT];
-	int restarts, gave_up;
+	int restarts;
 	int64_t policy[2][CH_POLICY_KILLS]; /* store, api: last kills */
 	int violations;
 	int victim; /* the Space whose actor is killed most */
