@@ -26,7 +26,7 @@ define configure
 endef
 
 .PHONY: all setup build run test test-sanitize test-tsan fuzz bench format clean \
-	install package deb
+	install package deb chaos
 
 all: build
 
@@ -85,6 +85,17 @@ fuzz: setup
 		-DSPACED_FUZZ=ON,$(CMAKE_FLAGS))
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzzers
 	@./scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+# The long chaos run: CHAOS_KILLS kills on the fake runtime, then
+# CHAOS_BROWSER_KILLS with real browsers (CHAOS_FLAGS adds options,
+# --seed=N to repeat a run).
+CHAOS_KILLS ?= 200
+CHAOS_FLAGS ?=
+CHAOS_BROWSER_KILLS ?= 40
+chaos: build
+	@./$(BUILD)/chaos --kills=$(CHAOS_KILLS) --spaces=12 $(CHAOS_FLAGS)
+	@./$(BUILD)/chaos --kills=$(CHAOS_BROWSER_KILLS) --spaces=4 --browsers \
+		$(CHAOS_FLAGS)
 
 bench: build
 	@./$(BUILD)/store_bench

@@ -44,8 +44,10 @@ struct sup {
 	uint64_t jobs_done; /* jobs finished, ever */
 	uint64_t scan_jobs; /* jobs_done when this rescan page was asked */
 	bool store_up;      /* the store said ready at least once */
-	bool booted;        /* the bootstrap has nothing left to do */
-	bool running;       /* store up and first scan done */
+	int64_t store_quiet_from; /* its silence counts from here: ready */
+	int64_t store_look_ms;    /* the watchdog's last look */
+	bool booted;              /* the bootstrap has nothing left to do */
+	bool running;             /* store up and first scan done */
 	bool stop;
 	int exit_code;
 	int64_t next_rescan, next_sweep, next_standby;

@@ -414,6 +414,38 @@ tk_proc_wait(struct tk_proc *p, int timeout_ms, int *status)
 }
 
 int
+tk_ps_read(struct tk_ps *out, int max)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int n = 0;
+
+	while (d != NULL && n < max && (de = readdir(d)) != NULL) {
+		char path[64], *text, *p, *end;
+		long pid = strtol(de->d_name, &end, 10), ppid, pgrp;
+
+		if (*end != '\0' || pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		if ((text = tk_read_file(path, NULL)) == NULL)
+			continue;
+		/* pid (comm) state ppid pgrp: comm may hold spaces. */
+		if ((p = strrchr(text, ')')) != NULL &&
+		    sscanf(p + 1, " %c %ld %ld", &out[n].state, &ppid, &pgrp) ==
+		        3) {
+			out[n].pid = (pid_t)pid;
+			out[n].ppid = (pid_t)ppid;
+			out[n].pgrp = (pid_t)pgrp;
+			n++;
+		}
+		free(text);
+	}
+	if (d != NULL)
+		closedir(d);
+	return n;
+}
+
+int
 tk_actor_pids(pid_t parent, const char *space_id, pid_t *pids, int max)
 {
 	DIR *d = opendir("/proc");

@@ -91,6 +91,15 @@ int tk_bin_start(struct tk_proc *p, const char *binary, const char *dir,
  */
 int tk_proc_wait(struct tk_proc *p, int timeout_ms, int *status);
 
+/* One process as /proc/<pid>/stat shows it. */
+struct tk_ps {
+	pid_t pid, ppid, pgrp;
+	char state; /* 'Z': a zombie */
+};
+/* Every process there is now, at most max of them, into out.  Returns
+ * how many.  O(processes): two syscalls and a read each. */
+int tk_ps_read(struct tk_ps *out, int max);
+
 /* Pids of the running spaced-actor children of parent, for space_id (or
  * any Space when NULL), read from /proc.  Returns how many were found. */
 int tk_actor_pids(pid_t parent, const char *space_id, pid_t *pids, int max);
