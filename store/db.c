@@ -377,19 +377,19 @@ st_db_total_changes(struct st_db *db)
 }
 
 int
-st_db_commit(struct st_db *db, int *sync_fd)
+st_db_commit(struct st_db *db, struct st_sync **sync)
 {
 	static const char sql[] = "COMMIT";
 	int rc;
 
-	if (sync_fd == NULL) {
+	if (sync == NULL) {
 		rc = st_db_run(db, sql, "");
 	} else {
 		st_vfs_defer_begin();
 		rc = st_db_run(db, sql, "");
 		/* SQLite already counts the commit in: a commit that is not in
 		 * the file may only end the process, and recovery drops it. */
-		if (st_vfs_defer_end(sync_fd) != 0)
+		if (st_vfs_defer_end(sync) != 0)
 			cm_fatalx("store: cannot write the write-ahead log");
 	}
 	st_wal_after_commit(db->wal);
