@@ -38,6 +38,7 @@ struct st_db {
 	sqlite3 *conn;
 	struct st_wal *wal; /* the checkpointer; NULL in memory */
 	int last_rc;
+	bool full; /* SQLITE_FULL seen since st_db_disk_full last asked */
 	struct st_stmt cache[ST_STMT_CACHE];
 };
 
@@ -45,6 +46,8 @@ static int
 db_rc(struct st_db *db, int rc)
 {
 	db->last_rc = rc;
+	if ((rc & 0xff) == SQLITE_FULL)
+		db->full = true;
 	switch (rc & 0xff) {
 	case SQLITE_OK:
 		return ST_OK;
@@ -84,38 +87,6 @@ st_db_configure(void)
 	return configured ? 0 : -1;
 }
 
-/*
- * Before anything new is written: everything the log shows reaches the
- * database file, synced, and the emptied log is synced too.
- *
- * A store stops when a sync of the log fails (loop.c), and Linux marks
- * the pages of a failed writeback clean: the next process reads the
- * log's frames from the page cache while the disk may not hold them.  A
- * store that appended to that log would acknowledge writes that a power
- * cut loses, since recovery stops at the first frame that is not on the
- * disk.  Copying the log into the database writes those pages again;
- * the log, truncated and synced, cannot come back with a hole in it.
- * After a clean stop there is no log, and this costs nothing.
- */
-static int
-db_settle_log(struct st_db *db)
-{
-	sqlite3_file *log = NULL;
-	int rc;
-
-	rc = sqlite3_wal_checkpoint_v2(
-	    db->conn, "main", SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
-	if (rc == SQLITE_OK &&
-	    sqlite3_file_control(db->conn, "main", SQLITE_FCNTL_JOURNAL_POINTER,
-	        &log) == SQLITE_OK &&
-	    log != NULL && log->pMethods != NULL)
-		rc = log->pMethods->xSync(log, SQLITE_SYNC_NORMAL);
-	if (rc != SQLITE_OK)
-		cm_warnx("store: cannot settle the write-ahead log: %s",
-		    sqlite3_errstr(rc));
-	return rc == SQLITE_OK ? 0 : -1;
-}
-
 int
 st_db_open_sqlite(struct st_db **out, const char *path)
 {
@@ -129,6 +100,11 @@ st_db_open_sqlite(struct st_db **out, const char *path)
 		         " configure it; it runs on its defaults");
 	if (st_vfs_register() != 0) {
 		cm_warnx("store: cannot register the SQLite VFS");
+		return ST_ERROR;
+	}
+	if (strcmp(path, ":memory:") != 0 && st_vfs_rewrite_log(path) != 0) {
+		cm_warnx(
+		    "store: cannot rewrite the write-ahead log of %s", path);
 		return ST_ERROR;
 	}
 	if ((db = calloc(1, sizeof(*db))) == NULL)
@@ -163,10 +139,6 @@ st_db_open_sqlite(struct st_db **out, const char *path)
 		return ST_ERROR;
 	}
 	file = sqlite3_db_filename(db->conn, "main");
-	if (file != NULL && file[0] != '\0' && db_settle_log(db) != 0) {
-		st_db_close(db);
-		return ST_ERROR;
-	}
 	if (file != NULL && file[0] != '\0' &&
 	    st_wal_start(&db->wal, db->conn, file) != 0) {
 		st_db_close(db);
@@ -454,6 +426,15 @@ int64_t
 st_db_changes(struct st_db *db)
 {
 	return sqlite3_changes64(db->conn);
+}
+
+bool
+st_db_disk_full(struct st_db *db)
+{
+	bool full = db->full;
+
+	db->full = false;
+	return full;
 }
 
 const char *

@@ -85,6 +85,9 @@ bool st_db_in_txn(struct st_db *db);
 /* Rows changed by the last INSERT, UPDATE or DELETE. */
 int64_t st_db_changes(struct st_db *db);
 const char *st_db_errmsg(struct st_db *db);
+/* Whether a statement failed on a full disk since the last call, which
+ * forgets it. */
+bool st_db_disk_full(struct st_db *db);
 
 /* PRAGMA synchronous (2 is FULL). */
 int st_db_synchronous(struct st_db *db);

@@ -309,6 +309,7 @@ st_store_exec(struct st_store *st, struct st_item *items, size_t n,
 	struct pr_req *reqs;
 	bool *ok;
 	char err[256];
+	bool full;
 	int rc = 0;
 
 	reqs = calloc(n ? n : 1, sizeof(*reqs));
@@ -336,6 +337,7 @@ st_store_exec(struct st_store *st, struct st_item *items, size_t n,
 
 	pubs_clear(ctx, 0);
 	st->sync = NULL;
+	st_db_disk_full(st->db);
 	if (st_db_run(st->db, "BEGIN IMMEDIATE", "") != ST_DONE) {
 		fail_writes(items, reqs, ok, n,
 		    "the database cannot start a transaction");
@@ -372,10 +374,14 @@ st_store_exec(struct st_store *st, struct st_item *items, size_t n,
 	if (st_db_commit(st->db, st->opts.defer_sync ? &st->sync : NULL) !=
 	    ST_DONE) {
 		cm_warnx("store: commit failed: %s", st_db_errmsg(st->db));
+		/* A full disk is said as such: the operator's to fix, and
+		 * the writes' to retry once there is room. */
+		full = st_db_disk_full(st->db);
 		st_db_run(st->db, "ROLLBACK", "");
 		pubs_clear(ctx, 0);
-		fail_writes(
-		    items, reqs, ok, n, "the database could not commit");
+		fail_writes(items, reqs, ok, n,
+		    full ? "the disk is full"
+		         : "the database could not commit");
 		rc = -1;
 		goto out;
 	}

@@ -26,8 +26,11 @@
 
 #include <sqlite3.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "limits.h"
 
 /*
  * A WAL file has a second handle of its own, opened through the VFS below
@@ -378,6 +381,50 @@ st_vfs_register_on(const char *below)
 		return -1;
 	}
 	return 0;
+}
+
+int
+st_vfs_rewrite_log(const char *db_path)
+{
+	char wal[CM_PATH_MAX + 8];
+	sqlite3_file *f;
+	sqlite3_int64 size;
+	unsigned char *buf;
+	int exists = 0, rc;
+
+	if (root == NULL ||
+	    snprintf(wal, sizeof(wal), "%s-wal", db_path) >= (int)sizeof(wal))
+		return -1;
+	if (root->xAccess(root, wal, SQLITE_ACCESS_EXISTS, &exists) !=
+	        SQLITE_OK ||
+	    !exists)
+		return 0;
+	if ((f = sqlite3_malloc(root->szOsFile)) == NULL)
+		return -1;
+	memset(f, 0, (size_t)root->szOsFile);
+	if ((buf = malloc(ST_VFS_WRITE_MAX)) == NULL) {
+		sqlite3_free(f);
+		return -1;
+	}
+	rc = root->xOpen(
+	    root, wal, f, SQLITE_OPEN_READWRITE | SQLITE_OPEN_WAL, NULL);
+	if (rc == SQLITE_OK)
+		rc = f->pMethods->xFileSize(f, &size);
+	for (sqlite3_int64 at = 0; rc == SQLITE_OK && at < size;
+	     at += ST_VFS_WRITE_MAX) {
+		int n = size - at < ST_VFS_WRITE_MAX ? (int)(size - at)
+		                                     : ST_VFS_WRITE_MAX;
+
+		if ((rc = f->pMethods->xRead(f, buf, n, at)) == SQLITE_OK)
+			rc = f->pMethods->xWrite(f, buf, n, at);
+	}
+	if (rc == SQLITE_OK)
+		rc = f->pMethods->xSync(f, SQLITE_SYNC_NORMAL);
+	if (f->pMethods != NULL)
+		f->pMethods->xClose(f);
+	sqlite3_free(f);
+	free(buf);
+	return rc == SQLITE_OK ? 0 : -1;
 }
 
 void

@@ -19,6 +19,22 @@ int st_vfs_register(void);
  */
 int st_vfs_register_on(const char *below);
 
+/*
+ * Before SQLite opens the database at db_path: a write-ahead log left
+ * there (the last store did not stop cleanly) is written again, every
+ * byte as it reads, and synced.  Returns 0 (also when there is none) or
+ * -1.
+ *
+ * A store stops when a sync of the log fails (loop.c), and Linux marks
+ * the pages of a failed writeback clean: the next store reads the log's
+ * frames from the page cache while the disk may not hold them.  Appending
+ * to that log, it would acknowledge writes that a power cut loses, since
+ * recovery stops at the first frame that is not on the disk.  Written
+ * again, the pages are dirty once more and the sync makes them durable.
+ * It needs no new space, so a store still starts on a full disk.
+ */
+int st_vfs_rewrite_log(const char *db_path);
+
 /* A WAL file whose sync a commit left to the caller. */
 struct st_sync;
 
