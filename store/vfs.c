@@ -15,7 +15,8 @@
  *
  * Every other sync is done as SQLite asks, in particular a checkpoint's,
  * which syncs the WAL before it copies a page into the database file, and
- * a window defers one sync at most.
+ * the sync of a new log header (vfs_sync); a window defers one sync at
+ * most.
  * The first sync of a WAL file is never deferred either: SQLite syncs the
  * directory with it, so that the file itself survives.
  *
@@ -191,6 +192,16 @@ static int
 vfs_sync(sqlite3_file *f, int flags)
 {
 	struct vfs_file *p = (struct vfs_file *)f;
+	/*
+	 * When the log starts over, SQLite writes its header at offset 0
+	 * and syncs it before the first frame: the header's new salt must be
+	 * on the disk before any frame that overwrites the old log, or a disk
+	 * that writes the frames first leaves the old header over old frames
+	 * and new ones, and recovery replays old frames over a database that
+	 * is newer than they are.  That sync is never deferred; the commit's
+	 * own sync, next in the window, is.
+	 */
+	bool header = pend.file == p && pend.off == 0;
 	int rc;
 
 	if ((rc = pend_flush_for(f)) != SQLITE_OK)
@@ -198,7 +209,7 @@ vfs_sync(sqlite3_file *f, int flags)
 	/* Only a window's first WAL sync: a second one (a checkpoint's, run
 	 * by the same COMMIT) must be real before pages reach the database. */
 	if (deferring && deferred == NULL && p->sync != NULL &&
-	    p->synced_once) {
+	    p->synced_once && !header) {
 		deferred = p;
 		p->sync_flags = flags;
 		return SQLITE_OK;

@@ -531,16 +531,102 @@ pf_rand(uint64_t *s)
 	return *s;
 }
 
+/* What a power cut does to the writes pending on a file. */
+enum pf_cut {
+	PF_CUT_DROP,    /* all lost */
+	PF_CUT_TORN,    /* a prefix kept, in order, its last write torn */
+	PF_CUT_SCATTER, /* any sectors of any of them kept, in no order */
+	PF_CUT_TAIL,    /* the sectors past a random offset kept, not those
+	                   before: a disk that wrote back to front */
+};
+#define PF_CUTS 4
+
+static const char *const pf_cut_name[PF_CUTS] = {
+    "dropped", "torn", "scattered", "tail first"};
+
+/* Where a write may be torn: a random sector boundary strictly inside it,
+ * or its whole length when it has none. */
+static size_t
+pf_tear(const struct pf_rec *w, uint64_t *rng)
+{
+	int64_t first = (w->off / PF_SECTOR + 1) * PF_SECTOR;
+	int64_t end = w->off + w->len;
+	uint64_t n;
+
+	if (first >= end)
+		return w->len;
+	n = (uint64_t)((end - 1 - first) / PF_SECTOR + 1);
+	return (
+	    size_t)(first + (int64_t)(pf_rand(rng) % n) * PF_SECTOR - w->off);
+}
+
+/* Applies what a cut keeps of file k's pending writes to m. */
+static void
+pf_cut_pending(struct pf_replay *rp, int k, struct pf_img *m, enum pf_cut how,
+    uint64_t *rng)
+{
+	size_t upto = rp->n_pend[k];
+	int64_t from = 0, lo = INT64_MAX, hi = 0;
+
+	if (how == PF_CUT_DROP || upto == 0)
+		return;
+	if (how == PF_CUT_TORN)
+		upto = (size_t)(pf_rand(rng) % (upto + 1));
+	if (how == PF_CUT_TAIL) {
+		for (size_t i = 0; i < upto; i++) {
+			struct pf_rec w = pf_rec_at(rp, rp->pend[k][i], NULL);
+
+			lo = w.off < lo ? w.off : lo;
+			hi = w.off + w.len > hi ? w.off + w.len : hi;
+		}
+		lo = lo / PF_SECTOR;
+		hi = (hi + PF_SECTOR - 1) / PF_SECTOR;
+		from =
+		    (lo + (int64_t)(pf_rand(rng) % (uint64_t)(hi - lo + 1))) *
+		    PF_SECTOR;
+	}
+	for (size_t i = 0; i < upto; i++) {
+		const unsigned char *data;
+		struct pf_rec w = pf_rec_at(rp, rp->pend[k][i], &data);
+
+		if (w.op != PF_WRITE) {
+			if (how != PF_CUT_SCATTER || pf_rand(rng) % 2)
+				pf_img_apply(m, &w, data, 0);
+			continue;
+		}
+		if (how == PF_CUT_TORN) {
+			pf_img_apply(m, &w, data,
+			    i + 1 == upto ? pf_tear(&w, rng) : w.len);
+			continue;
+		}
+		/* Scattered: each sector of the write, or not; tail first:
+		 * the sectors from on. */
+		for (int64_t at = w.off; at < w.off + w.len;) {
+			int64_t next = (at / PF_SECTOR + 1) * PF_SECTOR;
+			struct pf_rec part = w;
+
+			if (next > w.off + w.len)
+				next = w.off + w.len;
+			part.off = at;
+			part.len = (uint32_t)(next - at);
+			if (how == PF_CUT_SCATTER ? pf_rand(rng) % 2 != 0
+			                          : at >= from)
+				pf_img_apply(
+				    m, &part, data + (at - w.off), part.len);
+			at = next;
+		}
+	}
+}
+
 /*
  * Writes the disk as a power cut here leaves it to path (the database),
  * path-wal and path-journal, and removes path-shm (memory, which a cut
- * empties).  torn false: every write since its file's last sync is lost.
- * torn true: the writes pending on each file reach the disk in order up
- * to a random one, which is cut at a random sector boundary inside it.
+ * empties); how says what becomes of the writes no sync covered yet.
  * Returns 0 or -1.
  */
 static int
-pf_replay_cut(struct pf_replay *rp, const char *path, bool torn, uint64_t *rng)
+pf_replay_cut(
+    struct pf_replay *rp, const char *path, enum pf_cut how, uint64_t *rng)
 {
 	static const char *const suffix[PF_KINDS] = {"", "-wal", "-journal"};
 	char name[512];
@@ -562,42 +648,7 @@ pf_replay_cut(struct pf_replay *rp, const char *path, bool torn, uint64_t *rng)
 		pf_img_grow(&m, d->size);
 		if (d->size)
 			memcpy(m.buf, d->buf, d->size);
-		if (torn && rp->n_pend[k] > 0) {
-			size_t upto =
-			    (size_t)(pf_rand(rng) % (rp->n_pend[k] + 1));
-
-			for (size_t i = 0; i < upto; i++) {
-				const unsigned char *data;
-				struct pf_rec rec =
-				    pf_rec_at(rp, rp->pend[k][i], &data);
-				const struct pf_rec *w = &rec;
-				size_t keep = w->len;
-
-				if (i + 1 == upto && w->op == PF_WRITE) {
-					/* Torn: up to a sector boundary
-					 * inside the write, if it has one. */
-					int64_t first =
-					    (w->off / PF_SECTOR + 1) *
-					    PF_SECTOR;
-					int64_t end = w->off + w->len;
-
-					if (first < end) {
-						int64_t n = (end - 1 - first) /
-						                PF_SECTOR +
-						            1;
-						keep =
-						    (size_t)(first +
-						             (int64_t)(pf_rand(
-						                           rng) %
-						                       (uint64_t)
-						                           n) *
-						                 PF_SECTOR -
-						             w->off);
-					}
-				}
-				pf_img_apply(&m, w, data, keep);
-			}
-		}
+		pf_cut_pending(rp, k, &m, how, rng);
 		if ((fp = fopen(name, "wb")) == NULL ||
 		    (m.size && fwrite(m.buf, 1, m.size, fp) != m.size))
 			rc = -1;
