@@ -220,6 +220,14 @@ db_prepare(struct st_db *db, const char *sql)
 			continue;
 		rc = sqlite3_prepare_v3(db->conn, sql, -1,
 		    SQLITE_PREPARE_PERSISTENT, &s->stmt, NULL);
+		/* Short of memory, the request fails, not the store: the
+		 * next use prepares the statement again. */
+		if ((rc & 0xff) == SQLITE_NOMEM) {
+			db_rc(db, rc);
+			sqlite3_finalize(s->stmt);
+			s->stmt = NULL;
+			return NULL;
+		}
 		if (rc != SQLITE_OK) {
 			db_rc(db, rc);
 			cm_fatalx("store: cannot prepare \"%.60s\": %s", sql,
@@ -297,6 +305,8 @@ db_vquery(struct st_db *db, struct st_stmt **out, const char *sql,
 	struct st_stmt *s = db_prepare(db, sql);
 	int rc;
 
+	if (s == NULL)
+		return ST_ERROR;
 	if ((rc = db_bind(s, types, ap)) != ST_OK) {
 		st_stmt_done(s);
 		return rc;
