@@ -49,7 +49,7 @@
 
 #define PL_WRITES_DEFAULT 1500
 #define PL_WRITES_MAX 20000
-#define PL_CUTS_DEFAULT 750
+#define PL_CUTS_DEFAULT 600
 #define PL_CLIENTS 8
 /* The checkpointer every few frames, the writer past a few more: many
  * checkpoints and restarts of the log from a short run. */
