@@ -38,6 +38,7 @@ struct st_db {
 	sqlite3 *conn;
 	struct st_wal *wal; /* the checkpointer; NULL in memory */
 	int last_rc;
+	bool full; /* SQLITE_FULL seen since st_db_disk_full last asked */
 	struct st_stmt cache[ST_STMT_CACHE];
 };
 
@@ -45,6 +46,8 @@ static int
 db_rc(struct st_db *db, int rc)
 {
 	db->last_rc = rc;
+	if ((rc & 0xff) == SQLITE_FULL)
+		db->full = true;
 	switch (rc & 0xff) {
 	case SQLITE_OK:
 		return ST_OK;
@@ -97,6 +100,11 @@ st_db_open_sqlite(struct st_db **out, const char *path)
 		         " configure it; it runs on its defaults");
 	if (st_vfs_register() != 0) {
 		cm_warnx("store: cannot register the SQLite VFS");
+		return ST_ERROR;
+	}
+	if (strcmp(path, ":memory:") != 0 && st_vfs_rewrite_log(path) != 0) {
+		cm_warnx(
+		    "store: cannot rewrite the write-ahead log of %s", path);
 		return ST_ERROR;
 	}
 	if ((db = calloc(1, sizeof(*db))) == NULL)
@@ -212,6 +220,14 @@ db_prepare(struct st_db *db, const char *sql)
 			continue;
 		rc = sqlite3_prepare_v3(db->conn, sql, -1,
 		    SQLITE_PREPARE_PERSISTENT, &s->stmt, NULL);
+		/* Short of memory, the request fails, not the store: the
+		 * next use prepares the statement again. */
+		if ((rc & 0xff) == SQLITE_NOMEM) {
+			db_rc(db, rc);
+			sqlite3_finalize(s->stmt);
+			s->stmt = NULL;
+			return NULL;
+		}
 		if (rc != SQLITE_OK) {
 			db_rc(db, rc);
 			cm_fatalx("store: cannot prepare \"%.60s\": %s", sql,
@@ -289,6 +305,8 @@ db_vquery(struct st_db *db, struct st_stmt **out, const char *sql,
 	struct st_stmt *s = db_prepare(db, sql);
 	int rc;
 
+	if (s == NULL)
+		return ST_ERROR;
 	if ((rc = db_bind(s, types, ap)) != ST_OK) {
 		st_stmt_done(s);
 		return rc;
@@ -377,19 +395,19 @@ st_db_total_changes(struct st_db *db)
 }
 
 int
-st_db_commit(struct st_db *db, int *sync_fd)
+st_db_commit(struct st_db *db, struct st_sync **sync)
 {
 	static const char sql[] = "COMMIT";
 	int rc;
 
-	if (sync_fd == NULL) {
+	if (sync == NULL) {
 		rc = st_db_run(db, sql, "");
 	} else {
 		st_vfs_defer_begin();
 		rc = st_db_run(db, sql, "");
 		/* SQLite already counts the commit in: a commit that is not in
 		 * the file may only end the process, and recovery drops it. */
-		if (st_vfs_defer_end(sync_fd) != 0)
+		if (st_vfs_defer_end(sync) != 0)
 			cm_fatalx("store: cannot write the write-ahead log");
 	}
 	st_wal_after_commit(db->wal);
@@ -418,6 +436,15 @@ int64_t
 st_db_changes(struct st_db *db)
 {
 	return sqlite3_changes64(db->conn);
+}
+
+bool
+st_db_disk_full(struct st_db *db)
+{
+	bool full = db->full;
+
+	db->full = false;
+	return full;
 }
 
 const char *

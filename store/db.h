@@ -66,11 +66,12 @@ bool st_col_null(struct st_stmt *st, int col);
  * ST_CONSTRAINT or ST_ERROR. */
 int st_db_run(struct st_db *db, const char *sql, const char *types, ...);
 /*
- * COMMIT.  With sync_fd, the commit does not wait for its write-ahead log
- * to reach the disk: *sync_fd is then a descriptor to fdatasync before
- * anything of the transaction is acknowledged, or -1 when nothing waits.
+ * COMMIT.  With sync, the commit does not wait for its write-ahead log to
+ * reach the disk: *sync is then the log to sync (st_vfs_sync) before
+ * anything of the transaction is acknowledged, or NULL when nothing waits.
  */
-int st_db_commit(struct st_db *db, int *sync_fd);
+struct st_sync;
+int st_db_commit(struct st_db *db, struct st_sync **sync);
 /* Rows changed since the connection opened, by every statement. */
 int64_t st_db_total_changes(struct st_db *db);
 /*
@@ -84,6 +85,9 @@ bool st_db_in_txn(struct st_db *db);
 /* Rows changed by the last INSERT, UPDATE or DELETE. */
 int64_t st_db_changes(struct st_db *db);
 const char *st_db_errmsg(struct st_db *db);
+/* Whether a statement failed on a full disk since the last call, which
+ * forgets it. */
+bool st_db_disk_full(struct st_db *db);
 
 /* PRAGMA synchronous (2 is FULL). */
 int st_db_synchronous(struct st_db *db);

@@ -5,7 +5,7 @@
  *
  * A group's commit does not wait for the disk (store.h, defer_sync).  The
  * loop hands each committed group to the acker thread, which makes the
- * write-ahead log durable, one fdatasync for every group waiting, and
+ * write-ahead log durable, one sync for every group waiting, and
  * only then publishes the group's events and sends its replies.
  * Meanwhile the loop runs the next group, so the disk and the processor
  * work at the same time.
@@ -21,6 +21,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -33,6 +34,7 @@
 #include "log.h"
 #include "recv.h"
 #include "startup.h"
+#include "vfs.h"
 
 /* When idle, expired op_ids go a chunk a second (groups prune too). */
 #define ST_PRUNE_EVERY_MS 1000
@@ -132,8 +134,8 @@ struct ack_group {
 	size_t n_reps;
 	nng_msg **pubs;
 	size_t n_pubs, cap_pubs;
-	int sync_fd;       /* -1: nothing of its own to sync */
-	int64_t committed; /* cm_mono_ns when handed over */
+	struct st_sync *sync; /* NULL: nothing of its own to sync */
+	int64_t committed;    /* cm_mono_ns when handed over */
 };
 
 struct acker {
@@ -157,7 +159,7 @@ group_send(struct acker *a, struct ack_group *g)
 		send_msg(a->out, g->reps[i]);
 	g->n_pubs = 0;
 	g->n_reps = 0;
-	g->sync_fd = -1;
+	g->sync = NULL;
 }
 
 static void *
@@ -169,8 +171,9 @@ acker_run(void *arg)
 	pthread_mutex_lock(&a->mtx);
 	for (;;) {
 		size_t n;
-		int fd = -1;
+		struct st_sync *sync = NULL;
 		int64_t t0;
+		int rc;
 
 		while (a->count == 0 && !a->stop)
 			pthread_cond_wait(&a->cv, &a->mtx);
@@ -183,8 +186,8 @@ acker_run(void *arg)
 		for (size_t i = 0; i < n; i++) {
 			struct ack_group *g =
 			    &a->ring[(a->head + i) % CM_ACK_GROUPS];
-			if (g->sync_fd >= 0)
-				fd = g->sync_fd;
+			if (g->sync != NULL)
+				sync = g->sync;
 		}
 		t0 = cm_mono_ns();
 		for (size_t i = 0; i < n; i++)
@@ -196,11 +199,11 @@ acker_run(void *arg)
 		 * let recovery decide.  Nothing of these groups was
 		 * acknowledged; their requesters re-send.
 		 */
-		if (fd >= 0 && fdatasync(fd) != 0)
+		if (sync != NULL && (rc = st_vfs_sync(sync)) != SQLITE_OK)
 			cm_fatalx("store: the write-ahead log cannot be synced:"
 			          " %s",
-			    strerror(errno));
-		if (fd >= 0) {
+			    sqlite3_errstr(rc));
+		if (sync != NULL) {
 			st_sync_ns += cm_mono_ns() - t0;
 			st_syncs++;
 		}
@@ -223,7 +226,7 @@ acker_start(struct acker *a, struct sender *out, struct sender *pub)
 	a->out = out;
 	a->pub = pub;
 	for (size_t i = 0; i < CM_ACK_GROUPS; i++)
-		a->ring[i].sync_fd = -1;
+		a->ring[i].sync = NULL;
 	pthread_mutex_init(&a->mtx, NULL);
 	pthread_cond_init(&a->cv, NULL);
 	if (pthread_create(&a->thread, NULL, acker_run, a) != 0) {
@@ -322,7 +325,7 @@ serve_batch(struct st_store *st, nng_socket rep, nng_aio *rx, struct acker *a)
 	g = acker_slot(a);
 	t0 = cm_mono_ns();
 	st_store_exec(st, items, n, group_publish, g);
-	g->sync_fd = st_store_pending_sync(st);
+	g->sync = st_store_pending_sync(st);
 	for (size_t i = 0; i < n; i++) {
 		/* The raw header routes the reply back to its requester. */
 		nng_msg_clear(msgs[i]);

@@ -45,6 +45,9 @@ struct lists {
 };
 
 static _Thread_local struct lists *tl;
+/* st_mem_fail_nth: allocations left before the one that fails. */
+static _Thread_local long fail_in;
+static _Thread_local bool fail_fired;
 static pthread_key_t lists_key;
 static bool key_ok;
 
@@ -87,6 +90,29 @@ round_up(int n)
 	return (sz + ST_MEM_CLASS - 1) / ST_MEM_CLASS * ST_MEM_CLASS;
 }
 
+/* Whether this allocation is the one a test wants to fail. */
+static bool
+mem_fault(void)
+{
+	if (fail_in <= 0 || --fail_in > 0)
+		return false;
+	fail_fired = true;
+	return true;
+}
+
+void
+st_mem_fail_nth(long n)
+{
+	fail_in = n;
+	fail_fired = false;
+}
+
+bool
+st_mem_fault_fired(void)
+{
+	return fail_fired;
+}
+
 static void *
 mem_malloc(int n)
 {
@@ -94,6 +120,8 @@ mem_malloc(int n)
 	struct lists *l;
 	struct hdr *h;
 
+	if (mem_fault())
+		return NULL;
 	if (sz <= ST_MEM_SMALL_MAX && (l = lists_get()) != NULL) {
 		size_t c = sz / ST_MEM_CLASS - 1;
 		struct free_block *b = l->head[c];
@@ -153,7 +181,7 @@ mem_realloc(void *p, int n)
 	if (sz == h->size)
 		return p;
 	if (h->size > ST_MEM_SMALL_MAX && sz > ST_MEM_SMALL_MAX) {
-		if ((h = realloc(h, sizeof(*h) + sz)) == NULL)
+		if (mem_fault() || (h = realloc(h, sizeof(*h) + sz)) == NULL)
 			return NULL;
 		h->size = sz;
 		return h + 1;

@@ -17,7 +17,7 @@ struct st_store {
 	struct st_db *db;
 	struct st_store_opts opts;
 	struct st_ctx ctx;
-	int sync_fd; /* see st_store_pending_sync */
+	struct st_sync *sync; /* see st_store_pending_sync */
 };
 
 static int64_t
@@ -36,7 +36,6 @@ st_store_open(struct st_store **out, const struct st_store_opts *opts)
 	if ((st = calloc(1, sizeof(*st))) == NULL)
 		return -1;
 	st->opts = *opts;
-	st->sync_fd = -1;
 	if (st->opts.max_spaces_per_workspace <= 0)
 		st->opts.max_spaces_per_workspace = CM_SPACES_PER_WS_DEFAULT;
 	if (st->opts.task_timeout_default_s <= 0)
@@ -310,6 +309,7 @@ st_store_exec(struct st_store *st, struct st_item *items, size_t n,
 	struct pr_req *reqs;
 	bool *ok;
 	char err[256];
+	bool full;
 	int rc = 0;
 
 	reqs = calloc(n ? n : 1, sizeof(*reqs));
@@ -336,7 +336,8 @@ st_store_exec(struct st_store *st, struct st_item *items, size_t n,
 	}
 
 	pubs_clear(ctx, 0);
-	st->sync_fd = -1;
+	st->sync = NULL;
+	st_db_disk_full(st->db);
 	if (st_db_run(st->db, "BEGIN IMMEDIATE", "") != ST_DONE) {
 		fail_writes(items, reqs, ok, n,
 		    "the database cannot start a transaction");
@@ -370,13 +371,17 @@ st_store_exec(struct st_store *st, struct st_item *items, size_t n,
 	 */
 	if (st_db_in_txn(st->db))
 		prune_expired(st, 2 * (int64_t)n);
-	if (st_db_commit(st->db, st->opts.defer_sync ? &st->sync_fd : NULL) !=
+	if (st_db_commit(st->db, st->opts.defer_sync ? &st->sync : NULL) !=
 	    ST_DONE) {
 		cm_warnx("store: commit failed: %s", st_db_errmsg(st->db));
+		/* A full disk is said as such: the operator's to fix, and
+		 * the writes' to retry once there is room. */
+		full = st_db_disk_full(st->db);
 		st_db_run(st->db, "ROLLBACK", "");
 		pubs_clear(ctx, 0);
-		fail_writes(
-		    items, reqs, ok, n, "the database could not commit");
+		fail_writes(items, reqs, ok, n,
+		    full ? "the disk is full"
+		         : "the database could not commit");
 		rc = -1;
 		goto out;
 	}
@@ -435,10 +440,10 @@ st_store_prune(struct st_store *st)
 	return (int)n;
 }
 
-int
+struct st_sync *
 st_store_pending_sync(struct st_store *st)
 {
-	return st->sync_fd;
+	return st->sync;
 }
 
 int64_t

@@ -71,11 +71,12 @@ int st_store_exec(struct st_store *st, struct st_item *items, size_t n,
     st_publish_fn publish, void *arg);
 
 /*
- * With opts.defer_sync: a descriptor to fdatasync before any reply to, or
- * event of, the last group leaves the process (a sync covers every group
- * before it too), or -1 when that group needs none.
+ * With opts.defer_sync: the write-ahead log to sync (st_vfs_sync) before
+ * any reply to, or event of, the last group leaves the process (a sync
+ * covers every group before it too), or NULL when that group needs none.
  */
-int st_store_pending_sync(struct st_store *st);
+struct st_sync;
+struct st_sync *st_store_pending_sync(struct st_store *st);
 
 /* Convenience for tests and tools: one request through st_store_exec. */
 int st_store_call(struct st_store *st, const struct pr_req *req,

@@ -6,7 +6,7 @@
  * the store's one thread would sit in it, idle, for most of a group's
  * time.  Inside a deferral window (st_vfs_defer_begin/end, around COMMIT)
  * the WAL's sync is only noted; the caller then makes the WAL durable on
- * another thread, through a descriptor of its own on the same file, while
+ * another thread, through a handle of its own on the same file, while
  * the next group runs.  Nothing of a group may be acknowledged or
  * published before that sync returns, which keeps DESIGN 6's promise: an
  * acknowledged write survives power loss.  A later group's data reaches
@@ -15,7 +15,8 @@
  *
  * Every other sync is done as SQLite asks, in particular a checkpoint's,
  * which syncs the WAL before it copies a page into the database file, and
- * a window defers one sync at most.
+ * the sync of a new log header (vfs_sync); a window defers one sync at
+ * most.
  * The first sync of a WAL file is never deferred either: SQLite syncs the
  * directory with it, so that the file itself survives.
  *
@@ -24,18 +25,27 @@
  */
 #include "vfs.h"
 
-#include <fcntl.h>
 #include <sqlite3.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "limits.h"
+
+/*
+ * A WAL file has a second handle of its own, opened through the VFS below
+ * (unix in production), on which another thread makes the log durable:
+ * the unix VFS keeps no state of a handle's that another handle's sync
+ * would touch, and a VFS below (a test's, that records every sync) sees
+ * the deferred sync as the sync it is.
+ */
 struct vfs_file {
 	sqlite3_file base;
 	sqlite3_file *real;
-	int fd;           /* our own descriptor on a WAL file, else -1 */
-	bool synced_once; /* a WAL file: SQLite has synced it for real */
+	sqlite3_file *sync; /* a WAL file: the handle st_vfs_sync uses */
+	int sync_flags;     /* those SQLite gave the sync it deferred */
+	bool synced_once;   /* a WAL file: SQLite has synced it for real */
 };
 
 /*
@@ -56,7 +66,7 @@ static sqlite3_vfs *root;
 /* The deferral window, the store thread's own (the checkpointer's
  * connection never defers). */
 static _Thread_local bool deferring;
-static _Thread_local int deferred_fd = -1;
+static _Thread_local struct vfs_file *deferred;
 
 #define REAL(f) (((struct vfs_file *)(f))->real)
 #define RM(f) (REAL(f)->pMethods)
@@ -135,11 +145,12 @@ vfs_close(sqlite3_file *f)
 	else
 		RM(f)->xClose(p->real);
 
-	if (p->fd >= 0) {
-		if (deferred_fd == p->fd)
-			deferred_fd = -1;
-		close(p->fd);
-		p->fd = -1;
+	if (p->sync != NULL) {
+		if (deferred == p)
+			deferred = NULL;
+		p->sync->pMethods->xClose(p->sync);
+		sqlite3_free(p->sync);
+		p->sync = NULL;
 	}
 	return rc;
 }
@@ -158,7 +169,7 @@ vfs_write(sqlite3_file *f, const void *buf, int n, sqlite3_int64 off)
 	struct vfs_file *p = (struct vfs_file *)f;
 	int rc;
 
-	if (deferring && p->fd >= 0 && n > 0) {
+	if (deferring && p->sync != NULL && n > 0) {
 		if (pend_gather(p, buf, n, off))
 			return SQLITE_OK;
 		if ((rc = pend_flush()) != SQLITE_OK)
@@ -181,14 +192,26 @@ static int
 vfs_sync(sqlite3_file *f, int flags)
 {
 	struct vfs_file *p = (struct vfs_file *)f;
+	/*
+	 * When the log starts over, SQLite writes its header at offset 0
+	 * and syncs it before the first frame: the header's new salt must be
+	 * on the disk before any frame that overwrites the old log, or a disk
+	 * that writes the frames first leaves the old header over old frames
+	 * and new ones, and recovery replays old frames over a database that
+	 * is newer than they are.  That sync is never deferred; the commit's
+	 * own sync, next in the window, is.
+	 */
+	bool header = pend.file == p && pend.off == 0;
 	int rc;
 
 	if ((rc = pend_flush_for(f)) != SQLITE_OK)
 		return rc;
 	/* Only a window's first WAL sync: a second one (a checkpoint's, run
 	 * by the same COMMIT) must be real before pages reach the database. */
-	if (deferring && deferred_fd < 0 && p->fd >= 0 && p->synced_once) {
-		deferred_fd = p->fd;
+	if (deferring && deferred == NULL && p->sync != NULL &&
+	    p->synced_once && !header) {
+		deferred = p;
+		p->sync_flags = flags;
 		return SQLITE_OK;
 	}
 	rc = RM(f)->xSync(p->real, flags);
@@ -317,16 +340,27 @@ vfs_open(sqlite3_vfs *v, sqlite3_filename name, sqlite3_file *f, int flags,
 
 	(void)v;
 	memset(p, 0, sizeof(*p));
-	p->fd = -1;
 	p->real = (sqlite3_file *)&p[1];
 	rc = root->xOpen(root, name, p->real, flags, out_flags);
 	if (p->real->pMethods == NULL)
 		return rc; /* base.pMethods stays NULL: nothing to close */
 	p->base.pMethods = &vfs_methods;
 	if (rc == SQLITE_OK && (flags & SQLITE_OPEN_WAL) && name != NULL) {
-		/* The same file, which SQLite has just created or opened. */
-		p->fd = open(name, O_RDWR | O_CLOEXEC);
-		if (p->fd < 0) {
+		/* The same file, which SQLite has just created or opened; not
+		 * created again, so its directory needs no second sync. */
+		int sync_flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_WAL;
+
+		if ((p->sync = sqlite3_malloc(root->szOsFile)) != NULL) {
+			memset(p->sync, 0, (size_t)root->szOsFile);
+			if (root->xOpen(root, name, p->sync, sync_flags,
+			        NULL) != SQLITE_OK) {
+				if (p->sync->pMethods != NULL)
+					p->sync->pMethods->xClose(p->sync);
+				sqlite3_free(p->sync);
+				p->sync = NULL;
+			}
+		}
+		if (p->sync == NULL) {
 			p->real->pMethods->xClose(p->real);
 			p->base.pMethods = NULL;
 			return SQLITE_CANTOPEN;
@@ -338,9 +372,15 @@ vfs_open(sqlite3_vfs *v, sqlite3_filename name, sqlite3_file *f, int flags,
 int
 st_vfs_register(void)
 {
+	return st_vfs_register_on(NULL);
+}
+
+int
+st_vfs_register_on(const char *below)
+{
 	if (root != NULL)
 		return 0;
-	if ((root = sqlite3_vfs_find(NULL)) == NULL)
+	if ((root = sqlite3_vfs_find(below)) == NULL)
 		return -1;
 	vfs = *root;
 	vfs.szOsFile = (int)sizeof(struct vfs_file) + root->szOsFile;
@@ -354,20 +394,72 @@ st_vfs_register(void)
 	return 0;
 }
 
+int
+st_vfs_rewrite_log(const char *db_path)
+{
+	char wal[CM_PATH_MAX + 8];
+	sqlite3_file *f;
+	sqlite3_int64 size;
+	unsigned char *buf;
+	int exists = 0, rc;
+
+	if (root == NULL ||
+	    snprintf(wal, sizeof(wal), "%s-wal", db_path) >= (int)sizeof(wal))
+		return -1;
+	if (root->xAccess(root, wal, SQLITE_ACCESS_EXISTS, &exists) !=
+	        SQLITE_OK ||
+	    !exists)
+		return 0;
+	if ((f = sqlite3_malloc(root->szOsFile)) == NULL)
+		return -1;
+	memset(f, 0, (size_t)root->szOsFile);
+	if ((buf = malloc(ST_VFS_WRITE_MAX)) == NULL) {
+		sqlite3_free(f);
+		return -1;
+	}
+	rc = root->xOpen(
+	    root, wal, f, SQLITE_OPEN_READWRITE | SQLITE_OPEN_WAL, NULL);
+	if (rc == SQLITE_OK)
+		rc = f->pMethods->xFileSize(f, &size);
+	for (sqlite3_int64 at = 0; rc == SQLITE_OK && at < size;
+	     at += ST_VFS_WRITE_MAX) {
+		int n = size - at < ST_VFS_WRITE_MAX ? (int)(size - at)
+		                                     : ST_VFS_WRITE_MAX;
+
+		if ((rc = f->pMethods->xRead(f, buf, n, at)) == SQLITE_OK)
+			rc = f->pMethods->xWrite(f, buf, n, at);
+	}
+	if (rc == SQLITE_OK)
+		rc = f->pMethods->xSync(f, SQLITE_SYNC_NORMAL);
+	if (f->pMethods != NULL)
+		f->pMethods->xClose(f);
+	sqlite3_free(f);
+	free(buf);
+	return rc == SQLITE_OK ? 0 : -1;
+}
+
 void
 st_vfs_defer_begin(void)
 {
 	deferring = true;
-	deferred_fd = -1;
+	deferred = NULL;
 }
 
 int
-st_vfs_defer_end(int *fd)
+st_vfs_defer_end(struct st_sync **sync)
 {
 	int rc = pend_flush();
 
-	*fd = deferred_fd;
+	*sync = (struct st_sync *)deferred;
 	deferring = false;
-	deferred_fd = -1;
+	deferred = NULL;
 	return rc == SQLITE_OK ? 0 : -1;
+}
+
+int
+st_vfs_sync(struct st_sync *sync)
+{
+	struct vfs_file *p = (struct vfs_file *)sync;
+
+	return p->sync->pMethods->xSync(p->sync, p->sync_flags);
 }

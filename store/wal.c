@@ -32,6 +32,10 @@
 #include "log.h"
 #include "vfs.h"
 
+/* The bounds in frames; a test may lower them (st_wal_set_pages). */
+static int ckpt_pages = CM_WAL_CHECKPOINT_PAGES;
+static int max_pages = CM_WAL_MAX_PAGES;
+
 struct st_wal {
 	sqlite3 *writer_conn;
 	sqlite3 *conn; /* the checkpointer's own */
@@ -64,9 +68,8 @@ wal_hook(void *arg, sqlite3 *conn, const char *name, int pages)
 		w->copied = 0;
 	w->pages = pages;
 	if (!w->writer && !w->wanted &&
-	    (pages - w->copied >= CM_WAL_CHECKPOINT_PAGES ||
-	        (pages >= CM_WAL_MAX_PAGES - CM_WAL_CHECKPOINT_PAGES &&
-	            pages > w->copied))) {
+	    (pages - w->copied >= ckpt_pages ||
+	        (pages >= max_pages - ckpt_pages && pages > w->copied))) {
 		w->wanted = true;
 		pthread_cond_signal(&w->cv);
 	}
@@ -156,7 +159,7 @@ st_wal_after_commit(struct st_wal *w)
 	if (w == NULL)
 		return;
 	pthread_mutex_lock(&w->mtx);
-	if (w->pages < CM_WAL_MAX_PAGES) {
+	if (w->pages < max_pages) {
 		pthread_mutex_unlock(&w->mtx);
 		return;
 	}
@@ -178,6 +181,14 @@ st_wal_after_commit(struct st_wal *w)
 	        SQLITE_CHECKPOINT_PASSIVE, NULL, NULL) != SQLITE_OK)
 		cm_warnx("store: checkpoint failed: %s",
 		    sqlite3_errmsg(w->writer_conn));
+}
+
+void
+st_wal_set_pages(int checkpoint_pages, int max)
+{
+	ckpt_pages =
+	    checkpoint_pages > 0 ? checkpoint_pages : CM_WAL_CHECKPOINT_PAGES;
+	max_pages = max > 0 ? max : CM_WAL_MAX_PAGES;
 }
 
 void

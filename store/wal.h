@@ -20,6 +20,13 @@ int st_wal_start(struct st_wal **out, sqlite3 *writer, const char *path);
  * writer checkpoints itself. */
 void st_wal_after_commit(struct st_wal *w);
 
+/*
+ * For tests that want many checkpoints and log restarts from few writes:
+ * checkpoint every checkpoint_pages frames, the writer taking over past
+ * max (0: the limits.h values).  Call it before any database opens.
+ */
+void st_wal_set_pages(int checkpoint_pages, int max);
+
 /* Stops the checkpointer and closes its connection (NULL is a no-op). */
 void st_wal_stop(struct st_wal *w);
 
