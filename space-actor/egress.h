@@ -36,11 +36,13 @@
 
 #include "capability.h"
 #include "limits.h"
+#include "status.h"
 
-/* Why a connection was refused (the reason of a network_blocked event). */
-#define ACT_EGRESS_NOT_ALLOWED "host_not_allowed" /* allow_hosts */
-#define ACT_EGRESS_PRIVATE "private_address"      /* deny_private_networks */
-#define ACT_EGRESS_NO_POLICY "no_policy"          /* no Space yet */
+/* Why a connection was refused (the reason of a network_blocked event;
+ * common/status.h). */
+#define ACT_EGRESS_NOT_ALLOWED CM_BLOCK_NOT_ALLOWED
+#define ACT_EGRESS_PRIVATE CM_BLOCK_PRIVATE
+#define ACT_EGRESS_NO_POLICY CM_BLOCK_NO_POLICY
 
 /* The user name of the proxy's Basic credentials; the password is the
  * per-launch secret. */
