@@ -271,10 +271,14 @@
  * stayed unrecorded, so the supervisor finalises the task).
  */
 #define CM_ACTOR_STOP_MS 1000
-/* Driver fds in one poll: the browser's pipe or socket, and the managed
- * driver's egress proxy (CM_EGRESS_POLLFDS). */
-#define CM_ACTOR_POLLFDS (8 + CM_EGRESS_POLLFDS)
-#define CM_ACTOR_WAKE_READ 64 /* wake-pipe bytes drained per read */
+/* Driver fds in one poll; the egress proxy's (CM_EGRESS_POLLFDS) come
+ * on top. */
+#define CM_ACTOR_POLLFDS 8
+#define CM_ACTOR_WAKE_READ 64   /* wake-pipe bytes drained per read */
+#define CM_ACTOR_BLOCKED_MAX 16 /* network_blocked events not yet recorded */
+/* One network_blocked event per host and reason this often, at most: a
+ * browser retries what was refused, and the log is the Space's. */
+#define CM_ACTOR_BLOCKED_REPEAT_MS 1000
 /*
  * Warm standby.  The supervisor hands a Space to a standby actor with one
  * message on its wake pipe: CM_WAKE_ADOPT, the Space's id, then '\n'
@@ -312,6 +316,7 @@
 #define CM_EGRESS_IDLE_MS 120000   /* a relay that moves no byte */
 #define CM_EGRESS_SECRET_BYTES 24  /* the per-launch proxy password */
 #define CM_EGRESS_REFILL_MS 5      /* bucket empty: look again after */
+#define CM_PROXY_URL_MAX 32        /* http://127.0.0.1:<port> */
 #define CM_EGRESS_POLLFDS (1 + CM_EGRESS_DNS_FDS + 2 * CM_EGRESS_CONNS_MAX)
 
 /* Config and files. */
