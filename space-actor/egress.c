@@ -263,7 +263,7 @@ eg_reason(const struct cm_policy *p, int kind, int family,
 	return ACT_EGRESS_NOT_ALLOWED;
 }
 
-/* The head is in: authorise, judge, then resolve or connect. */
+/* The head is in: judge the name, authorise, then resolve or connect. */
 static void
 eg_head_done(struct act_egress *e, struct eg_conn *c,
     const struct act_egress_head *h, const char *fwd)
@@ -276,12 +276,6 @@ eg_head_done(struct act_egress *e, struct eg_conn *c,
 	snprintf(c->host, sizeof(c->host), "%s", h->host);
 	c->port = h->port;
 	c->connect = h->connect;
-	if (!h->auth_ok) {
-		eg_reply(c, 407,
-		    "Proxy-Authenticate: Basic realm=\"spaced\"\r\n",
-		    "spaced egress: proxy authorization required\n");
-		return;
-	}
 	if ((kind = cm_host_numeric(
 	         h->host, &family, addr, canon, sizeof(canon))) < 0) {
 		eg_reply(c, 400, "", "spaced egress: not a host\n");
@@ -296,6 +290,20 @@ eg_head_done(struct act_egress *e, struct eg_conn *c,
 	if (!cm_policy_allows_host(e->policy, canon)) {
 		eg_refuse(
 		    e, c, eg_reason(e->policy, kind, family, addr, canon));
+		return;
+	}
+	/*
+	 * The secret is asked for only now: what the policy refuses by its
+	 * name is refused (and reported) whoever asks, which gives no one
+	 * anything.  Chromium sends the secret only once a 407 made it ask
+	 * (Fetch.authRequired), and a WebSocket's or a service worker's
+	 * request may come before it has: a refusal must not hide behind
+	 * that 407.  Nothing is resolved or connected without the secret.
+	 */
+	if (!h->auth_ok) {
+		eg_reply(c, 407,
+		    "Proxy-Authenticate: Basic realm=\"spaced\"\r\n",
+		    "spaced egress: proxy authorization required\n");
 		return;
 	}
 	/* What goes up first: the forwarded head and the body bytes that

@@ -11,7 +11,8 @@
  * interception never sees) to 127.0.0.2 fail at the proxy and leave a
  * network_blocked event naming the host; a redirect to 127.0.0.2 and
  * fetch() to its numeric spellings are blocked; another local process
- * that finds the proxy's port in /proc/net/tcp gets 407 and no relay.
+ * that finds the proxy's port in /proc/net/tcp gets 407 (403 for a host
+ * the policy refuses) and no relay.
  * On B, localhost, and a name of this host that resolves to loopback,
  * fail navigate with host_not_allowed; on A, localhost loads.
  */
@@ -93,7 +94,7 @@ page_for(const char *path, const char **type, char *buf, size_t len)
 		*type = "text/javascript";
 		snprintf(buf, len,
 		    "self.addEventListener('activate', function (ev) {"
-		    "  ev.waitUntil(fetch('http://127.0.0.2:%d/from-worker')"
+		    "  ev.waitUntil(fetch('http://127.0.0.3:%d/from-worker')"
 		    "    .then(function () { return 'reached'; },"
 		    "      function () { return 'failed'; })"
 		    "    .then(function (r) { return self.clients.matchAll("
@@ -423,11 +424,13 @@ Test(egress, instance_a_blocks_what_fetch_interception_misses, .init = setup,
 	expect_blocked_event(&w, "127.0.0.2");
 	cr_expect_str_eq(w.reason, "host_not_allowed");
 
-	/* A service worker's fetch of 127.0.0.2: refused at the proxy. */
+	/* A service worker's fetch of 127.0.0.3 (another host than the
+	 * WebSocket's: one network_blocked event is written for a host and
+	 * reason per CM_ACTOR_BLOCKED_REPEAT_MS): refused at the proxy. */
 	expect_status(navigate(&env, space, "nav-sw", "127.0.0.1", "/sw"),
 	    "completed", NULL);
 	wait_text(&env, space, "wait-sw", "sw: failed");
-	expect_blocked_event(&w, "127.0.0.2");
+	expect_blocked_event(&w, "127.0.0.3");
 
 	/* A redirect from an allowed page to 127.0.0.2: blocked there. */
 	expect_status(navigate(&env, space, "nav-redir", "127.0.0.1", "/redir"),
@@ -448,10 +451,12 @@ Test(egress, instance_a_blocks_what_fetch_interception_misses, .init = setup,
 	    page_port);
 	ask_proxy(port, req, line, sizeof(line));
 	cr_expect_str_eq(line, "HTTP/1.1 407 Proxy Authentication Required");
+	/* What the policy refuses is refused before the secret is asked
+	 * for: a 403, whoever asks. */
 	snprintf(req, sizeof(req), "CONNECT 127.0.0.2:%d HTTP/1.1\r\n\r\n",
 	    other_port);
 	ask_proxy(port, req, line, sizeof(line));
-	cr_expect_str_eq(line, "HTTP/1.1 407 Proxy Authentication Required");
+	cr_expect_str_eq(line, "HTTP/1.1 403 Forbidden");
 	snprintf(req, sizeof(req),
 	    "CONNECT 127.0.0.1:%d HTTP/1.1\r\nProxy-Authorization: Basic "
 	    "c3BhY2VkOmd1ZXNz\r\n\r\n",
