@@ -298,11 +298,13 @@ blocked_grew(void *arg)
 	return blocked_count(w) > w->more_than;
 }
 
-/* Waits for a new network_blocked event naming host; returns its
- * reason in w. */
+/* Waits for a new network_blocked event naming host (counted from none
+ * when the host is not the last one's); returns its reason in w. */
 static void
 expect_blocked_event(struct blocked_wait *w, const char *host)
 {
+	if (w->host == NULL || strcmp(w->host, host) != 0)
+		w->more_than = 0;
 	w->host = host;
 	cr_assert(tk_wait_until(blocked_grew, w, EG_WAIT_MS),
 	    "no new network_blocked event for %s", host);
