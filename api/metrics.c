@@ -119,6 +119,12 @@ struct restart_row {
 	int64_t restarts;
 };
 
+/* The reasons of network_blocked events, as labels; anything else is
+ * counted as "other" (the last column). */
+static const char *const block_reasons[] = {
+    CM_BLOCK_NOT_ALLOWED, CM_BLOCK_PRIVATE, CM_BLOCK_NO_POLICY};
+#define N_BLOCK_REASONS (sizeof(block_reasons) / sizeof(block_reasons[0]) + 1)
+
 static struct {
 	pthread_mutex_t lock;
 	struct req_series req[CM_METRICS_SERIES_MAX];
@@ -134,6 +140,8 @@ static struct {
 	uint32_t heads[TASK_BUCKETS];
 	size_t ring;
 	uint64_t evictions;
+
+	uint64_t blocked[N_BLOCK_REASONS]; /* by block_reasons, then other */
 
 	long spaces;          /* -1: unknown */
 	int store_up, sup_up; /* -1: never asked */
@@ -279,6 +287,23 @@ payload_code(const char *payload)
 	return col;
 }
 
+/* The column of a network_blocked event's reason. */
+static size_t
+payload_reason(const char *payload)
+{
+	json_t *v = payload == NULL
+	                ? NULL
+	                : json_loads(payload, JSON_REJECT_DUPLICATES, NULL);
+	const char *r = json_string_value(json_object_get(v, "reason"));
+	size_t col = N_BLOCK_REASONS - 1;
+
+	for (size_t k = 0; r != NULL && k + 1 < N_BLOCK_REASONS; k++)
+		if (strcmp(r, block_reasons[k]) == 0)
+			col = k;
+	json_decref(v);
+	return col;
+}
+
 void
 api_metrics_event(const struct pr_event *ev)
 {
@@ -288,6 +313,14 @@ api_metrics_event(const struct pr_event *ev)
 	size_t col = CM_OK;
 	int64_t at;
 
+	if (ev != NULL && ev->sequence >= 1 && ev->kind != NULL &&
+	    cm_event_kind_parse(ev->kind) == CM_EV_NETWORK_BLOCKED) {
+		col = payload_reason(ev->payload); /* outside the lock */
+		pthread_mutex_lock(&m.lock);
+		m.blocked[col]++;
+		pthread_mutex_unlock(&m.lock);
+		return;
+	}
 	if (ev == NULL || ev->sequence < 1 || ev->kind == NULL ||
 	    ev->task_id == NULL || ev->task_id[0] == '\0')
 		return;
@@ -394,6 +427,7 @@ api_metrics_reset(void)
 	memset(m.heads, 0, sizeof(m.heads));
 	m.ring = 0;
 	m.evictions = 0;
+	memset(m.blocked, 0, sizeof(m.blocked));
 	m.spaces = -1;
 	m.store_up = m.sup_up = -1;
 	m.restarts = 0;
@@ -515,6 +549,14 @@ render_tasks(struct api_prom *b)
 	    "finish adds no run time sample.");
 	api_prom_printf(b, "spaced_task_tracking_evictions_total %llu\n",
 	    (unsigned long long)m.evictions);
+	api_prom_family(b, "spaced_egress_blocked_total", "counter",
+	    "Connections the Spaces' egress proxies refused, by reason, from "
+	    "the network_blocked events of the store's feed.");
+	for (size_t k = 0; k < N_BLOCK_REASONS; k++)
+		api_prom_printf(b,
+		    "spaced_egress_blocked_total{reason=\"%s\"} %llu\n",
+		    k + 1 < N_BLOCK_REASONS ? block_reasons[k] : "other",
+		    (unsigned long long)m.blocked[k]);
 }
 
 static void

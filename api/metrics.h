@@ -33,6 +33,12 @@
  *       started has no queue or run sample.  A dropped terminal event is
  *       a finish not counted: nng pub/sub may drop under bursts.
  *
+ *   spaced_egress_blocked_total{reason}                    counter
+ *       From the store's network_blocked events (the Spaces' egress
+ *       proxies refusing a connection), by the event's reason:
+ *       host_not_allowed, private_address, no_policy or other.  Same
+ *       feed, same caveats as the task counters.
+ *
  *   spaced_spaces_active                                   gauge
  *       Asked of the store (sup.list_active, every page) on each scrape:
  *       Spaces whose status is not closed, on every host, all of them.
@@ -68,8 +74,9 @@ void api_metrics_request(
 
 /*
  * Feeds one committed event (sequence >= 1) of the store's internal feed.
- * Kinds other than queued, started, completed, failed and cancelled, and
- * events without a task_id, are ignored.  The error_code label comes from
+ * network_blocked counts by its payload's reason; other kinds than
+ * queued, started, completed, failed and cancelled, and task events
+ * without a task_id, are ignored.  The error_code label comes from
  * a failed or cancelled event's payload, limited to the codes of
  * errors.h ("other" for anything else, "none" when absent).
  */

@@ -19,7 +19,8 @@
  *     because browsers rewrite them (IDNA maps fullwidth digits to ASCII).
  *   - deny_private_networks wins over allow_hosts.  It judges the literal
  *     host only; a public name that resolves to a private address is left
- *     to the in-browser check.
+ *     to the actor's egress proxy, which judges every address it resolves
+ *     with the same classifier (cm_addr_private).
  */
 #include "capability.h"
 
@@ -756,8 +757,9 @@ cap_host_parse(const char *in, struct cap_host *h)
 	return 0;
 }
 
-/* Loopback, "this network", RFC 1918, CGNAT, link-local, multicast and
- * reserved (240/4, which includes the broadcast address). */
+/* Loopback, "this network" (0/8, with the unspecified 0.0.0.0), RFC 1918,
+ * CGNAT, link-local, multicast and reserved (240/4, which includes the
+ * broadcast address). */
 static bool
 cap_v4_private(uint32_t a)
 {
@@ -799,6 +801,45 @@ cap_v6_private(const unsigned char *b)
 		                      (uint32_t)b[3] << 16 |
 		                      (uint32_t)b[4] << 8 | b[5]);
 	return false;
+}
+
+bool
+cm_addr_private(int family, const void *addr)
+{
+	const unsigned char *b = addr;
+
+	if (family == AF_INET)
+		return cap_v4_private((uint32_t)b[0] << 24 |
+		                      (uint32_t)b[1] << 16 |
+		                      (uint32_t)b[2] << 8 | b[3]);
+	if (family == AF_INET6)
+		return cap_v6_private(b);
+	return true; /* nothing else is judged: refused */
+}
+
+int
+cm_host_numeric(const char *host, int *family, unsigned char addr[16],
+    char *canon, size_t canonlen)
+{
+	struct cap_host h;
+
+	if (host == NULL || cap_host_parse(host, &h) < 0)
+		return -1;
+	if ((size_t)snprintf(canon, canonlen, "%s", h.name) >= canonlen)
+		return -1;
+	if (h.kind == CAP_DNS)
+		return 0;
+	if (h.kind == CAP_V4) {
+		*family = AF_INET;
+		addr[0] = (unsigned char)(h.v4 >> 24);
+		addr[1] = (unsigned char)(h.v4 >> 16);
+		addr[2] = (unsigned char)(h.v4 >> 8);
+		addr[3] = (unsigned char)h.v4;
+	} else {
+		*family = AF_INET6;
+		memcpy(addr, h.v6, 16);
+	}
+	return 1;
 }
 
 static bool

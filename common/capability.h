@@ -94,6 +94,29 @@ int cm_policy_parse(const char *text, size_t len, struct cm_policy *out,
 bool cm_policy_allows_host(const struct cm_policy *p, const char *host);
 
 /*
+ * The one classifier of addresses deny_private_networks refuses: family
+ * AF_INET (addr: 4 bytes) or AF_INET6 (16 bytes), network order.  True
+ * for loopback, "this network" and unspecified, RFC 1918, CGNAT
+ * 100.64/10, link-local 169.254/16, multicast, reserved 240/4, ::, ::1,
+ * ULA fc00::/7, fe80::/10 (and the old site-local fec0::/10), IPv6
+ * multicast, and the IPv6 forms that carry an IPv4 address (mapped
+ * ::ffff:0:0/96, compatible ::/96, NAT64 64:ff9b::/96, 6to4 2002::/16)
+ * when that address is one of these.  Any other family: true.
+ */
+bool cm_addr_private(int family, const void *addr);
+
+/*
+ * Judges host as cm_policy_allows_host does: a numeric host in any
+ * spelling a browser accepts ("127.1", "0x7f000002", "2130706434",
+ * "[::ffff:127.0.0.2]") is its address.  Returns 1 with *family and addr
+ * (network order) set when host is an address, 0 when it is a DNS name,
+ * -1 when it is not a host; canon gets the canonical spelling (lowercase
+ * name without trailing dot, dotted quad, RFC 5952) on 0 and 1.
+ */
+int cm_host_numeric(const char *host, int *family, unsigned char addr[16],
+    char *canon, size_t canonlen);
+
+/*
  * Parses an http or https URL (at most CM_URL_MAX) and checks its host.
  * Returns CM_OK, CM_E_INVALID_ARGS for a malformed URL or other scheme, or
  * CM_E_HOST_NOT_ALLOWED.

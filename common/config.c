@@ -128,6 +128,10 @@ static const struct cfg_key cfg_keys[] = {
     {"host_id", CFG_STR, CFG_FIELD(host_id), 0, 0, true, NULL},
     {"probe_interval_ms", CFG_INT, CFG_FIELD(probe_interval_ms),
         CM_PROBE_INTERVAL_MIN_MS, CM_PROBE_INTERVAL_MAX_MS, false, NULL},
+    {"egress_connections", CFG_INT, CFG_FIELD(egress_connections), 1,
+        CM_EGRESS_CONNS_MAX, false, NULL},
+    {"egress_bytes_per_second", CFG_INT, CFG_FIELD(egress_bytes_per_second),
+        CM_EGRESS_BPS_MIN, CM_EGRESS_BPS_MAX, false, NULL},
 };
 
 /*
@@ -728,6 +732,8 @@ cfg_defaults(struct cm_config *cfg)
 	snprintf(cfg->log_format, sizeof cfg->log_format, "auto");
 	cfg->store_backend = CM_STORE_SQLITE;
 	cfg->probe_interval_ms = CM_PROBE_INTERVAL_MS;
+	cfg->egress_connections = CM_EGRESS_CONNS_DEFAULT;
+	cfg->egress_bytes_per_second = CM_EGRESS_BPS_DEFAULT;
 }
 
 /* Derived values and checks that span keys, after every source. */

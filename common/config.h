@@ -41,6 +41,8 @@ struct cm_config {
 	char postgres_dsn[CM_CONF_VALUE_MAX];
 	char host_id[CM_HOST_MAX + 1]; /* gethostname() */
 	int probe_interval_ms;         /* 10000: cdp instances are probed */
+	int egress_connections;      /* a Space's egress proxy: open at once */
+	int egress_bytes_per_second; /* a Space's egress proxy: both ways */
 	char config_path[CM_PATH_MAX]; /* the file that was read, or "" */
 
 	/* Binary-specific flags named in the extra list passed to load. */

@@ -285,8 +285,14 @@
  * stayed unrecorded, so the supervisor finalises the task).
  */
 #define CM_ACTOR_STOP_MS 1000
-#define CM_ACTOR_POLLFDS 8    /* driver fds in one poll */
-#define CM_ACTOR_WAKE_READ 64 /* wake-pipe bytes drained per read */
+/* Driver fds in one poll; the egress proxy's (CM_EGRESS_POLLFDS) come
+ * on top. */
+#define CM_ACTOR_POLLFDS 8
+#define CM_ACTOR_WAKE_READ 64   /* wake-pipe bytes drained per read */
+#define CM_ACTOR_BLOCKED_MAX 16 /* network_blocked events not yet recorded */
+/* One network_blocked event per host and reason this often, at most: a
+ * browser retries what was refused, and the log is the Space's. */
+#define CM_ACTOR_BLOCKED_REPEAT_MS 1000
 /*
  * Warm standby.  The supervisor hands a Space to a standby actor with one
  * message on its wake pipe: CM_WAKE_ADOPT, the Space's id, then '\n'
@@ -297,6 +303,35 @@
 #define CM_WAKE_ADOPT 'a'
 #define CM_WAKE_ADOPT_LEN (CM_ID_MAX + 2)
 #define CM_SUP_STANDBY_REST_MS 60000
+
+/*
+ * The egress proxy of a managed browser (space-actor/egress.h).  One per
+ * actor, on 127.0.0.1 at an ephemeral port.  Per connection it holds a
+ * request head of at most CM_EGRESS_HEAD_MAX bytes (past it a 431), then
+ * CM_EGRESS_BUF bytes each way: it never holds a whole body.
+ * egress_connections (config) bounds the connections of one Space, from
+ * 1 to CM_EGRESS_CONNS_MAX (Chromium opens at most 32 to one proxy);
+ * egress_bytes_per_second the bytes both ways together, a token bucket
+ * holding at most one second of them.
+ */
+#define CM_EGRESS_HEAD_MAX (8 * 1024)
+#define CM_EGRESS_BUF (16 * 1024)
+#define CM_EGRESS_CONNS_DEFAULT 64
+#define CM_EGRESS_CONNS_MAX 128
+#define CM_EGRESS_BPS_DEFAULT (64 * 1024 * 1024)
+#define CM_EGRESS_BPS_MIN (64 * 1024)
+#define CM_EGRESS_BPS_MAX (1024 * 1024 * 1024)
+#define CM_EGRESS_ADDRS_MAX 8         /* resolved addresses judged and tried */
+#define CM_EGRESS_DNS_FDS 4           /* c-ares sockets in one poll */
+#define CM_EGRESS_DNS_TIMEOUT_MS 2000 /* one try of one DNS server */
+#define CM_EGRESS_DNS_TRIES 2
+#define CM_EGRESS_HEAD_MS 10000    /* accept to the end of the head */
+#define CM_EGRESS_CONNECT_MS 10000 /* resolve and connect, all addresses */
+#define CM_EGRESS_IDLE_MS 120000   /* a relay that moves no byte */
+#define CM_EGRESS_SECRET_BYTES 24  /* the per-launch proxy password */
+#define CM_EGRESS_REFILL_MS 5      /* bucket empty: look again after */
+#define CM_PROXY_URL_MAX 32        /* http://127.0.0.1:<port> */
+#define CM_EGRESS_POLLFDS (1 + CM_EGRESS_DNS_FDS + 2 * CM_EGRESS_CONNS_MAX)
 
 /* Config and files. */
 #define CM_CONF_LINE_MAX 1024

@@ -190,6 +190,8 @@ enum pr_field {
 	X(SPACE_MARK_ERROR, "space.mark_error", true,                          \
 	    PR_W | PRM(SPACE_ID) | PRM(ERROR_CODE),                            \
 	    PRM(ERROR_MESSAGE) | PRM(INSTANCE_STATUS))                         \
+	X(SPACE_NETWORK_BLOCKED, "space.network_blocked", true,                \
+	    PR_W | PRM(SPACE_ID) | PRM(HOST) | PRM(ERROR_CODE), 0)             \
 	X(TASK_SUBMIT, "task.submit", true,                                    \
 	    PR_W | PRM(WORKSPACE_ID) | PRM(SPACE_ID) | PRM(REQUEST_ID) |       \
 	        PRM(CAPABILITY),                                               \

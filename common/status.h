@@ -49,6 +49,12 @@
 	/* A wake-up notice only (proto.h), never stored. */ \
 	X(CM_EV_CLOSE_REQUESTED, "close_requested")
 
+/* Why an egress proxy refused a connection: the reason of a
+ * network_blocked event, and the label of spaced_egress_blocked_total. */
+#define CM_BLOCK_NOT_ALLOWED "host_not_allowed" /* allow_hosts */
+#define CM_BLOCK_PRIVATE "private_address"      /* deny_private_networks */
+#define CM_BLOCK_NO_POLICY "no_policy"          /* no Space yet */
+
 #define CM_STATUS_ENUM(e, s) e,
 enum cm_task_status { CM_TASK_STATUSES(CM_STATUS_ENUM) CM_TASK_STATUS__COUNT };
 enum cm_space_status {

@@ -10,7 +10,7 @@ packages=(
   build-essential cmake pkg-config clang-format
   libnng-dev libsqlite3-dev libmsgpack-dev libcurl4-openssl-dev
   libcriterion-dev libjansson-dev libwslay-dev libssl-dev libpq-dev
-  libsystemd-dev
+  libsystemd-dev libc-ares-dev
   chromium postgresql
   nng-utils wrk clang libclang-rt-14-dev curl jq
 )

@@ -383,10 +383,10 @@ step_driver(struct actor *a, const struct pollfd *fds, int nfds)
 static int
 actor_turn(struct actor *a)
 {
-	struct pollfd pfd[CM_ACTOR_POLLFDS + 3];
-	int64_t wake = -1, drv_wake = -1, now;
+	struct pollfd pfd[3 + CM_ACTOR_POLLFDS + CM_EGRESS_POLLFDS];
+	int64_t wake = -1, drv_wake = -1, eg_wake = -1, now;
 	bool stepping;
-	int ndrv, timeout;
+	int ndrv, neg = 0, timeout;
 
 	act_calls_take(a);
 	if (a->closing && !a->stopping && !a->have_task && !a->close_begun) {
@@ -435,8 +435,16 @@ actor_turn(struct actor *a)
 	                            CM_ACTOR_POLLFDS, &drv_wake);
 	if (stepping || a->cleanup != CLEAN_NONE)
 		wake = min_wake(wake, drv_wake);
+	/* The proxy serves the browser between tasks too: its timers count
+	 * whatever the actor is doing. */
+	if (a->egress != NULL) {
+		neg = act_egress_pollfds(
+		    a->egress, pfd + 3 + ndrv, CM_EGRESS_POLLFDS, &eg_wake);
+		wake = min_wake(wake, eg_wake);
+	}
 	timeout = wake < 0 ? -1 : wake <= now ? 0 : (int)(wake - now);
-	if (poll(pfd, (nfds_t)(3 + ndrv), timeout) < 0 && errno != EINTR) {
+	if (poll(pfd, (nfds_t)(3 + ndrv + neg), timeout) < 0 &&
+	    errno != EINTR) {
 		cm_warn("actor: poll");
 		a->failed = true;
 		return 0;
@@ -446,6 +454,8 @@ actor_turn(struct actor *a)
 	if (pfd[0].revents & POLLIN)
 		drain_wake(a);
 	step_driver(a, pfd + 3, ndrv);
+	if (a->egress != NULL)
+		act_egress_step(a->egress, pfd + 3 + ndrv, neg);
 	return 1;
 }
 
@@ -458,15 +468,44 @@ warm_fits(const struct act_env *env)
 	       (env->profile == NULL || env->profile[0] == '\0');
 }
 
-/* The Space's runtime: the standby's browser when there is one that
- * fits (warm, which the actor owns from here on), else a new one. */
-static int
-open_runtime(struct actor *a, struct act_driver **warm, char *err, size_t len)
+/* A refusal of the Space's egress proxy: recorded as a network_blocked
+ * event (host and reason only), in order, by the loop's store calls. */
+static void
+egress_refused(void *arg, const char *host, const char *reason)
 {
-	if (*warm != NULL && warm_fits(&a->inst.env)) {
+	act_blocked_add(arg, host, reason);
+}
+
+/* The egress proxy of a managed runtime, with the config's bounds. */
+static int
+open_egress(struct actor *a, char *err, size_t len)
+{
+	struct act_egress_opts o = {
+	    .conns_max = a->cfg->egress_connections,
+	    .bytes_per_s = a->cfg->egress_bytes_per_second,
+	};
+
+	return act_egress_open(&o, &a->egress, err, len);
+}
+
+/* The Space's runtime: the standby's browser when there is one that
+ * fits (warm and its proxy, which the actor owns from here on), else a
+ * new one; a managed one behind a proxy of the actor's. */
+static int
+open_runtime(struct actor *a, struct act_driver **warm,
+    struct act_egress **warm_egress, char *err, size_t len)
+{
+	bool managed = strcmp(a->inst.env.driver, "managed") == 0;
+
+	if (*warm != NULL && *warm_egress != NULL && warm_fits(&a->inst.env)) {
 		a->ops = &act_driver_managed;
 		a->drv = *warm;
+		a->egress = *warm_egress;
 		*warm = NULL;
+		*warm_egress = NULL;
+		a->inst.env.egress = a->egress;
+		act_egress_policy(
+		    a->egress, &a->inst.policy, egress_refused, a);
 		act_managed_adopt(a->drv, &a->inst.env);
 		cm_debug(
 		    "actor: space %s takes the standby browser", a->space_id);
@@ -477,16 +516,25 @@ open_runtime(struct actor *a, struct act_driver **warm, char *err, size_t len)
 		act_driver_managed.close(*warm);
 		*warm = NULL;
 	}
+	act_egress_close(*warm_egress);
+	*warm_egress = NULL;
 	if ((a->ops = act_driver_find(a->inst.env.driver)) == NULL) {
 		snprintf(err, len, "no such driver in this build");
 		return -1;
+	}
+	if (managed) {
+		if (open_egress(a, err, len) != 0)
+			return -1;
+		act_egress_policy(
+		    a->egress, &a->inst.policy, egress_refused, a);
+		a->inst.env.egress = a->egress;
 	}
 	return a->ops->open(&a->inst.env, &a->drv, err, len);
 }
 
 int
 act_run_warm(const struct cm_config *cfg, const char *space_id, int notify_fd,
-    int wake_fd, struct act_driver *warm)
+    int wake_fd, struct act_driver *warm, struct act_egress *warm_egress)
 {
 	struct actor a;
 	char url[CM_PATH_MAX], err[CM_ERROR_MESSAGE_MAX + 1];
@@ -508,6 +556,7 @@ act_run_warm(const struct cm_config *cfg, const char *space_id, int notify_fd,
 		cm_warn("actor: signalfd");
 		if (warm != NULL)
 			act_driver_managed.close(warm);
+		act_egress_close(warm_egress);
 		return 1;
 	}
 	if (cm_ipc_url(url, sizeof(url), cfg->run_dir, "store.ipc") != 0 ||
@@ -524,7 +573,7 @@ act_run_warm(const struct cm_config *cfg, const char *space_id, int notify_fd,
 		cm_ready_notify(&notify_fd);
 		goto out;
 	}
-	if (open_runtime(&a, &warm, err, sizeof(err)) != 0) {
+	if (open_runtime(&a, &warm, &warm_egress, err, sizeof(err)) != 0) {
 		cm_warnx("actor: space %s: runtime %s unusable: %s", a.space_id,
 		    a.inst.env.driver, err);
 		a.ops = NULL;
@@ -549,6 +598,9 @@ out:
 		a.ops->close(a.drv);
 	if (warm != NULL)
 		act_driver_managed.close(warm);
+	/* After the browser that used it. */
+	act_egress_close(warm_egress);
+	act_egress_close(a.egress);
 	/* The Space is closed (or the actor stops): what its close
 	 * discarded goes now, off the close's path, its browser first. */
 	if (act_browser_reap(cm_mono_ms() + CM_BROWSER_REAP_MS) != 0)
@@ -572,5 +624,5 @@ int
 act_run(const struct cm_config *cfg, const char *space_id, int notify_fd,
     int wake_fd)
 {
-	return act_run_warm(cfg, space_id, notify_fd, wake_fd, NULL);
+	return act_run_warm(cfg, space_id, notify_fd, wake_fd, NULL, NULL);
 }

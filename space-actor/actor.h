@@ -21,17 +21,21 @@ int act_run(const struct cm_config *cfg, const char *space_id, int notify_fd,
     int wake_fd);
 
 struct act_driver;
+struct act_egress;
 
 /*
  * act_run for a Space handed to a warm standby: warm (owned from here on,
- * NULL for none) is the standby's managed driver, whose browser the Space
- * takes when its instance is managed without a profile path; otherwise it
- * is closed (browser and profile gone) and the Space's own runtime opens.
+ * NULL for none) is the standby's managed driver, and warm_egress (owned
+ * from here on, NULL for none) the egress proxy its browser goes through;
+ * the Space takes both when its instance is managed without a profile
+ * path, and the proxy gets the Space's policy; otherwise they are closed
+ * (browser and profile gone) and the Space's own runtime opens.
  * The Space is held as any actor holds it: its tasks are claimed under
  * this actor's lease before one runs.
  */
 int act_run_warm(const struct cm_config *cfg, const char *space_id,
-    int notify_fd, int wake_fd, struct act_driver *warm);
+    int notify_fd, int wake_fd, struct act_driver *warm,
+    struct act_egress *warm_egress);
 
 /*
  * A warm standby for instance_id (spaced-actor --standby): launches a

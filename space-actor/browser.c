@@ -156,8 +156,11 @@ act_browser_launch(const char *chromium_path, const char *profile_dir,
 		argv[n++] = "--no-sandbox";
 	argv[n++] = profile_arg;
 	if (proxy != NULL) {
+		/* Every connection through the Space's egress proxy
+		 * (egress.h); its secret comes by Fetch.authRequired. */
 		argv[n++] = proxy_arg;
-		/* Loopback is not exempt from the proxy. */
+		/* Loopback is not exempt from the proxy: Chromium bypasses
+		 * localhost and 127/8 by default. */
 		argv[n++] = "--proxy-bypass-list=<-loopback>";
 	}
 	argv[n++] = "about:blank";

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "clock.h"
@@ -134,6 +135,51 @@ on_mark(struct actor *a, struct act_write *w, const struct pr_rep *r)
 	}
 }
 
+void
+act_blocked_add(struct actor *a, const char *host, const char *reason)
+{
+	int64_t now = cm_mono_ms();
+	struct act_blocked *b;
+
+	for (int k = 0; k < a->n_blocked; k++)
+		if (a->blocked[k].reason == reason &&
+		    strcmp(a->blocked[k].host, host) == 0)
+			return;
+	/* A browser retries what was refused: one event for a host and
+	 * reason per CM_ACTOR_BLOCKED_REPEAT_MS. */
+	for (int k = 0; k < CM_ACTOR_BLOCKED_MAX; k++) {
+		struct act_blocked *r = &a->recent[k];
+
+		if (r->reason == reason && strcmp(r->host, host) == 0 &&
+		    now - r->at < CM_ACTOR_BLOCKED_REPEAT_MS)
+			return;
+	}
+	if (a->n_blocked == CM_ACTOR_BLOCKED_MAX) {
+		cm_debug(
+		    "actor: space %s: egress refused %s (%s), not recorded",
+		    a->space_id, host, reason);
+		return;
+	}
+	b = &a->blocked[a->n_blocked++];
+	snprintf(b->host, sizeof(b->host), "%s", host);
+	b->reason = reason;
+	b->at = now;
+	cm_uuid7(b->op_id);
+	a->recent[a->n_recent++ % CM_ACTOR_BLOCKED_MAX] = *b;
+}
+
+static void
+on_blocked(struct actor *a, const struct pr_rep *r)
+{
+	if (retry_later(a, r))
+		return;
+	if (r->err != CM_OK)
+		cm_warnx("actor: network_blocked of space %s: %s", a->space_id,
+		    cm_err_code(r->err));
+	memmove(&a->blocked[0], &a->blocked[1],
+	    (size_t)(--a->n_blocked) * sizeof(a->blocked[0]));
+}
+
 /* Takes the outcome of the call under way, if it has ended. */
 void
 act_calls_take(struct actor *a)
@@ -162,6 +208,9 @@ act_calls_take(struct actor *a)
 		break;
 	case CALL_MARK_CLOSED:
 		on_mark(a, &a->mark_closed, &r);
+		break;
+	case CALL_BLOCKED:
+		on_blocked(a, &r);
 		break;
 	case CALL_NONE:
 		break;
@@ -231,14 +280,24 @@ act_calls_next(struct actor *a)
 			q.instance_status =
 			    cm_instance_status_name(CM_INSTANCE_UNAVAILABLE);
 		call_start(a, CALL_MARK_ERROR, &q, CM_ACTOR_ATTEMPT_MS, 0);
-	} else if (a->have_task) {
-		if (a->stopping || now < a->next_heartbeat_ms)
-			return;
+	} else if (a->have_task && !a->stopping &&
+	           now >= a->next_heartbeat_ms) {
 		a->next_heartbeat_ms = now + CM_HEARTBEAT_MS;
 		req_init(&q, PR_OP_ACTOR_HEARTBEAT);
 		q.task_id = a->task_id;
 		q.lease_holder = a->holder;
 		call_start(a, CALL_HEARTBEAT, &q, CM_ACTOR_ONE_SHOT_MS, 1);
+	} else if (a->n_blocked > 0 && !a->stopping && !a->retiring) {
+		/* After the lease is renewed: a page that keeps meeting
+		 * refusals must not starve the heartbeat. */
+		req_init(&q, PR_OP_SPACE_NETWORK_BLOCKED);
+		q.op_id = a->blocked[0].op_id;
+		q.space_id = a->space_id;
+		q.host = a->blocked[0].host;
+		q.error_code = a->blocked[0].reason;
+		call_start(a, CALL_BLOCKED, &q, CM_ACTOR_ATTEMPT_MS, 0);
+	} else if (a->have_task) {
+		return;
 	} else if (a->stopping || a->retiring) {
 		return;
 	} else if (a->closing) {

@@ -31,6 +31,9 @@ struct act_env {
 	const struct cm_bundle *bundle;
 	const struct cm_policy *policy;
 	const struct cm_config *cfg;
+	/* managed: the Space's egress proxy (egress.h), which every request
+	 * of the browser goes through; owned by the actor.  NULL: none. */
+	struct act_egress *egress;
 };
 
 struct act_call {
@@ -118,9 +121,12 @@ extern const struct act_driver_ops act_driver_cdp;
 #define ACT_STANDBY_PROFILE_PREFIX "standby-"
 
 /* Opens the standby's driver: the browser is launched and its page set up
- * in the loop, as md_open does.  0, or -1 with a reason in err. */
+ * in the loop, as md_open does, behind egress (the standby's proxy, which
+ * refuses everything until a Space's policy is given to it; borrowed, it
+ * must outlive the driver).  0, or -1 with a reason in err. */
 int act_managed_standby_open(const struct cm_config *cfg,
-    struct act_driver **out, char *err, size_t errlen);
+    struct act_egress *egress, struct act_driver **out, char *err,
+    size_t errlen);
 /* False once the standby's browser went away (or never started). */
 bool act_managed_alive(const struct act_driver *d);
 /* The Space whose instance env is takes the browser: its network policy

@@ -26,6 +26,7 @@
 #include "cdp_pipe.h"
 #include "clock.h"
 #include "driver.h"
+#include "egress.h"
 #include "log.h"
 #include "session.h"
 
@@ -41,6 +42,10 @@ struct act_driver {
 	struct act_pipe *pipe;
 	struct act_cdp *cdp;
 	struct act_session s; /* the page and the call on it */
+	/* The egress proxy every request goes through (borrowed from the
+	 * actor), as --proxy-server, and its credentials for the page. */
+	char proxy[CM_PROXY_URL_MAX];
+	struct act_proxy_auth auth;
 };
 
 static int
@@ -100,8 +105,8 @@ md_launch(struct act_driver *d, char *err, size_t errlen)
 		    strerror(errno));
 		return -1;
 	}
-	if (act_browser_launch(
-	        d->chromium, d->profile, NULL, &d->b, err, errlen) != 0)
+	if (act_browser_launch(d->chromium, d->profile,
+	        d->proxy[0] != '\0' ? d->proxy : NULL, &d->b, err, errlen) != 0)
 		return -1;
 	if ((d->pipe = act_pipe_new(d->b.wfd, d->b.rfd)) == NULL ||
 	    (d->cdp = act_cdp_new(md_send, md_event, d)) == NULL) {
@@ -156,8 +161,8 @@ md_profiles_dir(const struct cm_config *cfg, char *dir, size_t len)
  * launched at once. */
 static int
 md_new(const struct cm_config *cfg, const struct cm_policy *policy,
-    const char *profile, bool ephemeral, struct act_driver **out, char *err,
-    size_t errlen)
+    struct act_egress *egress, const char *profile, bool ephemeral,
+    struct act_driver **out, char *err, size_t errlen)
 {
 	struct act_driver *d = calloc(1, sizeof(*d));
 
@@ -169,6 +174,19 @@ md_new(const struct cm_config *cfg, const struct cm_policy *policy,
 	snprintf(d->chromium, sizeof(d->chromium), "%s", cfg->chromium_path);
 	/* The browser is the Space's own: its default context will do. */
 	act_session_init(&d->s, policy, false);
+	if (egress != NULL) {
+		/* The same proxy, and secret, for every browser this driver
+		 * launches: it belongs to the actor, and a relaunched browser
+		 * is the same Space's (its credentials come from the page,
+		 * never from argv). */
+		snprintf(d->proxy, sizeof(d->proxy), "http://127.0.0.1:%d",
+		    act_egress_port(egress));
+		snprintf(
+		    d->auth.origin, sizeof(d->auth.origin), "%s", d->proxy);
+		d->auth.user = ACT_EGRESS_USER;
+		d->auth.password = act_egress_secret(egress);
+		act_session_proxy(&d->s, &d->auth);
+	}
 	d->ephemeral = ephemeral;
 	if ((size_t)snprintf(d->profile, sizeof(d->profile), "%s", profile) >=
 	    sizeof(d->profile)) {
@@ -210,8 +228,8 @@ md_open(const struct act_env *env, struct act_driver **out, char *err,
 		snprintf(err, errlen, "the profile path is too long");
 		return -1;
 	}
-	return md_new(
-	    env->cfg, env->policy, profile, ephemeral, out, err, errlen);
+	return md_new(env->cfg, env->policy, env->egress, profile, ephemeral,
+	    out, err, errlen);
 }
 
 /*
@@ -292,8 +310,8 @@ md_discard(const char *profile)
 }
 
 int
-act_managed_standby_open(const struct cm_config *cfg, struct act_driver **out,
-    char *err, size_t errlen)
+act_managed_standby_open(const struct cm_config *cfg, struct act_egress *egress,
+    struct act_driver **out, char *err, size_t errlen)
 {
 	char dir[CM_PATH_MAX], profile[CM_PATH_MAX];
 	int n;
@@ -316,7 +334,7 @@ act_managed_standby_open(const struct cm_config *cfg, struct act_driver **out,
 	}
 	/* No Space yet, so no policy: nothing runs on the page until one
 	 * is adopted (act_managed_adopt). */
-	return md_new(cfg, NULL, profile, true, out, err, errlen);
+	return md_new(cfg, NULL, egress, profile, true, out, err, errlen);
 }
 
 bool

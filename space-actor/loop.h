@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "driver.h"
+#include "egress.h"
 #include "ids.h"
 #include "instance.h"
 #include "proto.h"
@@ -28,6 +29,16 @@ enum act_call_kind {
 	CALL_FINISH,
 	CALL_MARK_ERROR,
 	CALL_MARK_CLOSED,
+	CALL_BLOCKED,
+};
+
+/* A refusal of the egress proxy waiting to be recorded as a
+ * network_blocked event. */
+struct act_blocked {
+	char host[CM_HOST_MAX + 3];
+	const char *reason; /* static (egress.h) */
+	char op_id[CM_UUID_LEN];
+	int64_t at; /* when it was queued (monotonic) */
 };
 
 /* A write the store has not confirmed yet; its op_id is kept for every
@@ -52,6 +63,9 @@ struct actor {
 	struct act_instance inst;
 	const struct act_driver_ops *ops;
 	struct act_driver *drv;
+	/* A managed runtime's egress proxy (egress.h), for the actor's whole
+	 * life: the driver borrows it. */
+	struct act_egress *egress;
 
 	bool need_claim;
 	int64_t next_claim_ms;
@@ -94,6 +108,14 @@ struct actor {
 	bool retiring;      /* the Space is in error: exit once recorded */
 	struct act_write mark_closed;
 	bool close_begun; /* mark_closed was asked for (once) */
+
+	/* network_blocked events not recorded yet, oldest first. */
+	struct act_blocked blocked[CM_ACTOR_BLOCKED_MAX];
+	int n_blocked;
+	/* The last ones queued, a ring: no repeat of one of them within
+	 * CM_ACTOR_BLOCKED_REPEAT_MS. */
+	struct act_blocked recent[CM_ACTOR_BLOCKED_MAX];
+	unsigned n_recent;
 };
 
 /* --- actor.c ------------------------------------------------------------ */
@@ -114,6 +136,14 @@ void act_calls_take(struct actor *a);
 /* Starts the next store call, in order of what must be recorded first;
  * nothing when a call is under way or none is due. */
 void act_calls_next(struct actor *a);
+/*
+ * Queues a network_blocked event (host and reason) for the store.  One
+ * queued for the same host and reason, still or within the last
+ * CM_ACTOR_BLOCKED_REPEAT_MS, stands for both; past
+ * CM_ACTOR_BLOCKED_MAX queued the refusal is only logged, so a page that
+ * hammers a refused host cannot grow the queue or the log without bound.
+ */
+void act_blocked_add(struct actor *a, const char *host, const char *reason);
 /* When a call is under way: abandons it and frees the handle (a->call
  * is NULL after).  A claim whose answer never came counts as unrecorded. */
 void act_calls_abandon(struct actor *a);

@@ -560,16 +560,69 @@ act_page_knows(const char *capability)
 }
 
 json_t *
-act_page_fetch_params(void)
+act_page_fetch_params(bool auth)
 {
 	/*
 	 * Every request before it is sent, and every response: a redirect
 	 * hop does not pause at the request stage, so its Location is
 	 * checked when the 3xx arrives.
 	 */
-	return json_pack("{s:[{s:s, s:s}, {s:s, s:s}]}", "patterns",
+	return json_pack("{s:[{s:s, s:s}, {s:s, s:s}], s:b}", "patterns",
 	    "urlPattern", "*", "requestStage", "Request", "urlPattern", "*",
-	    "requestStage", "Response");
+	    "requestStage", "Response", "handleAuthRequests", auth);
+}
+
+/*
+ * A challenge paused the request (Fetch.authRequired): the egress proxy's
+ * own gets its credentials; any other (a server's, or another proxy's) is
+ * cancelled, as nobody is there to answer it.  The secret goes to the
+ * browser over the private CDP pipe only.
+ */
+static void
+page_auth_required(struct act_page *p, const json_t *params)
+{
+	const char *id =
+	    json_string_value(json_object_get(params, "requestId"));
+	const json_t *ch = json_object_get(params, "authChallenge");
+	const char *source = json_string_value(json_object_get(ch, "source"));
+	const char *origin = json_string_value(json_object_get(ch, "origin"));
+	json_t *answer;
+
+	if (id == NULL)
+		return;
+	if (p->proxy != NULL && source != NULL && origin != NULL &&
+	    strcmp(source, "Proxy") == 0 &&
+	    strcmp(origin, p->proxy->origin) == 0)
+		answer = json_pack("{s:s, s:s, s:s}", "response",
+		    "ProvideCredentials", "username", p->proxy->user,
+		    "password", p->proxy->password);
+	else
+		answer = json_pack("{s:s}", "response", "CancelAuth");
+	act_cdp_call(p->cdp, p->session, "Fetch.continueWithAuth",
+	    json_pack(
+	        "{s:s, s:o}", "requestId", id, "authChallengeResponse", answer),
+	    cm_mono_ms() + CM_BROWSER_START_MS, NULL, NULL);
+}
+
+/* True when a paused response is the egress proxy's refusal. */
+static bool
+page_egress_refused(const json_t *params)
+{
+	const json_t *h;
+	size_t i;
+
+	if (json_integer_value(json_object_get(params, "responseStatusCode")) !=
+	    403)
+		return false;
+	json_array_foreach(json_object_get(params, "responseHeaders"), i, h)
+	{
+		const char *name =
+		    json_string_value(json_object_get(h, "name"));
+
+		if (name != NULL && strcasecmp(name, "x-spaced-egress") == 0)
+			return true;
+	}
+	return false;
 }
 
 void
@@ -683,7 +736,13 @@ page_request_paused(struct act_page *p, const json_t *params)
 		return;
 	if (json_object_get(params, "responseStatusCode") != NULL ||
 	    json_object_get(params, "responseErrorReason") != NULL) {
-		/* The response stage: a redirect names where it leads. */
+		/* The response stage: the egress proxy refused the request
+		 * (its host resolved to an address the policy refuses, say),
+		 * or a redirect names where it leads. */
+		if (page_egress_refused(params)) {
+			cm_url_host(url, host, sizeof(host));
+			goto refuse;
+		}
 		url = page_redirect_target(params);
 		if (url == NULL) {
 			act_cdp_call(p->cdp, p->session,
@@ -706,6 +765,7 @@ page_request_paused(struct act_page *p, const json_t *params)
 		    cm_mono_ms() + CM_BROWSER_START_MS, NULL, NULL);
 		return;
 	}
+refuse:
 	p->blocked++;
 	act_cdp_call(p->cdp, p->session, "Fetch.failRequest",
 	    json_pack("{s:s, s:s}", "requestId", id, "errorReason",
@@ -729,6 +789,8 @@ act_page_event(struct act_page *p, const char *session, const char *method,
 		return;
 	if (strcmp(method, "Fetch.requestPaused") == 0) {
 		page_request_paused(p, params);
+	} else if (strcmp(method, "Fetch.authRequired") == 0) {
+		page_auth_required(p, params);
 	} else if (strcmp(method, "Page.frameNavigated") == 0) {
 		frame = json_object_get(params, "frame");
 		id = json_string_value(json_object_get(frame, "id"));

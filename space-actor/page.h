@@ -23,9 +23,18 @@
 #include "limits.h"
 #include "outline.h"
 
+/* The credentials of the egress proxy a managed browser goes through,
+ * for Fetch.authRequired (all borrowed; password is a secret). */
+struct act_proxy_auth {
+	char origin[CM_PROXY_URL_MAX]; /* http://127.0.0.1:<port> */
+	const char *user;
+	const char *password;
+};
+
 struct act_page {
-	struct act_cdp *cdp;            /* borrowed from the driver */
-	const struct cm_policy *policy; /* borrowed; NULL: no checks */
+	struct act_cdp *cdp;                /* borrowed from the driver */
+	const struct act_proxy_auth *proxy; /* borrowed; NULL: no proxy */
+	const struct cm_policy *policy;     /* borrowed; NULL: no checks */
 	char session[CM_ID_MAX + 1];
 	char target[CM_ID_MAX + 1];
 	char frame[CM_ID_MAX + 1]; /* the main frame, once known */
@@ -81,9 +90,15 @@ struct act_page {
 void act_page_init(struct act_page *p, struct act_cdp *cdp,
     const struct cm_policy *policy, const char *session, const char *target);
 
-/* The params of the Fetch.enable a driver sends for a page (a new
- * object). */
-json_t *act_page_fetch_params(void);
+/*
+ * The params of the Fetch.enable a driver sends for a page (a new
+ * object).  With auth, the browser's challenges pause too
+ * (Fetch.authRequired): the page answers its egress proxy's with the
+ * proxy's credentials, and cancels every other one.  A main-frame
+ * document the proxy refused (its 403 with X-Spaced-Egress) fails the
+ * call with host_not_allowed, as one the policy refuses here does.
+ */
+json_t *act_page_fetch_params(bool auth);
 
 /* Forgets the call and the refs. */
 void act_page_fini(struct act_page *p);

@@ -47,6 +47,12 @@ act_session_init(
 }
 
 void
+act_session_proxy(struct act_session *s, const struct act_proxy_auth *proxy)
+{
+	s->proxy = proxy;
+}
+
+void
 act_session_adopt(struct act_session *s, const struct cm_policy *policy)
 {
 	s->policy = policy;
@@ -88,7 +94,7 @@ session_send(struct act_session *s, int step)
 		    "{s:s, s:b}", "targetId", s->target, "flatten", 1);
 		break;
 	case STEP_FETCH:
-		params = act_page_fetch_params();
+		params = act_page_fetch_params(s->proxy != NULL);
 		session = s->page.session;
 		break;
 	case STEP_VIEWPORT:
@@ -153,6 +159,7 @@ session_reply(void *arg, const json_t *result, const json_t *error)
 			return;
 		}
 		act_page_init(&s->page, s->cdp, s->policy, id, s->target);
+		s->page.proxy = s->proxy;
 		s->page_ok = true;
 		break;
 	case STEP_FRAMES:

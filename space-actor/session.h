@@ -33,8 +33,9 @@ enum act_session_state {
 };
 
 struct act_session {
-	struct act_cdp *cdp;            /* borrowed from the driver */
-	const struct cm_policy *policy; /* borrowed */
+	struct act_cdp *cdp;                /* borrowed from the driver */
+	const struct cm_policy *policy;     /* borrowed */
+	const struct act_proxy_auth *proxy; /* borrowed; NULL: none */
 	bool own_context;
 	enum act_session_state state;
 	char why[128]; /* why setup failed (no secret) */
@@ -59,6 +60,11 @@ struct act_session {
 /* A zeroed session is DOWN.  policy is borrowed for the page. */
 void act_session_init(
     struct act_session *s, const struct cm_policy *policy, bool own_context);
+
+/* The browser goes through an egress proxy: its credentials (borrowed),
+ * for every page set up from now on. */
+void act_session_proxy(
+    struct act_session *s, const struct act_proxy_auth *proxy);
 
 /* The network policy from now on (a standby's browser adopted by a
  * Space); borrowed. */

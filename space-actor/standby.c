@@ -26,6 +26,7 @@
 #include "actor.h"
 #include "browser.h"
 #include "clock.h"
+#include "egress.h"
 #include "ids.h"
 #include "log.h"
 #include "loop.h"
@@ -82,6 +83,11 @@ act_standby_run(const struct cm_config *cfg, const char *instance_id,
 {
 	const struct act_driver_ops *ops = &act_driver_managed;
 	struct act_driver *drv = NULL;
+	struct act_egress *egress = NULL;
+	struct act_egress_opts eo = {
+	    .conns_max = cfg->egress_connections,
+	    .bytes_per_s = cfg->egress_bytes_per_second,
+	};
 	struct standby_msg msg = {.len = 0};
 	char err[CM_ERROR_MESSAGE_MAX + 1], space_id[CM_ID_MAX + 1];
 	sigset_t mask;
@@ -95,9 +101,15 @@ act_standby_run(const struct cm_config *cfg, const char *instance_id,
 		return 1;
 	}
 	act_managed_sweep(cfg);
-	if (act_managed_standby_open(cfg, &drv, err, sizeof(err)) != 0) {
+	/* Its browser goes through a proxy from the start, which refuses
+	 * every host until a Space's policy is given to it (act_run_warm):
+	 * a standby has no Space, so nothing may be reached yet. */
+	if (act_egress_open(&eo, &egress, err, sizeof(err)) != 0 ||
+	    act_managed_standby_open(cfg, egress, &drv, err, sizeof(err)) !=
+	        0) {
 		cm_warnx(
 		    "standby: instance %s: no browser: %s", instance_id, err);
+		act_egress_close(egress);
 		cm_ready_notify(&notify_fd);
 		close(sig_fd);
 		return 1;
@@ -106,19 +118,21 @@ act_standby_run(const struct cm_config *cfg, const char *instance_id,
 	cm_debug("standby: instance %s: browser launched", instance_id);
 
 	for (;;) {
-		struct pollfd pfd[CM_ACTOR_POLLFDS + 2];
+		struct pollfd pfd[2 + CM_ACTOR_POLLFDS + CM_EGRESS_POLLFDS];
 		struct act_outcome out;
 		int64_t wake = -1, now;
-		int ndrv, adopt = 0, timeout;
+		int ndrv, neg, adopt = 0, timeout;
 
 		pfd[0].fd = wake_fd;
 		pfd[0].events = POLLIN;
 		pfd[1].fd = sig_fd;
 		pfd[1].events = POLLIN;
 		ndrv = ops->pollfds(drv, pfd + 2, CM_ACTOR_POLLFDS, &wake);
+		neg = act_egress_pollfds(
+		    egress, pfd + 2 + ndrv, CM_EGRESS_POLLFDS, &wake);
 		now = cm_mono_ms();
 		timeout = wake < 0 ? -1 : wake <= now ? 0 : (int)(wake - now);
-		if (poll(pfd, (nfds_t)(2 + ndrv), timeout) < 0 &&
+		if (poll(pfd, (nfds_t)(2 + ndrv + neg), timeout) < 0 &&
 		    errno != EINTR) {
 			cm_warn("standby: poll");
 			break;
@@ -138,11 +152,13 @@ act_standby_run(const struct cm_config *cfg, const char *instance_id,
 			close(sig_fd);
 			cm_debug("standby: instance %s: adopted by space %s",
 			    instance_id, space_id);
-			return act_run_warm(cfg, space_id, -1, wake_fd, drv);
+			return act_run_warm(
+			    cfg, space_id, -1, wake_fd, drv, egress);
 		}
 		/* With no call, a step only keeps the browser going. */
 		memset(&out, 0, sizeof(out));
 		ops->step(drv, pfd + 2, ndrv, &out);
+		act_egress_step(egress, pfd + 2 + ndrv, neg);
 		if (!act_managed_alive(drv)) {
 			cm_warnx("standby: instance %s: the browser went away",
 			    instance_id);
@@ -151,6 +167,7 @@ act_standby_run(const struct cm_config *cfg, const char *instance_id,
 	}
 	ops->close(drv);
 	(void)act_browser_reap(cm_mono_ms() + CM_BROWSER_REAP_MS);
+	act_egress_close(egress);
 	act_managed_sweep(cfg);
 	if (wake_fd >= 0)
 		close(wake_fd);

@@ -61,7 +61,7 @@ st_op_fn st_op_ping, st_op_auth_resolve, st_op_workspace_create,
     st_op_binding_create, st_op_binding_delete; /* ops_admin */
 st_op_fn st_op_space_create, st_op_space_get, st_op_space_list,
     st_op_space_close, st_op_space_mark_closed, st_op_space_mark_error,
-    st_op_event_list; /* ops_space */
+    st_op_space_network_blocked, st_op_event_list; /* ops_space */
 st_op_fn st_op_task_submit, st_op_task_get, st_op_task_list,
     st_op_task_cancel; /* ops_task */
 st_op_fn st_op_actor_load, st_op_actor_claim, st_op_actor_heartbeat,

@@ -468,6 +468,27 @@ st_op_space_mark_error(
 	st_load_space(ctx, rep, NULL, req->space_id);
 }
 
+/* A refusal of the Space's egress proxy (the actor's): host and reason,
+ * never a URL.  A closed Space takes no event: nothing to record. */
+void
+st_op_space_network_blocked(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
+{
+	char *payload;
+	int rc;
+
+	if (st_load_space(ctx, rep, NULL, req->space_id) != 1 ||
+	    cm_space_status_is(rep->spaces[0].status, CM_SPACE_CLOSED))
+		return;
+	payload = st_payload(
+	    "{s:s, s:s}", "host", req->host, "reason", req->error_code);
+	rc = st_event_append(ctx, rep->spaces[0].workspace_id, req->space_id,
+	    NULL, cm_event_kind_name(CM_EV_NETWORK_BLOCKED), payload);
+	free(payload);
+	if (rc != 0)
+		st_db_failed(ctx, rep, "space network_blocked");
+}
+
 void
 st_op_event_list(
     struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)

@@ -81,13 +81,14 @@ hf_ws(const struct hf_env *e)
 
 /*
  * Registers, as the admin, a managed instance named name on the browser
- * bundle that may reach 127.0.0.1 only, and binds it to the workspace;
- * its id goes to inst.
+ * bundle with network_policy policy (a JSON object text), and binds it
+ * to the workspace; its id goes to inst.
  */
 static inline void
-hf_managed_instance(struct hf_env *e, const char *name, char *inst)
+hf_managed_instance_with(
+    struct hf_env *e, const char *name, const char *policy, char *inst)
 {
-	char bundle[CM_ID_MAX + 1] = "", bind[CM_ID_MAX + 1], body[1024];
+	char bundle[CM_ID_MAX + 1] = "", bind[CM_ID_MAX + 1], body[2048];
 	json_t *res, *v;
 	size_t i;
 
@@ -101,15 +102,24 @@ hf_managed_instance(struct hf_env *e, const char *name, char *inst)
 	cr_assert_neq(bundle[0], '\0', "no browser bundle");
 	snprintf(body, sizeof(body),
 	    "{\"name\": \"%s\", \"driver\": \"managed\", "
-	    "\"bundle_id\": \"%s\", \"network_policy\": {\"allow_hosts\": "
-	    "[\"127.0.0.1\"], \"deny_private_networks\": false}}",
-	    name, bundle);
+	    "\"bundle_id\": \"%s\", \"network_policy\": %s}",
+	    name, bundle, policy);
 	af_create(&e->af, "/api/v1/admin/browser-instances", body,
 	    "browser_instance_id", inst);
 	snprintf(body, sizeof(body),
 	    "{\"workspace_id\": \"%s\", \"browser_instance_id\": \"%s\"}",
 	    hf_ws(e), inst);
 	af_create(&e->af, "/api/v1/admin/bindings", body, "binding_id", bind);
+}
+
+/* hf_managed_instance_with a policy that may reach 127.0.0.1 only. */
+static inline void
+hf_managed_instance(struct hf_env *e, const char *name, char *inst)
+{
+	hf_managed_instance_with(e, name,
+	    "{\"allow_hosts\": [\"127.0.0.1\"], "
+	    "\"deny_private_networks\": false}",
+	    inst);
 }
 
 static inline void
@@ -281,15 +291,28 @@ struct hf_task_wait {
 	char seen[33];
 };
 
+/* A read that fails (a 503 from an api whose store is slow on a loaded
+ * machine) is logged, and the poll goes on. */
 static inline bool
 hf_task_settled(void *arg)
 {
 	struct hf_task_wait *w = arg;
-	json_t *d = hf_task(w->e, w->space, w->task);
-	const char *s = json_string_value(json_object_get(d, "status"));
+	char rest[128], path[1024];
+	json_t *res = NULL;
+	const char *s;
+	int st;
 
+	snprintf(rest, sizeof(rest), "/tasks/%s", w->task);
+	hf_path(w->e, path, sizeof(path), NULL, w->space, rest);
+	if ((st = hf_call(w->e, "GET", path, w->e->manager, NULL, &res)) !=
+	    200) {
+		cr_log_info("GET %s: %d", path, st);
+		json_decref(res);
+		return false;
+	}
+	s = json_string_value(json_object_get(af_data(res), "status"));
 	snprintf(w->seen, sizeof(w->seen), "%s", s ? s : "");
-	json_decref(d);
+	json_decref(res);
 	return strcmp(w->seen, w->want) == 0 || hf_terminal(w->seen);
 }
 
