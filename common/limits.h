@@ -206,7 +206,6 @@
  * silence: it replies to each group commit.
  */
 #define CM_SUP_STORE_STALL_MS 10000
-#define CM_SUP_STORE_LOOK_MS 1000 /* how often the watchdog looks */
 /*
  * SIGTERM: the api and the actors get CM_SUP_STOP_CHILDREN_MS to exit,
  * then the store CM_SUP_STOP_STORE_MS; a child still there is killed

@@ -194,7 +194,7 @@ read_ready(struct sup *s, struct sup_child *ch)
 	    memcmp(line, CM_READY_LINE, sizeof(CM_READY_LINE) - 1) == 0) {
 		ch->state = SUP_READY;
 		if (ch->kind == SUP_STORE)
-			s->store_quiet_from = cm_mono_ms();
+			s->store_ready_ms = cm_mono_ms();
 		/* The bootstrap starts in the loop (boot_kick); a restarted
 		 * store is rescanned when the events SUB reconnects. */
 		if (ch->kind == SUP_STORE && !s->store_up) {
@@ -337,30 +337,24 @@ store_ready(struct sup *s)
 	return NULL;
 }
 
-/* True while a call of ours waits on a ready store (a store nobody asks
- * owes no answer). */
-static bool
-store_asked(struct sup *s)
-{
-	return store_ready(s) != NULL &&
-	       (cm_rpc_async_busy(s->boot_rpc) ||
-	           cm_rpc_async_busy(s->scan_rpc) ||
-	           cm_rpc_async_busy(s->sweep_rpc) ||
-	           cm_rpc_async_busy(s->standby_rpc) ||
-	           cm_rpc_async_busy(s->jobs.rpc));
-}
-
-/* When the store's silence becomes a death; -1 while it is not asked. */
+/*
+ * When the store's silence becomes a death, or -1 while no call of ours
+ * waits on a ready store (a store nobody asks owes no answer).
+ */
 static int64_t
 store_stall_at(struct sup *s)
 {
-	int64_t from = cm_rpc_replied_ms(s->store);
+	int64_t replied = cm_rpc_replied_ms(s->store);
 
-	if (!store_asked(s))
+	if (store_ready(s) == NULL || !(cm_rpc_async_busy(s->boot_rpc) ||
+	                                  cm_rpc_async_busy(s->scan_rpc) ||
+	                                  cm_rpc_async_busy(s->sweep_rpc) ||
+	                                  cm_rpc_async_busy(s->standby_rpc) ||
+	                                  cm_rpc_async_busy(s->jobs.rpc)))
 		return -1;
-	if (from < s->store_quiet_from)
-		from = s->store_quiet_from;
-	return from + CM_SUP_STORE_STALL_MS;
+	if (replied < s->store_ready_ms)
+		replied = s->store_ready_ms;
+	return replied + CM_SUP_STORE_STALL_MS;
 }
 
 /*
@@ -368,34 +362,22 @@ store_stall_at(struct sup *s)
  * is made so: the reap restarts it as any store that died.  Seen: a store
  * slow to start (a loaded machine) whose REP socket, under nng 1.5.2, then
  * read none of its connections while its loop idled; the bootstrap, and
- * with it the whole service, waited on it for ever.  The silence counts
- * only while this loop runs to see it: looked at every
- * CM_SUP_STORE_LOOK_MS, a longer gap means we were not running (stopped,
- * starved), and replies may be waiting unread, so the count starts over.
+ * with it the whole service, waited on it for ever.
  */
 static void
 store_watchdog(struct sup *s, int64_t now)
 {
-	int64_t at;
-	struct sup_child *st;
+	int64_t at = store_stall_at(s);
+	struct sup_child *st = store_ready(s);
 
-	if (!store_asked(s)) {
-		s->store_look_ms = now;
-		return;
-	}
-	if (now - s->store_look_ms > 2 * CM_SUP_STORE_LOOK_MS &&
-	    s->store_quiet_from < now)
-		s->store_quiet_from = now;
-	s->store_look_ms = now;
-	at = store_stall_at(s);
-	if (now < at || (st = store_ready(s)) == NULL)
+	if (at < 0 || now < at)
 		return;
 	cm_warnx("supervisor: the store (pid %d) answered nothing for %d ms; "
 	         "killing it",
 	    (int)st->pid, CM_SUP_STORE_STALL_MS);
 	kill(st->pid, SIGKILL);
 	/* Once: the reap restarts it long before a new silence is due. */
-	s->store_quiet_from = now;
+	s->store_ready_ms = now;
 }
 
 /* The earliest timer due; -1 for none.  A call under way has no timer:
@@ -416,8 +398,8 @@ next_wake(struct sup *s, int64_t now)
 		wake_at(&wake, s->boot_retry_at);
 	if ((due = sup_jobs_due(&s->jobs, now)) >= 0)
 		wake_at(&wake, due);
-	if (store_asked(s))
-		wake_at(&wake, s->store_look_ms + CM_SUP_STORE_LOOK_MS);
+	if ((due = store_stall_at(s)) >= 0)
+		wake_at(&wake, due);
 	for (size_t i = 0; i < s->kids.n; i++) {
 		const struct sup_child *ch = s->kids.v[i];
 
