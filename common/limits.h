@@ -200,13 +200,6 @@
 #define CM_SUP_JOB_RETRY_MS 100   /* a store job the store failed, again */
 #define CM_SUP_BOOT_RETRY_MS 1000 /* a failed bootstrap starts over */
 /*
- * A store that has said ready and then answers none of the supervisor's
- * calls for this long is killed, and restarted as any dead store is
- * (supervisor/main.c, store_watchdog).  Far above a busy store's longest
- * silence: it replies to each group commit.
- */
-#define CM_SUP_STORE_STALL_MS 10000
-/*
  * SIGTERM: the api and the actors get CM_SUP_STOP_CHILDREN_MS to exit,
  * then the store CM_SUP_STOP_STORE_MS; a child still there is killed
  * (an actor with its process group) and reaped within CM_SUP_KILL_WAIT_MS.

@@ -32,8 +32,7 @@
 struct rpc_link {
 	uint32_t socket_id;
 	nng_dialer dialer;
-	int64_t dialed_ms;          /* monotonic */
-	_Atomic int64_t replied_ms; /* the last reply, or the open */
+	int64_t dialed_ms; /* monotonic */
 	atomic_int pipes;
 	char url[CM_IPC_PATH_MAX + 16];
 };
@@ -83,7 +82,6 @@ rpc_dial(nng_socket s, const char *url)
 		/* A socket id seen before belongs to a closed socket. */
 		l->socket_id = (uint32_t)nng_socket_id(s);
 		atomic_store(&l->pipes, 0);
-		atomic_store(&l->replied_ms, cm_mono_ms());
 		snprintf(l->url, sizeof(l->url), "%s", url);
 		if ((rv = nng_pipe_notify(
 		         s, NNG_PIPE_EV_ADD_PRE, rpc_pipe_event, l)) != 0 ||
@@ -327,8 +325,6 @@ rpc_attempt(nng_socket s, nng_msg *msg, int attempt_ms, nng_msg **reply)
 		goto failed;
 	*reply = nng_aio_get_msg(sl->aio);
 	nng_aio_set_msg(sl->aio, NULL);
-	if (link != NULL)
-		atomic_store(&link->replied_ms, cm_mono_ms());
 	return 0;
 
 failed:
@@ -519,8 +515,6 @@ rpc_async_cb(void *arg)
 		}
 		c->reply = nng_aio_get_msg(c->aio);
 		nng_aio_set_msg(c->aio, NULL);
-		if (c->link != NULL)
-			atomic_store(&c->link->replied_ms, cm_mono_ms());
 		rpc_async_done(c);
 		return;
 	case RPC_PAUSED:
@@ -592,19 +586,6 @@ cm_rpc_async_close(struct cm_rpc_async *c)
 	nng_msg_free(c->reply);
 	close(c->efd);
 	free(c);
-}
-
-int64_t
-cm_rpc_replied_ms(nng_socket s)
-{
-	struct rpc_link *l;
-	int64_t t = -1;
-
-	pthread_mutex_lock(&rpc_links_lock);
-	if ((l = rpc_link_find(s)) != NULL)
-		t = atomic_load(&l->replied_ms);
-	pthread_mutex_unlock(&rpc_links_lock);
-	return t;
 }
 
 int

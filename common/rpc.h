@@ -10,7 +10,6 @@
 
 #include <nng/nng.h>
 #include <stdbool.h>
-#include <stdint.h>
 
 #include "errors.h"
 #include "limits.h"
@@ -23,13 +22,6 @@
  * Returns 0 or an nng error.
  */
 int cm_rpc_open(nng_socket *s, const char *url);
-
-/*
- * When a call on s (cm_rpc_call or asynchronous) last received a reply,
- * in monotonic ms; the moment s was opened until the first.  -1 when s
- * was not opened by cm_rpc_open or has no room in its table.
- */
-int64_t cm_rpc_replied_ms(nng_socket s);
 
 /*
  * Sends req and waits up to timeout_ms (<= 0: CM_RPC_TIMEOUT_MS) for the

@@ -193,8 +193,6 @@ read_ready(struct sup *s, struct sup_child *ch)
 	if (n >= (ssize_t)sizeof(CM_READY_LINE) - 1 &&
 	    memcmp(line, CM_READY_LINE, sizeof(CM_READY_LINE) - 1) == 0) {
 		ch->state = SUP_READY;
-		if (ch->kind == SUP_STORE)
-			s->store_ready_ms = cm_mono_ms();
 		/* The bootstrap starts in the loop (boot_kick); a restarted
 		 * store is rescanned when the events SUB reconnects. */
 		if (ch->kind == SUP_STORE && !s->store_up) {
@@ -326,60 +324,6 @@ wake_at(int64_t *wake, int64_t t)
 		*wake = t;
 }
 
-/* The store, when it has said ready and not died since; else NULL. */
-static struct sup_child *
-store_ready(struct sup *s)
-{
-	for (size_t i = 0; i < s->kids.n; i++)
-		if (s->kids.v[i]->kind == SUP_STORE &&
-		    s->kids.v[i]->state == SUP_READY && s->kids.v[i]->pid > 0)
-			return s->kids.v[i];
-	return NULL;
-}
-
-/*
- * When the store's silence becomes a death, or -1 while no call of ours
- * waits on a ready store (a store nobody asks owes no answer).
- */
-static int64_t
-store_stall_at(struct sup *s)
-{
-	int64_t replied = cm_rpc_replied_ms(s->store);
-
-	if (store_ready(s) == NULL || !(cm_rpc_async_busy(s->boot_rpc) ||
-	                                  cm_rpc_async_busy(s->scan_rpc) ||
-	                                  cm_rpc_async_busy(s->sweep_rpc) ||
-	                                  cm_rpc_async_busy(s->standby_rpc) ||
-	                                  cm_rpc_async_busy(s->jobs.rpc)))
-		return -1;
-	if (replied < s->store_ready_ms)
-		replied = s->store_ready_ms;
-	return replied + CM_SUP_STORE_STALL_MS;
-}
-
-/*
- * A store process that lives and answers nothing is as good as dead, and
- * is made so: the reap restarts it as any store that died.  Seen: a store
- * slow to start (a loaded machine) whose REP socket, under nng 1.5.2, then
- * read none of its connections while its loop idled; the bootstrap, and
- * with it the whole service, waited on it for ever.
- */
-static void
-store_watchdog(struct sup *s, int64_t now)
-{
-	int64_t at = store_stall_at(s);
-	struct sup_child *st = store_ready(s);
-
-	if (at < 0 || now < at)
-		return;
-	cm_warnx("supervisor: the store (pid %d) answered nothing for %d ms; "
-	         "killing it",
-	    (int)st->pid, CM_SUP_STORE_STALL_MS);
-	kill(st->pid, SIGKILL);
-	/* Once: the reap restarts it long before a new silence is due. */
-	s->store_ready_ms = now;
-}
-
 /* The earliest timer due; -1 for none.  A call under way has no timer:
  * its fd wakes the loop. */
 static int64_t
@@ -397,8 +341,6 @@ next_wake(struct sup *s, int64_t now)
 	if (s->store_up && !s->booted && s->boot == NULL)
 		wake_at(&wake, s->boot_retry_at);
 	if ((due = sup_jobs_due(&s->jobs, now)) >= 0)
-		wake_at(&wake, due);
-	if ((due = store_stall_at(s)) >= 0)
 		wake_at(&wake, due);
 	for (size_t i = 0; i < s->kids.n; i++) {
 		const struct sup_child *ch = s->kids.v[i];
@@ -510,7 +452,6 @@ serve(struct sup *s)
 			break;
 
 		now = cm_mono_ms();
-		store_watchdog(s, now);
 		sup_jobs_run(&s->jobs, now);
 		restart_due(s, now);
 		sup_work_boot_kick(s, now);

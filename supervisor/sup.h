@@ -40,13 +40,12 @@ struct sup {
 	struct sup_probe *probe;          /* cdp instances (probe.h) */
 	int64_t boot_retry_at;
 	char scan_after[CM_ID_MAX + 1]; /* the rescan's cursor; "" first */
-	bool scan_again;        /* rescan once the one under way is done */
-	uint64_t jobs_done;     /* jobs finished, ever */
-	uint64_t scan_jobs;     /* jobs_done when this rescan page was asked */
-	bool store_up;          /* the store said ready at least once */
-	int64_t store_ready_ms; /* when the running store said ready */
-	bool booted;            /* the bootstrap has nothing left to do */
-	bool running;           /* store up and first scan done */
+	bool scan_again;    /* rescan once the one under way is done */
+	uint64_t jobs_done; /* jobs finished, ever */
+	uint64_t scan_jobs; /* jobs_done when this rescan page was asked */
+	bool store_up;      /* the store said ready at least once */
+	bool booted;        /* the bootstrap has nothing left to do */
+	bool running;       /* store up and first scan done */
 	bool stop;
 	int exit_code;
 	int64_t next_rescan, next_sweep, next_standby;

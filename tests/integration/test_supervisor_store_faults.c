@@ -623,31 +623,3 @@ Test(store_faults, token_file_appears_only_once_it_works, .fini = tk_cleanup)
 		tk_rmrf(e.dir);
 	}
 }
-
-/*
- * A store that lives and answers nothing (here stopped with SIGSTOP; seen
- * in the chaos suite as a store slow to start whose socket then read none
- * of its connections) is killed and replaced within
- * CM_SUP_STORE_STALL_MS of its last answer, and work goes on, instead of
- * the service waiting on it for ever.
- */
-Test(store_faults, a_store_that_answers_nothing_is_replaced, .fini = tk_cleanup)
-{
-	static struct sf_env e;
-	char space[CM_ID_MAX + 1];
-	struct store_wait w;
-	pid_t deaf;
-
-	sf_start(&e, "sfdeaf", 1);
-	sf_create_ok(&e, 0, space);
-	cr_assert_neq(sf_wait_actor(&e, space, 0, SF_WAIT_MS), 0);
-	cr_assert_neq(deaf = store_of(e.p.pid), 0);
-	cr_assert_eq(kill(deaf, SIGSTOP), 0);
-	w = (struct store_wait){e.p.pid, deaf, 0};
-	cr_assert(tk_wait_until(store_replaced, &w,
-	              CM_SUP_STORE_STALL_MS + CM_SUP_RESCAN_MS + SF_WAIT_MS),
-	    "a store that answers nothing was not replaced (see %s)", e.out);
-	cr_assert(sf_pid_gone(deaf), "the silent store still lives");
-	task_by(&e, space, "after", cm_mono_ms() + SF_WAIT_MS, "replaced");
-	sf_stop(&e);
-}
