@@ -649,9 +649,13 @@ act_egress_pollfds(
 	bits = ares_getsock(e->ares, socks, ARES_GETSOCK_MAXNUM);
 	for (int k = 0; k < ARES_GETSOCK_MAXNUM && e->n_dns < CM_EGRESS_DNS_FDS;
 	     k++) {
-		short ev =
-		    (short)((ARES_GETSOCK_READABLE(bits, k) ? POLLIN : 0) |
-		            (ARES_GETSOCK_WRITABLE(bits, k) ? POLLOUT : 0));
+		/* Not c-ares's ARES_GETSOCK_WRITABLE: it shifts a signed 1
+		 * into the sign bit for the sixteenth socket. */
+		unsigned ub = (unsigned)bits;
+		short ev = (short)(((ub >> k) & 1u ? POLLIN : 0) |
+		                   ((ub >> (k + ARES_GETSOCK_MAXNUM)) & 1u
+		                        ? POLLOUT
+		                        : 0));
 		if (ev == 0)
 			continue;
 		e->dns_fd[e->n_dns] = socks[k];
