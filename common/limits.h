@@ -114,6 +114,14 @@
  */
 #define CM_DB_CACHE_KIB 65536
 #define CM_DB_BUSY_TIMEOUT_MS 5000
+/*
+ * The PostgreSQL backend (store/db_pg.c): prepared statements per
+ * connection (a power of two, well above the SQL texts there are), $n
+ * parameters per statement, and the bytes kept of a server's error.
+ */
+#define CM_PG_STMT_CACHE 256
+#define CM_PG_PARAMS_MAX 32
+#define CM_PG_ERRMSG_MAX 512
 #define CM_OPID_TTL_MS (10 * 60 * 1000)
 #define CM_OPID_PRUNE_MAX 1000 /* expired op_ids deleted at once when idle */
 #define CM_PUB_BUF 8192        /* nng SENDBUF/RECVBUF on pub/sub */

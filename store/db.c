@@ -6,6 +6,7 @@
  * no string compares, and a statement is prepared once per process.
  */
 #include "db.h"
+#include "db_be.h"
 
 #include <pthread.h>
 #include <sqlite3.h>
@@ -27,6 +28,7 @@
 #define ST_PARAMS_MAX 32
 
 struct st_stmt {
+	const struct st_db_be *be; /* first: db_be.h */
 	const char *sql;
 	sqlite3_stmt *stmt;
 	struct st_db *db;
@@ -35,6 +37,7 @@ struct st_stmt {
 };
 
 struct st_db {
+	const struct st_db_be *be; /* first: db_be.h */
 	sqlite3 *conn;
 	struct st_wal *wal; /* the checkpointer; NULL in memory */
 	int last_rc;
@@ -109,6 +112,7 @@ st_db_open_sqlite(struct st_db **out, const char *path)
 	}
 	if ((db = calloc(1, sizeof(*db))) == NULL)
 		return ST_ERROR;
+	db->be = &st_db_sqlite_be;
 	rc = sqlite3_open_v2(path, &db->conn,
 	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
 	        SQLITE_OPEN_EXRESCODE,
@@ -148,8 +152,8 @@ st_db_open_sqlite(struct st_db **out, const char *path)
 	return ST_OK;
 }
 
-void
-st_db_close(struct st_db *db)
+static void
+sq_close(struct st_db *db)
 {
 	if (db == NULL)
 		return;
@@ -160,15 +164,8 @@ st_db_close(struct st_db *db)
 	free(db);
 }
 
-const char *
-st_db_dialect(const struct st_db *db)
-{
-	(void)db;
-	return "sqlite";
-}
-
-int
-st_db_exec(struct st_db *db, const char *sql)
+static int
+sq_exec(struct st_db *db, const char *sql)
 {
 	char *msg = NULL;
 	int rc = sqlite3_exec(db->conn, sql, NULL, NULL, &msg);
@@ -233,6 +230,7 @@ db_prepare(struct st_db *db, const char *sql)
 			cm_fatalx("store: cannot prepare \"%.60s\": %s", sql,
 			    sqlite3_errmsg(db->conn));
 		}
+		s->be = &st_db_sqlite_be;
 		s->sql = sql;
 		s->db = db;
 		db_map_params(s);
@@ -315,27 +313,14 @@ db_vquery(struct st_db *db, struct st_stmt **out, const char *sql,
 	return ST_OK;
 }
 
-int
-st_db_query(struct st_db *db, struct st_stmt **out, const char *sql,
-    const char *types, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, types);
-	rc = db_vquery(db, out, sql, types, ap);
-	va_end(ap);
-	return rc;
-}
-
-int
-st_stmt_step(struct st_stmt *s)
+static int
+sq_stmt_step(struct st_stmt *s)
 {
 	return db_rc(s->db, sqlite3_step(s->stmt));
 }
 
-void
-st_stmt_done(struct st_stmt *s)
+static void
+sq_stmt_done(struct st_stmt *s)
 {
 	if (s == NULL)
 		return;
@@ -343,20 +328,20 @@ st_stmt_done(struct st_stmt *s)
 	sqlite3_clear_bindings(s->stmt);
 }
 
-const char *
-st_col_text(struct st_stmt *s, int col)
+static const char *
+sq_col_text(struct st_stmt *s, int col)
 {
 	return (const char *)sqlite3_column_text(s->stmt, col);
 }
 
-int64_t
-st_col_int(struct st_stmt *s, int col)
+static int64_t
+sq_col_int(struct st_stmt *s, int col)
 {
 	return sqlite3_column_int64(s->stmt, col);
 }
 
-const void *
-st_col_blob(struct st_stmt *s, int col, size_t *len)
+static const void *
+sq_col_blob(struct st_stmt *s, int col, size_t *len)
 {
 	const void *v = sqlite3_column_blob(s->stmt, col);
 
@@ -364,38 +349,20 @@ st_col_blob(struct st_stmt *s, int col, size_t *len)
 	return v;
 }
 
-bool
-st_col_null(struct st_stmt *s, int col)
+static bool
+sq_col_null(struct st_stmt *s, int col)
 {
 	return sqlite3_column_type(s->stmt, col) == SQLITE_NULL;
 }
 
-int
-st_db_run(struct st_db *db, const char *sql, const char *types, ...)
-{
-	struct st_stmt *s;
-	va_list ap;
-	int rc;
-
-	va_start(ap, types);
-	rc = db_vquery(db, &s, sql, types, ap);
-	va_end(ap);
-	if (rc != ST_OK)
-		return rc;
-	while ((rc = st_stmt_step(s)) == ST_ROW)
-		;
-	st_stmt_done(s);
-	return rc;
-}
-
-int64_t
-st_db_total_changes(struct st_db *db)
+static int64_t
+sq_total_changes(struct st_db *db)
 {
 	return sqlite3_total_changes64(db->conn);
 }
 
-int
-st_db_commit(struct st_db *db, struct st_sync **sync)
+static int
+sq_commit(struct st_db *db, struct st_sync **sync)
 {
 	static const char sql[] = "COMMIT";
 	int rc;
@@ -414,8 +381,8 @@ st_db_commit(struct st_db *db, struct st_sync **sync)
 	return rc;
 }
 
-int64_t
-st_db_work(struct st_db *db)
+static int64_t
+sq_work(struct st_db *db)
 {
 	int64_t n = 0;
 
@@ -426,20 +393,20 @@ st_db_work(struct st_db *db)
 	return n;
 }
 
-bool
-st_db_in_txn(struct st_db *db)
+static bool
+sq_in_txn(struct st_db *db)
 {
 	return sqlite3_get_autocommit(db->conn) == 0;
 }
 
-int64_t
-st_db_changes(struct st_db *db)
+static int64_t
+sq_changes(struct st_db *db)
 {
 	return sqlite3_changes64(db->conn);
 }
 
-bool
-st_db_disk_full(struct st_db *db)
+static bool
+sq_disk_full(struct st_db *db)
 {
 	bool full = db->full;
 
@@ -447,14 +414,14 @@ st_db_disk_full(struct st_db *db)
 	return full;
 }
 
-const char *
-st_db_errmsg(struct st_db *db)
+static const char *
+sq_errmsg(struct st_db *db)
 {
 	return sqlite3_errmsg(db->conn);
 }
 
-int
-st_db_synchronous(struct st_db *db)
+static int
+sq_synchronous(struct st_db *db)
 {
 	sqlite3_stmt *s;
 	int v = -1;
@@ -467,3 +434,27 @@ st_db_synchronous(struct st_db *db)
 	sqlite3_finalize(s);
 	return v;
 }
+
+const struct st_db_be st_db_sqlite_be = {
+    .dialect = "sqlite",
+    /* The write lock at once: a group never waits halfway through. */
+    .begin_sql = "BEGIN IMMEDIATE",
+    .shared = false,
+    .close = sq_close,
+    .exec = sq_exec,
+    .vquery = db_vquery,
+    .step = sq_stmt_step,
+    .done = sq_stmt_done,
+    .col_text = sq_col_text,
+    .col_int = sq_col_int,
+    .col_blob = sq_col_blob,
+    .col_null = sq_col_null,
+    .commit = sq_commit,
+    .total_changes = sq_total_changes,
+    .work = sq_work,
+    .in_txn = sq_in_txn,
+    .changes = sq_changes,
+    .errmsg = sq_errmsg,
+    .disk_full = sq_disk_full,
+    .synchronous = sq_synchronous,
+};

@@ -34,8 +34,23 @@ int st_db_configure(void);
 /* Opens (creating) a SQLite database with WAL, synchronous=FULL and
  * foreign keys on.  path may be ":memory:". */
 int st_db_open_sqlite(struct st_db **out, const char *path);
+/*
+ * Connects to PostgreSQL with a libpq connection string.  The DSN is a
+ * secret: it is never logged, and only libpq keeps it.  The schema is
+ * whatever the DSN's search_path selects.
+ */
+int st_db_open_pg(struct st_db **out, const char *dsn);
 void st_db_close(struct st_db *db);
-const char *st_db_dialect(const struct st_db *db); /* "sqlite" */
+const char *st_db_dialect(const struct st_db *db); /* "sqlite", "postgres" */
+/*
+ * Whether other stores may write the same database at once (PostgreSQL):
+ * then a value read outside a row lock may be stale by the next write.
+ */
+bool st_db_shared(const struct st_db *db);
+
+/* Begins the group's write transaction: BEGIN IMMEDIATE on SQLite (the
+ * write lock at once), BEGIN on PostgreSQL.  Returns ST_OK or ST_ERROR. */
+int st_db_begin(struct st_db *db);
 
 /* Runs one or more statements without parameters or rows. */
 int st_db_exec(struct st_db *db, const char *sql);
@@ -68,7 +83,8 @@ int st_db_run(struct st_db *db, const char *sql, const char *types, ...);
 /*
  * COMMIT.  With sync, the commit does not wait for its write-ahead log to
  * reach the disk: *sync is then the log to sync (st_vfs_sync) before
- * anything of the transaction is acknowledged, or NULL when nothing waits.
+ * anything of the transaction is acknowledged, or NULL when nothing waits
+ * (always on PostgreSQL, whose COMMIT returns once the server synced).
  */
 struct st_sync;
 int st_db_commit(struct st_db *db, struct st_sync **sync);
@@ -76,11 +92,12 @@ int st_db_commit(struct st_db *db, struct st_sync **sync);
 int64_t st_db_total_changes(struct st_db *db);
 /*
  * Work done so far by every prepared statement, in SQLite virtual machine
- * steps: a measure of what a query costs that no clock disturbs.
+ * steps: a measure of what a query costs that no clock disturbs.  Always
+ * 0 on PostgreSQL, which reports nothing of the kind to its client.
  */
 int64_t st_db_work(struct st_db *db);
 /* Whether a transaction is open (SQLite may end one on its own after an
- * I/O error). */
+ * I/O error; on PostgreSQL one that an error aborted is no longer open). */
 bool st_db_in_txn(struct st_db *db);
 /* Rows changed by the last INSERT, UPDATE or DELETE. */
 int64_t st_db_changes(struct st_db *db);
@@ -89,7 +106,8 @@ const char *st_db_errmsg(struct st_db *db);
  * forgets it. */
 bool st_db_disk_full(struct st_db *db);
 
-/* PRAGMA synchronous (2 is FULL). */
+/* PRAGMA synchronous (2 is FULL); on PostgreSQL 2 when every commit
+ * waits for its WAL to be flushed (synchronous_commit and fsync on). */
 int st_db_synchronous(struct st_db *db);
 
 #endif

@@ -30,13 +30,6 @@ main(int argc, char **argv, char **envp)
 	if ((rc = cm_startup(&su, &cfg, "spaced-store", argc, argv, envp, NULL,
 	         CM_STARTUP_DIRS)) != CM_EXIT_OK)
 		return rc;
-	if (cfg.store_backend != CM_STORE_SQLITE) {
-		cm_warnx(
-		    "config: store_backend %s is not available in this build",
-		    "postgres");
-		cm_startup_fini(&su);
-		return CM_EXIT_PERMANENT;
-	}
 	if (cm_ipc_url(rep_url, sizeof(rep_url), cfg.run_dir, "store.ipc") !=
 	        0 ||
 	    cm_ipc_url(pub_url, sizeof(pub_url), cfg.run_dir,
@@ -49,13 +42,18 @@ main(int argc, char **argv, char **envp)
 
 	memset(&opts, 0, sizeof(opts));
 	opts.sqlite_path = db_path;
+	/* The DSN stays in this process: read from the config, given to
+	 * libpq, never logged (config validation requires one). */
+	if (cfg.store_backend == CM_STORE_POSTGRES)
+		opts.postgres_dsn = cfg.postgres_dsn;
 	opts.max_spaces_per_workspace = cfg.max_spaces_per_workspace;
 	opts.task_timeout_default_s = cfg.task_timeout_default;
 	opts.task_timeout_max_s = cfg.task_timeout_max;
 	opts.host_id = cfg.host_id;
 	opts.defer_sync = true; /* the loop syncs before it acknowledges */
 	if (st_store_open(&st, &opts) != 0) {
-		cm_warnx("store: cannot open %s", db_path);
+		cm_warnx("store: cannot open %s",
+		    opts.postgres_dsn ? "the PostgreSQL database" : db_path);
 		cm_startup_fini(&su);
 		return CM_EXIT_FAILED;
 	}

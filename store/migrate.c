@@ -44,7 +44,7 @@ st_migrate(struct st_db *db)
 	static const char create[] =
 	    "CREATE TABLE IF NOT EXISTS schema_migrations ("
 	    " version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
-	    " applied_at INTEGER NOT NULL)";
+	    " applied_at BIGINT NOT NULL)";
 	static const char applied[] =
 	    "SELECT 1 FROM schema_migrations WHERE version = $1";
 	static const char record[] = "INSERT INTO schema_migrations"
@@ -73,7 +73,7 @@ st_migrate(struct st_db *db)
 		st_stmt_done(s);
 		if (done)
 			continue;
-		if (st_db_exec(db, "BEGIN IMMEDIATE") != ST_OK)
+		if (st_db_begin(db) != ST_OK)
 			return -1;
 		if (st_db_exec(db, m->sql) != ST_OK ||
 		    st_db_run(db, record, "isi", (int64_t)m->version, m->name,

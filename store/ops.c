@@ -366,6 +366,7 @@ st_seq_note(struct st_ctx *ctx, const char *space_id, int64_t last)
 	}
 	memcpy(ctx->seq_space, space_id, n + 1);
 	ctx->seq_last = last;
+	ctx->seq_locked = false;
 }
 
 static int
@@ -404,10 +405,17 @@ event_add(struct st_ctx *ctx, const char *workspace_id, const char *space_id,
 	/*
 	 * A plain read then write: cheaper in SQLite than UPDATE RETURNING
 	 * (which buffers its rows), and safe because the store is the only
-	 * writer.
+	 * writer.  On a shared database (PostgreSQL, other hosts' stores)
+	 * the read locks the Space row until the commit, and no value read
+	 * before it is trusted: two writers then take turns, and the second
+	 * reads the first one's sequence.
 	 */
 	static const char next_sql[] =
 	    "SELECT last_sequence + 1 FROM browser_spaces WHERE id = $1";
+	static const char next_lock_sql[] =
+	    "SELECT last_sequence + 1 FROM browser_spaces WHERE id = $1"
+	    " FOR UPDATE";
+	bool shared = st_db_shared(ctx->db);
 	static const char same_sql[] =
 	    "UPDATE browser_spaces SET last_sequence = $2 WHERE id = $1";
 	static const char touch_sql[] =
@@ -436,10 +444,12 @@ event_add(struct st_ctx *ctx, const char *workspace_id, const char *space_id,
 
 	if (payload == NULL)
 		payload = "{}";
-	if (strcmp(ctx->seq_space, space_id) == 0) {
+	if (strcmp(ctx->seq_space, space_id) == 0 &&
+	    (!shared || ctx->seq_locked)) {
 		seq = ctx->seq_last + 1;
 	} else {
-		if (st_db_query(ctx->db, &s, next_sql, "s", space_id) != ST_OK)
+		if (st_db_query(ctx->db, &s, shared ? next_lock_sql : next_sql,
+		        "s", space_id) != ST_OK)
 			return -1;
 		if (st_stmt_step(s) != ST_ROW) {
 			st_stmt_done(s);
@@ -468,6 +478,7 @@ event_add(struct st_ctx *ctx, const char *workspace_id, const char *space_id,
 	        kind, payload, ctx->now) != ST_DONE)
 		return -1;
 	st_seq_note(ctx, space_id, seq);
+	ctx->seq_locked = shared; /* the row stays locked until the commit */
 
 	memset(&ev, 0, sizeof(ev));
 	ev.workspace_id = workspace_id;

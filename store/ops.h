@@ -40,6 +40,8 @@ struct st_ctx {
 	 */
 	char seq_space[CM_ID_MAX + 1];
 	int64_t seq_last;
+	/* seq_last was read under the Space row's lock (st_db_shared). */
+	bool seq_locked;
 };
 
 /* Notes space_id's last event sequence, as read in this request. */

@@ -375,9 +375,9 @@ st_op_sup_list_active(
 	static const char sql[] =
 	    "SELECT " ST_SPACE_COLS
 	    " FROM browser_spaces WHERE status <> 'closed'"
-	    " AND ($1 IS NULL OR browser_instance_id IN"
+	    " AND (CAST($1 AS TEXT) IS NULL OR browser_instance_id IN"
 	    " (SELECT id FROM browser_instances WHERE host = $1))"
-	    " AND ($2 IS NULL OR id > $2)"
+	    " AND (CAST($2 AS TEXT) IS NULL OR id > $2)"
 	    " ORDER BY id LIMIT $3";
 	struct st_stmt *s;
 	struct pr_space *sp;
@@ -409,7 +409,7 @@ st_op_sup_list_cdp(
 {
 	static const char sql[] =
 	    "SELECT id, status, endpoint FROM browser_instances"
-	    " WHERE driver = 'cdp' AND ($1 IS NULL OR host = $1)"
+	    " WHERE driver = 'cdp' AND (CAST($1 AS TEXT) IS NULL OR host = $1)"
 	    " ORDER BY id LIMIT " CM_STR(CM_PROBE_MAX);
 	struct pr_instance *in;
 	struct pr_instance_secret *sec;

@@ -623,9 +623,10 @@ st_op_instance_set_status(
 {
 	/* With if_status, only from that status: the probe's write never
 	 * undoes an operator's disable that came after its read. */
-	static const char upd[] = "UPDATE browser_instances SET status = $2,"
-	                          " updated_at = $3 WHERE id = $1"
-	                          " AND ($4 IS NULL OR status = $4)";
+	static const char upd[] =
+	    "UPDATE browser_instances SET status = $2,"
+	    " updated_at = $3 WHERE id = $1"
+	    " AND (CAST($4 AS TEXT) IS NULL OR status = $4)";
 	static const char has_instance[] =
 	    "SELECT 1 FROM browser_instances WHERE id = $1";
 	static const char sel[] =

@@ -288,8 +288,9 @@ st_op_space_list(
 {
 	static const char sql[] =
 	    "SELECT " ST_SPACE_COLS " FROM browser_spaces"
-	    " WHERE workspace_id = $1 AND ($2 IS NULL OR status = $2)"
-	    " AND ($3 IS NULL OR owner_id = $3)"
+	    " WHERE workspace_id = $1 AND (CAST($2 AS TEXT) IS NULL OR status "
+	    "= $2)"
+	    " AND (CAST($3 AS TEXT) IS NULL OR owner_id = $3)"
 	    " ORDER BY created_at DESC, id DESC LIMIT $4";
 	struct st_stmt *s;
 	struct pr_space *sp;

@@ -44,7 +44,9 @@ st_store_open(struct st_store **out, const struct st_store_opts *opts)
 		st->opts.task_timeout_max_s = CM_TIMEOUT_MAX_S;
 	if (st->opts.host_id == NULL)
 		st->opts.host_id = "localhost";
-	if (st_db_open_sqlite(&st->db, opts->sqlite_path) != ST_OK ||
+	if ((opts->postgres_dsn != NULL
+	            ? st_db_open_pg(&st->db, opts->postgres_dsn)
+	            : st_db_open_sqlite(&st->db, opts->sqlite_path)) != ST_OK ||
 	    st_migrate(st->db) != 0 ||
 	    (st->ctx.bundles = st_bundles_new()) == NULL) {
 		st_store_close(st);
@@ -338,7 +340,7 @@ st_store_exec(struct st_store *st, struct st_item *items, size_t n,
 	pubs_clear(ctx, 0);
 	st->sync = NULL;
 	st_db_disk_full(st->db);
-	if (st_db_run(st->db, "BEGIN IMMEDIATE", "") != ST_DONE) {
+	if (st_db_begin(st->db) != ST_OK) {
 		fail_writes(items, reqs, ok, n,
 		    "the database cannot start a transaction");
 		rc = -1;
@@ -356,7 +358,7 @@ st_store_exec(struct st_store *st, struct st_item *items, size_t n,
 		st_db_run(st->db, "ROLLBACK", "");
 		pubs_clear(ctx, 0);
 		replies_clear(items, n, ok);
-		if (st_db_run(st->db, "BEGIN IMMEDIATE", "") != ST_DONE) {
+		if (st_db_begin(st->db) != ST_OK) {
 			fail_writes(items, reqs, ok, n,
 			    "the database cannot start a transaction");
 			rc = -1;

@@ -18,7 +18,9 @@
 struct st_store;
 
 struct st_store_opts {
-	const char *sqlite_path;      /* file path, or ":memory:" */
+	const char *sqlite_path; /* file path, or ":memory:" */
+	/* Not NULL: PostgreSQL at this libpq DSN (a secret) instead. */
+	const char *postgres_dsn;
 	int max_spaces_per_workspace; /* 0: CM_SPACES_PER_WS_DEFAULT */
 	int task_timeout_default_s;   /* 0: CM_TIMEOUT_DEFAULT_S */
 	int task_timeout_max_s;       /* 0: CM_TIMEOUT_MAX_S */
@@ -53,7 +55,7 @@ struct st_item {
 };
 
 /*
- * Group commit (DESIGN 1): runs every item inside one BEGIN IMMEDIATE, each
+ * Group commit (DESIGN 1): runs every item inside one transaction, each
  * write in its own SAVEPOINT, commits once, then calls publish for every
  * event of the group in commit order, then returns.  A request that cannot
  * be decoded gets an invalid_request reply and is logged as a bug.  A

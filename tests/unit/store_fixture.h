@@ -12,12 +12,19 @@
  * (Criterion forks each test); it must not move once fx_setup has run,
  * because the store's clock points at it.  Every reply a helper returns
  * stays valid until fx_teardown.
+ *
+ * With SPACED_TEST_PG naming a cluster's state file (tests/pg/cluster.sh,
+ * which ctest starts for the pg/ tests), the store is on PostgreSQL
+ * instead, in a schema of its own that fx_teardown drops, and the raw
+ * checks go through libpq: their ?N parameters become $N, and a failure's
+ * SQLSTATE is reported as the SQLite code of the same constraint.
  */
 #ifndef SPACED_STORE_FIXTURE_H
 #define SPACED_STORE_FIXTURE_H
 
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <libpq-fe.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -36,6 +43,7 @@
 #define FX_T0 INT64_C(1767225600000)
 #define FX_INST_MAX 40
 #define FX_PATH_MAX 256
+#define FX_DSN_MAX 512
 
 /*
  * Canary secrets, given to every instance the fixture registers.  Only
@@ -98,6 +106,9 @@ struct fx_rep {
 struct fx {
 	char dir[64];
 	char path[FX_PATH_MAX];
+	bool pg;              /* on PostgreSQL (SPACED_TEST_PG) */
+	char schema[48];      /* PostgreSQL: the test's own schema */
+	char dsn[FX_DSN_MAX]; /* PostgreSQL: the store's, into that schema */
 	struct st_store *st;
 	struct st_store_opts opts;
 	int64_t now;
@@ -145,6 +156,120 @@ fx_mkdtemp(char *dir, size_t len)
 	cr_assert_not_null(mkdtemp(dir), "mkdtemp failed");
 }
 
+/*
+ * The cluster's DSN from SPACED_TEST_PG's state file into dsn, or false
+ * when the tests run on SQLite.
+ */
+static inline bool
+fx_pg_base(char *dsn, size_t len)
+{
+	const char *state = getenv("SPACED_TEST_PG");
+	char line[FX_DSN_MAX];
+	FILE *fp;
+
+	dsn[0] = '\0';
+	if (state == NULL || state[0] == '\0')
+		return false;
+	fp = fopen(state, "r");
+	cr_assert_not_null(fp, "SPACED_TEST_PG: cannot read %s", state);
+	while (fgets(line, sizeof(line), fp) != NULL)
+		if (line[0] != '#' && line[0] != '\n')
+			snprintf(
+			    dsn, len, "%.*s", (int)strcspn(line, "\n"), line);
+	fclose(fp);
+	cr_assert_neq(dsn[0], '\0', "SPACED_TEST_PG: no DSN in %s", state);
+	return true;
+}
+
+static inline void
+fx_pg_quiet(void *arg, const char *msg)
+{
+	(void)arg;
+	(void)msg;
+}
+
+/* A connection to the test's schema (or the cluster's default one). */
+static inline PGconn *
+fx_pg_connect(const char *dsn)
+{
+	PGconn *c = PQconnectdb(dsn);
+
+	cr_assert_eq(PQstatus(c), CONNECTION_OK, "cannot connect: %s",
+	    PQerrorMessage(c));
+	return c;
+}
+
+/* Runs pre then sql on a connection to the cluster. */
+static inline void
+fx_pg_admin_in(const char *pre, const char *sql)
+{
+	char base[FX_DSN_MAX];
+	PGconn *c;
+	PGresult *r;
+
+	fx_pg_base(base, sizeof(base));
+	c = fx_pg_connect(base);
+	PQsetNoticeProcessor(c, fx_pg_quiet, NULL);
+	r = PQexec(c, pre);
+	PQclear(r);
+	r = PQexec(c, sql);
+	cr_assert_eq(PQresultStatus(r), PGRES_COMMAND_OK, "%s: %s", sql,
+	    PQresultErrorMessage(r));
+	PQclear(r);
+	PQfinish(c);
+}
+
+static inline void
+fx_pg_admin(const char *sql)
+{
+	fx_pg_admin_in("", sql);
+}
+
+/*
+ * The few SQLite functions the tests' raw checks use, in the test's
+ * schema, as far as the tests use them: printf of one %05d, instr as a
+ * condition, hex and zeroblob.
+ */
+#define FX_PG_SHIMS                                                       \
+	"CREATE FUNCTION printf(f text, i int) RETURNS text LANGUAGE sql" \
+	" AS $$ SELECT replace(f, '%05d', lpad(i::text, 5, '0')) $$;"     \
+	"CREATE FUNCTION instr(a text, b text) RETURNS boolean"           \
+	" LANGUAGE sql AS $$ SELECT strpos(a, b) > 0 $$;"                 \
+	"CREATE FUNCTION instr(a bytea, b text) RETURNS boolean"          \
+	" LANGUAGE sql AS $$ SELECT position(convert_to(b, 'UTF8') in a)" \
+	" > 0 $$;"                                                        \
+	"CREATE FUNCTION hex(t text) RETURNS text LANGUAGE sql"           \
+	" AS $$ SELECT upper(encode(convert_to(t, 'UTF8'), 'hex')) $$;"   \
+	"CREATE FUNCTION zeroblob(n int) RETURNS bytea LANGUAGE sql"      \
+	" AS $$ SELECT decode(repeat('00', n), 'hex') $$;"
+
+/* On PostgreSQL: a fresh schema, and the store's DSN into it. */
+static inline void
+fx_pg_setup(struct fx *f)
+{
+	static unsigned n;
+	char base[FX_DSN_MAX], sql[128];
+
+	if (!(f->pg = fx_pg_base(base, sizeof(base))))
+		return;
+	snprintf(
+	    f->schema, sizeof(f->schema), "ut_%ld_%u", (long)getpid(), n++);
+	snprintf(sql, sizeof(sql), "CREATE SCHEMA %s", f->schema);
+	fx_pg_admin(sql);
+	snprintf(sql, sizeof(sql), "SET search_path = %s;", f->schema);
+	fx_pg_admin_in(sql, FX_PG_SHIMS);
+	snprintf(f->dsn, sizeof(f->dsn), "%.400s options='-csearch_path=%s'",
+	    base, f->schema);
+	f->opts.postgres_dsn = f->dsn;
+}
+
+/* Skips the test on PostgreSQL: what it checks is SQLite's alone. */
+#define FX_SQLITE_ONLY(f, why)                                  \
+	do {                                                    \
+		if ((f)->pg)                                    \
+			cr_skip_test("SQLite only: %s", (why)); \
+	} while (0)
+
 /* Opens a store on a fresh temporary directory; max_spaces 0 is the
  * default quota. */
 static inline void
@@ -153,6 +278,7 @@ fx_setup(struct fx *f, int max_spaces)
 	memset(f, 0, sizeof(*f));
 	fx_mkdtemp(f->dir, sizeof(f->dir));
 	snprintf(f->path, sizeof(f->path), "%s/spaced.db", f->dir);
+	fx_pg_setup(f);
 	f->now = FX_T0;
 	f->opts.sqlite_path = f->path;
 	f->opts.max_spaces_per_workspace = max_spaces;
@@ -208,6 +334,12 @@ fx_teardown(struct fx *f)
 	free(f->pubs);
 	pr_arena_free(&f->arena);
 	fx_rmdir(f->dir);
+	if (f->pg) {
+		char sql[128];
+
+		snprintf(sql, sizeof(sql), "DROP SCHEMA %s CASCADE", f->schema);
+		fx_pg_admin(sql);
+	}
 	memset(f, 0, sizeof(*f));
 }
 
@@ -237,11 +369,58 @@ fx_raw_open(struct fx *f)
 	return db;
 }
 
+/* The SQLite extended result code of a PostgreSQL result. */
+static inline int
+fx_pg_code(const PGresult *r)
+{
+	const char *st = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+
+	if (PQresultStatus(r) == PGRES_COMMAND_OK ||
+	    PQresultStatus(r) == PGRES_TUPLES_OK)
+		return SQLITE_OK;
+	if (st == NULL)
+		return SQLITE_ERROR;
+	if (strcmp(st, "23514") == 0)
+		return SQLITE_CONSTRAINT_CHECK;
+	if (strcmp(st, "23505") == 0)
+		return SQLITE_CONSTRAINT_UNIQUE;
+	if (strcmp(st, "23503") == 0)
+		return SQLITE_CONSTRAINT_FOREIGNKEY;
+	if (strcmp(st, "23502") == 0)
+		return SQLITE_CONSTRAINT_NOTNULL;
+	if (strcmp(st, "P0001") == 0) /* RAISE EXCEPTION: a trigger's */
+		return SQLITE_CONSTRAINT_TRIGGER;
+	return SQLITE_ERROR;
+}
+
+/* sql with SQLite's ?N parameters as PostgreSQL's $N. */
+static inline void
+fx_pg_sql(char *out, size_t len, const char *sql)
+{
+	size_t i = 0;
+
+	for (; *sql != '\0' && i + 1 < len; sql++)
+		out[i++] = *sql == '?' ? '$' : *sql;
+	out[i] = '\0';
+	cr_assert_eq(*sql, '\0', "SQL too long for the fixture");
+}
+
 /* Runs sql on a fresh raw connection; returns the extended result code. */
 static inline int
 fx_raw_exec(struct fx *f, const char *sql)
 {
-	sqlite3 *db = fx_raw_open(f);
+	sqlite3 *db;
+
+	if (f->pg) {
+		PGconn *c = fx_pg_connect(f->dsn);
+		PGresult *r = PQexec(c, sql);
+		int rc = fx_pg_code(r);
+
+		PQclear(r);
+		PQfinish(c);
+		return rc;
+	}
+	db = fx_raw_open(f);
 	int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
 
 	rc = rc == SQLITE_OK ? SQLITE_OK : sqlite3_extended_errcode(db);
@@ -257,12 +436,40 @@ fx_raw_exec(struct fx *f, const char *sql)
 static inline int64_t
 fx_sql_int(struct fx *f, const char *sql, ...)
 {
-	sqlite3 *db = fx_raw_open(f);
+	sqlite3 *db;
 	sqlite3_stmt *s = NULL;
 	const char *p;
 	int64_t v = -1;
 	va_list ap;
 	int k = 1;
+
+	if (f->pg) {
+		const char *params[16];
+		char q[4096];
+		PGconn *c = fx_pg_connect(f->dsn);
+		PGresult *r;
+		int n = 0;
+
+		fx_pg_sql(q, sizeof(q), sql);
+		va_start(ap, sql);
+		while ((p = va_arg(ap, const char *)) != NULL && n < 16)
+			params[n++] = p;
+		va_end(ap);
+		r = PQexecParams(c, q, n, NULL, params, NULL, NULL, 0);
+		cr_assert_eq(PQresultStatus(r), PGRES_TUPLES_OK, "%s: %s", q,
+		    PQresultErrorMessage(r));
+		if (PQntuples(r) > 0) {
+			const char *t = PQgetvalue(r, 0, 0);
+
+			/* NULL reads 0, as sqlite3_column_int64's. */
+			v = t[0] == 't' || t[0] == 'f' ? t[0] == 't'
+			                               : strtoll(t, NULL, 10);
+		}
+		PQclear(r);
+		PQfinish(c);
+		return v;
+	}
+	db = fx_raw_open(f);
 
 	cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK,
 	    "prepare %s: %s", sql, sqlite3_errmsg(db));

@@ -306,12 +306,12 @@ Test(migrate, check_constraints_reject_unknown_enum_values)
 #undef TASK_SQL
 
 	/* browser_space_events.kind */
-#define EVENT_SQL                                                            \
-	"INSERT INTO browser_space_events (id, space_id, task_id, sequence," \
-	" kind, created_at) VALUES (%d, 's-ok', NULL, %d, '%s', 0)"
-	RAWF(SQLITE_OK, EVENT_SQL, 900001, 1, "space_closed");
-	RAWF(SQLITE_CONSTRAINT_CHECK, EVENT_SQL, 900002, 2, "exploded");
-	RAWF(SQLITE_CONSTRAINT_CHECK, EVENT_SQL, 900003, 0, "space_opened");
+#define EVENT_SQL                                                        \
+	"INSERT INTO browser_space_events (space_id, task_id, sequence," \
+	" kind, created_at) VALUES ('s-ok', NULL, %d, '%s', 0)"
+	RAWF(SQLITE_OK, EVENT_SQL, 1, "space_closed");
+	RAWF(SQLITE_CONSTRAINT_CHECK, EVENT_SQL, 2, "exploded");
+	RAWF(SQLITE_CONSTRAINT_CHECK, EVENT_SQL, 0, "space_opened");
 #undef EVENT_SQL
 
 	/* The engine's own rows are untouched by all this. */

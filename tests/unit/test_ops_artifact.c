@@ -240,6 +240,18 @@ Test(artifact, deleting_the_space_deletes_its_artifacts)
 	artifact_get(fx.ws, sp, task, "screenshot.png", CM_E_NOT_FOUND);
 }
 
+/* A blob literal of the database's dialect. */
+static const char *
+lit(const char *hex)
+{
+	static char buf[4][64];
+	static unsigned n;
+	char *b = buf[n++ % 4];
+
+	snprintf(b, sizeof(buf[0]), fx.pg ? "'\\x%s'::bytea" : "x'%s'", hex);
+	return b;
+}
+
 /* Inserts a row behind the store's back; returns SQLite's result code. */
 static int
 raw_insert(const char *task, const char *id, const char *name, const char *mime,
@@ -259,19 +271,21 @@ Test(artifact, the_schema_holds_size_mime_and_bound)
 	const char *task = running_task("r1");
 
 	/* The table refuses what the store would. */
-	cr_assert_neq(raw_insert(task, "a1", "x.html", "text/html", "x'00'", 1),
+	cr_assert_neq(
+	    raw_insert(task, "a1", "x.html", "text/html", lit("00"), 1),
 	    SQLITE_OK, "a text/html mime");
 	cr_assert_neq(
-	    raw_insert(task, "a1", "x.png", "image/png", "x'0001'", 1),
+	    raw_insert(task, "a1", "x.png", "image/png", lit("0001"), 1),
 	    SQLITE_OK, "a size not its own");
 	cr_assert_neq(raw_insert(task, "a1", "x.png", "image/png",
 	                  "zeroblob(4194305)", 4194305),
 	    SQLITE_OK, "over 4 MiB");
-	cr_assert_eq(raw_insert(task, "a1", "x.png", "image/png", "x'0001'", 2),
+	cr_assert_eq(
+	    raw_insert(task, "a1", "x.png", "image/png", lit("0001"), 2),
 	    SQLITE_OK);
 	/* One of each name per task. */
 	cr_assert_neq(
-	    raw_insert(task, "a2", "x.png", "image/png", "x'0001'", 2),
+	    raw_insert(task, "a2", "x.png", "image/png", lit("0001"), 2),
 	    SQLITE_OK, "a second x.png");
 	_Static_assert(CM_ARTIFACT_MAX == 4194304, "the migration's bound");
 }

@@ -1,0 +1,157 @@
+/*
+ * db_be.c: db.h's functions, each passed to the backend the database (or
+ * statement) was opened with (db_be.h).  What is the same on every
+ * backend is written here once.
+ */
+#include "db_be.h"
+#include "db.h"
+
+#include <stdarg.h>
+
+void
+st_db_close(struct st_db *db)
+{
+	if (db != NULL)
+		ST_DB_BE(db)->close(db);
+}
+
+const char *
+st_db_dialect(const struct st_db *db)
+{
+	return ST_DB_BE(db)->dialect;
+}
+
+bool
+st_db_shared(const struct st_db *db)
+{
+	return ST_DB_BE(db)->shared;
+}
+
+int
+st_db_exec(struct st_db *db, const char *sql)
+{
+	return ST_DB_BE(db)->exec(db, sql);
+}
+
+int
+st_db_begin(struct st_db *db)
+{
+	return st_db_run(db, ST_DB_BE(db)->begin_sql, "") == ST_DONE ? ST_OK
+	                                                             : ST_ERROR;
+}
+
+int
+st_db_query(struct st_db *db, struct st_stmt **out, const char *sql,
+    const char *types, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, types);
+	rc = ST_DB_BE(db)->vquery(db, out, sql, types, ap);
+	va_end(ap);
+	return rc;
+}
+
+int
+st_stmt_step(struct st_stmt *st)
+{
+	return ST_DB_BE(st)->step(st);
+}
+
+void
+st_stmt_done(struct st_stmt *st)
+{
+	if (st != NULL)
+		ST_DB_BE(st)->done(st);
+}
+
+const char *
+st_col_text(struct st_stmt *st, int col)
+{
+	return ST_DB_BE(st)->col_text(st, col);
+}
+
+int64_t
+st_col_int(struct st_stmt *st, int col)
+{
+	return ST_DB_BE(st)->col_int(st, col);
+}
+
+const void *
+st_col_blob(struct st_stmt *st, int col, size_t *len)
+{
+	return ST_DB_BE(st)->col_blob(st, col, len);
+}
+
+bool
+st_col_null(struct st_stmt *st, int col)
+{
+	return ST_DB_BE(st)->col_null(st, col);
+}
+
+int
+st_db_run(struct st_db *db, const char *sql, const char *types, ...)
+{
+	struct st_stmt *s;
+	va_list ap;
+	int rc;
+
+	va_start(ap, types);
+	rc = ST_DB_BE(db)->vquery(db, &s, sql, types, ap);
+	va_end(ap);
+	if (rc != ST_OK)
+		return rc;
+	while ((rc = st_stmt_step(s)) == ST_ROW)
+		;
+	st_stmt_done(s);
+	return rc;
+}
+
+int
+st_db_commit(struct st_db *db, struct st_sync **sync)
+{
+	return ST_DB_BE(db)->commit(db, sync);
+}
+
+int64_t
+st_db_total_changes(struct st_db *db)
+{
+	return ST_DB_BE(db)->total_changes(db);
+}
+
+int64_t
+st_db_work(struct st_db *db)
+{
+	return ST_DB_BE(db)->work(db);
+}
+
+bool
+st_db_in_txn(struct st_db *db)
+{
+	return ST_DB_BE(db)->in_txn(db);
+}
+
+int64_t
+st_db_changes(struct st_db *db)
+{
+	return ST_DB_BE(db)->changes(db);
+}
+
+const char *
+st_db_errmsg(struct st_db *db)
+{
+	return ST_DB_BE(db)->errmsg(db);
+}
+
+bool
+st_db_disk_full(struct st_db *db)
+{
+	return ST_DB_BE(db)->disk_full(db);
+}
+
+int
+st_db_synchronous(struct st_db *db)
+{
+	return ST_DB_BE(db)->synchronous(db);
+}

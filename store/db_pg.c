@@ -1,0 +1,526 @@
+/*
+ * db_pg.c: the PostgreSQL backend of db.h, on libpq.
+ *
+ * Statements are prepared on the server once per connection, named after
+ * their slot in a cache keyed, as in db.c, by the address of their SQL
+ * text.  Parameters go as text (blobs in binary) and the server infers
+ * their types from the statement; rows come back as text, and a bytea
+ * column is unescaped when it is read.  A statement runs when it is
+ * bound: stepping walks the rows of its result.
+ *
+ * PostgreSQL aborts the whole transaction on any error, where SQLite
+ * undoes only the failing statement.  The operations rely on the latter
+ * (a unique violation is an answer, and the request goes on), so inside a
+ * transaction every INSERT, UPDATE and DELETE runs in a savepoint of its
+ * own, released when it succeeds and rolled back to when it fails.
+ */
+#include "db.h"
+#include "db_be.h"
+
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "limits.h"
+#include "log.h"
+
+#define PG_BYTEA_OID 17 /* pg_type.oid of bytea */
+
+struct pg_db;
+
+struct st_stmt {
+	const struct st_db_be *be; /* first: db_be.h */
+	const char *sql;
+	struct pg_db *db;
+	char name[16]; /* the prepared statement's name on the server */
+	int n_params;
+	bool write; /* INSERT, UPDATE or DELETE: may fail a constraint */
+	bool blob[CM_PG_PARAMS_MAX + 1]; /* $k is bytea: sent in binary */
+	PGresult *res;                   /* of the last run; NULL when done */
+	int rc;                          /* ST_OK, or the run's error */
+	int row, n_rows;
+	unsigned char *bytes; /* the current row's unescaped bytea */
+	int bytes_col;
+	char ints[CM_PG_PARAMS_MAX][24]; /* integer parameters as text */
+};
+
+struct pg_db {
+	const struct st_db_be *be; /* first: db_be.h */
+	PGconn *conn;
+	int64_t changes, total_changes;
+	bool full; /* disk_full (53100) seen since st_db_disk_full asked */
+	char err[CM_PG_ERRMSG_MAX];
+	struct st_stmt cache[CM_PG_STMT_CACHE];
+};
+
+#define PG(db) ((struct pg_db *)(void *)(db))
+
+/* Keeps the server's message (without its newline) for st_db_errmsg. */
+static void
+pg_keep_error(struct pg_db *db, const char *msg)
+{
+	size_t n;
+
+	snprintf(db->err, sizeof(db->err), "%s", msg ? msg : "unknown error");
+	n = strlen(db->err);
+	while (n > 0 && (db->err[n - 1] == '\n' || db->err[n - 1] == ' '))
+		db->err[--n] = '\0';
+}
+
+/*
+ * A failed result's code: SQLSTATE class 23 (integrity constraint
+ * violation: unique 23505, foreign key 23503, check 23514, not null
+ * 23502) is ST_CONSTRAINT, as SQLite's SQLITE_CONSTRAINT is.  A lost
+ * connection ends the process: the supervisor starts a new store, which
+ * connects again, and no half-known state lingers.
+ */
+static int
+pg_fail(struct pg_db *db, const PGresult *res)
+{
+	const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+
+	pg_keep_error(
+	    db, res ? PQresultErrorMessage(res) : PQerrorMessage(db->conn));
+	if (PQstatus(db->conn) == CONNECTION_BAD)
+		cm_fatalx(
+		    "store: the PostgreSQL connection is lost: %s", db->err);
+	if (state != NULL && strcmp(state, "53100") == 0)
+		db->full = true;
+	if (state != NULL && strncmp(state, "23", 2) == 0)
+		return ST_CONSTRAINT;
+	return ST_ERROR;
+}
+
+/* Server notices (a table that exists, a savepoint that does not) are for
+ * a person at psql, not for the store's log. */
+static void
+pg_no_notice(void *arg, const char *msg)
+{
+	(void)arg;
+	(void)msg;
+}
+
+int
+st_db_open_pg(struct st_db **out, const char *dsn)
+{
+	struct pg_db *db;
+
+	*out = NULL;
+	if ((db = calloc(1, sizeof(*db))) == NULL)
+		return ST_ERROR;
+	db->be = &st_db_pg_be;
+	db->conn = PQconnectdb(dsn);
+	if (db->conn == NULL || PQstatus(db->conn) != CONNECTION_OK) {
+		/* libpq's message names the server, never the password. */
+		cm_warnx("store: cannot connect to PostgreSQL: %s",
+		    db->conn ? PQerrorMessage(db->conn) : "out of memory");
+		PQfinish(db->conn);
+		free(db);
+		return ST_ERROR;
+	}
+	PQsetNoticeProcessor(db->conn, pg_no_notice, NULL);
+	*out = (struct st_db *)(void *)db;
+	return ST_OK;
+}
+
+static void
+pg_done(struct st_stmt *s)
+{
+	PQclear(s->res);
+	s->res = NULL;
+	PQfreemem(s->bytes);
+	s->bytes = NULL;
+}
+
+static void
+pg_close(struct st_db *d)
+{
+	struct pg_db *db = PG(d);
+
+	for (size_t i = 0; i < CM_PG_STMT_CACHE; i++)
+		pg_done(&db->cache[i]);
+	PQfinish(db->conn);
+	free(db);
+}
+
+static int
+pg_exec(struct st_db *d, const char *sql)
+{
+	struct pg_db *db = PG(d);
+	PGresult *res = PQexec(db->conn, sql);
+	ExecStatusType st = PQresultStatus(res);
+	int rc = ST_OK;
+
+	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+		rc = pg_fail(db, res);
+		cm_warnx("store: %s", db->err);
+	}
+	PQclear(res);
+	return rc;
+}
+
+static bool
+pg_is_write(const char *sql)
+{
+	static const char *const verbs[] = {"INSERT", "UPDATE", "DELETE"};
+
+	sql += strspn(sql, " \t\n");
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (strncasecmp(sql, verbs[i], strlen(verbs[i])) == 0)
+			return true;
+	return false;
+}
+
+static void
+pg_prepare_one(struct pg_db *db, struct st_stmt *s, size_t slot)
+{
+	PGresult *res;
+
+	snprintf(s->name, sizeof(s->name), "st%zu", slot);
+	res = PQprepare(db->conn, s->name, s->sql, 0, NULL);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+		cm_fatalx("store: cannot prepare \"%.60s\": %s", s->sql,
+		    PQresultErrorMessage(res));
+	PQclear(res);
+	res = PQdescribePrepared(db->conn, s->name);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+		cm_fatalx("store: cannot describe \"%.60s\": %s", s->sql,
+		    PQresultErrorMessage(res));
+	s->n_params = PQnparams(res);
+	if (s->n_params > CM_PG_PARAMS_MAX)
+		cm_fatalx("store: \"%.60s\" has more than %d parameters",
+		    s->sql, CM_PG_PARAMS_MAX);
+	for (int k = 1; k <= s->n_params; k++)
+		s->blob[k] = PQparamtype(res, k - 1) == PG_BYTEA_OID;
+	PQclear(res);
+	s->write = pg_is_write(s->sql);
+}
+
+static struct st_stmt *
+pg_prepare(struct pg_db *db, const char *sql)
+{
+	size_t h = ((uintptr_t)sql >> 3) * 0x9E3779B97F4A7C15ull;
+	size_t i = (h >> 32) & (CM_PG_STMT_CACHE - 1);
+
+	for (size_t n = 0; n < CM_PG_STMT_CACHE; n++) {
+		size_t slot = (i + n) & (CM_PG_STMT_CACHE - 1);
+		struct st_stmt *s = &db->cache[slot];
+
+		if (s->sql == sql)
+			return s;
+		if (s->sql != NULL)
+			continue;
+		s->be = &st_db_pg_be;
+		s->sql = sql;
+		s->db = db;
+		pg_prepare_one(db, s, slot);
+		return s;
+	}
+	cm_fatalx("store: statement cache is full");
+}
+
+/* Runs a savepoint command of the write in hand; false when it failed. */
+static bool
+pg_savepoint(struct pg_db *db, const char *sql)
+{
+	PGresult *res = PQexec(db->conn, sql);
+	bool ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+
+	if (!ok)
+		pg_fail(db, res);
+	PQclear(res);
+	return ok;
+}
+
+/* Runs s with its values; its result (or error) waits for the steps. */
+static void
+pg_run(struct pg_db *db, struct st_stmt *s, const char *const *values,
+    const int *lengths, const int *formats)
+{
+	bool guard =
+	    s->write && PQtransactionStatus(db->conn) == PQTRANS_INTRANS;
+	ExecStatusType st;
+
+	s->rc = ST_OK;
+	s->row = -1;
+	s->n_rows = 0;
+	if (guard && !pg_savepoint(db, "SAVEPOINT st_write")) {
+		s->rc = ST_ERROR;
+		return;
+	}
+	s->res = PQexecPrepared(
+	    db->conn, s->name, s->n_params, values, lengths, formats, 0);
+	st = PQresultStatus(s->res);
+	if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
+		s->n_rows = st == PGRES_TUPLES_OK ? PQntuples(s->res) : 0;
+		if (s->write) {
+			db->changes = strtoll(PQcmdTuples(s->res), NULL, 10);
+			db->total_changes += db->changes;
+		}
+		if (guard && !pg_savepoint(db, "RELEASE st_write"))
+			s->rc = ST_ERROR;
+		return;
+	}
+	s->rc = pg_fail(db, s->res);
+	if (s->write)
+		db->changes = 0;
+	/* Undo only this statement, and keep its own error message. */
+	if (guard) {
+		PGresult *res =
+		    PQexec(db->conn, "ROLLBACK TO st_write; RELEASE st_write");
+
+		if (PQresultStatus(res) != PGRES_COMMAND_OK)
+			cm_warnx("store: cannot undo a failed write: %s",
+			    PQresultErrorMessage(res));
+		PQclear(res);
+	}
+}
+
+static int
+pg_vquery(struct st_db *d, struct st_stmt **out, const char *sql,
+    const char *types, va_list ap)
+{
+	struct pg_db *db = PG(d);
+	struct st_stmt *s = pg_prepare(db, sql);
+	const char *values[CM_PG_PARAMS_MAX];
+	int lengths[CM_PG_PARAMS_MAX], formats[CM_PG_PARAMS_MAX];
+	int k;
+
+	pg_done(s);
+	for (k = 0; types[k] != '\0'; k++) {
+		char *num = s->ints[k];
+		int64_t v;
+
+		if (k >= s->n_params)
+			cm_fatalx(
+			    "store: too many parameters for \"%.60s\"", s->sql);
+		lengths[k] = 0;
+		formats[k] = 0;
+		switch (types[k]) {
+		case 's':
+			values[k] = va_arg(ap, const char *);
+			break;
+		case 'i':
+			snprintf(num, sizeof(s->ints[k]), "%lld",
+			    (long long)va_arg(ap, int64_t));
+			values[k] = num;
+			break;
+		case 'b':
+			values[k] = va_arg(ap, int) != 0 ? "1" : "0";
+			break;
+		case 'n':
+			v = va_arg(ap, int64_t);
+			snprintf(num, sizeof(s->ints[k]), "%lld", (long long)v);
+			values[k] = v ? num : NULL;
+			break;
+		case 'B': {
+			const void *p = va_arg(ap, const void *);
+			size_t len = va_arg(ap, size_t);
+
+			if (len > (size_t)CM_ARTIFACT_MAX * 2)
+				cm_fatalx("store: a blob of %zu bytes", len);
+			/* Binary into bytea, as text into anything else. */
+			values[k] = p != NULL && len == 0 ? "" : p;
+			lengths[k] = (int)len;
+			formats[k] = s->blob[k + 1] ? 1 : 0;
+			break;
+		}
+		default:
+			cm_fatalx("store: bad parameter type '%c'", types[k]);
+		}
+	}
+	if (k != s->n_params)
+		cm_fatalx("store: %d parameters for \"%.60s\", which has %d", k,
+		    s->sql, s->n_params);
+	pg_run(db, s, values, lengths, formats);
+	*out = s;
+	return ST_OK;
+}
+
+static int
+pg_step(struct st_stmt *s)
+{
+	if (s->rc != ST_OK)
+		return s->rc;
+	PQfreemem(s->bytes);
+	s->bytes = NULL;
+	if (s->row + 1 < s->n_rows) {
+		s->row++;
+		return ST_ROW;
+	}
+	s->row = s->n_rows;
+	return ST_DONE;
+}
+
+static const char *
+pg_col_text(struct st_stmt *s, int col)
+{
+	if (PQgetisnull(s->res, s->row, col))
+		return NULL;
+	return PQgetvalue(s->res, s->row, col);
+}
+
+/* Booleans come back as t and f: they read as SQLite's 1 and 0. */
+static int64_t
+pg_col_int(struct st_stmt *s, int col)
+{
+	const char *v = PQgetvalue(s->res, s->row, col);
+
+	if (v[0] == 't' || v[0] == 'f')
+		return v[0] == 't';
+	return strtoll(v, NULL, 10);
+}
+
+/*
+ * A bytea column arrives escaped (text results) and is unescaped here;
+ * the bytes stay valid until the next step or done, or until another
+ * bytea column of the same row is read.
+ */
+static const void *
+pg_col_blob(struct st_stmt *s, int col, size_t *len)
+{
+	const char *v;
+
+	*len = 0;
+	if (PQgetisnull(s->res, s->row, col))
+		return NULL;
+	v = PQgetvalue(s->res, s->row, col);
+	if (PQftype(s->res, col) != PG_BYTEA_OID) {
+		*len = (size_t)PQgetlength(s->res, s->row, col);
+		return v;
+	}
+	if (s->bytes == NULL || s->bytes_col != col) {
+		PQfreemem(s->bytes);
+		s->bytes = PQunescapeBytea((const unsigned char *)v, len);
+		s->bytes_col = col;
+		if (s->bytes == NULL)
+			*len = 0;
+		return s->bytes;
+	}
+	return s->bytes;
+}
+
+static bool
+pg_col_null(struct st_stmt *s, int col)
+{
+	return PQgetisnull(s->res, s->row, col) != 0;
+}
+
+/*
+ * COMMIT returns once the server has flushed the transaction's WAL
+ * (synchronous_commit), so nothing is left for the caller to sync.  A
+ * COMMIT of a transaction an error aborted succeeds as a ROLLBACK: that
+ * is a failed commit here.
+ */
+static int
+pg_commit(struct st_db *d, struct st_sync **sync)
+{
+	struct pg_db *db = PG(d);
+	PGresult *res;
+	int rc = ST_DONE;
+
+	if (sync != NULL)
+		*sync = NULL;
+	res = PQexec(db->conn, "COMMIT");
+	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+		rc = pg_fail(db, res) == ST_CONSTRAINT ? ST_CONSTRAINT
+		                                       : ST_ERROR;
+	else if (strcmp(PQcmdStatus(res), "COMMIT") != 0) {
+		pg_keep_error(db, "the transaction was aborted by an error");
+		rc = ST_ERROR;
+	}
+	PQclear(res);
+	return rc;
+}
+
+static int64_t
+pg_total_changes(struct st_db *d)
+{
+	return PG(d)->total_changes;
+}
+
+/* PostgreSQL tells its client nothing like SQLite's VM steps. */
+static int64_t
+pg_work(struct st_db *d)
+{
+	(void)d;
+	return 0;
+}
+
+/* A transaction an error aborted can only roll back: it is not open for
+ * anything more, as SQLite's after it rolled one back by itself. */
+static bool
+pg_in_txn(struct st_db *d)
+{
+	return PQtransactionStatus(PG(d)->conn) == PQTRANS_INTRANS;
+}
+
+static int64_t
+pg_changes(struct st_db *d)
+{
+	return PG(d)->changes;
+}
+
+static const char *
+pg_errmsg(struct st_db *d)
+{
+	return PG(d)->err;
+}
+
+static bool
+pg_disk_full(struct st_db *d)
+{
+	bool full = PG(d)->full;
+
+	PG(d)->full = false;
+	return full;
+}
+
+static bool
+pg_setting_is(struct pg_db *db, const char *sql, const char *off)
+{
+	PGresult *res = PQexec(db->conn, sql);
+	bool is = PQresultStatus(res) == PGRES_TUPLES_OK &&
+	          PQntuples(res) == 1 &&
+	          strcmp(PQgetvalue(res, 0, 0), off) == 0;
+
+	PQclear(res);
+	return is;
+}
+
+static int
+pg_synchronous(struct st_db *d)
+{
+	struct pg_db *db = PG(d);
+
+	if (pg_setting_is(db, "SHOW fsync", "off") ||
+	    pg_setting_is(db, "SHOW synchronous_commit", "off"))
+		return 0;
+	return 2;
+}
+
+const struct st_db_be st_db_pg_be = {
+    .dialect = "postgres",
+    /* Writers on other hosts take their locks row by row. */
+    .begin_sql = "BEGIN",
+    .shared = true,
+    .close = pg_close,
+    .exec = pg_exec,
+    .vquery = pg_vquery,
+    .step = pg_step,
+    .done = pg_done,
+    .col_text = pg_col_text,
+    .col_int = pg_col_int,
+    .col_blob = pg_col_blob,
+    .col_null = pg_col_null,
+    .commit = pg_commit,
+    .total_changes = pg_total_changes,
+    .work = pg_work,
+    .in_txn = pg_in_txn,
+    .changes = pg_changes,
+    .errmsg = pg_errmsg,
+    .disk_full = pg_disk_full,
+    .synchronous = pg_synchronous,
+};
