@@ -19,13 +19,13 @@
 #include <errno.h>
 #include <nng/protocol/pubsub0/pub.h>
 #include <nng/protocol/pubsub0/sub.h>
-#include <nng/transport/ipc/ipc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api.h"
 #include "clock.h"
+#include "listen.h"
 #include "log.h"
 #include "metrics.h"
 #include "prom_text.h"
@@ -57,6 +57,7 @@ struct api_stream {
 
 static struct {
 	nng_socket sub, pub;
+	struct cm_listener pub_l;
 	nng_aio *sub_rx; /* the loop's receives */
 	struct api_stream *list;
 	/* Finished task ids, for a request parked after its task's end. */
@@ -428,6 +429,7 @@ api_events_tick(int64_t now)
 	static const char beat[] = ": heartbeat\n\n";
 	struct api_stream *s, *next;
 
+	cm_listener_tend(&ev.pub_l, now);
 	for (s = ev.list; s != NULL; s = next) {
 		next = s->next;
 		if (s->parked) {
@@ -459,7 +461,6 @@ int
 api_events_open(const struct cm_config *cfg)
 {
 	char url[CM_PATH_MAX];
-	nng_listener l;
 	int rv = NNG_EINVAL, fd = -1;
 
 	if (cm_ipc_url(url, sizeof(url), cfg->run_dir, "store-events.ipc") !=
@@ -484,11 +485,8 @@ api_events_open(const struct cm_config *cfg)
 	if ((rv = nng_pub0_open(&ev.pub)) != 0 ||
 	    (rv = nng_socket_set_int(ev.pub, NNG_OPT_SENDBUF, CM_PUB_BUF)) !=
 	        0 ||
-	    (rv = nng_listener_create(&l, ev.pub, cfg->events_url)) != 0 ||
-	    (strncmp(cfg->events_url, "ipc://", 6) == 0 &&
-	        (rv = nng_listener_set_int(l, NNG_OPT_IPC_PERMISSIONS, 0660)) !=
-	            0) ||
-	    (rv = nng_listener_start(l, 0)) != 0) {
+	    (rv = cm_listener_start(
+	         &ev.pub_l, ev.pub, cfg->events_url, 0660)) != 0) {
 		cm_warnx("api: cannot publish on %s: %s", cfg->events_url,
 		    nng_strerror(rv));
 		return -1;

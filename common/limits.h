@@ -92,6 +92,10 @@
 #define CM_RPC_OUTSTANDING_MAX 64
 /* REQ re-sends a request after this long without a reply (DESIGN 6). */
 #define CM_RPC_RESEND_MS 2000
+/* How often a loop looks at nng's error counters for a listener that nng
+ * stopped (common/listen.h). */
+#define CM_LISTEN_LOOK_MS 1000
+
 #define CM_RPC_TIMEOUT_MS 10000 /* a store call, unless its caller says */
 /* One attempt of a synchronous store call; a timed-out attempt is made
  * again, with the same message, on a dialer checked for a pipe. */

@@ -31,6 +31,7 @@
 
 #include "clock.h"
 #include "limits.h"
+#include "listen.h"
 #include "log.h"
 #include "recv.h"
 #include "startup.h"
@@ -38,20 +39,6 @@
 
 /* When idle, expired op_ids go a chunk a second (groups prune too). */
 #define ST_PRUNE_EVERY_MS 1000
-
-static int
-listen_private(nng_socket s, const char *url)
-{
-	nng_listener l;
-	int rv;
-
-	if ((rv = nng_listener_create(&l, s, url)) != 0)
-		return rv;
-	/* Only the service's own user talks to the store. */
-	if (strncmp(url, "ipc://", 6) == 0)
-		nng_listener_set_int(l, NNG_OPT_IPC_PERMISSIONS, 0600);
-	return nng_listener_start(l, 0);
-}
 
 static uint64_t st_requests, st_groups;
 /* Where a group's time went, in ns, for the log line at the end. */
@@ -364,6 +351,8 @@ st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
 {
 	static struct sender out, events;
 	static struct acker ack;
+	/* Only the service's own user talks to the store. */
+	static struct cm_listener rep_l, pub_l;
 	nng_socket rep = NNG_SOCKET_INITIALIZER, pub = NNG_SOCKET_INITIALIZER;
 	nng_aio *rx = NULL;
 	struct pollfd pfd[2];
@@ -383,7 +372,7 @@ st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
 	         rep, NNG_OPT_SENDBUF, CM_STORE_QUEUE_MAX)) != 0 ||
 	    (rv = sender_init(&out, rep)) != 0 ||
 	    (rv = nng_aio_alloc(&rx, NULL, NULL)) != 0 ||
-	    (rv = listen_private(rep, rep_url)) != 0 ||
+	    (rv = cm_listener_start(&rep_l, rep, rep_url, 0600)) != 0 ||
 	    (rv = nng_socket_get_int(rep, NNG_OPT_RECVFD, &recv_fd)) != 0) {
 		cm_warnx(
 		    "store: cannot serve %s: %s", rep_url, nng_strerror(rv));
@@ -392,7 +381,7 @@ st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
 	if ((rv = nng_pub0_open(&pub)) != 0 ||
 	    (rv = nng_socket_set_int(pub, NNG_OPT_SENDBUF, CM_PUB_BUF)) != 0 ||
 	    (rv = sender_init(&events, pub)) != 0 ||
-	    (rv = listen_private(pub, pub_url)) != 0) {
+	    (rv = cm_listener_start(&pub_l, pub, pub_url, 0600)) != 0) {
 		cm_warnx("store: cannot publish on %s: %s", pub_url,
 		    nng_strerror(rv));
 		goto out;
@@ -419,7 +408,14 @@ st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
 	pfd[1].events = POLLIN;
 	for (;;) {
 		int64_t now = cm_mono_ms();
-		int wait = next_prune > now ? (int)(next_prune - now) : 0;
+		int64_t due = next_prune;
+		int wait;
+
+		due = cm_listener_due(&rep_l) < due ? cm_listener_due(&rep_l)
+		                                    : due;
+		due = cm_listener_due(&pub_l) < due ? cm_listener_due(&pub_l)
+		                                    : due;
+		wait = due > now ? (int)(due - now) : 0;
 
 		if (poll(pfd, 2, wait) < 0 && errno != EINTR) {
 			cm_warn("store: poll");
@@ -435,6 +431,8 @@ st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
 		}
 		if (pfd[0].revents & POLLIN)
 			serve_batch(st, rep, rx, &ack);
+		cm_listener_tend(&rep_l, cm_mono_ms());
+		cm_listener_tend(&pub_l, cm_mono_ms());
 		/* The one place the periodic job runs. */
 		if (cm_mono_ms() >= next_prune) {
 			st_store_prune(st);

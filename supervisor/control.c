@@ -1,7 +1,6 @@
 #include "control.h"
 
 #include <nng/protocol/reqrep0/rep.h>
-#include <nng/transport/ipc/ipc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,18 +9,15 @@
 #include "recv.h"
 
 int
-sup_control_open(nng_socket *s, const char *url, int *recv_fd)
+sup_control_open(
+    nng_socket *s, struct cm_listener *l, const char *url, int *recv_fd)
 {
-	nng_listener l;
 	int rv;
 
 	if ((rv = nng_rep0_open(s)) != 0)
 		return rv;
 	if ((rv = nng_socket_set_size(*s, NNG_OPT_RECVMAXSZ, 4096)) != 0 ||
-	    (rv = nng_listener_create(&l, *s, url)) != 0 ||
-	    (rv = nng_listener_set_int(l, NNG_OPT_IPC_PERMISSIONS, 0600)) !=
-	        0 ||
-	    (rv = nng_listener_start(l, 0)) != 0 ||
+	    (rv = cm_listener_start(l, *s, url, 0600)) != 0 ||
 	    (rv = nng_socket_get_int(*s, NNG_OPT_RECVFD, recv_fd)) != 0) {
 		nng_close(*s);
 		return rv;

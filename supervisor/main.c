@@ -342,6 +342,7 @@ next_wake(struct sup *s, int64_t now)
 		wake_at(&wake, s->boot_retry_at);
 	if ((due = sup_jobs_due(&s->jobs, now)) >= 0)
 		wake_at(&wake, due);
+	wake_at(&wake, cm_listener_due(&s->control_l));
 	for (size_t i = 0; i < s->kids.n; i++) {
 		const struct sup_child *ch = s->kids.v[i];
 
@@ -453,6 +454,7 @@ serve(struct sup *s)
 
 		now = cm_mono_ms();
 		sup_jobs_run(&s->jobs, now);
+		cm_listener_tend(&s->control_l, now);
 		restart_due(s, now);
 		sup_work_boot_kick(s, now);
 		if (s->store_up && now >= s->next_rescan &&
@@ -614,7 +616,8 @@ open_sockets(struct sup *s)
 		return -1;
 	if (cm_ipc_url(url, sizeof(url), s->cfg.run_dir, "supervisor.ipc") !=
 	        0 ||
-	    sup_control_open(&s->control, url, &s->control_fd) != 0 ||
+	    sup_control_open(&s->control, &s->control_l, url, &s->control_fd) !=
+	        0 ||
 	    nng_aio_alloc(&s->control_rx, NULL, NULL) != 0)
 		return -1;
 	return 0;

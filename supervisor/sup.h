@@ -13,6 +13,7 @@
 #include "children.h"
 #include "config.h"
 #include "jobs.h"
+#include "listen.h"
 #include "rpc.h"
 
 struct sup {
@@ -23,6 +24,7 @@ struct sup {
 	nng_aio *events_rx;  /* its receives */
 	nng_aio *control_rx; /* the control socket's receives */
 	nng_socket control;  /* REP */
+	struct cm_listener control_l;
 	int events_fd;
 	int pipe_up[2]; /* self-pipe: the events SUB (re)connected */
 	int control_fd;
