@@ -26,6 +26,7 @@
 #include "vfs.h"
 
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,8 +45,10 @@ struct vfs_file {
 	sqlite3_file base;
 	sqlite3_file *real;
 	sqlite3_file *sync; /* a WAL file: the handle st_vfs_sync uses */
-	int sync_flags;     /* those SQLite gave the sync it deferred */
-	bool synced_once;   /* a WAL file: SQLite has synced it for real */
+	/* Those SQLite gave the sync it deferred: set by the loop for each
+	 * commit while the acker may be reading them for the one before. */
+	atomic_int sync_flags;
+	bool synced_once; /* a WAL file: SQLite has synced it for real */
 };
 
 /*
@@ -211,7 +214,8 @@ vfs_sync(sqlite3_file *f, int flags)
 	if (deferring && deferred == NULL && p->sync != NULL &&
 	    p->synced_once && !header) {
 		deferred = p;
-		p->sync_flags = flags;
+		atomic_store_explicit(
+		    &p->sync_flags, flags, memory_order_relaxed);
 		return SQLITE_OK;
 	}
 	rc = RM(f)->xSync(p->real, flags);
@@ -461,5 +465,6 @@ st_vfs_sync(struct st_sync *sync)
 {
 	struct vfs_file *p = (struct vfs_file *)sync;
 
-	return p->sync->pMethods->xSync(p->sync, p->sync_flags);
+	return p->sync->pMethods->xSync(p->sync,
+	    atomic_load_explicit(&p->sync_flags, memory_order_relaxed));
 }
