@@ -126,6 +126,19 @@
 #define CM_PG_STMT_CACHE 256
 #define CM_PG_PARAMS_MAX 32
 #define CM_PG_ERRMSG_MAX 512
+/*
+ * Events across hosts (store/notify.c): announcements of other stores'
+ * events read and republished per wake of the loop (the rest wait for the
+ * next, at once), and the backoff of the listening connection after it
+ * is lost, from the least to the most.
+ */
+#define CM_NOTIFY_PER_WAKE 64
+#define CM_NOTIFY_RETRY_MIN_MS 100
+#define CM_NOTIFY_RETRY_MAX_MS 5000
+#define CM_NOTIFY_CONNECT_MS 10000 /* an attempt to connect, at most */
+/* One announcement: a Space id, then a newline, separators and a
+ * sequence's digits, or a notice's kind (a short name). */
+#define CM_NOTIFY_LINE_MAX (CM_ID_MAX + 48)
 #define CM_OPID_TTL_MS (10 * 60 * 1000)
 #define CM_OPID_PRUNE_MAX 1000 /* expired op_ids deleted at once when idle */
 #define CM_PUB_BUF 8192        /* nng SENDBUF/RECVBUF on pub/sub */

@@ -435,6 +435,14 @@ sq_synchronous(struct st_db *db)
 	return v;
 }
 
+/* One process owns the database: no other store hears of its events. */
+static int64_t
+sq_session(struct st_db *d)
+{
+	(void)d;
+	return 0;
+}
+
 const struct st_db_be st_db_sqlite_be = {
     .dialect = "sqlite",
     /* The write lock at once: a group never waits halfway through. */
@@ -457,4 +465,5 @@ const struct st_db_be st_db_sqlite_be = {
     .errmsg = sq_errmsg,
     .disk_full = sq_disk_full,
     .synchronous = sq_synchronous,
+    .session = sq_session,
 };

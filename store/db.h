@@ -106,6 +106,19 @@ const char *st_db_errmsg(struct st_db *db);
  * forgets it. */
 bool st_db_disk_full(struct st_db *db);
 
+/*
+ * Announces the group's events to every store listening on the same
+ * database (store/notify.h), as part of the open transaction: lines holds
+ * one announcement a line ("<space_id> <sequence>", or "<space_id> 0
+ * <kind>" for a notice), and they are delivered only if the transaction
+ * commits.  Returns ST_DONE (at once where nobody else listens: SQLite)
+ * or ST_ERROR, which leaves the transaction to fail.
+ */
+int st_db_announce(struct st_db *db, const char *lines);
+/* The server process of this connection (PostgreSQL's backend pid, what
+ * a notification names as its sender), or 0 on SQLite. */
+int64_t st_db_session(struct st_db *db);
+
 /* PRAGMA synchronous (2 is FULL); on PostgreSQL 2 when every commit
  * waits for its WAL to be flushed (synchronous_commit and fsync on). */
 int st_db_synchronous(struct st_db *db);

@@ -151,6 +151,20 @@ st_db_disk_full(struct st_db *db)
 }
 
 int
+st_db_announce(struct st_db *db, const char *lines)
+{
+	const char *sql = ST_DB_BE(db)->announce_sql;
+
+	return sql == NULL ? ST_DONE : st_db_run(db, sql, "s", lines);
+}
+
+int64_t
+st_db_session(struct st_db *db)
+{
+	return ST_DB_BE(db)->session(db);
+}
+
+int
 st_db_synchronous(struct st_db *db)
 {
 	return ST_DB_BE(db)->synchronous(db);

@@ -26,6 +26,12 @@ struct st_db_be {
 	/* Whether allocating a Space's next event sequence must lock the
 	 * Space row first: other stores may write the same database. */
 	bool shared;
+	/*
+	 * Announces committed events to the other stores, inside the
+	 * transaction: one parameter, the announcements one a line; NULL
+	 * where no other store listens (SQLite).
+	 */
+	const char *announce_sql;
 	void (*close)(struct st_db *db);
 	int (*exec)(struct st_db *db, const char *sql);
 	int (*vquery)(struct st_db *db, struct st_stmt **out, const char *sql,
@@ -44,6 +50,7 @@ struct st_db_be {
 	const char *(*errmsg)(struct st_db *db);
 	bool (*disk_full)(struct st_db *db);
 	int (*synchronous)(struct st_db *db);
+	int64_t (*session)(struct st_db *db);
 };
 
 /* The table of a struct st_db or struct st_stmt (its first member). */

@@ -25,6 +25,7 @@
 
 #include "limits.h"
 #include "log.h"
+#include "notify.h"
 
 #define PG_BYTEA_OID 17 /* pg_type.oid of bytea */
 
@@ -501,11 +502,21 @@ pg_synchronous(struct st_db *d)
 	return 2;
 }
 
+static int64_t
+pg_session(struct st_db *d)
+{
+	return PQbackendPID(PG(d)->conn);
+}
+
 const struct st_db_be st_db_pg_be = {
     .dialect = "postgres",
     /* Writers on other hosts take their locks row by row. */
     .begin_sql = "BEGIN",
     .shared = true,
+    /* One notification an event, sent in one statement (store/notify.h
+     * names the channel). */
+    .announce_sql = "SELECT pg_notify('" ST_NOTIFY_CHANNEL "', line)"
+                    " FROM regexp_split_to_table($1, E'\\n') AS line",
     .close = pg_close,
     .exec = pg_exec,
     .vquery = pg_vquery,
@@ -523,4 +534,5 @@ const struct st_db_be st_db_pg_be = {
     .errmsg = pg_errmsg,
     .disk_full = pg_disk_full,
     .synchronous = pg_synchronous,
+    .session = pg_session,
 };

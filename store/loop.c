@@ -9,6 +9,10 @@
  * only then publishes the group's events and sends its replies.
  * Meanwhile the loop runs the next group, so the disk and the processor
  * work at the same time.
+ *
+ * On PostgreSQL the loop also listens for the events other stores commit
+ * (notify.h) and publishes them as its own, through the acker, in a group
+ * with no replies and nothing to sync.
  */
 #include "loop.h"
 
@@ -33,6 +37,7 @@
 #include "limits.h"
 #include "listen.h"
 #include "log.h"
+#include "notify.h"
 #include "recv.h"
 #include "startup.h"
 #include "vfs.h"
@@ -45,6 +50,7 @@ static uint64_t st_requests, st_groups;
 static int64_t st_exec_ns;             /* the serving thread, running groups */
 static int64_t st_wait_ns, st_sync_ns; /* the acker: queued, then syncing */
 static uint64_t st_syncs;
+static uint64_t st_heard_events; /* other stores', published here */
 
 /* ---- sending --------------------------------------------------------------
  *
@@ -329,12 +335,42 @@ serve_batch(struct st_store *st, nng_socket rep, nng_aio *rx, struct acker *a)
 	acker_push(a);
 }
 
+/*
+ * Publishes up to CM_NOTIFY_PER_WAKE events other stores committed, each
+ * read from the database, as one group of the acker's.  Returns true when
+ * more may be waiting: the loop comes back at once, after its requests.
+ */
+static bool
+serve_heard(struct st_store *st, struct st_notify *nt, struct acker *a)
+{
+	struct ack_group *g = NULL;
+	struct st_heard h;
+	size_t n = 0;
+
+	while (n < CM_NOTIFY_PER_WAKE && st_notify_next(nt, &h)) {
+		if (g == NULL)
+			g = acker_slot(a);
+		/* Not found: a Space of another schema on the same server. */
+		if (st_store_republish(st, h.space_id, h.sequence, h.kind,
+		        group_publish, g) == 0)
+			st_heard_events++;
+		n++;
+	}
+	if (g != NULL) {
+		g->committed = cm_mono_ns();
+		acker_push(a);
+	}
+	return n == CM_NOTIFY_PER_WAKE;
+}
+
 /* What the loop did, and where a group's time went. */
 static void
 log_served(void)
 {
-	cm_info("store: served %llu requests in %llu group commits",
-	    (unsigned long long)st_requests, (unsigned long long)st_groups);
+	cm_info("store: served %llu requests in %llu group commits; published"
+	        " %llu events of other stores",
+	    (unsigned long long)st_requests, (unsigned long long)st_groups,
+	    (unsigned long long)st_heard_events);
 	if (st_groups == 0)
 		return;
 	cm_info("store: per group, %.0f us running, %.0f us waiting for the"
@@ -355,9 +391,10 @@ st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
 	static struct cm_listener rep_l, pub_l;
 	nng_socket rep = NNG_SOCKET_INITIALIZER, pub = NNG_SOCKET_INITIALIZER;
 	nng_aio *rx = NULL;
-	struct pollfd pfd[2];
+	struct st_notify *nt = NULL;
+	struct pollfd pfd[3];
 	sigset_t mask;
-	bool acking = false;
+	bool acking = false, heard_more = false;
 	int rv, recv_fd, sig_fd = -1, rc = -1;
 	int64_t next_prune = cm_mono_ms();
 
@@ -398,6 +435,12 @@ st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
 		goto out;
 	}
 	acking = true;
+	if (st_store_listen_dsn(st) != NULL &&
+	    st_notify_open(
+	        &nt, st_store_listen_dsn(st), st_store_session(st)) != 0) {
+		cm_warnx("store: out of memory");
+		goto out;
+	}
 
 	cm_ready_notify(&notify_fd);
 	cm_info("store: serving %s, publishing %s", rep_url, pub_url);
@@ -415,9 +458,15 @@ st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
 		                                    : due;
 		due = cm_listener_due(&pub_l) < due ? cm_listener_due(&pub_l)
 		                                    : due;
-		wait = due > now ? (int)(due - now) : 0;
+		pfd[2].fd = -1; /* poll() skips it */
+		pfd[2].events = 0;
+		if (nt != NULL) {
+			pfd[2].fd = st_notify_fd(nt, &pfd[2].events);
+			due = st_notify_due(nt) < due ? st_notify_due(nt) : due;
+		}
+		wait = due > now && !heard_more ? (int)(due - now) : 0;
 
-		if (poll(pfd, 2, wait) < 0 && errno != EINTR) {
+		if (poll(pfd, 3, wait) < 0 && errno != EINTR) {
 			cm_warn("store: poll");
 			break;
 		}
@@ -431,6 +480,10 @@ st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
 		}
 		if (pfd[0].revents & POLLIN)
 			serve_batch(st, rep, rx, &ack);
+		if (nt != NULL) {
+			st_notify_tend(nt, cm_mono_ms());
+			heard_more = serve_heard(st, nt, &ack);
+		}
 		cm_listener_tend(&rep_l, cm_mono_ms());
 		cm_listener_tend(&pub_l, cm_mono_ms());
 		/* The one place the periodic job runs. */
@@ -443,6 +496,7 @@ st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
 out:
 	if (acking)
 		acker_stop(&ack); /* its counters are ours from here */
+	st_notify_close(nt);
 	if (rc == 0)
 		log_served();
 	if (sig_fd >= 0)

@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -370,8 +371,10 @@ st_seq_note(struct st_ctx *ctx, const char *space_id, int64_t last)
 }
 
 static int
-pubs_push(struct st_ctx *ctx, char *buf, size_t len)
+pubs_push(struct st_ctx *ctx, char *buf, size_t len, const struct pr_event *ev)
 {
+	struct st_pub *pub;
+
 	if (ctx->n_pubs == ctx->cap_pubs) {
 		size_t cap = ctx->cap_pubs ? ctx->cap_pubs * 2 : 64;
 		struct st_pub *p = realloc(ctx->pubs, cap * sizeof(*p));
@@ -381,9 +384,13 @@ pubs_push(struct st_ctx *ctx, char *buf, size_t len)
 		ctx->pubs = p;
 		ctx->cap_pubs = cap;
 	}
-	ctx->pubs[ctx->n_pubs].buf = buf;
-	ctx->pubs[ctx->n_pubs].len = len;
-	ctx->n_pubs++;
+	pub = &ctx->pubs[ctx->n_pubs++];
+	pub->buf = buf;
+	pub->len = len;
+	/* The encoder checked the id against CM_ID_MAX. */
+	snprintf(pub->space_id, sizeof(pub->space_id), "%s", ev->space_id);
+	pub->sequence = ev->sequence;
+	pub->kind = ev->kind;
 	return 0;
 }
 
@@ -490,7 +497,7 @@ event_add(struct st_ctx *ctx, const char *workspace_id, const char *space_id,
 	ev.created_at = ctx->now;
 	if (pr_pub_encode(&ev, &buf, &len) != 0)
 		return -1;
-	if (pubs_push(ctx, buf, len) != 0) {
+	if (pubs_push(ctx, buf, len, &ev) != 0) {
 		free(buf);
 		return -1;
 	}
@@ -539,7 +546,7 @@ st_notice(struct st_ctx *ctx, const char *workspace_id, const char *space_id,
 	ev.created_at = ctx->now;
 	if (pr_pub_encode(&ev, &buf, &len) != 0)
 		return -1;
-	if (pubs_push(ctx, buf, len) != 0) {
+	if (pubs_push(ctx, buf, len, &ev) != 0) {
 		free(buf);
 		return -1;
 	}

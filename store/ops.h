@@ -19,9 +19,17 @@
 #include "status.h"
 #include "store.h"
 
+/*
+ * A message to publish once the group commits, and what other stores
+ * hear of it (st_db_announce): its Space and sequence, or, for a notice
+ * (sequence 0), its kind, a name from cm_event_kind_name (static).
+ */
 struct st_pub {
 	char *buf;
 	size_t len;
+	char space_id[CM_ID_MAX + 1];
+	int64_t sequence;
+	const char *kind;
 };
 
 struct st_ctx {

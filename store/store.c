@@ -292,6 +292,46 @@ exec_pass(struct st_store *st, const struct pr_req *reqs, const bool *ok,
 	return true;
 }
 
+/*
+ * Tells the other stores on the database of the group's events, in its
+ * transaction (st_db_announce).  Returns 0, or -1 when the announcement
+ * failed, which on PostgreSQL aborts the transaction: the commit then
+ * fails and the group is answered store_unavailable.
+ */
+static int
+announce(struct st_store *st)
+{
+	struct st_ctx *ctx = &st->ctx;
+	char *lines, *p;
+	size_t cap;
+	int rc;
+
+	if (ctx->n_pubs == 0 || !st_db_shared(st->db))
+		return 0;
+	cap = ctx->n_pubs * CM_NOTIFY_LINE_MAX;
+	if ((lines = malloc(cap)) == NULL)
+		return -1;
+	p = lines;
+	for (size_t i = 0; i < ctx->n_pubs; i++) {
+		const struct st_pub *pub = &ctx->pubs[i];
+		size_t left = cap - (size_t)(p - lines);
+		int k = pub->sequence > 0
+		            ? snprintf(p, left, "%s%s %lld", i ? "\n" : "",
+		                  pub->space_id, (long long)pub->sequence)
+		            : snprintf(p, left, "%s%s 0 %s", i ? "\n" : "",
+		                  pub->space_id, pub->kind);
+
+		if (k < 0 || (size_t)k >= left) {
+			free(lines);
+			return -1;
+		}
+		p += k;
+	}
+	rc = st_db_announce(st->db, lines) == ST_DONE ? 0 : -1;
+	free(lines);
+	return rc;
+}
+
 /* The group did not commit: no write stands, and no item goes unanswered. */
 static void
 fail_writes(struct st_item *items, const struct pr_req *reqs, const bool *ok,
@@ -373,6 +413,9 @@ st_store_exec(struct st_store *st, struct st_item *items, size_t n,
 	 */
 	if (st_db_in_txn(st->db))
 		prune_expired(st, 2 * (int64_t)n);
+	if (st_db_in_txn(st->db) && announce(st) != 0)
+		cm_warnx("store: cannot announce the group's events: %s",
+		    st_db_errmsg(st->db));
 	if (st_db_commit(st->db, st->opts.defer_sync ? &st->sync : NULL) !=
 	    ST_DONE) {
 		cm_warnx("store: commit failed: %s", st_db_errmsg(st->db));
@@ -440,6 +483,65 @@ st_store_prune(struct st_store *st)
 	if (n < 0)
 		cm_warnx("store: op_id prune failed: %s", st_db_errmsg(st->db));
 	return (int)n;
+}
+
+int
+st_store_republish(struct st_store *st, const char *space_id, int64_t sequence,
+    const char *kind, st_publish_fn publish, void *arg)
+{
+	static const char event_sql[] =
+	    "SELECT s.workspace_id, e.task_id, e.kind, e.payload,"
+	    " e.created_at FROM browser_space_events e"
+	    " JOIN browser_spaces s ON s.id = e.space_id"
+	    " WHERE e.space_id = $1 AND e.sequence = $2";
+	static const char notice_sql[] =
+	    "SELECT workspace_id FROM browser_spaces WHERE id = $1";
+	struct st_stmt *s;
+	struct pr_event ev;
+	char *buf = NULL;
+	size_t len;
+	int rc = -1;
+
+	if ((sequence > 0 ? st_db_query(
+	                        st->db, &s, event_sql, "si", space_id, sequence)
+	                  : st_db_query(st->db, &s, notice_sql, "s",
+	                        space_id)) != ST_OK)
+		return -1;
+	if (st_stmt_step(s) == ST_ROW) {
+		memset(&ev, 0, sizeof(ev));
+		ev.workspace_id = st_col_text(s, 0);
+		ev.space_id = space_id;
+		ev.sequence = sequence;
+		if (sequence > 0) {
+			ev.task_id = st_col_text(s, 1);
+			ev.kind = st_col_text(s, 2);
+			ev.payload = st_col_text(s, 3);
+			ev.created_at = st_col_int(s, 4);
+		} else {
+			ev.kind = kind;
+			ev.created_at = store_now(st);
+		}
+		if (ev.workspace_id != NULL &&
+		    pr_pub_encode(&ev, &buf, &len) == 0) {
+			publish(arg, buf, len);
+			free(buf);
+			rc = 0;
+		}
+	}
+	st_stmt_done(s);
+	return rc;
+}
+
+const char *
+st_store_listen_dsn(const struct st_store *st)
+{
+	return st->opts.postgres_dsn;
+}
+
+int64_t
+st_store_session(struct st_store *st)
+{
+	return st_db_session(st->db);
 }
 
 struct st_sync *

@@ -73,6 +73,22 @@ int st_store_exec(struct st_store *st, struct st_item *items, size_t n,
     st_publish_fn publish, void *arg);
 
 /*
+ * Publishes, through publish, an event another store committed (heard
+ * through store/notify.h): the message its own store published, read
+ * back from the event's row, or for a notice (sequence 0, kind) the same
+ * wake-up with this store's clock.  Outside any group; one read.
+ * Returns 0, or -1 when the database holds no such event or Space (one
+ * in another schema of the same database, or not yet visible).
+ */
+int st_store_republish(struct st_store *st, const char *space_id,
+    int64_t sequence, const char *kind, st_publish_fn publish, void *arg);
+/* The DSN other stores' events are heard at (PostgreSQL), or NULL. */
+const char *st_store_listen_dsn(const struct st_store *st);
+/* The store's own announcements come from this server process
+ * (st_db_session); 0 on SQLite. */
+int64_t st_store_session(struct st_store *st);
+
+/*
  * With opts.defer_sync: the write-ahead log to sync (st_vfs_sync) before
  * any reply to, or event of, the last group leaves the process (a sync
  * covers every group before it too), or NULL when that group needs none.
