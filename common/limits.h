@@ -93,8 +93,10 @@
 /* REQ re-sends a request after this long without a reply (DESIGN 6). */
 #define CM_RPC_RESEND_MS 2000
 /* How often a loop looks at nng's error counters for a listener that nng
- * stopped (common/listen.h). */
+ * stopped, and how long a listener whose errors moved has to take in a
+ * connection before it is judged stopped (common/listen.h). */
 #define CM_LISTEN_LOOK_MS 1000
+#define CM_LISTEN_PROBE_MS 2000
 
 #define CM_RPC_TIMEOUT_MS 10000 /* a store call, unless its caller says */
 /* One attempt of a synchronous store call; a timed-out attempt is made

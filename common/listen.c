@@ -3,6 +3,7 @@
  */
 #include "listen.h"
 
+#include <nng/protocol/pair0/pair.h>
 #include <nng/transport/ipc/ipc.h>
 #include <stdio.h>
 #include <string.h>
@@ -46,21 +47,49 @@ cm_listener_start(
 	return listener_open(cl);
 }
 
-/* nng's count of the listener's "other" errors, or UINT64_MAX when it
- * keeps no statistics (then there is nothing to go by). */
-static uint64_t
-listener_errors(const struct cm_listener *cl)
+/* nng's counts of the listener's "other" errors and accepted connections;
+ * false when it keeps no statistics (then there is nothing to go by). */
+static bool
+listener_counts(const struct cm_listener *cl, uint64_t *other, uint64_t *accept)
 {
-	nng_stat *all, *st, *other;
-	uint64_t n = UINT64_MAX;
+	nng_stat *all, *st, *o, *a;
+	bool ok = false;
 
 	if (nng_stats_get(&all) != 0)
-		return UINT64_MAX;
+		return false;
 	if ((st = nng_stat_find_listener(all, cl->l)) != NULL &&
-	    (other = nng_stat_find(st, "other")) != NULL)
-		n = nng_stat_value(other);
+	    (o = nng_stat_find(st, "other")) != NULL &&
+	    (a = nng_stat_find(st, "accept")) != NULL) {
+		*other = nng_stat_value(o);
+		*accept = nng_stat_value(a);
+		ok = true;
+	}
 	nng_stats_free(all);
-	return n;
+	return ok;
+}
+
+static void
+probe_end(struct cm_listener *cl)
+{
+	if (cl->probing)
+		nng_close(cl->probe);
+	cl->probing = false;
+}
+
+/* A connection of our own, for the listener to take in.  Any protocol
+ * does: the listener accepts before the socket refuses a wrong peer. */
+static void
+probe_start(struct cm_listener *cl, uint64_t accepts, int64_t now_ms)
+{
+	if (nng_pair0_open(&cl->probe) != 0)
+		return;
+	if (nng_dial(cl->probe, cl->url, NULL, NNG_FLAG_NONBLOCK) != 0) {
+		nng_close(cl->probe);
+		return;
+	}
+	cl->probing = true;
+	cl->accepts = accepts;
+	cl->probe_end_ms = now_ms + CM_LISTEN_PROBE_MS;
 }
 
 int64_t
@@ -72,20 +101,32 @@ cm_listener_due(const struct cm_listener *cl)
 bool
 cm_listener_tend(struct cm_listener *cl, int64_t now_ms)
 {
-	uint64_t errors;
+	uint64_t other = 0, accept = 0;
 	int rv;
 
 	if (now_ms < cl->next_ms)
 		return false;
 	cl->next_ms = now_ms + CM_LISTEN_LOOK_MS;
 	if (cl->open) {
-		if ((errors = listener_errors(cl)) == UINT64_MAX ||
-		    errors == cl->errors)
+		if (!listener_counts(cl, &other, &accept))
 			return false;
-		/* A listener that nng may have stopped.  Closing it unlinks
-		 * an ipc socket file: the new one binds the path afresh. */
-		nng_listener_close(cl->l);
-		cl->open = false;
+		if (cl->probing && accept == cl->accepts &&
+		    now_ms >= cl->probe_end_ms) {
+			/* Stopped.  Closing it unlinks an ipc socket file:
+			 * the new one binds the path afresh. */
+			probe_end(cl);
+			nng_listener_close(cl->l);
+			cl->open = false;
+		} else if (cl->probing) {
+			if (accept != cl->accepts)
+				probe_end(cl); /* it still accepts */
+			return false;
+		} else {
+			if (other != cl->errors)
+				probe_start(cl, accept, now_ms);
+			cl->errors = other;
+			return false;
+		}
 	}
 	if ((rv = listener_open(cl)) != 0) {
 		/* Tried again at the next look. */
@@ -94,8 +135,9 @@ cm_listener_tend(struct cm_listener *cl, int64_t now_ms)
 		return false;
 	}
 	cl->renewed++;
-	cm_warnx("listen: a connection to %s failed before it was accepted; "
-	         "listening again (nng stops its listener then)",
-	    cl->url);
+	cm_warnx("listen: %s took in no connection for %d ms after one failed "
+	         "before it was accepted; listening again (nng stops its "
+	         "listener then)",
+	    cl->url, CM_LISTEN_PROBE_MS);
 	return true;
 }

@@ -12,12 +12,17 @@
  * supervisor that dials again, an actor killed at the wrong moment.
  *
  * The only trace nng leaves is the listener's "other" error counter, which
- * also counts errors that nng recovers from by itself.  So each time that
- * counter moves, the listener is closed and a new one started.  Closing
- * it closes its connections too, the good ones with the stuck ones: a
- * connection that nng took in but never handed to the socket must end for
- * its client to dial again.  Every client of a listener here dials again
- * by itself (nng's dialers reconnect) and re-sends what was unanswered
+ * also counts errors that nng recovers from by itself (a peer that closed
+ * before it sent its header: nng accepts again 100 ms later).  So when
+ * that counter moves, a probe tells the two apart: a connection of our
+ * own to the listener, which a listener that still accepts takes in (its
+ * "accept" counter moves: any connection it takes proves it, the probe's
+ * or another's) within CM_LISTEN_PROBE_MS.  Only a listener that took
+ * none in that time is closed and a new one started.  Closing it closes
+ * its connections too, the good ones with the stuck ones: a connection
+ * that nng took in but never handed to the socket must end for its
+ * client to dial again.  Every client of a listener here dials again by
+ * itself (nng's dialers reconnect) and re-sends what was unanswered
  * (REQ), or recovers what it missed from sequence numbers (SUB).
  */
 #ifndef CM_LISTEN_H
@@ -34,9 +39,15 @@ struct cm_listener {
 	char url[CM_IPC_PATH_MAX + 16];
 	int ipc_mode; /* NNG_OPT_IPC_PERMISSIONS, or 0 */
 	nng_listener l;
-	bool open;        /* l listens (starting it again failed) */
-	uint64_t errors;  /* the listener's "other" errors, when last seen */
-	int64_t next_ms;  /* the next look at the counters */
+	bool open;       /* l listens (starting it again failed) */
+	uint64_t errors; /* the listener's "other" errors, when last seen */
+	int64_t next_ms; /* the next look at the counters */
+	/* A probe under way: its socket, the "accept" count when it began,
+	 * and when a listener that took nothing in is judged stopped. */
+	bool probing;
+	nng_socket probe;
+	uint64_t accepts;
+	int64_t probe_end_ms;
 	uint64_t renewed; /* times the listener was started again */
 };
 
@@ -50,8 +61,9 @@ int cm_listener_start(
 
 /*
  * From the owner's loop, as often as it likes: at most once every
- * CM_LISTEN_LOOK_MS it looks at nng's counters, and starts the listener
- * again when they moved (above).  Returns true when it did.
+ * CM_LISTEN_LOOK_MS it looks at nng's counters, probes the listener when
+ * they moved, and starts it again when the probe finds it stopped (above).
+ * Returns true when it did.
  */
 bool cm_listener_tend(struct cm_listener *cl, int64_t now_ms);
 

@@ -14,6 +14,7 @@
 #include <nng/protocol/reqrep0/rep.h>
 #include <nng/protocol/reqrep0/req.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +129,53 @@ leave_during_the_handshake(void)
 	cr_assert_eq(kill(child, SIGCONT), 0);
 }
 
+/* A client that sends nothing and shuts its sending side: the server's
+ * header goes out, and it reads the end of the stream.  nng counts that
+ * error as it counts the one that stops it, but accepts again by itself. */
+static void
+shut_during_the_handshake(void)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	char buf[8];
+	int fd;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	cr_assert_eq(shutdown(fd, SHUT_WR), 0);
+	/* The server's header, then its close. */
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	close(fd);
+}
+
+static atomic_int pipes_lost;
+
+static void
+pipe_lost(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	(void)p;
+	(void)ev;
+	(void)arg;
+	atomic_fetch_add(&pipes_lost, 1);
+}
+
+/* One request and its echo on s, within wait_ms. */
+static int
+ask_on(nng_socket s)
+{
+	nng_msg *m;
+	int rv;
+
+	cr_assert_eq(nng_msg_alloc(&m, 0), 0);
+	cr_assert_eq(nng_msg_append(m, "ping", 4), 0);
+	cr_assert_eq(nng_sendmsg(s, m, 0), 0);
+	if ((rv = nng_recvmsg(s, &m, 0)) == 0)
+		nng_msg_free(m);
+	return rv;
+}
+
 /* A request and its echo, within wait_ms; returns nng's error. */
 static int
 ask(int wait_ms)
@@ -165,6 +213,31 @@ Test(listen, answers_after_a_client_left_during_the_handshake)
 	/* And again: the listener started afresh is as good as the first. */
 	leave_during_the_handshake();
 	cr_assert_eq(ask(WAIT_MS), 0, "no answer after a second client left");
+}
+
+/* A listener that recovers by itself is left alone: the connections it
+ * has stay (a restart would close them). */
+Test(listen, an_error_nng_recovers_from_closes_no_connection)
+{
+	nng_socket s;
+
+	start_server(true);
+	cr_assert_eq(nng_req0_open(&s), 0);
+	cr_assert_eq(nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, WAIT_MS), 0);
+	cr_assert_eq(
+	    nng_pipe_notify(s, NNG_PIPE_EV_REM_POST, pipe_lost, NULL), 0);
+	cr_assert_eq(nng_dial(s, url, NULL, 0), 0);
+	cr_assert_eq(ask_on(s), 0);
+	shut_during_the_handshake();
+	/* Past a look, a probe and the look that judges it. */
+	for (int64_t end =
+	         cm_mono_ms() + CM_LISTEN_PROBE_MS + 3 * CM_LISTEN_LOOK_MS;
+	     cm_mono_ms() < end;)
+		cr_assert_eq(ask_on(s), 0);
+	cr_assert_eq(atomic_load(&pipes_lost), 0,
+	    "the listener was started again: its connection closed");
+	cr_assert_eq(ask(WAIT_MS), 0, "a new client got no answer");
+	nng_close(s);
 }
 
 /* What the guard is for: nng alone stops listening (nng issue #1518).  If
