@@ -845,29 +845,42 @@ tk_provision_with(nng_socket s, struct tk_world *w, size_t n_instances,
 	}
 
 	for (size_t i = 0; rc == 0 && i < n_instances; i++) {
-		memset(&q, 0, sizeof(q));
-		q.op = PR_OP_INSTANCE_REGISTER;
 		snprintf(name, sizeof(name), "fake-%zu", i);
-		q.name = name;
-		q.driver = "fake";
-		q.bundle_id = w->bundle_id;
-		q.config = instance_config;
-		if (tk_call(s, &q, &r) != CM_OK)
-			rc = -1;
-		else
-			rc = copy_id(w->instance_id[i],
-			    r.instances[0].browser_instance_id);
-		pr_rep_free(&r);
-
-		memset(&q, 0, sizeof(q));
-		q.op = PR_OP_BINDING_CREATE;
-		q.workspace_id = w->workspace_id;
-		q.browser_instance_id = w->instance_id[i];
-		if (rc != 0 || tk_call(s, &q, &r) != CM_OK)
-			rc = -1;
-		pr_rep_free(&r);
+		rc = tk_instance_on(
+		    s, w, name, NULL, instance_config, w->instance_id[i]);
 		w->n_instances = i + 1;
 	}
+	return rc;
+}
+
+int
+tk_instance_on(nng_socket s, const struct tk_world *w, const char *name,
+    const char *host, const char *config, char out[CM_ID_MAX + 1])
+{
+	struct pr_req q;
+	struct pr_rep r;
+	int rc;
+
+	memset(&q, 0, sizeof(q));
+	q.op = PR_OP_INSTANCE_REGISTER;
+	q.name = name;
+	q.driver = "fake";
+	q.bundle_id = w->bundle_id;
+	q.config = config;
+	q.host = host;
+	if (tk_call(s, &q, &r) != CM_OK)
+		rc = -1;
+	else
+		rc = copy_id(out, r.instances[0].browser_instance_id);
+	pr_rep_free(&r);
+
+	memset(&q, 0, sizeof(q));
+	q.op = PR_OP_BINDING_CREATE;
+	q.workspace_id = w->workspace_id;
+	q.browser_instance_id = out;
+	if (rc != 0 || tk_call(s, &q, &r) != CM_OK)
+		rc = -1;
+	pr_rep_free(&r);
 	return rc;
 }
 

@@ -129,6 +129,11 @@ int tk_provision(nng_socket s, struct tk_world *w, size_t n_instances);
 /* The same, registering every instance with this config JSON (NULL: none). */
 int tk_provision_with(nng_socket s, struct tk_world *w, size_t n_instances,
     const char *instance_config);
+/* One more fake instance of w's bundle named name, on host (NULL: the
+ * store's own host_id) with config (NULL: none), bound to w's workspace;
+ * its id goes to out.  Returns 0, or -1 when the store refused. */
+int tk_instance_on(nng_socket s, const struct tk_world *w, const char *name,
+    const char *host, const char *config, char out[CM_ID_MAX + 1]);
 
 /*
  * One HTTP request to the api of p with libcurl: method, path (with any

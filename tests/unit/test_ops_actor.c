@@ -360,6 +360,53 @@ Test(actor, finalize_lost_leaves_a_queued_task_for_the_next_actor)
 	FX_LOG(&fx, sp, "space_opened", "queued", "started");
 }
 
+/* ---- several hosts on one database
+ * ------------------------------------------------------------ */
+
+/* A Space on a new instance of host (bound to ws-main), in fx.inst[2]. */
+static const char *
+space_on(const char *host)
+{
+	const char *inst = fx_instance(&fx, "inst-of-host", fx.bundle, host);
+
+	fx_binding(&fx, fx.ws, inst);
+	fx.inst[2] = inst;
+	return fx_space(&fx, 2);
+}
+
+Test(actor, space_opened_is_published_with_the_host_of_its_instance)
+{
+	size_t from = fx.n_pubs, opened = 0;
+	const char *on_b = space_on("host-b"), *on_a = fx_space(&fx, 1);
+	struct pr_req q;
+	struct pr_rep *r;
+
+	for (size_t i = from; i < fx.n_pubs; i++) {
+		const struct pr_event *ev = &fx.pubs[i].ev;
+
+		if (strcmp(ev->kind, "space_opened") != 0)
+			continue;
+		opened++;
+		cr_assert_not_null(ev->host, "space_opened names no host");
+		cr_assert_str_eq(ev->host,
+		    strcmp(ev->space_id, on_b) == 0 ? "host-b" : "host-a");
+	}
+	cr_assert_eq(opened, 2);
+	(void)on_a;
+	/* Only the notice carries it: the log as clients read it does not. */
+	fx_req(&fx, &q, PR_OP_EVENT_LIST);
+	q.workspace_id = fx.ws;
+	q.space_id = on_b;
+	r = FX_CALL(&fx, &q, CM_OK);
+	cr_assert_eq(r->n_events, 1);
+	cr_assert_null(r->events[0].host);
+	cr_assert_eq(fx_sql_int(&fx,
+	                 "SELECT count(*) FROM browser_space_events"
+	                 " WHERE space_id = ?1 AND payload LIKE '%host-b%'",
+	                 on_b, (const char *)NULL),
+	    0);
+}
+
 /* ---- list_active
  * ----------------------------------------------------------------------- */
 
