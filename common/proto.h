@@ -219,8 +219,8 @@ enum pr_field {
 	        PRM(ARTIFACT_NAME),                                            \
 	    0)                                                                 \
 	X(SUP_FINALIZE_LOST, "sup.finalize_lost", true, PR_W | PRM(SPACE_ID),  \
-	    0)                                                                 \
-	X(SUP_SWEEP_LEASES, "sup.sweep_leases", true, PR_W, 0)                 \
+	    PRM(HOST))                                                         \
+	X(SUP_SWEEP_LEASES, "sup.sweep_leases", true, PR_W, PRM(HOST))         \
 	X(SUP_LIST_ACTIVE, "sup.list_active", false, 0,                        \
 	    PRM(HOST) | PRM(AFTER_ID))                                         \
 	X(SUP_LIST_CDP, "sup.list_cdp", false, 0, PRM(HOST))                   \

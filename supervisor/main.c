@@ -603,7 +603,7 @@ open_sockets(struct sup *s)
 	    cm_rpc_async_open(&s->scan_rpc, s->store) != 0 ||
 	    cm_rpc_async_open(&s->sweep_rpc, s->store) != 0 ||
 	    cm_rpc_async_open(&s->standby_rpc, s->store) != 0 ||
-	    sup_jobs_open(&s->jobs, s->store) != 0)
+	    sup_jobs_open(&s->jobs, s->store, s->cfg.host_id) != 0)
 		return -1;
 	if (pipe2(s->pipe_up, O_CLOEXEC | O_NONBLOCK) != 0)
 		return -1;
