@@ -192,6 +192,16 @@ tk_bin_dir(void)
 /* spaced_defaults: at most four flags and the NULL. */
 #define TK_DEFAULTS 5
 
+/* True when flags set the config key whose flag is prefix ("--key="). */
+static bool
+has_flag(const char *const *flags, const char *prefix)
+{
+	for (size_t i = 0; flags && flags[i]; i++)
+		if (strncmp(flags[i], prefix, strlen(prefix)) == 0)
+			return true;
+	return false;
+}
+
 /* fork+exec of a binary from the build tree, without waiting: *ready_fd
  * gets the read end of its --notify-fd pipe. */
 static int
@@ -219,7 +229,9 @@ spawn_bin(struct tk_proc *p, const char *binary, const char *dir,
 	argv[argc++] = data;
 	argv[argc++] = fdarg;
 	argv[argc++] = "--log-format=text";
-	argv[argc++] = "--config=/dev/null";
+	/* No config file but the one a test names (a DSN goes only there). */
+	if (!has_flag(flags, "--config="))
+		argv[argc++] = "--config=/dev/null";
 	for (size_t i = 0; defaults && defaults[i] && argc < 30; i++)
 		argv[argc++] = defaults[i];
 	for (size_t i = 0; flags && flags[i] && argc < 46; i++)
@@ -295,16 +307,6 @@ int
 tk_spaced_start(struct tk_proc *p, const char *dir, const char *const *flags)
 {
 	return tk_spaced_start_logged(p, dir, flags, NULL);
-}
-
-/* True when flags set the config key whose flag is prefix ("--key="). */
-static bool
-has_flag(const char *const *flags, const char *prefix)
-{
-	for (size_t i = 0; flags && flags[i]; i++)
-		if (strncmp(flags[i], prefix, strlen(prefix)) == 0)
-			return true;
-	return false;
 }
 
 /*
