@@ -38,26 +38,14 @@ static struct th_host ha, hb;
 static char base[768], schema[64], dsn[1024], token[CM_TOKEN_MAX + 1];
 static struct tk_world world;
 
-/* The cluster's DSN from SPACED_TEST_PG's state file (its last line). */
+/* The cluster's DSN from SPACED_TEST_PG's state file. */
 static void
 cluster_dsn(char *out, size_t len)
 {
 	const char *state = getenv("SPACED_TEST_PG");
-	char *text, *line, *nl;
 
 	cr_assert_not_null(state, "SPACED_TEST_PG is not set");
-	cr_assert_not_null(text = tk_read_file(state, NULL), "%s", state);
-	out[0] = '\0';
-	for (line = text; *line != '\0'; line = nl + 1) {
-		if ((nl = strchr(line, '\n')) != NULL)
-			*nl = '\0';
-		if (line[0] != '#' && line[0] != '\0')
-			snprintf(out, len, "%s", line);
-		if (nl == NULL)
-			break;
-	}
-	free(text);
-	cr_assert_neq(out[0], '\0', "no DSN in %s", state);
+	cr_assert_eq(tk_pg_dsn(state, out, len), 0, "no DSN in %s", state);
 	/* spaced refuses a SPACED_ variable it does not know. */
 	unsetenv("SPACED_TEST_PG");
 }

@@ -36,6 +36,9 @@ const char *tk_bin_dir(void);
 
 /* Makes a fresh directory /tmp/spaced-<tag>-XXXXXX; aborts on failure. */
 void tk_tmpdir(char *out, size_t len, const char *tag);
+/* The libpq DSN in the state file of tests/pg/cluster.sh (its last line
+ * that is not a comment) into out.  Returns 0, or -1 when it has none. */
+int tk_pg_dsn(const char *state, char *out, size_t len);
 /* Removes a directory tree (only under /tmp/spaced-). */
 void tk_rmrf(const char *dir);
 
