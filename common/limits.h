@@ -286,6 +286,10 @@
 #define CM_HEARTBEAT_MS 5000
 /* Expired leases one sweep finalises; the next sweep takes the rest. */
 #define CM_LEASE_SWEEP_MAX 256
+/* A lease written by another host's store is due only this long after it
+ * expired by this host's clock: the hosts' clocks may disagree by up to
+ * this much without a live task elsewhere being ended. */
+#define CM_LEASE_FOREIGN_GRACE_MS 5000
 
 /*
  * The actor (space-actor/actor.c).  Its store calls are asynchronous: each

@@ -219,8 +219,8 @@ enum pr_field {
 	        PRM(ARTIFACT_NAME),                                            \
 	    0)                                                                 \
 	X(SUP_FINALIZE_LOST, "sup.finalize_lost", true, PR_W | PRM(SPACE_ID),  \
-	    0)                                                                 \
-	X(SUP_SWEEP_LEASES, "sup.sweep_leases", true, PR_W, 0)                 \
+	    PRM(HOST))                                                         \
+	X(SUP_SWEEP_LEASES, "sup.sweep_leases", true, PR_W, PRM(HOST))         \
 	X(SUP_LIST_ACTIVE, "sup.list_active", false, 0,                        \
 	    PRM(HOST) | PRM(AFTER_ID))                                         \
 	X(SUP_LIST_CDP, "sup.list_cdp", false, 0, PRM(HOST))                   \
@@ -349,6 +349,13 @@ struct pr_req {
 	X(finished_at, PR_INT, 0)                      \
 	X(updated_at, PR_INT, 0)
 
+/*
+ * An event.  host is set only on the store's PUB, and only on
+ * space_opened: the host of the Space's instance, so that only that
+ * host's supervisor starts its actor (a space_opened without it, heard
+ * from another host's store, sends the supervisor to its host's rescan).
+ * It is never stored and never reaches a client (api_dto_event).
+ */
 #define PR_REC_EVENT(X)                    \
 	X(space_id, PR_STR, CM_ID_MAX)     \
 	X(workspace_id, PR_STR, CM_ID_MAX) \
@@ -356,7 +363,8 @@ struct pr_req {
 	X(sequence, PR_INT, 0)             \
 	X(kind, PR_STR, 32)                \
 	X(payload, PR_STR, CM_RESULT_MAX)  \
-	X(created_at, PR_INT, 0)
+	X(created_at, PR_INT, 0)           \
+	X(host, PR_STR, CM_HOST_MAX)
 
 /* A task's artifact: bytes as stored, sha256 (lowercase hex) and size as
  * the store computed them when it wrote the row. */

@@ -396,6 +396,14 @@ act_calls_load(struct actor *a)
 		    cm_err_code(a->load.err));
 		return -1;
 	}
+	/* Another host's instance is that host's to run: started here by
+	 * mistake, this actor leaves without touching the Space. */
+	if (a->load.n_instances == 1 && a->load.instances[0].host != NULL &&
+	    strcmp(a->load.instances[0].host, a->cfg->host_id) != 0) {
+		cm_warnx("actor: space %s: its instance is on another host",
+		    a->space_id);
+		return 0;
+	}
 	rc = act_instance_init(
 	    &a->inst, &a->load, a->space_id, a->cfg, err, sizeof(err));
 	if (rc < 0)

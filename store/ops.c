@@ -407,7 +407,7 @@ enum space_change {
 static int
 event_add(struct st_ctx *ctx, const char *workspace_id, const char *space_id,
     const char *task_id, const char *kind, const char *payload,
-    enum space_change change, const char *status)
+    enum space_change change, const char *status, const char *host)
 {
 	/*
 	 * A plain read then write: cheaper in SQLite than UPDATE RETURNING
@@ -495,6 +495,7 @@ event_add(struct st_ctx *ctx, const char *workspace_id, const char *space_id,
 	ev.kind = kind;
 	ev.payload = payload;
 	ev.created_at = ctx->now;
+	ev.host = host;
 	if (pr_pub_encode(&ev, &buf, &len) != 0)
 		return -1;
 	if (pubs_push(ctx, buf, len, &ev) != 0) {
@@ -510,7 +511,16 @@ st_event_append(struct st_ctx *ctx, const char *workspace_id,
     const char *payload)
 {
 	return event_add(ctx, workspace_id, space_id, task_id, kind, payload,
-	    SPACE_SAME, NULL);
+	    SPACE_SAME, NULL, NULL);
+}
+
+int
+st_event_opened(struct st_ctx *ctx, const char *workspace_id,
+    const char *space_id, const char *payload, const char *host)
+{
+	return event_add(ctx, workspace_id, space_id, NULL,
+	    cm_event_kind_name(CM_EV_SPACE_OPENED), payload, SPACE_SAME, NULL,
+	    host);
 }
 
 int
@@ -519,7 +529,7 @@ st_event_touch(struct st_ctx *ctx, const char *workspace_id,
     const char *payload, const char *status)
 {
 	return event_add(ctx, workspace_id, space_id, task_id, kind, payload,
-	    SPACE_TOUCH, status);
+	    SPACE_TOUCH, status, NULL);
 }
 
 int
@@ -528,7 +538,7 @@ st_event_settle(struct st_ctx *ctx, const char *workspace_id,
     const char *payload)
 {
 	return event_add(ctx, workspace_id, space_id, task_id, kind, payload,
-	    SPACE_SETTLE, NULL);
+	    SPACE_SETTLE, NULL, NULL);
 }
 
 int

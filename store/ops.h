@@ -106,6 +106,10 @@ void st_db_failed(struct st_ctx *ctx, struct pr_rep *rep, const char *what);
 int st_event_append(struct st_ctx *ctx, const char *workspace_id,
     const char *space_id, const char *task_id, const char *kind,
     const char *payload);
+/* space_opened, whose published message (not its row) also names host,
+ * the host of the Space's instance (proto.h, PR_REC_EVENT). */
+int st_event_opened(struct st_ctx *ctx, const char *workspace_id,
+    const char *space_id, const char *payload, const char *host);
 /* The same, and in the same statement bumps the Space's revision and
  * updated_at, and sets its status unless status is NULL. */
 int st_event_touch(struct st_ctx *ctx, const char *workspace_id,

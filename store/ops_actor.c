@@ -285,14 +285,45 @@ end_lost(struct st_ctx *ctx, const char *ws, const char *space_id,
 	    strcmp(code, "lease_expired") == 0 ? msg_lease : msg_unknown);
 }
 
+/* Whether space_id's instance is on host: 1, 0, or -1 on error. */
+static int
+space_on_host(struct st_ctx *ctx, const char *space_id, const char *host)
+{
+	static const char sql[] =
+	    "SELECT 1 FROM browser_spaces s"
+	    " JOIN browser_instances i ON i.id = s.browser_instance_id"
+	    " WHERE s.id = $1 AND i.host = $2";
+	struct st_stmt *s;
+	int rc;
+
+	if (st_db_query(ctx->db, &s, sql, "ss", space_id, host) != ST_OK)
+		return -1;
+	rc = st_stmt_step(s);
+	st_stmt_done(s);
+	return rc == ST_ROW ? 1 : rc == ST_ERROR ? -1 : 0;
+}
+
+/*
+ * A supervisor finalises only its own actors' tasks: with req->host set,
+ * a Space whose instance is on another host is left alone (count 0), as
+ * its task runs under that host's actor, whatever this host's saw.
+ */
 void
 st_op_sup_finalize_lost(
     struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
 	const struct pr_task *t;
+	int mine;
 
 	if (st_load_space(ctx, rep, NULL, req->space_id) != 1)
 		return;
+	if (req->host != NULL &&
+	    (mine = space_on_host(ctx, req->space_id, req->host)) != 1) {
+		rep->n_spaces = 0;
+		if (mine < 0)
+			st_db_failed(ctx, rep, "finalize lost");
+		return;
+	}
 	if (st_load_active_task(ctx, rep, req->space_id, NULL) != 1)
 		return;
 	t = &rep->tasks[0];
@@ -313,45 +344,64 @@ st_op_sup_finalize_lost(
 	st_load_task(ctx, rep, t->task_id);
 }
 
+/*
+ * Ends the running tasks whose lease expired, never to run again.  With
+ * req->host set: a task on that host's instances is due once its lease
+ * expired, and ends lease_expired (SPEC 3 rule 10); a task on another
+ * host's is due only CM_LEASE_FOREIGN_GRACE_MS later (the two stores'
+ * clocks may differ), and ends outcome_unknown: its host stopped renewing,
+ * so its executor is presumed lost mid-call.  A live lease anywhere is
+ * never touched.  Without req->host every task is this host's.
+ */
 void
 st_op_sup_sweep_leases(
     struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
 	static const char sql[] =
-	    "SELECT id, space_id, workspace_id, cancel_requested"
-	    " FROM browser_space_tasks"
-	    " WHERE status = 'running' AND lease_expires_at < $1"
+	    "SELECT t.id, t.space_id, t.workspace_id, t.cancel_requested,"
+	    " i.host FROM browser_space_tasks t"
+	    " JOIN browser_spaces s ON s.id = t.space_id"
+	    " JOIN browser_instances i ON i.id = s.browser_instance_id"
+	    " WHERE t.status = 'running' AND t.lease_expires_at < $1"
+	    " AND (CAST($2 AS TEXT) IS NULL OR i.host = $2"
+	    " OR t.lease_expires_at < $3)"
 	    " LIMIT " CM_STR(CM_LEASE_SWEEP_MAX);
 	struct {
 		char id[CM_ID_MAX + 1], space[CM_ID_MAX + 1], ws[CM_ID_MAX + 1];
-		bool cancel;
+		bool cancel, foreign;
 	} *due = NULL;
 	size_t n = 0;
 	struct st_stmt *s;
 
-	(void)req;
 	if ((due = calloc(CM_LEASE_SWEEP_MAX, sizeof(*due))) == NULL) {
 		pr_rep_error(rep, CM_E_INTERNAL, "out of memory");
 		return;
 	}
-	if (st_db_query(ctx->db, &s, sql, "i", ctx->now) != ST_OK) {
+	if (st_db_query(ctx->db, &s, sql, "isi", ctx->now, req->host,
+	        ctx->now - CM_LEASE_FOREIGN_GRACE_MS) != ST_OK) {
 		free(due);
 		st_db_failed(ctx, rep, "sweep");
 		return;
 	}
 	/* Collect first: finalising updates the table being read. */
 	while (n < CM_LEASE_SWEEP_MAX && st_stmt_step(s) == ST_ROW) {
+		const char *host = st_col_text(s, 4);
+
 		snprintf(due[n].id, sizeof(due[n].id), "%s", st_col_text(s, 0));
 		snprintf(due[n].space, sizeof(due[n].space), "%s",
 		    st_col_text(s, 1));
 		snprintf(due[n].ws, sizeof(due[n].ws), "%s", st_col_text(s, 2));
 		due[n].cancel = st_col_int(s, 3) != 0;
+		due[n].foreign = req->host != NULL &&
+		                 (host == NULL || strcmp(host, req->host) != 0);
 		n++;
 	}
 	st_stmt_done(s);
 	for (size_t i = 0; i < n; i++) {
 		if (end_lost(ctx, due[i].ws, due[i].space, due[i].id,
-		        due[i].cancel, "lease_expired") != 0) {
+		        due[i].cancel,
+		        due[i].foreign ? "outcome_unknown" : "lease_expired") !=
+		    0) {
 			st_db_failed(ctx, rep, "sweep");
 			break;
 		}

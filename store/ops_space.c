@@ -126,7 +126,7 @@ st_op_space_create(
     struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
 	static const char binding_sql[] =
-	    "SELECT b.id, i.bundle_id FROM browser_bindings b"
+	    "SELECT b.id, i.bundle_id, i.host FROM browser_bindings b"
 	    " JOIN browser_instances i ON i.id = b.browser_instance_id"
 	    " WHERE b.workspace_id = $1 AND b.browser_instance_id = $2";
 	static const char owner_sql[] =
@@ -145,6 +145,7 @@ st_op_space_create(
 	    " VALUES ($1, $2, $3, $4, $5, $6, 'idle', $7, $8, $9, $10, $10)";
 	const struct cm_bundle *bundle;
 	char binding_id[CM_ID_MAX + 1], bundle_id[CM_ID_MAX + 1];
+	char host[CM_HOST_MAX + 1] = "";
 	char id[CM_UUID_LEN];
 	char *granted = NULL, *digest = NULL, *payload = NULL;
 	struct st_stmt *s;
@@ -177,6 +178,7 @@ st_op_space_create(
 		snprintf(
 		    binding_id, sizeof(binding_id), "%s", st_col_text(s, 0));
 		snprintf(bundle_id, sizeof(bundle_id), "%s", st_col_text(s, 1));
+		snprintf(host, sizeof(host), "%s", st_col_text(s, 2));
 	}
 	st_stmt_done(s);
 	if (rc != ST_ROW || (req->binding_id != NULL &&
@@ -261,8 +263,9 @@ st_op_space_create(
 	payload = st_payload("{s:s, s:s, s:s}", "browser_instance_id",
 	    req->browser_instance_id, "owner_type", req->owner_type, "owner_id",
 	    req->owner_id);
-	if (st_event_append(ctx, req->workspace_id, id, NULL,
-	        cm_event_kind_name(CM_EV_SPACE_OPENED), payload) != 0) {
+	/* The host goes with the notice: only its supervisor starts the
+	 * Space's actor, whichever host's api created it. */
+	if (st_event_opened(ctx, req->workspace_id, id, payload, host) != 0) {
 		st_db_failed(ctx, rep, "space create");
 		goto out;
 	}

@@ -7,9 +7,10 @@
 #include "log.h"
 
 int
-sup_jobs_open(struct sup_jobs *j, nng_socket store)
+sup_jobs_open(struct sup_jobs *j, nng_socket store, const char *host)
 {
 	memset(j, 0, sizeof(*j));
+	j->host = host;
 	return cm_rpc_async_open(&j->rpc, store) == 0 ? 0 : -1;
 }
 
@@ -82,6 +83,8 @@ sup_jobs_run(struct sup_jobs *j, int64_t now_ms)
 	q.space_id = job->space_id;
 	q.error_code = job->error_code;
 	q.op_id = job->op_id;
+	if (job->op == PR_OP_SUP_FINALIZE_LOST)
+		q.host = j->host;
 	/* No bound on attempts: the job waits for the store, however long
 	 * it is down. */
 	if (cm_rpc_async_start(j->rpc, &q, CM_SUP_STORE_ATTEMPT_MS, 0) != CM_OK)

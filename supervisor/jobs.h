@@ -31,10 +31,12 @@ struct sup_jobs {
 	struct sup_job *v; /* v[0] is the job under way or next */
 	size_t n, cap;
 	int64_t retry_at; /* v[0] waits until then (monotonic ms) */
+	const char *host; /* finalise only tasks on this host's instances */
 };
 
-/* An empty FIFO with its call on the REQ socket store.  0 or -1. */
-int sup_jobs_open(struct sup_jobs *j, nng_socket store);
+/* An empty FIFO with its call on the REQ socket store, finalising lost
+ * tasks only of Spaces on host (NULL: any; it must outlive j).  0 or -1. */
+int sup_jobs_open(struct sup_jobs *j, nng_socket store, const char *host);
 /* Abandons the job under way and frees the rest: before the socket. */
 void sup_jobs_close(struct sup_jobs *j);
 

@@ -239,14 +239,27 @@ actor_wants(enum cm_event_kind kind)
 	       kind == CM_EV_CLOSE_REQUESTED || kind == CM_EV_SPACE_CLOSED;
 }
 
-/* The instance a space_opened event names (its payload), so that a
- * standby of that instance can take the Space. */
+/*
+ * A Space opened: its actor starts here only when its instance is on this
+ * host (the host the store's notice names); a Space on another host's
+ * instance is that host's to run, whichever api created it.  A notice
+ * without a host (one another host's store announced) is checked by the
+ * rescan, which lists only this host's Spaces.  The instance the payload
+ * names lets a standby of that instance take the Space.
+ */
 static void
 sup_space_opened(struct sup *s, const struct pr_event *ev)
 {
 	char inst[CM_ID_MAX + 1] = "", err[128];
 	json_t *payload = NULL;
 	const char *v;
+
+	if (ev->host == NULL) {
+		sup_work_rescan(s);
+		return;
+	}
+	if (strcmp(ev->host, s->cfg.host_id) != 0)
+		return;
 
 	if (ev->payload != NULL &&
 	    cm_json_parse(ev->payload, strlen(ev->payload), CM_RESULT_MAX,
@@ -590,7 +603,7 @@ open_sockets(struct sup *s)
 	    cm_rpc_async_open(&s->scan_rpc, s->store) != 0 ||
 	    cm_rpc_async_open(&s->sweep_rpc, s->store) != 0 ||
 	    cm_rpc_async_open(&s->standby_rpc, s->store) != 0 ||
-	    sup_jobs_open(&s->jobs, s->store) != 0)
+	    sup_jobs_open(&s->jobs, s->store, s->cfg.host_id) != 0)
 		return -1;
 	if (pipe2(s->pipe_up, O_CLOEXEC | O_NONBLOCK) != 0)
 		return -1;

@@ -161,6 +161,7 @@ sup_work_sweep(struct sup *s)
 	struct pr_req q;
 
 	req_init(&q, PR_OP_SUP_SWEEP_LEASES);
+	q.host = s->cfg.host_id;
 	if (!store_start(s->sweep_rpc, &q))
 		s->next_sweep = cm_mono_ms() + CM_SUP_SWEEP_MS;
 }

@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <libpq-fe.h>
+
 #include "clock.h"
 #include "token.h"
 
@@ -192,6 +194,80 @@ tk_bin_dir(void)
 /* spaced_defaults: at most four flags and the NULL. */
 #define TK_DEFAULTS 5
 
+/* True when flags set the config key whose flag is prefix ("--key="). */
+static bool
+has_flag(const char *const *flags, const char *prefix)
+{
+	for (size_t i = 0; flags && flags[i]; i++)
+		if (strncmp(flags[i], prefix, strlen(prefix)) == 0)
+			return true;
+	return false;
+}
+
+int
+tk_pg_dsn(const char *state, char *out, size_t len)
+{
+	char *text = tk_read_file(state, NULL), *line, *nl;
+
+	out[0] = '\0';
+	for (line = text; line != NULL && *line != '\0'; line = nl + 1) {
+		if ((nl = strchr(line, '\n')) != NULL)
+			*nl = '\0';
+		if (line[0] != '#' && line[0] != '\0')
+			snprintf(out, len, "%s", line);
+		if (nl == NULL)
+			break;
+	}
+	free(text);
+	return out[0] != '\0' ? 0 : -1;
+}
+
+/*
+ * The --config flag of a binary started on dir: /dev/null, or with
+ * TK_PG_STATE naming the state file of tests/pg/cluster.sh, a config file
+ * <dir>/pg.conf (made once, so a restart finds the same data) whose
+ * postgres_dsn names a fresh schema of the cluster.  The variable is the
+ * test's, not spaced's: it starts with TK_, which spaced does not read.
+ */
+static int
+pg_conf(const char *dir, char *flag, size_t len)
+{
+	static unsigned seq;
+	const char *state = getenv("TK_PG_STATE");
+	char path[256], base[768], schema[64], sql[128];
+	PGconn *c;
+	PGresult *r;
+	FILE *f;
+	bool ok;
+
+	if (state == NULL) {
+		snprintf(flag, len, "--config=/dev/null");
+		return 0;
+	}
+	snprintf(path, sizeof(path), "%s/pg.conf", dir);
+	snprintf(flag, len, "--config=%s", path);
+	if (access(path, F_OK) == 0)
+		return 0;
+	if (tk_pg_dsn(state, base, sizeof(base)) != 0)
+		return -1;
+	snprintf(schema, sizeof(schema), "tk_%d_%u", (int)getpid(), seq++);
+	snprintf(sql, sizeof(sql), "CREATE SCHEMA %s", schema);
+	c = PQconnectdb(base);
+	r = PQexec(c, sql);
+	ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+	if (!ok)
+		fprintf(stderr, "testkit: %s: %s", sql, PQerrorMessage(c));
+	PQclear(r);
+	PQfinish(c);
+	if (!ok || (f = fopen(path, "w")) == NULL)
+		return -1;
+	fprintf(f,
+	    "store_backend = postgres\n"
+	    "postgres_dsn = \"%s options='-csearch_path=%s'\"\n",
+	    base, schema);
+	return fclose(f) == 0 ? 0 : -1;
+}
+
 /* fork+exec of a binary from the build tree, without waiting: *ready_fd
  * gets the read end of its --notify-fd pipe. */
 static int
@@ -199,7 +275,7 @@ spawn_bin(struct tk_proc *p, const char *binary, const char *dir,
     const char *const *defaults, const char *const *flags, const char *output,
     bool own_group, int *ready_fd)
 {
-	char bin[512], data[300], fdarg[32];
+	char bin[512], data[300], fdarg[32], conf[300];
 	const char *argv[48];
 	size_t argc = 0;
 	int fds[2];
@@ -219,7 +295,14 @@ spawn_bin(struct tk_proc *p, const char *binary, const char *dir,
 	argv[argc++] = data;
 	argv[argc++] = fdarg;
 	argv[argc++] = "--log-format=text";
-	argv[argc++] = "--config=/dev/null";
+	/* No config file but the one a test names (a DSN goes only there),
+	 * or, under TK_PG_STATE, one naming a PostgreSQL schema of the data
+	 * dir's own. */
+	if (!has_flag(flags, "--config=")) {
+		if (pg_conf(dir, conf, sizeof(conf)) != 0)
+			return -1;
+		argv[argc++] = conf;
+	}
 	for (size_t i = 0; defaults && defaults[i] && argc < 30; i++)
 		argv[argc++] = defaults[i];
 	for (size_t i = 0; flags && flags[i] && argc < 46; i++)
@@ -295,16 +378,6 @@ int
 tk_spaced_start(struct tk_proc *p, const char *dir, const char *const *flags)
 {
 	return tk_spaced_start_logged(p, dir, flags, NULL);
-}
-
-/* True when flags set the config key whose flag is prefix ("--key="). */
-static bool
-has_flag(const char *const *flags, const char *prefix)
-{
-	for (size_t i = 0; flags && flags[i]; i++)
-		if (strncmp(flags[i], prefix, strlen(prefix)) == 0)
-			return true;
-	return false;
 }
 
 /*
@@ -845,29 +918,42 @@ tk_provision_with(nng_socket s, struct tk_world *w, size_t n_instances,
 	}
 
 	for (size_t i = 0; rc == 0 && i < n_instances; i++) {
-		memset(&q, 0, sizeof(q));
-		q.op = PR_OP_INSTANCE_REGISTER;
 		snprintf(name, sizeof(name), "fake-%zu", i);
-		q.name = name;
-		q.driver = "fake";
-		q.bundle_id = w->bundle_id;
-		q.config = instance_config;
-		if (tk_call(s, &q, &r) != CM_OK)
-			rc = -1;
-		else
-			rc = copy_id(w->instance_id[i],
-			    r.instances[0].browser_instance_id);
-		pr_rep_free(&r);
-
-		memset(&q, 0, sizeof(q));
-		q.op = PR_OP_BINDING_CREATE;
-		q.workspace_id = w->workspace_id;
-		q.browser_instance_id = w->instance_id[i];
-		if (rc != 0 || tk_call(s, &q, &r) != CM_OK)
-			rc = -1;
-		pr_rep_free(&r);
+		rc = tk_instance_on(
+		    s, w, name, NULL, instance_config, w->instance_id[i]);
 		w->n_instances = i + 1;
 	}
+	return rc;
+}
+
+int
+tk_instance_on(nng_socket s, const struct tk_world *w, const char *name,
+    const char *host, const char *config, char out[CM_ID_MAX + 1])
+{
+	struct pr_req q;
+	struct pr_rep r;
+	int rc;
+
+	memset(&q, 0, sizeof(q));
+	q.op = PR_OP_INSTANCE_REGISTER;
+	q.name = name;
+	q.driver = "fake";
+	q.bundle_id = w->bundle_id;
+	q.config = config;
+	q.host = host;
+	if (tk_call(s, &q, &r) != CM_OK)
+		rc = -1;
+	else
+		rc = copy_id(out, r.instances[0].browser_instance_id);
+	pr_rep_free(&r);
+
+	memset(&q, 0, sizeof(q));
+	q.op = PR_OP_BINDING_CREATE;
+	q.workspace_id = w->workspace_id;
+	q.browser_instance_id = out;
+	if (rc != 0 || tk_call(s, &q, &r) != CM_OK)
+		rc = -1;
+	pr_rep_free(&r);
 	return rc;
 }
 

@@ -36,6 +36,9 @@ const char *tk_bin_dir(void);
 
 /* Makes a fresh directory /tmp/spaced-<tag>-XXXXXX; aborts on failure. */
 void tk_tmpdir(char *out, size_t len, const char *tag);
+/* The libpq DSN in the state file of tests/pg/cluster.sh (its last line
+ * that is not a comment) into out.  Returns 0, or -1 when it has none. */
+int tk_pg_dsn(const char *state, char *out, size_t len);
 /* Removes a directory tree (only under /tmp/spaced-). */
 void tk_rmrf(const char *dir);
 
@@ -129,6 +132,11 @@ int tk_provision(nng_socket s, struct tk_world *w, size_t n_instances);
 /* The same, registering every instance with this config JSON (NULL: none). */
 int tk_provision_with(nng_socket s, struct tk_world *w, size_t n_instances,
     const char *instance_config);
+/* One more fake instance of w's bundle named name, on host (NULL: the
+ * store's own host_id) with config (NULL: none), bound to w's workspace;
+ * its id goes to out.  Returns 0, or -1 when the store refused. */
+int tk_instance_on(nng_socket s, const struct tk_world *w, const char *name,
+    const char *host, const char *config, char out[CM_ID_MAX + 1]);
 
 /*
  * One HTTP request to the api of p with libcurl: method, path (with any

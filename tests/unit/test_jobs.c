@@ -55,7 +55,7 @@ Test(sup_jobs, done_in_order_and_retried_with_the_same_op_id)
 
 	sp_start(&p, 0, 1);
 	cr_assert_eq(cm_rpc_open(&s, sp_url), 0);
-	cr_assert_eq(sup_jobs_open(&j, s), 0);
+	cr_assert_eq(sup_jobs_open(&j, s, NULL), 0);
 	cr_assert_eq(sup_jobs_push(&j, PR_OP_SUP_FINALIZE_LOST, "s1", NULL), 0);
 	cr_assert_eq(
 	    sup_jobs_push(&j, PR_OP_SPACE_MARK_ERROR, "s1", "actor_crash_loop"),
@@ -99,7 +99,7 @@ Test(sup_jobs, wait_for_a_store_that_is_not_there_yet)
 	nng_socket s;
 
 	cr_assert_eq(cm_rpc_open(&s, sp_url), 0);
-	cr_assert_eq(sup_jobs_open(&j, s), 0);
+	cr_assert_eq(sup_jobs_open(&j, s, NULL), 0);
 	cr_assert_eq(sup_jobs_push(&j, PR_OP_SUP_FINALIZE_LOST, "s1", NULL), 0);
 	cr_assert_eq(sup_jobs_push(&j, PR_OP_SPACE_MARK_CLOSED, "s2", NULL), 0);
 	/* No store: nothing ends, nothing is lost. */

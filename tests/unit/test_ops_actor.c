@@ -36,13 +36,15 @@ heartbeat(const char *task, const char *holder, enum cm_err want)
 	return FX_CALL(&fx, &q, want);
 }
 
+/* sup.finalize_lost as the supervisor of host sends it (NULL: any). */
 static struct pr_rep *
-finalize_lost(const char *space)
+finalize_lost_on(const char *space, const char *host)
 {
 	struct pr_req q;
 
 	fx_req(&fx, &q, PR_OP_SUP_FINALIZE_LOST);
 	q.space_id = space;
+	q.host = host;
 	return FX_CALL(&fx, &q, CM_OK);
 }
 
@@ -316,7 +318,7 @@ Test(actor, finalize_lost_fails_a_running_task_with_outcome_unknown)
 	struct pr_rep *r;
 
 	fx_claim(&fx, sp, "actor-1");
-	r = finalize_lost(sp);
+	r = finalize_lost_on(sp, NULL);
 	cr_assert_eq(r->count, 1);
 	r = fx_task_get(&fx, sp, task);
 	cr_assert_str_eq(r->tasks[0].status, "failed");
@@ -327,7 +329,7 @@ Test(actor, finalize_lost_fails_a_running_task_with_outcome_unknown)
 	cr_assert_eq(fx_claim(&fx, sp, "actor-2")->n_tasks, 0,
 	    "a lost task was run again");
 	/* Nothing left to finalise. */
-	cr_assert_eq(finalize_lost(sp)->count, 0);
+	cr_assert_eq(finalize_lost_on(sp, NULL)->count, 0);
 	FX_LOG(&fx, sp, "space_opened", "queued", "started", "failed");
 	/* The Space keeps working. */
 	fx_task(&fx, sp, "r2");
@@ -340,7 +342,7 @@ Test(actor, finalize_lost_after_cancel_request_records_cancelled)
 
 	fx_claim(&fx, sp, "actor-1");
 	FX_CANCEL(&fx, sp, NULL, CM_OK);
-	cr_assert_eq(finalize_lost(sp)->count, 1);
+	cr_assert_eq(finalize_lost_on(sp, NULL)->count, 1);
 	cr_assert_str_eq(
 	    fx_task_get(&fx, sp, task)->tasks[0].status, "cancelled");
 	FX_LOG(&fx, sp, "space_opened", "queued", "started", "cancel_requested",
@@ -352,12 +354,137 @@ Test(actor, finalize_lost_leaves_a_queued_task_for_the_next_actor)
 	const char *task = fx_task(&fx, sp, "r1");
 	struct pr_rep *r;
 
-	cr_assert_eq(finalize_lost(sp)->count, 0);
+	cr_assert_eq(finalize_lost_on(sp, NULL)->count, 0);
 	cr_assert_str_eq(fx_task_get(&fx, sp, task)->tasks[0].status, "queued");
 	r = fx_claim(&fx, sp, "actor-2");
 	cr_assert_eq(r->n_tasks, 1);
 	cr_assert_str_eq(r->tasks[0].task_id, task);
 	FX_LOG(&fx, sp, "space_opened", "queued", "started");
+}
+
+/* ---- several hosts on one database
+ * ------------------------------------------------------------ */
+
+/* A Space on a new instance of host (bound to ws-main), in fx.inst[2]. */
+static const char *
+space_on(const char *host)
+{
+	const char *inst = fx_instance(&fx, "inst-of-host", fx.bundle, host);
+
+	fx_binding(&fx, fx.ws, inst);
+	fx.inst[2] = inst;
+	return fx_space(&fx, 2);
+}
+
+static struct pr_rep *
+sweep_on(const char *host)
+{
+	struct pr_req q;
+
+	fx_req(&fx, &q, PR_OP_SUP_SWEEP_LEASES);
+	q.host = host;
+	return FX_CALL(&fx, &q, CM_OK);
+}
+
+Test(actor, space_opened_is_published_with_the_host_of_its_instance)
+{
+	size_t from = fx.n_pubs, opened = 0;
+	const char *on_b = space_on("host-b"), *on_a = fx_space(&fx, 1);
+	struct pr_req q;
+	struct pr_rep *r;
+
+	for (size_t i = from; i < fx.n_pubs; i++) {
+		const struct pr_event *ev = &fx.pubs[i].ev;
+
+		if (strcmp(ev->kind, "space_opened") != 0)
+			continue;
+		opened++;
+		cr_assert_not_null(ev->host, "space_opened names no host");
+		cr_assert_str_eq(ev->host,
+		    strcmp(ev->space_id, on_b) == 0 ? "host-b" : "host-a");
+	}
+	cr_assert_eq(opened, 2);
+	(void)on_a;
+	/* Only the notice carries it: the log as clients read it does not. */
+	fx_req(&fx, &q, PR_OP_EVENT_LIST);
+	q.workspace_id = fx.ws;
+	q.space_id = on_b;
+	r = FX_CALL(&fx, &q, CM_OK);
+	cr_assert_eq(r->n_events, 1);
+	cr_assert_null(r->events[0].host);
+	cr_assert_eq(fx_sql_int(&fx,
+	                 "SELECT count(*) FROM browser_space_events"
+	                 " WHERE space_id = ?1 AND payload LIKE '%host-b%'",
+	                 on_b, (const char *)NULL),
+	    0);
+}
+
+Test(actor, finalize_lost_leaves_another_hosts_task_alone)
+{
+	const char *on_b = space_on("host-b"), *task = fx_task(&fx, on_b, "r1");
+	struct pr_rep *r;
+
+	fx_claim(&fx, on_b, "actor-of-b");
+	/* Host A's supervisor lost an actor of this Space (one it should
+	 * never have had): B's actor holds the task, and keeps it. */
+	r = finalize_lost_on(on_b, "host-a");
+	cr_assert_eq(r->count, 0);
+	cr_assert_str_eq(
+	    fx_task_get(&fx, on_b, task)->tasks[0].status, "running");
+	heartbeat(task, "actor-of-b", CM_OK);
+	/* Host B's own supervisor finalises it. */
+	r = finalize_lost_on(on_b, "host-b");
+	cr_assert_eq(r->count, 1);
+	r = fx_task_get(&fx, on_b, task);
+	cr_assert_str_eq(r->tasks[0].status, "failed");
+	cr_assert_str_eq(r->tasks[0].error_code, "outcome_unknown");
+	/* A's own Spaces are still A's to finalise. */
+	task = fx_task(&fx, sp, "r1");
+	fx_claim(&fx, sp, "actor-of-a");
+	cr_assert_eq(finalize_lost_on(sp, "host-a")->count, 1);
+	cr_assert_str_eq(
+	    fx_task_get(&fx, sp, task)->tasks[0].error_code, "outcome_unknown");
+}
+
+Test(actor, sweep_ends_only_leases_that_really_expired_on_any_host)
+{
+	const char *on_b = space_on("host-b");
+	const char *task_a = fx_task(&fx, sp, "r1"),
+	           *task_b = fx_task(&fx, on_b, "r1");
+	struct pr_rep *r;
+
+	fx_claim(&fx, sp, "actor-of-a");
+	fx_claim(&fx, on_b, "actor-of-b");
+	/* Live leases: no sweep from either host touches them. */
+	fx_advance(&fx, CM_LEASE_TTL_MS);
+	cr_assert_eq(sweep_on("host-a")->count, 0);
+	cr_assert_eq(sweep_on("host-b")->count, 0);
+
+	/* Both expired by A's clock: A ends its own, and leaves B's while
+	 * B's clock may still call it live. */
+	fx_advance(&fx, 1);
+	cr_assert_eq(sweep_on("host-a")->count, 1);
+	r = fx_task_get(&fx, sp, task_a);
+	cr_assert_str_eq(r->tasks[0].status, "failed");
+	cr_assert_str_eq(r->tasks[0].error_code, "lease_expired");
+	cr_assert_str_eq(
+	    fx_task_get(&fx, on_b, task_b)->tasks[0].status, "running");
+	fx_advance(&fx, CM_LEASE_FOREIGN_GRACE_MS - 1);
+	cr_assert_eq(sweep_on("host-a")->count, 0);
+
+	/* Past the grace: B stopped renewing, its executor is lost. */
+	fx_advance(&fx, 1);
+	cr_assert_eq(sweep_on("host-a")->count, 1);
+	r = fx_task_get(&fx, on_b, task_b);
+	cr_assert_str_eq(r->tasks[0].status, "failed");
+	cr_assert_str_eq(r->tasks[0].error_code, "outcome_unknown");
+	/* Never run again, whoever asks. */
+	cr_assert_eq(fx_claim(&fx, on_b, "actor-of-b2")->n_tasks, 0);
+	heartbeat(task_b, "actor-of-b", CM_E_LEASE_EXPIRED);
+	FX_FINISH(&fx, task_b, "actor-of-b", "completed", NULL, NULL,
+	    CM_E_LEASE_EXPIRED);
+	cr_assert_eq(sweep_on("host-b")->count, 0);
+	FX_LOG(&fx, on_b, "space_opened", "queued", "started", "failed");
 }
 
 /* ---- list_active
