@@ -66,6 +66,11 @@ struct act_egress {
 	/* The token bucket: bytes that may move now, both ways together. */
 	int64_t rate, tokens, refill_ms;
 	const struct cm_policy *policy;
+	/* The last CM_EGRESS_RECENT refusals, a ring (slot refusals %). */
+	struct {
+		char host[CM_HOST_MAX + 3];
+		int64_t at_ms;
+	} recent[CM_EGRESS_RECENT];
 	act_egress_refused_fn refused;
 	void *refused_arg;
 	char secret[2 * CM_EGRESS_SECRET_BYTES + 1];
@@ -137,6 +142,9 @@ eg_refuse(struct act_egress *e, struct eg_conn *c, const char *reason)
 {
 	char body[CM_HOST_MAX + 96];
 
+	snprintf(e->recent[e->refusals % CM_EGRESS_RECENT].host,
+	    sizeof(e->recent[0].host), "%s", c->host);
+	e->recent[e->refusals % CM_EGRESS_RECENT].at_ms = cm_mono_ms();
 	e->refusals++;
 	snprintf(body, sizeof(body), "spaced egress: %s refused (%s)\n",
 	    c->host, reason);
@@ -601,6 +609,25 @@ act_egress_secret(const struct act_egress *e)
 	return e->secret;
 }
 
+bool
+act_egress_refused_since(
+    const struct act_egress *e, const char *host, int64_t since_ms)
+{
+	unsigned char addr[16];
+	char canon[CM_HOST_MAX + 3];
+	int family;
+	uint64_t n =
+	    e->refusals < CM_EGRESS_RECENT ? e->refusals : CM_EGRESS_RECENT;
+
+	if (cm_host_numeric(host, &family, addr, canon, sizeof(canon)) < 0)
+		return false;
+	for (uint64_t k = 0; k < n; k++)
+		if (e->recent[k].at_ms >= since_ms &&
+		    strcmp(e->recent[k].host, canon) == 0)
+			return true;
+	return false;
+}
+
 int
 act_egress_conns(const struct act_egress *e)
 {
@@ -652,10 +679,10 @@ act_egress_pollfds(
 		/* Not c-ares's ARES_GETSOCK_WRITABLE: it shifts a signed 1
 		 * into the sign bit for the sixteenth socket. */
 		unsigned ub = (unsigned)bits;
-		short ev = (short)(((ub >> k) & 1u ? POLLIN : 0) |
-		                   ((ub >> (k + ARES_GETSOCK_MAXNUM)) & 1u
-		                        ? POLLOUT
-		                        : 0));
+		short ev =
+		    (short)(((ub >> k) & 1u ? POLLIN : 0) |
+		            ((ub >> (k + ARES_GETSOCK_MAXNUM)) & 1u ? POLLOUT
+		                                                    : 0));
 		if (ev == 0)
 			continue;
 		e->dns_fd[e->n_dns] = socks[k];

@@ -106,6 +106,15 @@ int act_egress_port(const struct act_egress *e);
  * by e.  A secret: never in argv, a log or an event. */
 const char *act_egress_secret(const struct act_egress *e);
 
+/*
+ * True when e refused host (any spelling: judged as a request for it
+ * is) at or after since_ms (monotonic), among its last CM_EGRESS_RECENT
+ * refusals.  A refused CONNECT leaves the browser no response to read
+ * the refusal from: this is how its call learns of it.  O(CM_EGRESS_RECENT).
+ */
+bool act_egress_refused_since(
+    const struct act_egress *e, const char *host, int64_t since_ms);
+
 /* Connections open now, and refusals so far (tests). */
 int act_egress_conns(const struct act_egress *e);
 uint64_t act_egress_refusals(const struct act_egress *e);

@@ -726,3 +726,35 @@ Test(proxy, a_second_request_on_the_connection_is_not_relayed,
 	cr_expect(strncmp(resp, "HTTP/1.1 200 ", 13) == 0, "%s", resp);
 	cr_expect(strstr(srv_head, "/two") == NULL, "%s", srv_head);
 }
+
+/* What a page asks after a navigation failed with no response: did the
+ * proxy refuse this host during the call?  Any spelling of the host; the
+ * last CM_EGRESS_RECENT refusals only. */
+Test(proxy, refusals_are_remembered_for_the_page, .fini = teardown_proxy)
+{
+	char resp[2048], req[256];
+	int64_t t0;
+
+	setup_proxy("{\"allow_hosts\":[\"localhost\"]}");
+	t0 = cm_mono_ms();
+	cr_expect_not(act_egress_refused_since(eg, "127.0.0.2", t0));
+	snprintf(req, sizeof(req), "CONNECT 127.0.0.2:%d HTTP/1.1\r\n\r\n",
+	    srv_port);
+	raw(req, resp, sizeof(resp));
+	cr_assert(strncmp(resp, "HTTP/1.1 403 ", 13) == 0, "%s", resp);
+	cr_expect(act_egress_refused_since(eg, "127.0.0.2", t0));
+	cr_expect(act_egress_refused_since(eg, "0x7f000002", t0));
+	cr_expect_not(act_egress_refused_since(eg, "127.0.0.3", t0));
+	cr_expect_not(act_egress_refused_since(eg, "localhost", t0));
+	cr_expect_not(
+	    act_egress_refused_since(eg, "127.0.0.2", cm_mono_ms() + 1000),
+	    "a refusal before the call is not the call's");
+	/* CM_EGRESS_RECENT refusals later, it is forgotten. */
+	for (int k = 0; k < CM_EGRESS_RECENT; k++) {
+		snprintf(req, sizeof(req),
+		    "CONNECT 127.0.1.%d:%d HTTP/1.1\r\n\r\n", k + 1, srv_port);
+		raw(req, resp, sizeof(resp));
+	}
+	cr_expect(act_egress_refused_since(eg, "127.0.1.1", t0));
+	cr_expect_not(act_egress_refused_since(eg, "127.0.0.2", t0));
+}
