@@ -55,6 +55,7 @@ struct eg_conn {
 struct act_egress {
 	int lfd, port, lidx;
 	int conns_max;
+	int head_ms, idle_ms; /* the opts', defaults filled in */
 	struct eg_conn *conn[CM_EGRESS_CONNS_MAX];
 	int n_conns;
 	uint64_t next_id;
@@ -477,7 +478,7 @@ eg_relay(struct act_egress *e, struct eg_conn *c, short crev, short srev)
 	    eg_push(c->cfd, c->down, &c->down_off, &c->down_len) < 0)
 		goto gone;
 	if (c->up_len + c->down_len != before || (crev | srev) & POLLOUT)
-		c->deadline_ms = cm_mono_ms() + CM_EGRESS_IDLE_MS;
+		c->deadline_ms = cm_mono_ms() + e->idle_ms;
 	/* The client sends no more: nor do we, once its bytes are up. */
 	if (c->c_eof && c->up_len == 0 && !c->s_shut) {
 		shutdown(c->sfd, SHUT_WR);
@@ -511,8 +512,7 @@ eg_connected(struct act_egress *e, struct eg_conn *c)
 		c->down_len = sizeof(ok) - 1;
 	}
 	c->state = EG_RELAY;
-	c->deadline_ms = cm_mono_ms() + CM_EGRESS_IDLE_MS;
-	(void)e;
+	c->deadline_ms = cm_mono_ms() + e->idle_ms;
 }
 
 /* ---- the proxy */
@@ -544,6 +544,8 @@ act_egress_open(const struct act_egress_opts *o, struct act_egress **out,
 	                                               : o->bytes_per_s;
 	e->tokens = e->rate;
 	e->refill_ms = cm_mono_ms();
+	e->head_ms = o->head_ms > 0 ? o->head_ms : CM_EGRESS_HEAD_MS;
+	e->idle_ms = o->idle_ms > 0 ? o->idle_ms : CM_EGRESS_IDLE_MS;
 	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw)) {
 		snprintf(err, errlen, "no random bytes for the proxy secret");
 		free(e);
@@ -759,7 +761,7 @@ eg_accept(struct act_egress *e)
 		c->cfd = fd;
 		c->sfd = -1;
 		c->cidx = c->sidx = -1;
-		c->deadline_ms = cm_mono_ms() + CM_EGRESS_HEAD_MS;
+		c->deadline_ms = cm_mono_ms() + e->head_ms;
 		for (k = 0; e->conn[k] != NULL; k++)
 			;
 		e->conn[k] = c;

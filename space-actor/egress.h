@@ -80,6 +80,8 @@ struct act_egress_opts {
 	int64_t bytes_per_s; /* CM_EGRESS_BPS_MIN..CM_EGRESS_BPS_MAX */
 	const char *dns;     /* NULL: the system's resolvers; else c-ares
 	                        "host:port,..." (tests) */
+	int head_ms; /* accept to the end of the head; 0: CM_EGRESS_HEAD_MS */
+	int idle_ms; /* a relay that moves no byte; 0: CM_EGRESS_IDLE_MS */
 };
 
 /* A refusal: host (canonical, no URL) and one of the reasons above. */
