@@ -105,6 +105,7 @@ bench: build
 	@./$(BUILD)/actor_bench
 	@./$(BUILD)/lifecycle_bench
 	@./$(BUILD)/warm_bench
+	@./$(BUILD)/egress_bench
 
 # The binaries, etc/ and the systemd unit under PREFIX (DESTDIR works).
 # The prefix is configured, not only given to cmake --install: the unit

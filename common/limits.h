@@ -354,6 +354,10 @@
 #define CM_EGRESS_SECRET_BYTES 24  /* the per-launch proxy password */
 #define CM_EGRESS_REFILL_MS 5      /* bucket empty: look again after */
 #define CM_PROXY_URL_MAX 32        /* http://127.0.0.1:<port> */
+/* Refusals the proxy remembers (host, when), the newest over the oldest:
+ * the page asks whether the host of a navigation that failed with no
+ * response (a refused CONNECT) was refused during its call. */
+#define CM_EGRESS_RECENT 16
 #define CM_EGRESS_POLLFDS (1 + CM_EGRESS_DNS_FDS + 2 * CM_EGRESS_CONNS_MAX)
 
 /* Config and files. */

@@ -157,6 +157,13 @@ md_profiles_dir(const struct cm_config *cfg, char *dir, size_t len)
 	return 0;
 }
 
+/* The page's question to the proxy (act_proxy_auth.refused). */
+static bool
+md_proxy_refused(void *arg, const char *host, int64_t since_ms)
+{
+	return act_egress_refused_since(arg, host, since_ms);
+}
+
 /* A driver whose browser uses profile (ephemeral: removed with it),
  * launched at once. */
 static int
@@ -185,6 +192,8 @@ md_new(const struct cm_config *cfg, const struct cm_policy *policy,
 		    d->auth.origin, sizeof(d->auth.origin), "%s", d->proxy);
 		d->auth.user = ACT_EGRESS_USER;
 		d->auth.password = act_egress_secret(egress);
+		d->auth.refused = md_proxy_refused;
+		d->auth.refused_arg = egress;
 		act_session_proxy(&d->s, &d->auth);
 	}
 	d->ephemeral = ephemeral;

@@ -55,6 +55,7 @@ struct eg_conn {
 struct act_egress {
 	int lfd, port, lidx;
 	int conns_max;
+	int head_ms, idle_ms; /* the opts', defaults filled in */
 	struct eg_conn *conn[CM_EGRESS_CONNS_MAX];
 	int n_conns;
 	uint64_t next_id;
@@ -66,6 +67,11 @@ struct act_egress {
 	/* The token bucket: bytes that may move now, both ways together. */
 	int64_t rate, tokens, refill_ms;
 	const struct cm_policy *policy;
+	/* The last CM_EGRESS_RECENT refusals, a ring (slot refusals %). */
+	struct {
+		char host[CM_HOST_MAX + 3];
+		int64_t at_ms;
+	} recent[CM_EGRESS_RECENT];
 	act_egress_refused_fn refused;
 	void *refused_arg;
 	char secret[2 * CM_EGRESS_SECRET_BYTES + 1];
@@ -137,6 +143,9 @@ eg_refuse(struct act_egress *e, struct eg_conn *c, const char *reason)
 {
 	char body[CM_HOST_MAX + 96];
 
+	snprintf(e->recent[e->refusals % CM_EGRESS_RECENT].host,
+	    sizeof(e->recent[0].host), "%s", c->host);
+	e->recent[e->refusals % CM_EGRESS_RECENT].at_ms = cm_mono_ms();
 	e->refusals++;
 	snprintf(body, sizeof(body), "spaced egress: %s refused (%s)\n",
 	    c->host, reason);
@@ -469,7 +478,7 @@ eg_relay(struct act_egress *e, struct eg_conn *c, short crev, short srev)
 	    eg_push(c->cfd, c->down, &c->down_off, &c->down_len) < 0)
 		goto gone;
 	if (c->up_len + c->down_len != before || (crev | srev) & POLLOUT)
-		c->deadline_ms = cm_mono_ms() + CM_EGRESS_IDLE_MS;
+		c->deadline_ms = cm_mono_ms() + e->idle_ms;
 	/* The client sends no more: nor do we, once its bytes are up. */
 	if (c->c_eof && c->up_len == 0 && !c->s_shut) {
 		shutdown(c->sfd, SHUT_WR);
@@ -503,8 +512,7 @@ eg_connected(struct act_egress *e, struct eg_conn *c)
 		c->down_len = sizeof(ok) - 1;
 	}
 	c->state = EG_RELAY;
-	c->deadline_ms = cm_mono_ms() + CM_EGRESS_IDLE_MS;
-	(void)e;
+	c->deadline_ms = cm_mono_ms() + e->idle_ms;
 }
 
 /* ---- the proxy */
@@ -536,6 +544,8 @@ act_egress_open(const struct act_egress_opts *o, struct act_egress **out,
 	                                               : o->bytes_per_s;
 	e->tokens = e->rate;
 	e->refill_ms = cm_mono_ms();
+	e->head_ms = o->head_ms > 0 ? o->head_ms : CM_EGRESS_HEAD_MS;
+	e->idle_ms = o->idle_ms > 0 ? o->idle_ms : CM_EGRESS_IDLE_MS;
 	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw)) {
 		snprintf(err, errlen, "no random bytes for the proxy secret");
 		free(e);
@@ -601,6 +611,25 @@ act_egress_secret(const struct act_egress *e)
 	return e->secret;
 }
 
+bool
+act_egress_refused_since(
+    const struct act_egress *e, const char *host, int64_t since_ms)
+{
+	unsigned char addr[16];
+	char canon[CM_HOST_MAX + 3];
+	int family;
+	uint64_t n =
+	    e->refusals < CM_EGRESS_RECENT ? e->refusals : CM_EGRESS_RECENT;
+
+	if (cm_host_numeric(host, &family, addr, canon, sizeof(canon)) < 0)
+		return false;
+	for (uint64_t k = 0; k < n; k++)
+		if (e->recent[k].at_ms >= since_ms &&
+		    strcmp(e->recent[k].host, canon) == 0)
+			return true;
+	return false;
+}
+
 int
 act_egress_conns(const struct act_egress *e)
 {
@@ -652,10 +681,10 @@ act_egress_pollfds(
 		/* Not c-ares's ARES_GETSOCK_WRITABLE: it shifts a signed 1
 		 * into the sign bit for the sixteenth socket. */
 		unsigned ub = (unsigned)bits;
-		short ev = (short)(((ub >> k) & 1u ? POLLIN : 0) |
-		                   ((ub >> (k + ARES_GETSOCK_MAXNUM)) & 1u
-		                        ? POLLOUT
-		                        : 0));
+		short ev =
+		    (short)(((ub >> k) & 1u ? POLLIN : 0) |
+		            ((ub >> (k + ARES_GETSOCK_MAXNUM)) & 1u ? POLLOUT
+		                                                    : 0));
 		if (ev == 0)
 			continue;
 		e->dns_fd[e->n_dns] = socks[k];
@@ -732,7 +761,7 @@ eg_accept(struct act_egress *e)
 		c->cfd = fd;
 		c->sfd = -1;
 		c->cidx = c->sidx = -1;
-		c->deadline_ms = cm_mono_ms() + CM_EGRESS_HEAD_MS;
+		c->deadline_ms = cm_mono_ms() + e->head_ms;
 		for (k = 0; e->conn[k] != NULL; k++)
 			;
 		e->conn[k] = c;

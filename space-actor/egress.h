@@ -80,6 +80,8 @@ struct act_egress_opts {
 	int64_t bytes_per_s; /* CM_EGRESS_BPS_MIN..CM_EGRESS_BPS_MAX */
 	const char *dns;     /* NULL: the system's resolvers; else c-ares
 	                        "host:port,..." (tests) */
+	int head_ms; /* accept to the end of the head; 0: CM_EGRESS_HEAD_MS */
+	int idle_ms; /* a relay that moves no byte; 0: CM_EGRESS_IDLE_MS */
 };
 
 /* A refusal: host (canonical, no URL) and one of the reasons above. */
@@ -105,6 +107,15 @@ int act_egress_port(const struct act_egress *e);
 /* The password of its Basic credentials (user ACT_EGRESS_USER); owned
  * by e.  A secret: never in argv, a log or an event. */
 const char *act_egress_secret(const struct act_egress *e);
+
+/*
+ * True when e refused host (any spelling: judged as a request for it
+ * is) at or after since_ms (monotonic), among its last CM_EGRESS_RECENT
+ * refusals.  A refused CONNECT leaves the browser no response to read
+ * the refusal from: this is how its call learns of it.  O(CM_EGRESS_RECENT).
+ */
+bool act_egress_refused_since(
+    const struct act_egress *e, const char *host, int64_t since_ms);
 
 /* Connections open now, and refusals so far (tests). */
 int act_egress_conns(const struct act_egress *e);

@@ -298,6 +298,21 @@ page_element(
 
 /* ---- navigate and back */
 
+/*
+ * True, with blocked_host set, when the egress proxy says it refused
+ * host during this call: a CONNECT it refused gives the browser no
+ * response to read its 403 from, only a tunnel error.
+ */
+static bool
+page_proxy_refused(struct act_page *p, const char *host)
+{
+	if (p->proxy == NULL || p->proxy->refused == NULL || host[0] == '\0' ||
+	    !p->proxy->refused(p->proxy->refused_arg, host, p->started_ms))
+		return false;
+	snprintf(p->blocked_host, sizeof(p->blocked_host), "%s", host);
+	return true;
+}
+
 static void
 page_navigated(struct act_page *p, const json_t *result)
 {
@@ -307,7 +322,8 @@ page_navigated(struct act_page *p, const json_t *result)
 	    json_string_value(json_object_get(result, "loaderId"));
 
 	if (err != NULL && err[0] != '\0') {
-		if (p->blocked_host[0] != '\0')
+		if (p->blocked_host[0] != '\0' ||
+		    page_proxy_refused(p, p->doc_host))
 			page_blocked(p);
 		else
 			page_fail(p, CM_E_RUNTIME_ERROR,
@@ -661,11 +677,13 @@ act_page_start(struct act_page *p, const char *capability, const json_t *args,
 	memset(&p->out, 0, sizeof(p->out));
 	p->busy = true;
 	p->done = false;
+	p->started_ms = cm_mono_ms();
 	p->deadline_ms = deadline_ms;
 	p->poll_at_ms = -1;
 	p->want_load = false;
 	p->look_again = false;
 	p->blocked_host[0] = '\0';
+	p->doc_host[0] = '\0';
 	snprintf(p->capability, sizeof(p->capability), "%s", capability);
 	/* A copy: some capabilities fill in defaults. */
 	p->args = json_is_object(args) ? json_deep_copy(args) : json_object();
@@ -729,6 +747,10 @@ page_request_paused(struct act_page *p, const json_t *params)
 	    json_string_value(json_object_get(params, "resourceType"));
 	const char *frame =
 	    json_string_value(json_object_get(params, "frameId"));
+	/* The page's own document: the call that led there fails. */
+	bool doc = type != NULL && strcmp(type, "Document") == 0 &&
+	           frame != NULL &&
+	           (p->frame[0] == '\0' || strcmp(frame, p->frame) == 0);
 	char host[CM_HOST_MAX + 3] = "";
 	bool ok;
 
@@ -743,6 +765,11 @@ page_request_paused(struct act_page *p, const json_t *params)
 			cm_url_host(url, host, sizeof(host));
 			goto refuse;
 		}
+		/* No response at all: a refused CONNECT, perhaps. */
+		if (doc &&
+		    json_object_get(params, "responseErrorReason") != NULL &&
+		    cm_url_host(url, host, sizeof(host)) == 0)
+			page_proxy_refused(p, host);
 		url = page_redirect_target(params);
 		if (url == NULL) {
 			act_cdp_call(p->cdp, p->session,
@@ -760,6 +787,8 @@ page_request_paused(struct act_page *p, const json_t *params)
 		     (cm_url_host(url, host, sizeof(host)) == 0 &&
 		         cm_policy_allows_host(p->policy, host));
 	if (ok) {
+		if (doc && cm_url_host(url, host, sizeof(host)) == 0)
+			snprintf(p->doc_host, sizeof(p->doc_host), "%s", host);
 		act_cdp_call(p->cdp, p->session, "Fetch.continueRequest",
 		    json_pack("{s:s}", "requestId", id),
 		    cm_mono_ms() + CM_BROWSER_START_MS, NULL, NULL);
@@ -771,9 +800,7 @@ refuse:
 	    json_pack("{s:s, s:s}", "requestId", id, "errorReason",
 	        "BlockedByClient"),
 	    cm_mono_ms() + CM_BROWSER_START_MS, NULL, NULL);
-	/* The page's own document: the call that led there fails. */
-	if (type != NULL && strcmp(type, "Document") == 0 && frame != NULL &&
-	    (p->frame[0] == '\0' || strcmp(frame, p->frame) == 0))
+	if (doc)
 		snprintf(p->blocked_host, sizeof(p->blocked_host), "%s",
 		    host[0] ? host : "a host that is not http(s)");
 }

@@ -24,11 +24,16 @@
 #include "outline.h"
 
 /* The credentials of the egress proxy a managed browser goes through,
- * for Fetch.authRequired (all borrowed; password is a secret). */
+ * for Fetch.authRequired (all borrowed; password is a secret), and how
+ * to ask it whether it refused host at or after since_ms (monotonic):
+ * a refused CONNECT reaches the page as a bare network error.  The
+ * driver that owns the proxy sets refused (NULL: do not ask). */
 struct act_proxy_auth {
 	char origin[CM_PROXY_URL_MAX]; /* http://127.0.0.1:<port> */
 	const char *user;
 	const char *password;
+	bool (*refused)(void *arg, const char *host, int64_t since_ms);
+	void *refused_arg;
 };
 
 struct act_page {
@@ -49,7 +54,7 @@ struct act_page {
 	struct act_outcome out;
 	char capability[CM_CAPABILITY_MAX + 1];
 	json_t *args;
-	int64_t deadline_ms;
+	int64_t started_ms, deadline_ms;
 	int64_t cmd; /* the command awaited, 0 for none */
 	void (*next)(struct act_page *p, const json_t *result);
 	void (*then)(struct act_page *p); /* once the element is found */
@@ -71,6 +76,9 @@ struct act_page {
 	bool crashed;       /* the target crashed: the driver starts over */
 	/* A main-frame document the policy refused during this call. */
 	char blocked_host[CM_HOST_MAX + 3];
+	/* The host the main frame's document was last sent to (its request,
+	 * or a redirect's Location), for a failure with no response. */
+	char doc_host[CM_HOST_MAX + 3];
 	unsigned blocked; /* requests refused since the page started */
 
 	/* A reset under way: the commands whose replies it awaits. */
@@ -96,7 +104,10 @@ void act_page_init(struct act_page *p, struct act_cdp *cdp,
  * (Fetch.authRequired): the page answers its egress proxy's with the
  * proxy's credentials, and cancels every other one.  A main-frame
  * document the proxy refused (its 403 with X-Spaced-Egress) fails the
- * call with host_not_allowed, as one the policy refuses here does.
+ * call with host_not_allowed, as one the policy refuses here does; so
+ * does one that failed without a response (a CONNECT the proxy refused,
+ * which the browser shows as a tunnel error) when the proxy says it
+ * refused the document's host during the call.
  */
 json_t *act_page_fetch_params(bool auth);
 

@@ -32,7 +32,6 @@
 #include <jansson.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,33 +48,9 @@
 #define LB_RUNS_MAX 1000
 #define LB_SETTLE_MS 5000 /* a standby browser, launched, comes to rest */
 
-static __attribute__((format(printf, 1, 2))) int
-fail(const char *fmt, ...)
-{
-	va_list ap;
+#define fail(...) tk_fail("lifecycle_bench", __VA_ARGS__)
 
-	fputs("lifecycle_bench: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return -1;
-}
-
-/* Prints name's p50 and p99 of n samples in ns (sorted in place);
- * returns the p50. */
-static int64_t
-report(const char *name, int64_t *v, int n)
-{
-	char a[32], b[32], c[32];
-
-	tk_sort_i64(v, (size_t)n);
-	printf("lifecycle_bench: %s runs=%d p50_ms=%s p99_ms=%s min_ms=%s\n",
-	    name, n, tk_ms(tk_pct(v, (size_t)n, 50), a, sizeof(a)),
-	    tk_ms(tk_pct(v, (size_t)n, 99), b, sizeof(b)),
-	    tk_ms(v[0], c, sizeof(c)));
-	return tk_pct(v, (size_t)n, 50);
-}
+#define report(name, v, n) tk_report("lifecycle_bench", name, v, n)
 
 /* ---- through spaced */
 

@@ -12,6 +12,8 @@
 #include "clock.h"
 #include "testkit.h"
 
+#define TK_RIG_FETCH_MS 10000 /* a Fetch answer the rig sends */
+
 static int
 rig_send(void *arg, const char *msg, size_t len)
 {
@@ -25,11 +27,32 @@ rig_event(
     void *arg, const char *session, const char *method, const json_t *params)
 {
 	struct tk_rig *r = arg;
+	const char *id =
+	    json_string_value(json_object_get(params, "requestId"));
 
-	(void)session;
-	(void)params;
 	if (strcmp(method, r->want_event) == 0)
 		r->saw_event = true;
+	/* Fetch, for a session that enabled it: let everything through,
+	 * and answer the proxy's challenge (nobody waits on the replies). */
+	if (id != NULL && strcmp(method, "Fetch.requestPaused") == 0)
+		act_cdp_call(r->cdp, session,
+		    json_object_get(params, "responseStatusCode") != NULL ||
+		            json_object_get(params, "responseErrorReason") !=
+		                NULL
+		        ? "Fetch.continueResponse"
+		        : "Fetch.continueRequest",
+		    json_pack("{s:s}", "requestId", id),
+		    cm_mono_ms() + TK_RIG_FETCH_MS, NULL, NULL);
+	else if (id != NULL && strcmp(method, "Fetch.authRequired") == 0)
+		act_cdp_call(r->cdp, session, "Fetch.continueWithAuth",
+		    json_pack("{s:s, s:o}", "requestId", id,
+		        "authChallengeResponse",
+		        r->proxy_user != NULL
+		            ? json_pack("{s:s, s:s, s:s}", "response",
+		                  "ProvideCredentials", "username",
+		                  r->proxy_user, "password", r->proxy_password)
+		            : json_pack("{s:s}", "response", "CancelAuth")),
+		    cm_mono_ms() + TK_RIG_FETCH_MS, NULL, NULL);
 }
 
 static int
@@ -102,15 +125,24 @@ tk_rig_await(struct tk_rig *r, int timeout_ms)
 int
 tk_rig_start(struct tk_rig *r, char *err, size_t errlen)
 {
+	return tk_rig_start_via(r, NULL, NULL, NULL, err, errlen);
+}
+
+int
+tk_rig_start_via(struct tk_rig *r, const char *proxy, const char *user,
+    const char *password, char *err, size_t errlen)
+{
 	memset(r, 0, sizeof(*r));
+	r->proxy_user = user;
+	r->proxy_password = password;
 	signal(SIGPIPE, SIG_IGN); /* as the actor: a dead browser's pipe */
 	if (access(TK_CHROMIUM, X_OK) != 0) {
 		snprintf(err, errlen, "no chromium at " TK_CHROMIUM);
 		return -1;
 	}
 	tk_tmpdir(r->dir, sizeof(r->dir), "br");
-	if (act_browser_launch(TK_CHROMIUM, r->dir, NULL, &r->b, err, errlen) !=
-	    0)
+	if (act_browser_launch(
+	        TK_CHROMIUM, r->dir, proxy, &r->b, err, errlen) != 0)
 		return -1;
 	r->pipe = act_pipe_new(r->b.wfd, r->b.rfd);
 	r->cdp = act_cdp_new(rig_send, rig_event, r);

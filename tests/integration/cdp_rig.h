@@ -30,11 +30,24 @@ struct tk_rig {
 	/* An event waited for, and whether it came. */
 	char want_event[64];
 	bool saw_event;
+	/* The proxy's Basic credentials, for Fetch.authRequired (borrowed;
+	 * NULL: no proxy, every challenge is cancelled). */
+	const char *proxy_user, *proxy_password;
 };
 
 /* Launches a browser in a fresh temporary profile.  Returns 0, or -1
  * with a reason in err. */
 int tk_rig_start(struct tk_rig *r, char *err, size_t errlen);
+
+/*
+ * As tk_rig_start, with the browser behind the HTTP proxy at proxy
+ * ("http://127.0.0.1:<port>") and its Basic credentials (borrowed until
+ * tk_rig_stop).  A session that sends Fetch.enable has every paused
+ * request continued and every proxy challenge answered with them, as the
+ * actor's page does (with no proxy the same Fetch work is done).
+ */
+int tk_rig_start_via(struct tk_rig *r, const char *proxy, const char *user,
+    const char *password, char *err, size_t errlen);
 
 /* Kills the browser and removes its profile. */
 void tk_rig_stop(struct tk_rig *r);

@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1177,6 +1178,32 @@ tk_ms(int64_t ns, char *buf, size_t len)
 	snprintf(buf, len, "%lld.%03lld", (long long)(us / 1000),
 	    (long long)(us % 1000));
 	return buf;
+}
+
+int
+tk_fail(const char *who, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", who);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return -1;
+}
+
+int64_t
+tk_report(const char *bench, const char *name, int64_t *v, int n)
+{
+	char a[32], b[32], c[32];
+
+	tk_sort_i64(v, (size_t)n);
+	printf("%s: %s runs=%d p50_ms=%s p99_ms=%s min_ms=%s\n", bench, name, n,
+	    tk_ms(tk_pct(v, (size_t)n, 50), a, sizeof(a)),
+	    tk_ms(tk_pct(v, (size_t)n, 99), b, sizeof(b)),
+	    tk_ms(v[0], c, sizeof(c)));
+	return tk_pct(v, (size_t)n, 50);
 }
 
 double

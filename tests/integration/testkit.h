@@ -187,6 +187,12 @@ void tk_sort_i64(int64_t *v, size_t n);
 int64_t tk_pct(const int64_t *v, size_t n, int p);
 /* ns as "M.UUU" ms in buf, truncated to the microsecond; returns buf. */
 const char *tk_ms(int64_t ns, char *buf, size_t len);
+/* Prints "<who>: <message>" on stderr; returns -1. */
+__attribute__((format(printf, 2, 3))) int tk_fail(
+    const char *who, const char *fmt, ...);
+/* Prints "<bench>: <name> runs=n p50_ms= p99_ms= min_ms=" for n samples
+ * in ns (sorted in place); returns the p50. */
+int64_t tk_report(const char *bench, const char *name, int64_t *v, int n);
 
 /* Reads a whole file into a malloc'd NUL-terminated buffer. */
 char *tk_read_file(const char *path, size_t *len);

@@ -3,7 +3,9 @@
  * classifier range by range, the request-head parser on good and hostile
  * heads, and a proxy driven in this test's own loop with the curl binary
  * (and raw sockets for spellings curl would rewrite) against a local
- * server and a local DNS server that answers 127.0.0.1 for every name.
+ * server and a local DNS server that answers 127.0.0.1 for every name;
+ * and the proxy's bounds (connections, bytes per second, idle times, the
+ * head's size, bounded buffers) with a bulk server in a thread.
  */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
@@ -11,7 +13,9 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -325,17 +329,17 @@ refused(void *arg, const char *host, const char *reason)
 	n_blocked++;
 }
 
+/* A proxy with policy_json and the bounds of o (its dns is set here). */
 static void
-setup_proxy(const char *policy_json)
+setup_proxy_with(const char *policy_json, struct act_egress_opts o)
 {
 	char err[256], dns[64];
-	struct act_egress_opts o = {
-	    .conns_max = 8, .bytes_per_s = CM_EGRESS_BPS_DEFAULT, .dns = dns};
 
 	signal(SIGPIPE, SIG_IGN);
 	srv_fd = listen_on(SOCK_STREAM, &srv_port);
 	dns_fd = listen_on(SOCK_DGRAM, &dns_port);
 	snprintf(dns, sizeof(dns), "127.0.0.1:%d", dns_port);
+	o.dns = dns;
 	cr_assert_eq(cm_policy_parse(policy_json, strlen(policy_json), &pol,
 	                 err, sizeof(err)),
 	    0, "%s", err);
@@ -343,6 +347,14 @@ setup_proxy(const char *policy_json)
 	act_egress_policy(eg, &pol, refused, NULL);
 	n_blocked = 0;
 	blocked_host[0] = blocked_reason[0] = '\0';
+}
+
+static void
+setup_proxy(const char *policy_json)
+{
+	setup_proxy_with(
+	    policy_json, (struct act_egress_opts){.conns_max = 8,
+	                     .bytes_per_s = CM_EGRESS_BPS_DEFAULT});
 }
 
 static void
@@ -532,8 +544,8 @@ expect_relayed(const char *host)
 }
 
 /* Sends raw bytes to the proxy and returns what it answered (until it
- * closes), while the loop turns. */
-static void
+ * closes), while the loop turns; true when the proxy closed in 10 s. */
+static bool
 raw(const char *req, char *resp, size_t resplen)
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET};
@@ -541,6 +553,7 @@ raw(const char *req, char *resp, size_t resplen)
 	int64_t end = cm_mono_ms() + 10000;
 	size_t got = 0;
 	short rev = 0;
+	bool closed = false;
 
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	sin.sin_port = htons((uint16_t)act_egress_port(eg));
@@ -548,15 +561,18 @@ raw(const char *req, char *resp, size_t resplen)
 	cr_assert_eq(send(fd, req, strlen(req), 0), (ssize_t)strlen(req));
 	while (cm_mono_ms() < end) {
 		turn(fd, POLLIN, &rev);
-		if (rev & (POLLIN | POLLHUP)) {
+		if (rev & (POLLIN | POLLHUP | POLLERR)) {
 			ssize_t n = recv(fd, resp + got, resplen - 1 - got, 0);
-			if (n <= 0)
+			if (n <= 0) {
+				closed = true;
 				break;
+			}
 			got += (size_t)n;
 		}
 	}
 	resp[got] = '\0';
 	close(fd);
+	return closed;
 }
 
 /* Proxy-Authorization for the proxy's own secret. */
@@ -725,4 +741,364 @@ Test(proxy, a_second_request_on_the_connection_is_not_relayed,
 	raw(req, resp, sizeof(resp));
 	cr_expect(strncmp(resp, "HTTP/1.1 200 ", 13) == 0, "%s", resp);
 	cr_expect(strstr(srv_head, "/two") == NULL, "%s", srv_head);
+}
+
+/* What a page asks after a navigation failed with no response: did the
+ * proxy refuse this host during the call?  Any spelling of the host; the
+ * last CM_EGRESS_RECENT refusals only. */
+Test(proxy, refusals_are_remembered_for_the_page, .fini = teardown_proxy)
+{
+	char resp[2048], req[256];
+	int64_t t0;
+
+	setup_proxy("{\"allow_hosts\":[\"localhost\"]}");
+	t0 = cm_mono_ms();
+	cr_expect_not(act_egress_refused_since(eg, "127.0.0.2", t0));
+	snprintf(req, sizeof(req), "CONNECT 127.0.0.2:%d HTTP/1.1\r\n\r\n",
+	    srv_port);
+	raw(req, resp, sizeof(resp));
+	cr_assert(strncmp(resp, "HTTP/1.1 403 ", 13) == 0, "%s", resp);
+	cr_expect(act_egress_refused_since(eg, "127.0.0.2", t0));
+	cr_expect(act_egress_refused_since(eg, "0x7f000002", t0));
+	cr_expect_not(act_egress_refused_since(eg, "127.0.0.3", t0));
+	cr_expect_not(act_egress_refused_since(eg, "localhost", t0));
+	cr_expect_not(
+	    act_egress_refused_since(eg, "127.0.0.2", cm_mono_ms() + 1000),
+	    "a refusal before the call is not the call's");
+	/* CM_EGRESS_RECENT refusals later, it is forgotten. */
+	for (int k = 0; k < CM_EGRESS_RECENT; k++) {
+		snprintf(req, sizeof(req),
+		    "CONNECT 127.0.1.%d:%d HTTP/1.1\r\n\r\n", k + 1, srv_port);
+		raw(req, resp, sizeof(resp));
+	}
+	cr_expect(act_egress_refused_since(eg, "127.0.1.1", t0));
+	cr_expect_not(act_egress_refused_since(eg, "127.0.0.2", t0));
+}
+
+/* ---- bounds */
+
+/* A client socket to the proxy (rcvbuf > 0: that receive buffer). */
+static int
+dial_proxy(int rcvbuf)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	cr_assert(fd >= 0);
+	if (rcvbuf > 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sin.sin_port = htons((uint16_t)act_egress_port(eg));
+	cr_assert_eq(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	return fd;
+}
+
+/* Turns the loop until fd has something to read (or its end) or ms
+ * pass; true when it has. */
+static bool
+turn_until_readable(int fd, int ms)
+{
+	int64_t end = cm_mono_ms() + ms;
+	short rev = 0;
+
+	while (cm_mono_ms() < end) {
+		turn(fd, POLLIN, &rev);
+		if (rev & (POLLIN | POLLHUP | POLLERR))
+			return true;
+	}
+	return false;
+}
+
+/* Turns the loop until the proxy holds n connections, for up to 5 s. */
+static bool
+turn_until_conns(int n)
+{
+	int64_t end = cm_mono_ms() + 5000;
+
+	while (act_egress_conns(eg) != n && cm_mono_ms() < end)
+		turn(-1, 0, NULL);
+	return act_egress_conns(eg) == n;
+}
+
+Test(bounds, connections_past_the_cap_wait_until_one_closes,
+    .fini = teardown_proxy)
+{
+	char req[512], resp[256];
+	int idle[2], fd;
+	ssize_t n;
+
+	setup_proxy_with("{\"allow_hosts\":[\"127.0.0.1\"]}",
+	    (struct act_egress_opts){
+	        .conns_max = 2, .bytes_per_s = CM_EGRESS_BPS_DEFAULT});
+	idle[0] = dial_proxy(0);
+	idle[1] = dial_proxy(0);
+	cr_assert(turn_until_conns(2));
+	/* The third is not taken: it waits in the listener's backlog. */
+	fd = dial_proxy(0);
+	snprintf(req, sizeof(req),
+	    "CONNECT 127.0.0.1:%d HTTP/1.1\r\n%s\r\n\r\n", srv_port,
+	    auth_line());
+	cr_assert_eq(send(fd, req, strlen(req), 0), (ssize_t)strlen(req));
+	cr_expect_not(turn_until_readable(fd, 500), "answered past the cap");
+	cr_expect_eq(act_egress_conns(eg), 2);
+	/* One closes: the cap frees and the third is served. */
+	close(idle[0]);
+	cr_assert(turn_until_readable(fd, 5000), "not served after a close");
+	n = recv(fd, resp, sizeof(resp) - 1, 0);
+	resp[n > 0 ? n : 0] = '\0';
+	cr_expect(strncmp(resp, "HTTP/1.1 200 ", 13) == 0, "%s", resp);
+	cr_expect_eq(act_egress_conns(eg), 2);
+	close(idle[1]);
+	close(fd);
+}
+
+Test(bounds, a_head_that_never_comes_is_closed, .fini = teardown_proxy)
+{
+	int fd;
+	int64_t t0;
+	char c;
+
+	setup_proxy_with("{\"allow_hosts\":[\"127.0.0.1\"]}",
+	    (struct act_egress_opts){.conns_max = 8,
+	        .bytes_per_s = CM_EGRESS_BPS_DEFAULT,
+	        .head_ms = 300});
+	fd = dial_proxy(0);
+	t0 = cm_mono_ms();
+	cr_assert(turn_until_conns(1));
+	cr_assert(turn_until_readable(fd, 10000), "never closed");
+	cr_expect_eq(recv(fd, &c, 1, 0), 0, "closed without an answer");
+	cr_expect_geq(cm_mono_ms() - t0, 300, "closed before its time");
+	cr_expect(turn_until_conns(0));
+	close(fd);
+}
+
+Test(bounds, an_idle_tunnel_is_closed, .fini = teardown_proxy)
+{
+	char req[512], resp[256];
+	int fd;
+	int64_t t0;
+	ssize_t n;
+
+	setup_proxy_with("{\"allow_hosts\":[\"127.0.0.1\"]}",
+	    (struct act_egress_opts){.conns_max = 8,
+	        .bytes_per_s = CM_EGRESS_BPS_DEFAULT,
+	        .idle_ms = 300});
+	fd = dial_proxy(0);
+	snprintf(req, sizeof(req),
+	    "CONNECT 127.0.0.1:%d HTTP/1.1\r\n%s\r\n\r\n", srv_port,
+	    auth_line());
+	cr_assert_eq(send(fd, req, strlen(req), 0), (ssize_t)strlen(req));
+	cr_assert(turn_until_readable(fd, 5000));
+	n = recv(fd, resp, sizeof(resp) - 1, 0);
+	resp[n > 0 ? n : 0] = '\0';
+	cr_assert(strncmp(resp, "HTTP/1.1 200 ", 13) == 0, "%s", resp);
+	/* Neither end says a thing: the proxy ends the tunnel. */
+	t0 = cm_mono_ms();
+	cr_assert(turn_until_readable(fd, 10000), "the idle tunnel stays");
+	cr_expect_leq(recv(fd, resp, sizeof(resp), 0), 0);
+	cr_expect_geq(cm_mono_ms() - t0, 300, "closed before its time");
+	cr_expect(turn_until_conns(0));
+	close(fd);
+}
+
+Test(bounds, an_over_long_head_gets_431_and_is_closed, .fini = teardown_proxy)
+{
+	static char big[CM_EGRESS_HEAD_MAX + 64];
+	char resp[512];
+
+	setup_proxy("{\"allow_hosts\":[\"127.0.0.1\"]}");
+	memset(big, 'a', sizeof(big) - 1);
+	memcpy(big, "GET http://127.0.0.1/ HTTP/1.1\r\nX: ", 35);
+	big[sizeof(big) - 1] = '\0';
+	cr_expect(raw(big, resp, sizeof(resp)), "not closed");
+	cr_expect(strncmp(resp, "HTTP/1.1 431 ", 13) == 0, "%s", resp);
+	cr_expect_eq(srv_len, 0, "nothing reached the server");
+	cr_expect(turn_until_conns(0));
+}
+
+/* A bulk origin in a thread: one connection, a response of size bytes
+ * (byte i is i % 251), sent counted as it goes. */
+struct bulk {
+	int fd, port;
+	size_t size;
+	atomic_size_t sent;
+	pthread_t thread;
+};
+
+static void *
+bulk_run(void *arg)
+{
+	struct bulk *b = arg;
+	struct pollfd p = {.fd = b->fd, .events = POLLIN};
+	struct timeval tv = {10, 0};
+	char buf[16384], head[128];
+	size_t at = 0;
+	int c, hl;
+
+	if (poll(&p, 1, 10000) != 1 ||
+	    (c = accept4(b->fd, NULL, NULL, SOCK_CLOEXEC)) < 0)
+		return NULL;
+	/* Never stuck: a send that waits 10 s gives up. */
+	setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	while (at < sizeof(buf) - 1) {
+		ssize_t n = recv(c, buf + at, sizeof(buf) - 1 - at, 0);
+		if (n <= 0)
+			break;
+		at += (size_t)n;
+		buf[at] = '\0';
+		if (strstr(buf, "\r\n\r\n") != NULL)
+			break;
+	}
+	hl = snprintf(head, sizeof(head),
+	    "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n"
+	    "Connection: close\r\n\r\n",
+	    b->size);
+	if (send(c, head, (size_t)hl, MSG_NOSIGNAL) != hl)
+		goto out;
+	while (atomic_load(&b->sent) < b->size) {
+		size_t off = atomic_load(&b->sent), n = b->size - off;
+		ssize_t w;
+
+		if (n > sizeof(buf))
+			n = sizeof(buf);
+		for (size_t k = 0; k < n; k++)
+			buf[k] = (char)((off + k) % 251);
+		if ((w = send(c, buf, n, MSG_NOSIGNAL)) <= 0)
+			break;
+		atomic_fetch_add(&b->sent, (size_t)w);
+	}
+out:
+	close(c);
+	return NULL;
+}
+
+static void
+bulk_start(struct bulk *b, size_t size)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET};
+	socklen_t sl = sizeof(sin);
+
+	b->size = size;
+	atomic_store(&b->sent, 0);
+	b->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	cr_assert_eq(bind(b->fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	cr_assert_eq(listen(b->fd, 4), 0);
+	cr_assert_eq(getsockname(b->fd, (struct sockaddr *)&sin, &sl), 0);
+	b->port = ntohs(sin.sin_port);
+	cr_assert_eq(pthread_create(&b->thread, NULL, bulk_run, b), 0);
+}
+
+static void
+bulk_end(struct bulk *b)
+{
+	pthread_join(b->thread, NULL);
+	close(b->fd);
+}
+
+/* Asks the bulk server through the proxy on fd (a forwarded GET). */
+static void
+bulk_ask(int fd, const struct bulk *b)
+{
+	char req[512];
+
+	snprintf(req, sizeof(req),
+	    "GET http://127.0.0.1:%d/bulk HTTP/1.1\r\n%s\r\n\r\n", b->port,
+	    auth_line());
+	cr_assert_eq(send(fd, req, strlen(req), 0), (ssize_t)strlen(req));
+}
+
+/* Reads the response on fd to its end while the loop turns, for up to
+ * ms; returns the body's bytes, each checked against the pattern. */
+static size_t
+bulk_read(int fd, int ms)
+{
+	static char buf[65536];
+	int64_t end = cm_mono_ms() + ms;
+	size_t body = 0, head = 0;
+	bool in_body = false;
+	short rev = 0;
+
+	while (cm_mono_ms() < end) {
+		ssize_t n;
+		size_t k = 0;
+
+		turn(fd, POLLIN, &rev);
+		if (!(rev & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		if ((n = recv(fd, buf, sizeof(buf), 0)) <= 0)
+			break;
+		/* The head ends at the first CRLFCRLF: a byte state machine
+		 * across reads. */
+		for (; !in_body && k < (size_t)n; k++) {
+			static const char crlf2[] = "\r\n\r\n";
+			head = buf[k] == crlf2[head] ? head + 1
+			       : buf[k] == '\r'      ? 1
+			                             : 0;
+			in_body = head == 4;
+		}
+		for (; k < (size_t)n; k++, body++)
+			cr_assert_eq((unsigned char)buf[k], body % 251,
+			    "byte %zu of the body", body);
+	}
+	return body;
+}
+
+Test(bounds, bytes_per_second_holds, .fini = teardown_proxy, .timeout = 60)
+{
+	/* Three seconds' worth at the lowest rate: the bucket starts full
+	 * (one second's), so the rest takes at least two. */
+	const size_t size = 3 * CM_EGRESS_BPS_MIN;
+	struct bulk b;
+	int64_t t0, took;
+	size_t got;
+	int fd;
+
+	setup_proxy_with("{\"allow_hosts\":[\"127.0.0.1\"]}",
+	    (struct act_egress_opts){
+	        .conns_max = 8, .bytes_per_s = CM_EGRESS_BPS_MIN});
+	bulk_start(&b, size);
+	fd = dial_proxy(0);
+	t0 = cm_mono_ms();
+	bulk_ask(fd, &b);
+	got = bulk_read(fd, 30000);
+	took = cm_mono_ms() - t0;
+	close(fd);
+	bulk_end(&b);
+	cr_assert_eq(got, size);
+	cr_expect_geq(took,
+	    (int64_t)((size - CM_EGRESS_BPS_MIN) * 1000 / CM_EGRESS_BPS_MIN),
+	    "%zu bytes in %lld ms at %d bytes/s", size, (long long)took,
+	    CM_EGRESS_BPS_MIN);
+}
+
+Test(bounds, a_body_larger_than_the_buffers_is_relayed_to_a_slow_reader,
+    .fini = teardown_proxy, .timeout = 120)
+{
+	/* Far past what the proxy and the sockets between can hold. */
+	const size_t size = 32 * 1024 * 1024;
+	struct bulk b;
+	int64_t end;
+	int fd;
+
+	setup_proxy_with("{\"allow_hosts\":[\"127.0.0.1\"]}",
+	    (struct act_egress_opts){
+	        .conns_max = 8, .bytes_per_s = CM_EGRESS_BPS_MAX});
+	bulk_start(&b, size);
+	fd = dial_proxy(16384);
+	bulk_ask(fd, &b);
+	/* The reader reads nothing for a while: the server is held back
+	 * (the proxy reads no more than it can pass on) and never gets the
+	 * whole body out. */
+	end = cm_mono_ms() + 1000;
+	while (cm_mono_ms() < end && atomic_load(&b.sent) < size)
+		turn(-1, 0, NULL);
+	cr_expect_lt(atomic_load(&b.sent), size,
+	    "the whole body left the server with nobody reading it");
+	cr_expect_gt(atomic_load(&b.sent), 0);
+	/* Then it reads: every byte arrives, in order. */
+	cr_expect_eq(bulk_read(fd, 60000), size);
+	close(fd);
+	bulk_end(&b);
 }
