@@ -489,10 +489,13 @@ int
 st_store_republish(struct st_store *st, const char *space_id, int64_t sequence,
     const char *kind, st_publish_fn publish, void *arg)
 {
+	/* The instance's host goes with space_opened, as the committing
+	 * store published it (st_event_opened). */
 	static const char event_sql[] =
 	    "SELECT s.workspace_id, e.task_id, e.kind, e.payload,"
-	    " e.created_at FROM browser_space_events e"
+	    " e.created_at, i.host FROM browser_space_events e"
 	    " JOIN browser_spaces s ON s.id = e.space_id"
+	    " JOIN browser_instances i ON i.id = s.browser_instance_id"
 	    " WHERE e.space_id = $1 AND e.sequence = $2";
 	static const char notice_sql[] =
 	    "SELECT workspace_id FROM browser_spaces WHERE id = $1";
@@ -517,6 +520,10 @@ st_store_republish(struct st_store *st, const char *space_id, int64_t sequence,
 			ev.kind = st_col_text(s, 2);
 			ev.payload = st_col_text(s, 3);
 			ev.created_at = st_col_int(s, 4);
+			if (ev.kind != NULL &&
+			    strcmp(ev.kind,
+			        cm_event_kind_name(CM_EV_SPACE_OPENED)) == 0)
+				ev.host = st_col_text(s, 5);
 		} else {
 			ev.kind = kind;
 			ev.created_at = store_now(st);
