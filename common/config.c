@@ -500,9 +500,9 @@ cfg_split_line(char *line, char **key, char **val, const char *where, char *err,
 	if (**key == '\0')
 		return cfg_fail(
 		    err, errlen, "%s: missing key before '='", where);
-	v = eq + 1;
-	while (*v == ' ' || *v == '\t')
-		v++;
+	/* The blanks cfg_trim takes off: a value whose first character
+	 * after them is '"' is quoted, whatever blank came before it. */
+	v = cfg_trim(eq + 1);
 	if (*v == '"') {
 		char *close = strchr(v + 1, '"');
 
