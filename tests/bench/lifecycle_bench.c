@@ -24,6 +24,9 @@
  *                      each run begins once the instance's new standby
  *                      has had its browser running for LB_SETTLE_MS:
  *                      the idle instance a create meets.
+ *   LIFECYCLE_SPACED=0|1 the runs through spaced (1, the default) or only
+ *                      the direct client's (0: where a browser's own
+ *                      time goes, step by step).
  *
  * Figures are ms to the microsecond, truncated.  The
  * p50 and p99 are nearest-rank.  Exit: 0 measured, 1 a step failed, 2 a
@@ -301,31 +304,56 @@ page_open(struct tk_rig *r, struct lb_page *pg)
 	return 0;
 }
 
+/* The steps of page_use, each timed on its own (where a run's time
+ * goes). */
+enum lb_step {
+	LB_NAVIGATE, /* Page.navigate answered */
+	LB_LOAD,     /* then Page.loadEventFired */
+	LB_TREE,     /* Accessibility.getFullAXTree */
+	LB_CLOSE,    /* Target.closeTarget */
+	LB_DISPOSE,  /* Target.disposeBrowserContext */
+	LB_STEPS
+};
+
+static const char *const lb_step_name[LB_STEPS] = {
+    "navigate", "load", "ax_tree", "close_target", "dispose_context"};
+
 /* The calls a lifecycle makes on a page: navigate and wait for the load,
- * the accessibility tree, then the page and its context closed. */
+ * the accessibility tree, then the page and its context closed; step[k]
+ * gets the time of step k. */
 static int
-page_use(struct tk_rig *r, const struct lb_page *pg, const char *url)
+page_use(struct tk_rig *r, const struct lb_page *pg, const char *url,
+    int64_t step[LB_STEPS])
 {
 	const json_t *nodes;
 	json_t *v;
+	int64_t t = cm_mono_ns(), now;
 
+#define LAP(k) (now = cm_mono_ns(), step[k] = now - t, t = now)
 	tk_rig_expect(r, "Page.loadEventFired");
 	if (tk_rig_call(r, pg->sid, "Page.navigate",
-	        json_pack("{s:s}", "url", url), LB_STEP_MS) == NULL ||
-	    !tk_rig_await(r, LB_STEP_MS))
+	        json_pack("{s:s}", "url", url), LB_STEP_MS) == NULL)
 		return fail("navigate failed");
+	LAP(LB_NAVIGATE);
+	if (!tk_rig_await(r, LB_STEP_MS))
+		return fail("no load event");
+	LAP(LB_LOAD);
 	if ((v = tk_rig_call(r, pg->sid, "Accessibility.getFullAXTree", NULL,
 	         LB_STEP_MS)) == NULL ||
 	    (nodes = json_object_get(v, "nodes")) == NULL ||
 	    json_array_size(nodes) == 0)
 		return fail("getFullAXTree failed");
+	LAP(LB_TREE);
 	if (tk_rig_call(r, NULL, "Target.closeTarget",
-	        json_pack("{s:s}", "targetId", pg->target),
-	        LB_STEP_MS) == NULL ||
-	    tk_rig_call(r, NULL, "Target.disposeBrowserContext",
+	        json_pack("{s:s}", "targetId", pg->target), LB_STEP_MS) == NULL)
+		return fail("closeTarget failed");
+	LAP(LB_CLOSE);
+	if (tk_rig_call(r, NULL, "Target.disposeBrowserContext",
 	        json_pack("{s:s}", "browserContextId", pg->ctx),
 	        LB_STEP_MS) == NULL)
-		return fail("closing failed");
+		return fail("disposeBrowserContext failed");
+	LAP(LB_DISPOSE);
+#undef LAP
 	return 0;
 }
 
@@ -336,10 +364,14 @@ enum lb_direct {
 	LB_WARM_PAGE,    /* use, on a page set up before (as a standby's) */
 };
 
-/* n direct runs of mode on one browser (a fresh one per run, cold). */
+/* n direct runs of mode on one browser (a fresh one per run, cold);
+ * steps[k][i], when steps is not NULL, the time of step k of run i. */
 static int
-direct_runs(const char *url, enum lb_direct mode, int64_t *v, int n)
+direct_runs(const char *url, enum lb_direct mode, int64_t *v,
+    int64_t (*steps)[LB_RUNS_MAX], int n)
 {
+	int64_t step[LB_STEPS];
+
 	char err[256];
 	struct lb_page pg;
 	struct tk_rig r;
@@ -358,13 +390,37 @@ direct_runs(const char *url, enum lb_direct mode, int64_t *v, int n)
 			t0 = cm_mono_ns();
 		} else if ((rc = page_open(&r, &pg)) != 0)
 			break;
-		rc = page_use(&r, &pg, url);
+		rc = page_use(&r, &pg, url, step);
 		if (mode == LB_COLD)
 			tk_rig_stop(&r);
 		v[i] = cm_mono_ns() - t0;
+		for (int k = 0; steps != NULL && k < LB_STEPS; k++)
+			steps[k][i] = step[k];
 	}
 	if (mode != LB_COLD || rc != 0)
 		tk_rig_stop(&r);
+	return rc;
+}
+
+/* n lifecycles through a spaced started in dir (its output in out). */
+static int
+spaced_runs(struct lb_world *w, const char *dir, const char *out,
+    int warm_standby, int64_t *total, int64_t *to_close, int64_t *to_snap,
+    int n)
+{
+	const char *flags[] = {"--warm-standby=true", NULL};
+	int rc = 0;
+
+	if (tk_spaced_start_logged(
+	        &w->p, dir, warm_standby ? flags : NULL, out) != 0)
+		return fail("spaced did not start (see %s)", out);
+	if (setup(w) != 0)
+		rc = -1;
+	for (int i = 0; i < n && rc == 0; i++)
+		if ((warm_standby && standby_settled(w) != 0) ||
+		    spaced_run(w, i, &total[i], &to_close[i], &to_snap[i]) != 0)
+			rc = -1;
+	tk_proc_stop(&w->p, SIGTERM);
 	return rc;
 }
 
@@ -374,16 +430,17 @@ main(void)
 	static int64_t total[LB_RUNS_MAX], to_close[LB_RUNS_MAX];
 	static int64_t to_snap[LB_RUNS_MAX], warm[LB_RUNS_MAX];
 	static int64_t cold[LB_RUNS_MAX], page[LB_RUNS_MAX];
+	static int64_t steps[LB_STEPS][LB_RUNS_MAX];
 	static struct lb_world w;
 	int n = tk_knob("LIFECYCLE_RUNS", 20, 2, LB_RUNS_MAX);
 	int warm_standby = tk_knob("LIFECYCLE_WARM", 1, 0, 1);
-	const char *flags[] = {"--warm-standby=true", NULL};
+	int through_spaced = tk_knob("LIFECYCLE_SPACED", 1, 0, 1);
 	char dir[128], out[192];
 	struct tk_pages *pages;
 	int64_t p50, p50_page, p50_warm, p50_cold;
 	int port, rc = 0;
 
-	if (n < 0 || warm_standby < 0)
+	if (n < 0 || warm_standby < 0 || through_spaced < 0)
 		return 2;
 	if (access(TK_CHROMIUM, X_OK) != 0) {
 		fail("no chromium at %s", TK_CHROMIUM);
@@ -400,23 +457,13 @@ main(void)
 	snprintf(w.url, sizeof(w.url), "http://127.0.0.1:%d/", port);
 	tk_tmpdir(dir, sizeof(dir), "lb");
 	snprintf(out, sizeof(out), "%s/spaced.out", dir);
-	if (tk_spaced_start_logged(
-	        &w.p, dir, warm_standby ? flags : NULL, out) != 0) {
-		fail("spaced did not start (see %s)", out);
-		tk_pages_stop(pages);
-		return 1;
-	}
-	if (setup(&w) != 0)
-		rc = 1;
-	for (int i = 0; i < n && rc == 0; i++)
-		if ((warm_standby && standby_settled(&w) != 0) ||
-		    spaced_run(&w, i, &total[i], &to_close[i], &to_snap[i]) !=
-		        0)
-			rc = 1;
-	tk_proc_stop(&w.p, SIGTERM);
-	if (rc == 0 && (direct_runs(w.url, LB_WARM_PAGE, page, n) != 0 ||
-	                   direct_runs(w.url, LB_WARM_BROWSER, warm, n) != 0 ||
-	                   direct_runs(w.url, LB_COLD, cold, n) != 0))
+	if (through_spaced)
+		rc = spaced_runs(
+		    &w, dir, out, warm_standby, total, to_close, to_snap, n);
+	if (rc == 0 &&
+	    (direct_runs(w.url, LB_WARM_PAGE, page, steps, n) != 0 ||
+	        direct_runs(w.url, LB_WARM_BROWSER, warm, NULL, n) != 0 ||
+	        direct_runs(w.url, LB_COLD, cold, NULL, n) != 0))
 		rc = 1;
 	tk_pages_stop(pages);
 	if (rc != 0) {
@@ -424,10 +471,21 @@ main(void)
 		return 1;
 	}
 	printf("kept %s\n", dir);
-	report("spaced create_to_snapshot", to_snap, n);
-	report("spaced create_to_close_answered", to_close, n);
-	p50 = report("spaced lifecycle_until_closed", total, n);
+	if (!through_spaced)
+		p50 = 0;
+	else {
+		report("spaced create_to_snapshot", to_snap, n);
+		report("spaced create_to_close_answered", to_close, n);
+		p50 = report("spaced lifecycle_until_closed", total, n);
+	}
 	p50_page = report("direct_cdp warm_page", page, n);
+	for (int k = 0; k < LB_STEPS; k++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "direct_cdp warm_page.%s",
+		    lb_step_name[k]);
+		report(name, steps[k], n);
+	}
 	p50_warm = report("direct_cdp warm_browser", warm, n);
 	p50_cold = report("direct_cdp cold_launch", cold, n);
 	printf("lifecycle_bench: ratio spaced/direct p50 page=%lld.%03lld "
