@@ -171,6 +171,10 @@
 /* Browsers one process has killed and not yet reaped (act_browser_end);
  * beyond it, a close waits for the reap. */
 #define CM_BROWSER_ENDED_MAX 8
+/* The nice value a killed browser's processes die at: tearing down a
+ * Chromium's processes costs tens of ms of CPU, which the live Spaces
+ * and the store come before. */
+#define CM_BROWSER_DYING_NICE 19
 #define CM_BROWSER_START_MS 30000 /* launch until the page is ready */
 #define CM_BROWSER_LAUNCH_TRIES 3 /* failed launches in a row: unusable */
 /* A page told to stop (after a cancel or a timeout) confirms within this,

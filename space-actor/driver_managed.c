@@ -179,8 +179,15 @@ md_new(const struct cm_config *cfg, const struct cm_policy *policy,
 		return -1;
 	}
 	snprintf(d->chromium, sizeof(d->chromium), "%s", cfg->chromium_path);
-	/* The browser is the Space's own: its default context will do. */
-	act_session_init(&d->s, policy, false);
+	/*
+	 * The browser is the Space's own.  An ephemeral profile's page lives
+	 * in a context of its own, which Chromium keeps in memory (cookies,
+	 * storage, cache): nothing of it is written to disk only to be
+	 * removed at close, and the disk's syncs, the store's among them,
+	 * do not wait behind it.  A persistent profile's page uses the
+	 * default context, the one kept on disk.
+	 */
+	act_session_init(&d->s, policy, ephemeral);
 	if (egress != NULL) {
 		/* The same proxy, and secret, for every browser this driver
 		 * launches: it belongs to the actor, and a relaunched browser
