@@ -18,6 +18,7 @@ struct st_store {
 	struct st_store_opts opts;
 	struct st_ctx ctx;
 	struct st_sync *sync; /* see st_store_pending_sync */
+	int64_t txn_ns;       /* see st_store_txn_ns */
 };
 
 static int64_t
@@ -352,7 +353,8 @@ st_store_exec(struct st_store *st, struct st_item *items, size_t n,
 	bool *ok;
 	char err[256];
 	bool full;
-	int rc = 0;
+	int rc = 0, began, committed;
+	int64_t t0;
 
 	reqs = calloc(n ? n : 1, sizeof(*reqs));
 	ok = calloc(n ? n : 1, sizeof(*ok));
@@ -380,7 +382,10 @@ st_store_exec(struct st_store *st, struct st_item *items, size_t n,
 	pubs_clear(ctx, 0);
 	st->sync = NULL;
 	st_db_disk_full(st->db);
-	if (st_db_begin(st->db) != ST_OK) {
+	t0 = cm_mono_ns();
+	began = st_db_begin(st->db);
+	st->txn_ns += cm_mono_ns() - t0;
+	if (began != ST_OK) {
 		fail_writes(items, reqs, ok, n,
 		    "the database cannot start a transaction");
 		rc = -1;
@@ -416,8 +421,11 @@ st_store_exec(struct st_store *st, struct st_item *items, size_t n,
 	if (st_db_in_txn(st->db) && announce(st) != 0)
 		cm_warnx("store: cannot announce the group's events: %s",
 		    st_db_errmsg(st->db));
-	if (st_db_commit(st->db, st->opts.defer_sync ? &st->sync : NULL) !=
-	    ST_DONE) {
+	t0 = cm_mono_ns();
+	committed =
+	    st_db_commit(st->db, st->opts.defer_sync ? &st->sync : NULL);
+	st->txn_ns += cm_mono_ns() - t0;
+	if (committed != ST_DONE) {
 		cm_warnx("store: commit failed: %s", st_db_errmsg(st->db));
 		/* A full disk is said as such: the operator's to fix, and
 		 * the writes' to retry once there is room. */
@@ -549,6 +557,12 @@ int64_t
 st_store_session(struct st_store *st)
 {
 	return st_db_session(st->db);
+}
+
+int64_t
+st_store_txn_ns(const struct st_store *st)
+{
+	return st->txn_ns;
 }
 
 struct st_sync *

@@ -96,6 +96,14 @@ int64_t st_store_session(struct st_store *st);
 struct st_sync;
 struct st_sync *st_store_pending_sync(struct st_store *st);
 
+/*
+ * Nanoseconds the store's thread has spent in the groups' BEGIN and
+ * COMMIT (cm_mono_ns), for the log line at exit: the time a group's
+ * transaction kept the thread waiting on the database rather than
+ * running requests.
+ */
+int64_t st_store_txn_ns(const struct st_store *st);
+
 /* Convenience for tests and tools: one request through st_store_exec. */
 int st_store_call(struct st_store *st, const struct pr_req *req,
     struct pr_rep *rep, st_publish_fn publish, void *arg);
