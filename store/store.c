@@ -333,6 +333,10 @@ announce(struct st_store *st)
 	return rc;
 }
 
+/* Why a group's writes failed when its COMMIT did. */
+static const char msg_full[] = "the disk is full";
+static const char msg_uncommitted[] = "the database could not commit";
+
 /* The group did not commit: no write stands, and no item goes unanswered. */
 static void
 fail_writes(struct st_item *items, const struct pr_req *reqs, const bool *ok,
@@ -368,6 +372,7 @@ st_store_exec(struct st_store *st, struct st_item *items, size_t n,
 	for (size_t i = 0; i < n; i++) {
 		items[i].rep = NULL;
 		items[i].rep_len = 0;
+		items[i].write = false;
 		if (pr_req_decode(items[i].req, items[i].req_len, &reqs[i], err,
 		        sizeof(err)) != 0) {
 			/* A sibling process sent garbage: that is a bug. */
@@ -377,6 +382,7 @@ st_store_exec(struct st_store *st, struct st_item *items, size_t n,
 			continue;
 		}
 		ok[i] = true;
+		items[i].write = pr_op_is_write(reqs[i].op);
 	}
 
 	pubs_clear(ctx, 0);
@@ -432,9 +438,8 @@ st_store_exec(struct st_store *st, struct st_item *items, size_t n,
 		full = st_db_disk_full(st->db);
 		st_db_run(st->db, "ROLLBACK", "");
 		pubs_clear(ctx, 0);
-		fail_writes(items, reqs, ok, n,
-		    full ? "the disk is full"
-		         : "the database could not commit");
+		fail_writes(
+		    items, reqs, ok, n, full ? msg_full : msg_uncommitted);
 		rc = -1;
 		goto out;
 	}
@@ -547,16 +552,41 @@ st_store_republish(struct st_store *st, const char *space_id, int64_t sequence,
 	return rc;
 }
 
+int
+st_store_sync(
+    struct st_store *st, struct st_sync *sync, char **rep, size_t *rep_len)
+{
+	struct st_item it;
+	bool full;
+
+	*rep = NULL;
+	*rep_len = 0;
+	if (st_db_sync(st->db, sync, &full) == ST_DONE)
+		return 0;
+	memset(&it, 0, sizeof(it));
+	item_error(
+	    &it, CM_E_STORE_UNAVAILABLE, full ? msg_full : msg_uncommitted);
+	*rep = it.rep;
+	*rep_len = it.rep_len;
+	return -1;
+}
+
+bool
+st_store_sync_covers(const struct st_store *st)
+{
+	return st_db_sync_covers(st->db);
+}
+
 const char *
 st_store_listen_dsn(const struct st_store *st)
 {
 	return st->opts.postgres_dsn;
 }
 
-int64_t
-st_store_session(struct st_store *st)
+size_t
+st_store_sessions(struct st_store *st, int64_t *out, size_t max)
 {
-	return st_db_session(st->db);
+	return st_db_sessions(st->db, out, max);
 }
 
 int64_t
