@@ -12,7 +12,11 @@
  * undoes only the failing statement.  The operations rely on the latter
  * (a unique violation is an answer, and the request goes on), so inside a
  * transaction every INSERT, UPDATE and DELETE runs in a savepoint of its
- * own, released when it succeeds and rolled back to when it fails.
+ * own, rolled back to when it fails.  It is never released: a savepoint
+ * need not be before the next or the COMMIT, and a RELEASE was a third
+ * round trip for every write.  ROLLBACK TO finds the newest of that name,
+ * the failed statement's own; store.c's "op" savepoints, released or
+ * rolled back to, take the ones made inside them along.
  *
  * Group commit off the loop.  The store's thread (the loop) would wait
  * in each group's COMMIT for the server to flush its WAL, about as long
@@ -365,8 +369,6 @@ pg_run(struct pg_db *db, struct st_stmt *s, const char *const *values,
 			db->changes = strtoll(PQcmdTuples(s->res), NULL, 10);
 			db->total_changes += db->changes;
 		}
-		if (guard && !pg_savepoint(db, "RELEASE st_write"))
-			s->rc = ST_ERROR;
 		return;
 	}
 	s->rc = pg_fail(db, s->res);
@@ -374,8 +376,7 @@ pg_run(struct pg_db *db, struct st_stmt *s, const char *const *values,
 		db->changes = 0;
 	/* Undo only this statement, and keep its own error message. */
 	if (guard) {
-		PGresult *res =
-		    PQexec(conn, "ROLLBACK TO st_write; RELEASE st_write");
+		PGresult *res = PQexec(conn, "ROLLBACK TO st_write");
 
 		if (PQresultStatus(res) != PGRES_COMMAND_OK)
 			cm_warnx("store: cannot undo a failed write: %s",
