@@ -12,11 +12,13 @@
  * undoes only the failing statement.  The operations rely on the latter
  * (a unique violation is an answer, and the request goes on), so inside a
  * transaction every INSERT, UPDATE and DELETE runs in a savepoint of its
- * own, rolled back to when it fails.  It is never released: a savepoint
- * need not be before the next or the COMMIT, and a RELEASE was a third
- * round trip for every write.  ROLLBACK TO finds the newest of that name,
- * the failed statement's own; store.c's "op" savepoints, released or
- * rolled back to, take the ones made inside them along.
+ * own, rolled back to when it fails.  The SAVEPOINT goes with the
+ * statement, in one round trip (pg_exec_saved), and it is never released:
+ * a savepoint need not be before the next or the COMMIT, and a SAVEPOINT
+ * and a RELEASE of their own were two more round trips for every write.
+ * ROLLBACK TO finds the newest of that name, the failed statement's own;
+ * store.c's "op" savepoints, released or rolled back to, take the ones made
+ * inside them along.
  *
  * Group commit off the loop.  The store's thread (the loop) would wait
  * in each group's COMMIT for the server to flush its WAL, about as long
@@ -331,17 +333,55 @@ pg_prepare(struct pg_db *db, const char *sql)
 	cm_fatalx("store: statement cache is full");
 }
 
-/* Runs a savepoint command of the write in hand; false when it failed. */
-static bool
-pg_savepoint(struct pg_db *db, const char *sql)
+/*
+ * Runs s in a savepoint of its own, in one round trip: the SAVEPOINT and
+ * the statement go together, in libpq's pipeline mode for these two only.
+ * Returns the statement's result, or when the SAVEPOINT failed (the
+ * statement is then not run) the SAVEPOINT's, with *saved false.
+ */
+static PGresult *
+pg_exec_saved(PGconn *conn, struct st_stmt *s, const char *const *values,
+    const int *lengths, const int *formats, bool *saved)
 {
-	PGresult *res = PQexec(pg_own(db), sql);
-	bool ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+	PGresult *res, *got[2] = {NULL, NULL};
+	int n = 0, nulls = 0;
 
-	if (!ok)
-		pg_fail(db, res);
-	PQclear(res);
-	return ok;
+	if (PQenterPipelineMode(conn) != 1 ||
+	    PQsendQueryParams(conn, "SAVEPOINT st_write", 0, NULL, NULL, NULL,
+	        NULL, 0) != 1 ||
+	    PQsendQueryPrepared(
+	        conn, s->name, s->n_params, values, lengths, formats, 0) != 1 ||
+	    PQpipelineSync(conn) != 1)
+		cm_fatalx("store: the PostgreSQL connection is lost: %s",
+		    PQerrorMessage(conn));
+	/* Each query's result then NULL, twice, then the sync's. */
+	for (;;) {
+		if ((res = PQgetResult(conn)) == NULL) {
+			if (++nulls > 2 || PQstatus(conn) == CONNECTION_BAD)
+				cm_fatalx("store: the PostgreSQL connection is"
+				          " lost: %s",
+				    PQerrorMessage(conn));
+			continue;
+		}
+		if (PQresultStatus(res) == PGRES_PIPELINE_SYNC) {
+			PQclear(res);
+			break;
+		}
+		if (n < 2)
+			got[n++] = res;
+		else
+			PQclear(res);
+	}
+	if (PQexitPipelineMode(conn) != 1)
+		cm_fatalx("store: cannot leave pipeline mode: %s",
+		    PQerrorMessage(conn));
+	*saved = PQresultStatus(got[0]) == PGRES_COMMAND_OK;
+	if (*saved) {
+		PQclear(got[0]);
+		return got[1];
+	}
+	PQclear(got[1]); /* PGRES_PIPELINE_ABORTED */
+	return got[0];
 }
 
 /* Runs s with its values; its result (or error) waits for the steps. */
@@ -351,17 +391,18 @@ pg_run(struct pg_db *db, struct st_stmt *s, const char *const *values,
 {
 	PGconn *conn = pg_own(db);
 	bool guard = s->write && PQtransactionStatus(conn) == PQTRANS_INTRANS;
+	bool saved = false;
 	ExecStatusType st;
 
 	s->rc = ST_OK;
 	s->row = -1;
 	s->n_rows = 0;
-	if (guard && !pg_savepoint(db, "SAVEPOINT st_write")) {
-		s->rc = ST_ERROR;
-		return;
-	}
-	s->res = PQexecPrepared(
-	    conn, s->name, s->n_params, values, lengths, formats, 0);
+	if (guard)
+		s->res =
+		    pg_exec_saved(conn, s, values, lengths, formats, &saved);
+	else
+		s->res = PQexecPrepared(
+		    conn, s->name, s->n_params, values, lengths, formats, 0);
 	st = PQresultStatus(s->res);
 	if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
 		s->n_rows = st == PGRES_TUPLES_OK ? PQntuples(s->res) : 0;
@@ -374,8 +415,9 @@ pg_run(struct pg_db *db, struct st_stmt *s, const char *const *values,
 	s->rc = pg_fail(db, s->res);
 	if (s->write)
 		db->changes = 0;
-	/* Undo only this statement, and keep its own error message. */
-	if (guard) {
+	/* Undo only this statement, and keep its own error message.  (With
+	 * no savepoint of its own, ROLLBACK TO would undo an earlier one.) */
+	if (saved) {
 		PGresult *res = PQexec(conn, "ROLLBACK TO st_write");
 
 		if (PQresultStatus(res) != PGRES_COMMAND_OK)
