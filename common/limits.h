@@ -129,6 +129,14 @@
 #define CM_PG_PARAMS_MAX 32
 #define CM_PG_ERRMSG_MAX 512
 /*
+ * Writing connections the PostgreSQL backend alternates between: one
+ * group is built on one while the COMMIT of the group before finishes on
+ * the other (store/db_pg.c).  A COMMIT's answer is awaited at most
+ * CM_PG_COMMIT_WAIT_MS; past that the server is taken as lost.
+ */
+#define CM_PG_WRITERS 2
+#define CM_PG_COMMIT_WAIT_MS 60000
+/*
  * Events across hosts (store/notify.c): announcements of other stores'
  * events read and republished per wake of the loop (the rest wait for the
  * next, at once), and the backoff of the listening connection after it

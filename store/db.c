@@ -435,11 +435,31 @@ sq_synchronous(struct st_db *db)
 	return v;
 }
 
+/*
+ * A failed sync leaves the file's state unknown: crash, and let recovery
+ * decide.  Nothing of the commits it covers was acknowledged; their
+ * requesters re-send.
+ */
+static int
+sq_sync(struct st_db *db, struct st_sync *sync, bool *full)
+{
+	int rc = st_vfs_sync(sync);
+
+	(void)db;
+	(void)full;
+	if (rc != SQLITE_OK)
+		cm_fatalx("store: the write-ahead log cannot be synced: %s",
+		    sqlite3_errstr(rc));
+	return ST_DONE;
+}
+
 /* One process owns the database: no other store hears of its events. */
-static int64_t
-sq_session(struct st_db *d)
+static size_t
+sq_sessions(struct st_db *d, int64_t *out, size_t max)
 {
 	(void)d;
+	(void)out;
+	(void)max;
 	return 0;
 }
 
@@ -448,6 +468,8 @@ const struct st_db_be st_db_sqlite_be = {
     /* The write lock at once: a group never waits halfway through. */
     .begin_sql = "BEGIN IMMEDIATE",
     .shared = false,
+    /* One log: its sync reaches every commit written before. */
+    .sync_covers = true,
     .close = sq_close,
     .exec = sq_exec,
     .vquery = db_vquery,
@@ -458,6 +480,7 @@ const struct st_db_be st_db_sqlite_be = {
     .col_blob = sq_col_blob,
     .col_null = sq_col_null,
     .commit = sq_commit,
+    .sync = sq_sync,
     .total_changes = sq_total_changes,
     .work = sq_work,
     .in_txn = sq_in_txn,
@@ -465,5 +488,5 @@ const struct st_db_be st_db_sqlite_be = {
     .errmsg = sq_errmsg,
     .disk_full = sq_disk_full,
     .synchronous = sq_synchronous,
-    .session = sq_session,
+    .sessions = sq_sessions,
 };

@@ -81,13 +81,35 @@ bool st_col_null(struct st_stmt *st, int col);
  * ST_CONSTRAINT or ST_ERROR. */
 int st_db_run(struct st_db *db, const char *sql, const char *types, ...);
 /*
- * COMMIT.  With sync, the commit does not wait for its write-ahead log to
- * reach the disk: *sync is then the log to sync (st_vfs_sync) before
- * anything of the transaction is acknowledged, or NULL when nothing waits
- * (always on PostgreSQL, whose COMMIT returns once the server synced).
+ * COMMIT.  With sync, the commit does not wait: *sync is then what must
+ * finish (st_db_sync) before anything of the transaction is acknowledged,
+ * or NULL when nothing waits.  On SQLite that is the write-ahead log's
+ * sync, the COMMIT itself being done; on PostgreSQL it is the COMMIT,
+ * sent and not waited for, on a connection the next transaction does not
+ * use (db_pg.c).  Returns ST_DONE (also when the COMMIT was only sent) or
+ * the error of a COMMIT that failed here.
  */
 struct st_sync;
 int st_db_commit(struct st_db *db, struct st_sync **sync);
+/*
+ * Finishes what a commit left to finish (sync, from st_db_commit), on one
+ * thread beside the one that uses db (the loop's acker).  Returns ST_DONE
+ * once the transaction is committed and durable, or ST_ERROR when its
+ * COMMIT failed (PostgreSQL): nothing of it stands, and *full says whether
+ * for a full disk.  A log that cannot be synced (SQLite), a connection
+ * lost or a COMMIT unanswered for CM_PG_COMMIT_WAIT_MS (PostgreSQL) end
+ * the process: what the database holds is unknown, and nothing of it was
+ * acknowledged.  On PostgreSQL the connection goes back to db's thread,
+ * which waits for it until then; every sync must be finished, in the
+ * order of its commits.
+ */
+int st_db_sync(struct st_db *db, struct st_sync *sync, bool *full);
+/*
+ * Whether finishing one commit's sync finishes every earlier commit's too
+ * (SQLite: one log, synced to its end), rather than each its own
+ * (PostgreSQL).
+ */
+bool st_db_sync_covers(const struct st_db *db);
 /* Rows changed since the connection opened, by every statement. */
 int64_t st_db_total_changes(struct st_db *db);
 /*
@@ -115,9 +137,12 @@ bool st_db_disk_full(struct st_db *db);
  * or ST_ERROR, which leaves the transaction to fail.
  */
 int st_db_announce(struct st_db *db, const char *lines);
-/* The server process of this connection (PostgreSQL's backend pid, what
- * a notification names as its sender), or 0 on SQLite. */
-int64_t st_db_session(struct st_db *db);
+/*
+ * The server processes of the writing connections (PostgreSQL's backend
+ * pids, what a notification names as its sender) into out, at most max.
+ * Returns how many: none on SQLite.
+ */
+size_t st_db_sessions(struct st_db *db, int64_t *out, size_t max);
 
 /* PRAGMA synchronous (2 is FULL); on PostgreSQL 2 when every commit
  * waits for its WAL to be flushed (synchronous_commit and fsync on). */

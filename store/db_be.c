@@ -114,6 +114,19 @@ st_db_commit(struct st_db *db, struct st_sync **sync)
 	return ST_DB_BE(db)->commit(db, sync);
 }
 
+int
+st_db_sync(struct st_db *db, struct st_sync *sync, bool *full)
+{
+	*full = false;
+	return ST_DB_BE(db)->sync(db, sync, full);
+}
+
+bool
+st_db_sync_covers(const struct st_db *db)
+{
+	return ST_DB_BE(db)->sync_covers;
+}
+
 int64_t
 st_db_total_changes(struct st_db *db)
 {
@@ -158,10 +171,10 @@ st_db_announce(struct st_db *db, const char *lines)
 	return sql == NULL ? ST_DONE : st_db_run(db, sql, "s", lines);
 }
 
-int64_t
-st_db_session(struct st_db *db)
+size_t
+st_db_sessions(struct st_db *db, int64_t *out, size_t max)
 {
-	return ST_DB_BE(db)->session(db);
+	return ST_DB_BE(db)->sessions(db, out, max);
 }
 
 int

@@ -32,6 +32,7 @@ struct st_db_be {
 	 * where no other store listens (SQLite).
 	 */
 	const char *announce_sql;
+	bool sync_covers; /* st_db_sync_covers */
 	void (*close)(struct st_db *db);
 	int (*exec)(struct st_db *db, const char *sql);
 	int (*vquery)(struct st_db *db, struct st_stmt **out, const char *sql,
@@ -43,6 +44,7 @@ struct st_db_be {
 	const void *(*col_blob)(struct st_stmt *st, int col, size_t *len);
 	bool (*col_null)(struct st_stmt *st, int col);
 	int (*commit)(struct st_db *db, struct st_sync **sync);
+	int (*sync)(struct st_db *db, struct st_sync *sync, bool *full);
 	int64_t (*total_changes)(struct st_db *db);
 	int64_t (*work)(struct st_db *db);
 	bool (*in_txn)(struct st_db *db);
@@ -50,7 +52,7 @@ struct st_db_be {
 	const char *(*errmsg)(struct st_db *db);
 	bool (*disk_full)(struct st_db *db);
 	int (*synchronous)(struct st_db *db);
-	int64_t (*session)(struct st_db *db);
+	size_t (*sessions)(struct st_db *db, int64_t *out, size_t max);
 };
 
 /* The table of a struct st_db or struct st_stmt (its first member). */

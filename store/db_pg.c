@@ -12,17 +12,62 @@
  * undoes only the failing statement.  The operations rely on the latter
  * (a unique violation is an answer, and the request goes on), so inside a
  * transaction every INSERT, UPDATE and DELETE runs in a savepoint of its
- * own, released when it succeeds and rolled back to when it fails.
+ * own, rolled back to when it fails.  The SAVEPOINT goes with the
+ * statement, in one round trip (pg_exec_saved), and it is never released:
+ * a savepoint need not be before the next or the COMMIT, and a SAVEPOINT
+ * and a RELEASE of their own were two more round trips for every write.
+ * ROLLBACK TO finds the newest of that name, the failed statement's own;
+ * store.c's "op" savepoints, released or rolled back to, take the ones made
+ * inside them along.
+ *
+ * Group commit off the loop.  The store's thread (the loop) would wait
+ * in each group's COMMIT for the server to flush its WAL, about as long
+ * as it takes to run the group.  So there are CM_PG_WRITERS (two) writing
+ * connections, used in turn.  st_db_commit with a sync only sends the
+ * COMMIT (PQsendQuery) and hands that connection to whoever finishes the
+ * sync (st_db_sync, the loop's acker thread), which reads the COMMIT's
+ * result, and only then are the group's replies and events let out
+ * (loop.c); a COMMIT that failed has its writes answered
+ * store_unavailable and publishes nothing, as one that fails in the loop.
+ * Meanwhile the loop builds the next group on the other connection.
+ * Before it uses a connection again it waits until the acker gave it back
+ * (pg_own): at worst as long as it waited in COMMIT before.
+ *
+ * Ownership: the loop uses a connection, the acker owns it from the
+ * COMMIT sent until its result is read, and the hand-over goes through
+ * the connection's mutex (committing), so one thread at a time uses a
+ * PGconn, as libpq requires.
+ *
+ * Why the next group may run beside an unfinished COMMIT: the two
+ * connections are two writers on one database, as two hosts' stores are,
+ * and the operations are already safe for those (issue 17).  The next
+ * group cannot see rows of a COMMIT not yet done (READ COMMITTED reads
+ * what was committed when each statement started), and where it would
+ * conflict with them PostgreSQL makes its statement wait for that COMMIT:
+ * the Space row's lock taken to allocate an event sequence (FOR UPDATE,
+ * which then reads the committed row: no sequence is reused or skipped),
+ * the partial unique indexes and store_ops' op_id (the insert waits, then
+ * fails with the unique violation the operations already map to their
+ * typed errors, or succeeds when the first rolled back).  The loop then
+ * only stalls, as it did in COMMIT.  A COMMIT never waits for a lock, so
+ * it finishes whatever the next group holds: no deadlock.  Replies and
+ * events still leave in group order (the acker's ring), and none before
+ * its own group's COMMIT returned.  What is checked by counting without a
+ * lock (a workspace's Space quota) is as exact as it is across hosts.
  */
 #include "db.h"
 #include "db_be.h"
 
+#include <errno.h>
 #include <libpq-fe.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "clock.h"
 #include "limits.h"
 #include "log.h"
 #include "notify.h"
@@ -47,9 +92,26 @@ struct st_stmt {
 	char ints[CM_PG_PARAMS_MAX][24]; /* integer parameters as text */
 };
 
+/*
+ * One writing connection.  Its struct st_sync is the connection itself
+ * while its COMMIT is on the way.
+ */
+struct pg_conn {
+	PGconn *conn;
+	int64_t pid; /* its server process (st_db_sessions) */
+	/* Statement cache slot k is prepared on this connection. */
+	bool prepared[CM_PG_STMT_CACHE];
+	pthread_mutex_t mtx;
+	pthread_cond_t cv;
+	bool committing; /* under mtx: the acker's until the COMMIT's result */
+};
+
 struct pg_db {
 	const struct st_db_be *be; /* first: db_be.h */
-	PGconn *conn;
+	struct pg_conn w[CM_PG_WRITERS];
+	int n_w;    /* connected (st_db_open_pg) */
+	int cur;    /* the writer the loop uses */
+	bool owned; /* w[cur] is known to be the loop's (pg_own) */
 	int64_t changes, total_changes;
 	bool full; /* disk_full (53100) seen since st_db_disk_full asked */
 	char err[CM_PG_ERRMSG_MAX];
@@ -58,16 +120,42 @@ struct pg_db {
 
 #define PG(db) ((struct pg_db *)(void *)(db))
 
-/* Keeps the server's message (without its newline) for st_db_errmsg. */
+/*
+ * The connection the loop uses, once the acker has given it back (the
+ * first use after a commit may wait for that).
+ */
+static PGconn *
+pg_own(struct pg_db *db)
+{
+	struct pg_conn *c = &db->w[db->cur];
+
+	if (!db->owned) {
+		pthread_mutex_lock(&c->mtx);
+		while (c->committing)
+			pthread_cond_wait(&c->cv, &c->mtx);
+		pthread_mutex_unlock(&c->mtx);
+		db->owned = true;
+	}
+	return c->conn;
+}
+
+/* A server's message into err, without its newline. */
 static void
-pg_keep_error(struct pg_db *db, const char *msg)
+pg_message(char *err, size_t len, const char *msg)
 {
 	size_t n;
 
-	snprintf(db->err, sizeof(db->err), "%s", msg ? msg : "unknown error");
-	n = strlen(db->err);
-	while (n > 0 && (db->err[n - 1] == '\n' || db->err[n - 1] == ' '))
-		db->err[--n] = '\0';
+	snprintf(err, len, "%s", msg ? msg : "unknown error");
+	n = strlen(err);
+	while (n > 0 && (err[n - 1] == '\n' || err[n - 1] == ' '))
+		err[--n] = '\0';
+}
+
+/* Keeps the server's message for st_db_errmsg. */
+static void
+pg_keep_error(struct pg_db *db, const char *msg)
+{
+	pg_message(db->err, sizeof(db->err), msg);
 }
 
 /*
@@ -81,10 +169,11 @@ static int
 pg_fail(struct pg_db *db, const PGresult *res)
 {
 	const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+	PGconn *conn = pg_own(db);
 
 	pg_keep_error(
-	    db, res ? PQresultErrorMessage(res) : PQerrorMessage(db->conn));
-	if (PQstatus(db->conn) == CONNECTION_BAD)
+	    db, res ? PQresultErrorMessage(res) : PQerrorMessage(conn));
+	if (PQstatus(conn) == CONNECTION_BAD)
 		cm_fatalx(
 		    "store: the PostgreSQL connection is lost: %s", db->err);
 	if (state != NULL && strcmp(state, "53100") == 0)
@@ -103,6 +192,8 @@ pg_no_notice(void *arg, const char *msg)
 	(void)msg;
 }
 
+static void pg_close(struct st_db *d);
+
 int
 st_db_open_pg(struct st_db **out, const char *dsn)
 {
@@ -112,16 +203,26 @@ st_db_open_pg(struct st_db **out, const char *dsn)
 	if ((db = calloc(1, sizeof(*db))) == NULL)
 		return ST_ERROR;
 	db->be = &st_db_pg_be;
-	db->conn = PQconnectdb(dsn);
-	if (db->conn == NULL || PQstatus(db->conn) != CONNECTION_OK) {
-		/* libpq's message names the server, never the password. */
-		cm_warnx("store: cannot connect to PostgreSQL: %s",
-		    db->conn ? PQerrorMessage(db->conn) : "out of memory");
-		PQfinish(db->conn);
-		free(db);
-		return ST_ERROR;
+	db->owned = true;
+	for (; db->n_w < CM_PG_WRITERS; db->n_w++) {
+		struct pg_conn *c = &db->w[db->n_w];
+		PGconn *conn = PQconnectdb(dsn);
+
+		if (conn == NULL || PQstatus(conn) != CONNECTION_OK) {
+			/* libpq's message names the server, never the
+			 * password. */
+			cm_warnx("store: cannot connect to PostgreSQL: %s",
+			    conn ? PQerrorMessage(conn) : "out of memory");
+			PQfinish(conn);
+			pg_close((struct st_db *)(void *)db);
+			return ST_ERROR;
+		}
+		PQsetNoticeProcessor(conn, pg_no_notice, NULL);
+		c->conn = conn;
+		c->pid = PQbackendPID(conn);
+		pthread_mutex_init(&c->mtx, NULL);
+		pthread_cond_init(&c->cv, NULL);
 	}
-	PQsetNoticeProcessor(db->conn, pg_no_notice, NULL);
 	*out = (struct st_db *)(void *)db;
 	return ST_OK;
 }
@@ -142,7 +243,11 @@ pg_close(struct st_db *d)
 
 	for (size_t i = 0; i < CM_PG_STMT_CACHE; i++)
 		pg_done(&db->cache[i]);
-	PQfinish(db->conn);
+	for (int k = 0; k < db->n_w; k++) {
+		PQfinish(db->w[k].conn);
+		pthread_cond_destroy(&db->w[k].cv);
+		pthread_mutex_destroy(&db->w[k].mtx);
+	}
 	free(db);
 }
 
@@ -150,7 +255,7 @@ static int
 pg_exec(struct st_db *d, const char *sql)
 {
 	struct pg_db *db = PG(d);
-	PGresult *res = PQexec(db->conn, sql);
+	PGresult *res = PQexec(pg_own(db), sql);
 	ExecStatusType st = PQresultStatus(res);
 	int rc = ST_OK;
 
@@ -174,18 +279,20 @@ pg_is_write(const char *sql)
 	return false;
 }
 
+/* Prepares s (cache slot slot) on the loop's connection. */
 static void
 pg_prepare_one(struct pg_db *db, struct st_stmt *s, size_t slot)
 {
+	PGconn *conn = pg_own(db);
 	PGresult *res;
 
 	snprintf(s->name, sizeof(s->name), "st%zu", slot);
-	res = PQprepare(db->conn, s->name, s->sql, 0, NULL);
+	res = PQprepare(conn, s->name, s->sql, 0, NULL);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK)
 		cm_fatalx("store: cannot prepare \"%.60s\": %s", s->sql,
 		    PQresultErrorMessage(res));
 	PQclear(res);
-	res = PQdescribePrepared(db->conn, s->name);
+	res = PQdescribePrepared(conn, s->name);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK)
 		cm_fatalx("store: cannot describe \"%.60s\": %s", s->sql,
 		    PQresultErrorMessage(res));
@@ -197,6 +304,7 @@ pg_prepare_one(struct pg_db *db, struct st_stmt *s, size_t slot)
 		s->blob[k] = PQparamtype(res, k - 1) == PG_BYTEA_OID;
 	PQclear(res);
 	s->write = pg_is_write(s->sql);
+	db->w[db->cur].prepared[slot] = true;
 }
 
 static struct st_stmt *
@@ -209,8 +317,11 @@ pg_prepare(struct pg_db *db, const char *sql)
 		size_t slot = (i + n) & (CM_PG_STMT_CACHE - 1);
 		struct st_stmt *s = &db->cache[slot];
 
-		if (s->sql == sql)
+		if (s->sql == sql) {
+			if (!db->w[db->cur].prepared[slot])
+				pg_prepare_one(db, s, slot);
 			return s;
+		}
 		if (s->sql != NULL)
 			continue;
 		s->be = &st_db_pg_be;
@@ -222,17 +333,55 @@ pg_prepare(struct pg_db *db, const char *sql)
 	cm_fatalx("store: statement cache is full");
 }
 
-/* Runs a savepoint command of the write in hand; false when it failed. */
-static bool
-pg_savepoint(struct pg_db *db, const char *sql)
+/*
+ * Runs s in a savepoint of its own, in one round trip: the SAVEPOINT and
+ * the statement go together, in libpq's pipeline mode for these two only.
+ * Returns the statement's result, or when the SAVEPOINT failed (the
+ * statement is then not run) the SAVEPOINT's, with *saved false.
+ */
+static PGresult *
+pg_exec_saved(PGconn *conn, struct st_stmt *s, const char *const *values,
+    const int *lengths, const int *formats, bool *saved)
 {
-	PGresult *res = PQexec(db->conn, sql);
-	bool ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+	PGresult *res, *got[2] = {NULL, NULL};
+	int n = 0, nulls = 0;
 
-	if (!ok)
-		pg_fail(db, res);
-	PQclear(res);
-	return ok;
+	if (PQenterPipelineMode(conn) != 1 ||
+	    PQsendQueryParams(conn, "SAVEPOINT st_write", 0, NULL, NULL, NULL,
+	        NULL, 0) != 1 ||
+	    PQsendQueryPrepared(
+	        conn, s->name, s->n_params, values, lengths, formats, 0) != 1 ||
+	    PQpipelineSync(conn) != 1)
+		cm_fatalx("store: the PostgreSQL connection is lost: %s",
+		    PQerrorMessage(conn));
+	/* Each query's result then NULL, twice, then the sync's. */
+	for (;;) {
+		if ((res = PQgetResult(conn)) == NULL) {
+			if (++nulls > 2 || PQstatus(conn) == CONNECTION_BAD)
+				cm_fatalx("store: the PostgreSQL connection is"
+				          " lost: %s",
+				    PQerrorMessage(conn));
+			continue;
+		}
+		if (PQresultStatus(res) == PGRES_PIPELINE_SYNC) {
+			PQclear(res);
+			break;
+		}
+		if (n < 2)
+			got[n++] = res;
+		else
+			PQclear(res);
+	}
+	if (PQexitPipelineMode(conn) != 1)
+		cm_fatalx("store: cannot leave pipeline mode: %s",
+		    PQerrorMessage(conn));
+	*saved = PQresultStatus(got[0]) == PGRES_COMMAND_OK;
+	if (*saved) {
+		PQclear(got[0]);
+		return got[1];
+	}
+	PQclear(got[1]); /* PGRES_PIPELINE_ABORTED */
+	return got[0];
 }
 
 /* Runs s with its values; its result (or error) waits for the steps. */
@@ -240,19 +389,20 @@ static void
 pg_run(struct pg_db *db, struct st_stmt *s, const char *const *values,
     const int *lengths, const int *formats)
 {
-	bool guard =
-	    s->write && PQtransactionStatus(db->conn) == PQTRANS_INTRANS;
+	PGconn *conn = pg_own(db);
+	bool guard = s->write && PQtransactionStatus(conn) == PQTRANS_INTRANS;
+	bool saved = false;
 	ExecStatusType st;
 
 	s->rc = ST_OK;
 	s->row = -1;
 	s->n_rows = 0;
-	if (guard && !pg_savepoint(db, "SAVEPOINT st_write")) {
-		s->rc = ST_ERROR;
-		return;
-	}
-	s->res = PQexecPrepared(
-	    db->conn, s->name, s->n_params, values, lengths, formats, 0);
+	if (guard)
+		s->res =
+		    pg_exec_saved(conn, s, values, lengths, formats, &saved);
+	else
+		s->res = PQexecPrepared(
+		    conn, s->name, s->n_params, values, lengths, formats, 0);
 	st = PQresultStatus(s->res);
 	if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
 		s->n_rows = st == PGRES_TUPLES_OK ? PQntuples(s->res) : 0;
@@ -260,17 +410,15 @@ pg_run(struct pg_db *db, struct st_stmt *s, const char *const *values,
 			db->changes = strtoll(PQcmdTuples(s->res), NULL, 10);
 			db->total_changes += db->changes;
 		}
-		if (guard && !pg_savepoint(db, "RELEASE st_write"))
-			s->rc = ST_ERROR;
 		return;
 	}
 	s->rc = pg_fail(db, s->res);
 	if (s->write)
 		db->changes = 0;
-	/* Undo only this statement, and keep its own error message. */
-	if (guard) {
-		PGresult *res =
-		    PQexec(db->conn, "ROLLBACK TO st_write; RELEASE st_write");
+	/* Undo only this statement, and keep its own error message.  (With
+	 * no savepoint of its own, ROLLBACK TO would undo an earlier one.) */
+	if (saved) {
+		PGresult *res = PQexec(conn, "ROLLBACK TO st_write");
 
 		if (PQresultStatus(res) != PGRES_COMMAND_OK)
 			cm_warnx("store: cannot undo a failed write: %s",
@@ -409,31 +557,121 @@ pg_col_null(struct st_stmt *s, int col)
 	return PQgetisnull(s->res, s->row, col) != 0;
 }
 
+/* A COMMIT's result: ST_DONE, or why it failed, kept as pg_fail does. */
+static int
+pg_commit_result(PGresult *res, char *err, size_t len, bool *full)
+{
+	const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+
+	if (PQresultStatus(res) == PGRES_COMMAND_OK &&
+	    strcmp(PQcmdStatus(res), "COMMIT") == 0)
+		return ST_DONE;
+	/* A COMMIT of a transaction an error aborted succeeds as a ROLLBACK:
+	 * that is a failed commit here. */
+	pg_message(err, len,
+	    PQresultStatus(res) == PGRES_COMMAND_OK
+	        ? "the transaction was aborted by an error"
+	        : PQresultErrorMessage(res));
+	*full = state != NULL && strcmp(state, "53100") == 0;
+	return state != NULL && strncmp(state, "23", 2) == 0 ? ST_CONSTRAINT
+	                                                     : ST_ERROR;
+}
+
 /*
  * COMMIT returns once the server has flushed the transaction's WAL
- * (synchronous_commit), so nothing is left for the caller to sync.  A
- * COMMIT of a transaction an error aborted succeeds as a ROLLBACK: that
- * is a failed commit here.
+ * (synchronous_commit).  With sync it is only sent, and the connection
+ * goes to whoever finishes it (pg_sync, see the top of this file); the
+ * loop goes on with the next writer.  A transaction an error already
+ * aborted is ended here, as a failed commit.
  */
 static int
 pg_commit(struct st_db *d, struct st_sync **sync)
 {
 	struct pg_db *db = PG(d);
+	PGconn *conn = pg_own(db);
+	struct pg_conn *c = &db->w[db->cur];
 	PGresult *res;
-	int rc = ST_DONE;
+	bool full = false;
+	int rc;
 
 	if (sync != NULL)
 		*sync = NULL;
-	res = PQexec(db->conn, "COMMIT");
-	if (PQresultStatus(res) != PGRES_COMMAND_OK)
-		rc = pg_fail(db, res) == ST_CONSTRAINT ? ST_CONSTRAINT
-		                                       : ST_ERROR;
-	else if (strcmp(PQcmdStatus(res), "COMMIT") != 0) {
-		pg_keep_error(db, "the transaction was aborted by an error");
-		rc = ST_ERROR;
+	if (sync != NULL && PQtransactionStatus(conn) == PQTRANS_INTRANS) {
+		if (!PQsendQuery(conn, "COMMIT"))
+			cm_fatalx("store: the PostgreSQL connection is lost:"
+			          " %s",
+			    PQerrorMessage(conn));
+		pthread_mutex_lock(&c->mtx);
+		c->committing = true;
+		pthread_mutex_unlock(&c->mtx);
+		*sync = (struct st_sync *)(void *)c;
+		db->cur = (db->cur + 1) % db->n_w;
+		db->owned = false;
+		return ST_DONE;
 	}
+	res = PQexec(conn, "COMMIT");
+	if (PQstatus(conn) == CONNECTION_BAD)
+		pg_fail(db, res);
+	rc = pg_commit_result(res, db->err, sizeof(db->err), &full);
+	db->full = db->full || full;
 	PQclear(res);
 	return rc;
+}
+
+/* Waits (bounded) until c's next result can be read without blocking. */
+static void
+pg_await(struct pg_conn *c, int64_t deadline)
+{
+	while (PQisBusy(c->conn)) {
+		struct pollfd p = {PQsocket(c->conn), POLLIN, 0};
+		int64_t left = deadline - cm_mono_ms();
+
+		if (left <= 0)
+			cm_fatalx("store: PostgreSQL did not answer a COMMIT"
+			          " in %d ms",
+			    CM_PG_COMMIT_WAIT_MS);
+		if (poll(&p, 1, (int)left) < 0 && errno != EINTR)
+			cm_fatalx("store: poll: %s", strerror(errno));
+		if (!PQconsumeInput(c->conn))
+			cm_fatalx("store: the PostgreSQL connection is lost:"
+			          " %s",
+			    PQerrorMessage(c->conn));
+	}
+}
+
+/*
+ * On the acker: reads the result of the COMMIT pg_commit sent on the
+ * connection sync, then hands the connection back to the loop.  Touches
+ * nothing of the struct pg_db the loop uses meanwhile.
+ */
+static int
+pg_sync(struct st_db *d, struct st_sync *sync, bool *full)
+{
+	struct pg_conn *c = (struct pg_conn *)(void *)sync;
+	int64_t deadline = cm_mono_ms() + CM_PG_COMMIT_WAIT_MS;
+	char err[CM_PG_ERRMSG_MAX];
+	PGresult *res;
+	int rc;
+
+	(void)d;
+	pg_await(c, deadline);
+	res = PQgetResult(c->conn);
+	if (PQstatus(c->conn) == CONNECTION_BAD)
+		cm_fatalx("store: the PostgreSQL connection is lost: %s",
+		    PQerrorMessage(c->conn));
+	rc = pg_commit_result(res, err, sizeof(err), full);
+	PQclear(res);
+	if (rc != ST_DONE)
+		cm_warnx("store: commit failed: %s", err);
+	/* The query's end: libpq reads it before it takes the next. */
+	pg_await(c, deadline);
+	while ((res = PQgetResult(c->conn)) != NULL)
+		PQclear(res);
+	pthread_mutex_lock(&c->mtx);
+	c->committing = false;
+	pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->mtx);
+	return rc == ST_DONE ? ST_DONE : ST_ERROR;
 }
 
 static int64_t
@@ -455,7 +693,7 @@ pg_work(struct st_db *d)
 static bool
 pg_in_txn(struct st_db *d)
 {
-	return PQtransactionStatus(PG(d)->conn) == PQTRANS_INTRANS;
+	return PQtransactionStatus(pg_own(PG(d))) == PQTRANS_INTRANS;
 }
 
 static int64_t
@@ -482,7 +720,7 @@ pg_disk_full(struct st_db *d)
 static bool
 pg_setting_is(struct pg_db *db, const char *sql, const char *off)
 {
-	PGresult *res = PQexec(db->conn, sql);
+	PGresult *res = PQexec(pg_own(db), sql);
 	bool is = PQresultStatus(res) == PGRES_TUPLES_OK &&
 	          PQntuples(res) == 1 &&
 	          strcmp(PQgetvalue(res, 0, 0), off) == 0;
@@ -502,10 +740,15 @@ pg_synchronous(struct st_db *d)
 	return 2;
 }
 
-static int64_t
-pg_session(struct st_db *d)
+static size_t
+pg_sessions(struct st_db *d, int64_t *out, size_t max)
 {
-	return PQbackendPID(PG(d)->conn);
+	struct pg_db *db = PG(d);
+	size_t n = 0;
+
+	for (; n < max && n < (size_t)db->n_w; n++)
+		out[n] = db->w[n].pid;
+	return n;
 }
 
 const struct st_db_be st_db_pg_be = {
@@ -513,6 +756,8 @@ const struct st_db_be st_db_pg_be = {
     /* Writers on other hosts take their locks row by row. */
     .begin_sql = "BEGIN",
     .shared = true,
+    /* Each COMMIT on its own connection, answered on its own. */
+    .sync_covers = false,
     /* One notification an event, sent in one statement (store/notify.h
      * names the channel). */
     .announce_sql = "SELECT pg_notify('" ST_NOTIFY_CHANNEL "', line)"
@@ -527,6 +772,7 @@ const struct st_db_be st_db_pg_be = {
     .col_blob = pg_col_blob,
     .col_null = pg_col_null,
     .commit = pg_commit,
+    .sync = pg_sync,
     .total_changes = pg_total_changes,
     .work = pg_work,
     .in_txn = pg_in_txn,
@@ -534,5 +780,5 @@ const struct st_db_be st_db_pg_be = {
     .errmsg = pg_errmsg,
     .disk_full = pg_disk_full,
     .synchronous = pg_synchronous,
-    .session = pg_session,
+    .sessions = pg_sessions,
 };

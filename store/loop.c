@@ -4,11 +4,14 @@
  * which is what makes group commit possible (DESIGN 1).
  *
  * A group's commit does not wait for the disk (store.h, defer_sync).  The
- * loop hands each committed group to the acker thread, which makes the
- * write-ahead log durable, one sync for every group waiting, and
- * only then publishes the group's events and sends its replies.
- * Meanwhile the loop runs the next group, so the disk and the processor
- * work at the same time.
+ * loop hands each committed group to the acker thread, which makes it
+ * durable, and only then publishes the group's events and sends its
+ * replies.  On SQLite that is a sync of the write-ahead log, one for
+ * every group waiting; on PostgreSQL, reading the answer to each group's
+ * COMMIT, which the loop only sent (store/db_pg.c), and a COMMIT that
+ * failed has its group's writes answered store_unavailable and its events
+ * dropped.  Meanwhile the loop runs the next group, so the database and
+ * the loop work at the same time.
  *
  * On PostgreSQL the loop also listens for the events other stores commit
  * (notify.h) and publishes them as its own, through the acker, in a group
@@ -25,7 +28,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <sqlite3.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -40,7 +42,6 @@
 #include "notify.h"
 #include "recv.h"
 #include "startup.h"
-#include "vfs.h"
 
 /* When idle, expired op_ids go a chunk a second (groups prune too). */
 #define ST_PRUNE_EVERY_MS 1000
@@ -124,6 +125,7 @@ send_msg(struct sender *r, nng_msg *m)
 /* A committed group: what leaves once its commit is on disk. */
 struct ack_group {
 	nng_msg *reps[CM_GROUP_COMMIT_MAX];
+	bool write[CM_GROUP_COMMIT_MAX]; /* reps[i] answers a write */
 	size_t n_reps;
 	nng_msg **pubs;
 	size_t n_pubs, cap_pubs;
@@ -138,8 +140,9 @@ struct acker {
 	size_t head, count; /* groups waiting: ring[head .. head+count) */
 	bool stop;
 	pthread_t thread;
-	struct sender *out; /* replies */
-	struct sender *pub; /* events */
+	struct st_store *st; /* only st_store_sync(_covers) on this thread */
+	struct sender *out;  /* replies */
+	struct sender *pub;  /* events */
 };
 
 static void
@@ -155,6 +158,50 @@ group_send(struct acker *a, struct ack_group *g)
 	g->sync = NULL;
 }
 
+/*
+ * The group's commit failed: its events are dropped and each write is
+ * answered rep instead (reads keep their answers, as st_store_exec gives
+ * them).  A reply that cannot be rebuilt is dropped: its requester
+ * re-sends.
+ */
+static void
+group_fail(struct ack_group *g, const char *rep, size_t len)
+{
+	for (size_t i = 0; i < g->n_pubs; i++)
+		nng_msg_free(g->pubs[i]);
+	g->n_pubs = 0;
+	for (size_t i = 0, k = 0; i < g->n_reps; i++) {
+		nng_msg *m = g->reps[i];
+
+		/* The body goes; the raw header still routes the reply. */
+		if (g->write[i]) {
+			nng_msg_clear(m);
+			if (rep == NULL || nng_msg_append(m, rep, len) != 0) {
+				nng_msg_free(m);
+				continue;
+			}
+		}
+		g->reps[k] = m;
+		g->write[k++] = g->write[i];
+	}
+}
+
+/* Finishes g's own sync (PostgreSQL: its COMMIT's answer). */
+static void
+group_sync(struct acker *a, struct ack_group *g)
+{
+	char *rep;
+	size_t len;
+	int64_t t0 = cm_mono_ns();
+
+	if (st_store_sync(a->st, g->sync, &rep, &len) != 0) {
+		group_fail(g, rep, len);
+		free(rep);
+	}
+	st_sync_ns += cm_mono_ns() - t0;
+	st_syncs++;
+}
+
 static void *
 acker_run(void *arg)
 {
@@ -164,9 +211,9 @@ acker_run(void *arg)
 	pthread_mutex_lock(&a->mtx);
 	for (;;) {
 		size_t n;
-		struct st_sync *sync = NULL;
+		struct ack_group *last = NULL;
 		int64_t t0;
-		int rc;
+		bool covers;
 
 		while (a->count == 0 && !a->stop)
 			pthread_cond_wait(&a->cv, &a->mtx);
@@ -175,33 +222,33 @@ acker_run(void *arg)
 		n = a->count;
 		pthread_mutex_unlock(&a->mtx);
 
-		/* The newest group's sync covers every group before it. */
-		for (size_t i = 0; i < n; i++) {
-			struct ack_group *g =
-			    &a->ring[(a->head + i) % CM_ACK_GROUPS];
-			if (g->sync != NULL)
-				sync = g->sync;
-		}
 		t0 = cm_mono_ns();
 		for (size_t i = 0; i < n; i++)
 			st_wait_ns +=
 			    t0 -
 			    a->ring[(a->head + i) % CM_ACK_GROUPS].committed;
 		/*
-		 * A failed sync leaves the file's state unknown: crash, and
-		 * let recovery decide.  Nothing of these groups was
-		 * acknowledged; their requesters re-send.
+		 * SQLite: the newest group's sync covers every group before
+		 * it.  PostgreSQL: each group's COMMIT is answered on its own,
+		 * and its group leaves as soon as it is.
 		 */
-		if (sync != NULL && (rc = st_vfs_sync(sync)) != SQLITE_OK)
-			cm_fatalx("store: the write-ahead log cannot be synced:"
-			          " %s",
-			    sqlite3_errstr(rc));
-		if (sync != NULL) {
-			st_sync_ns += cm_mono_ns() - t0;
-			st_syncs++;
+		covers = st_store_sync_covers(a->st);
+		for (size_t i = 0; covers && i < n; i++) {
+			struct ack_group *g =
+			    &a->ring[(a->head + i) % CM_ACK_GROUPS];
+			if (g->sync != NULL)
+				last = g;
 		}
-		for (size_t i = 0; i < n; i++)
-			group_send(a, &a->ring[(a->head + i) % CM_ACK_GROUPS]);
+		if (last != NULL)
+			group_sync(a, last);
+		for (size_t i = 0; i < n; i++) {
+			struct ack_group *g =
+			    &a->ring[(a->head + i) % CM_ACK_GROUPS];
+
+			if (!covers && g->sync != NULL)
+				group_sync(a, g);
+			group_send(a, g);
+		}
 
 		pthread_mutex_lock(&a->mtx);
 		a->head = (a->head + n) % CM_ACK_GROUPS;
@@ -213,9 +260,11 @@ acker_run(void *arg)
 }
 
 static int
-acker_start(struct acker *a, struct sender *out, struct sender *pub)
+acker_start(struct acker *a, struct st_store *st, struct sender *out,
+    struct sender *pub)
 {
 	memset(a, 0, sizeof(*a));
+	a->st = st;
 	a->out = out;
 	a->pub = pub;
 	for (size_t i = 0; i < CM_ACK_GROUPS; i++)
@@ -326,8 +375,10 @@ serve_batch(struct st_store *st, nng_socket rep, nng_aio *rx, struct acker *a)
 		    nng_msg_append(msgs[i], items[i].rep, items[i].rep_len) !=
 		        0)
 			nng_msg_free(msgs[i]); /* the requester re-sends */
-		else
+		else {
+			g->write[g->n_reps] = items[i].write;
 			g->reps[g->n_reps++] = msgs[i];
+		}
 		free(items[i].rep);
 	}
 	g->committed = cm_mono_ns();
@@ -365,7 +416,7 @@ serve_heard(struct st_store *st, struct st_notify *nt, struct acker *a)
 
 /* What the loop did, and where a group's time went. */
 static void
-log_served(void)
+log_served(const struct st_store *st)
 {
 	cm_info("store: served %llu requests in %llu group commits; published"
 	        " %llu events of other stores",
@@ -373,9 +424,11 @@ log_served(void)
 	    (unsigned long long)st_heard_events);
 	if (st_groups == 0)
 		return;
-	cm_info("store: per group, %.0f us running, %.0f us waiting for the"
-	        " acker; %llu syncs of %.0f us",
+	cm_info("store: per group, %.0f us running (%.0f us of it in BEGIN"
+	        " and COMMIT), %.0f us waiting for the acker; %llu syncs of"
+	        " %.0f us",
 	    (double)st_exec_ns / 1e3 / (double)st_groups,
+	    (double)st_store_txn_ns(st) / 1e3 / (double)st_groups,
 	    (double)st_wait_ns / 1e3 / (double)st_groups,
 	    (unsigned long long)st_syncs,
 	    st_syncs ? (double)st_sync_ns / 1e3 / (double)st_syncs : 0.0);
@@ -393,6 +446,8 @@ st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
 	nng_aio *rx = NULL;
 	struct st_notify *nt = NULL;
 	struct pollfd pfd[3];
+	int64_t self[CM_PG_WRITERS];
+	size_t n_self;
 	sigset_t mask;
 	bool acking = false, heard_more = false;
 	int rv, recv_fd, sig_fd = -1, rc = -1;
@@ -430,14 +485,14 @@ st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
 		cm_warn("store: signalfd");
 		goto out;
 	}
-	if (acker_start(&ack, &out, &events) != 0) {
+	if (acker_start(&ack, st, &out, &events) != 0) {
 		cm_warnx("store: cannot start the acknowledging thread");
 		goto out;
 	}
 	acking = true;
+	n_self = st_store_sessions(st, self, CM_PG_WRITERS);
 	if (st_store_listen_dsn(st) != NULL &&
-	    st_notify_open(
-	        &nt, st_store_listen_dsn(st), st_store_session(st)) != 0) {
+	    st_notify_open(&nt, st_store_listen_dsn(st), self, n_self) != 0) {
 		cm_warnx("store: out of memory");
 		goto out;
 	}
@@ -498,7 +553,7 @@ out:
 		acker_stop(&ack); /* its counters are ours from here */
 	st_notify_close(nt);
 	if (rc == 0)
-		log_served();
+		log_served(st);
 	if (sig_fd >= 0)
 		close(sig_fd);
 	nng_close(rep);

@@ -29,7 +29,8 @@ enum nt_state {
 
 struct st_notify {
 	char *dsn;
-	int64_t self; /* the writing connection's server process */
+	int64_t self[CM_PG_WRITERS]; /* the writing connections' processes */
+	size_t n_self;
 	PGconn *conn;
 	enum nt_state state;
 	PostgresPollingStatusType dir; /* NT_CONNECTING: what libpq waits on */
@@ -39,7 +40,8 @@ struct st_notify {
 };
 
 int
-st_notify_open(struct st_notify **out, const char *dsn, int64_t self)
+st_notify_open(
+    struct st_notify **out, const char *dsn, const int64_t *self, size_t n_self)
 {
 	struct st_notify *n;
 
@@ -49,7 +51,8 @@ st_notify_open(struct st_notify **out, const char *dsn, int64_t self)
 		free(n);
 		return -1;
 	}
-	n->self = self;
+	for (; n->n_self < n_self && n->n_self < CM_PG_WRITERS; n->n_self++)
+		n->self[n->n_self] = self[n->n_self];
 	n->state = NT_WAIT;
 	n->due = cm_mono_ms(); /* the first attempt at once */
 	n->backoff = CM_NOTIFY_RETRY_MIN_MS;
@@ -266,6 +269,16 @@ nt_parse(const char *s, struct st_heard *out)
 	return true;
 }
 
+/* Whether a server process is one of the store's own writers. */
+static bool
+nt_own(const struct st_notify *n, int pid)
+{
+	for (size_t i = 0; i < n->n_self; i++)
+		if (n->self[i] == (int64_t)pid)
+			return true;
+	return false;
+}
+
 bool
 st_notify_next(struct st_notify *n, struct st_heard *out)
 {
@@ -277,7 +290,7 @@ st_notify_next(struct st_notify *n, struct st_heard *out)
 		bool ok;
 
 		/* Its own: the loop published them when they committed. */
-		if ((int64_t)nf->be_pid == n->self) {
+		if (nt_own(n, nf->be_pid)) {
 			PQfreemem(nf);
 			continue;
 		}

@@ -20,6 +20,7 @@
 #define ST_NOTIFY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "limits.h"
@@ -38,11 +39,13 @@ struct st_heard {
 
 /*
  * Starts listening at dsn (a secret, kept by libpq alone), ignoring what
- * the server process self (the store's writing connection, st_db_session)
- * announced itself.  Never blocks: the connection is made by
- * st_notify_tend.  Returns 0, or -1 when out of memory.
+ * the n_self server processes self (the store's writing connections,
+ * st_db_sessions, at most CM_PG_WRITERS) announced themselves.  Never
+ * blocks: the connection is made by st_notify_tend.  Returns 0, or -1
+ * when out of memory.
  */
-int st_notify_open(struct st_notify **out, const char *dsn, int64_t self);
+int st_notify_open(struct st_notify **out, const char *dsn, const int64_t *self,
+    size_t n_self);
 void st_notify_close(struct st_notify *n);
 
 /* The socket to poll and for what (POLLIN/POLLOUT), or -1 when there is

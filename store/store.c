@@ -18,6 +18,7 @@ struct st_store {
 	struct st_store_opts opts;
 	struct st_ctx ctx;
 	struct st_sync *sync; /* see st_store_pending_sync */
+	int64_t txn_ns;       /* see st_store_txn_ns */
 };
 
 static int64_t
@@ -332,6 +333,10 @@ announce(struct st_store *st)
 	return rc;
 }
 
+/* Why a group's writes failed when its COMMIT did. */
+static const char msg_full[] = "the disk is full";
+static const char msg_uncommitted[] = "the database could not commit";
+
 /* The group did not commit: no write stands, and no item goes unanswered. */
 static void
 fail_writes(struct st_item *items, const struct pr_req *reqs, const bool *ok,
@@ -352,7 +357,8 @@ st_store_exec(struct st_store *st, struct st_item *items, size_t n,
 	bool *ok;
 	char err[256];
 	bool full;
-	int rc = 0;
+	int rc = 0, began, committed;
+	int64_t t0;
 
 	reqs = calloc(n ? n : 1, sizeof(*reqs));
 	ok = calloc(n ? n : 1, sizeof(*ok));
@@ -366,6 +372,7 @@ st_store_exec(struct st_store *st, struct st_item *items, size_t n,
 	for (size_t i = 0; i < n; i++) {
 		items[i].rep = NULL;
 		items[i].rep_len = 0;
+		items[i].write = false;
 		if (pr_req_decode(items[i].req, items[i].req_len, &reqs[i], err,
 		        sizeof(err)) != 0) {
 			/* A sibling process sent garbage: that is a bug. */
@@ -375,12 +382,16 @@ st_store_exec(struct st_store *st, struct st_item *items, size_t n,
 			continue;
 		}
 		ok[i] = true;
+		items[i].write = pr_op_is_write(reqs[i].op);
 	}
 
 	pubs_clear(ctx, 0);
 	st->sync = NULL;
 	st_db_disk_full(st->db);
-	if (st_db_begin(st->db) != ST_OK) {
+	t0 = cm_mono_ns();
+	began = st_db_begin(st->db);
+	st->txn_ns += cm_mono_ns() - t0;
+	if (began != ST_OK) {
 		fail_writes(items, reqs, ok, n,
 		    "the database cannot start a transaction");
 		rc = -1;
@@ -416,17 +427,19 @@ st_store_exec(struct st_store *st, struct st_item *items, size_t n,
 	if (st_db_in_txn(st->db) && announce(st) != 0)
 		cm_warnx("store: cannot announce the group's events: %s",
 		    st_db_errmsg(st->db));
-	if (st_db_commit(st->db, st->opts.defer_sync ? &st->sync : NULL) !=
-	    ST_DONE) {
+	t0 = cm_mono_ns();
+	committed =
+	    st_db_commit(st->db, st->opts.defer_sync ? &st->sync : NULL);
+	st->txn_ns += cm_mono_ns() - t0;
+	if (committed != ST_DONE) {
 		cm_warnx("store: commit failed: %s", st_db_errmsg(st->db));
 		/* A full disk is said as such: the operator's to fix, and
 		 * the writes' to retry once there is room. */
 		full = st_db_disk_full(st->db);
 		st_db_run(st->db, "ROLLBACK", "");
 		pubs_clear(ctx, 0);
-		fail_writes(items, reqs, ok, n,
-		    full ? "the disk is full"
-		         : "the database could not commit");
+		fail_writes(
+		    items, reqs, ok, n, full ? msg_full : msg_uncommitted);
 		rc = -1;
 		goto out;
 	}
@@ -539,16 +552,47 @@ st_store_republish(struct st_store *st, const char *space_id, int64_t sequence,
 	return rc;
 }
 
+int
+st_store_sync(
+    struct st_store *st, struct st_sync *sync, char **rep, size_t *rep_len)
+{
+	struct st_item it;
+	bool full;
+
+	*rep = NULL;
+	*rep_len = 0;
+	if (st_db_sync(st->db, sync, &full) == ST_DONE)
+		return 0;
+	memset(&it, 0, sizeof(it));
+	item_error(
+	    &it, CM_E_STORE_UNAVAILABLE, full ? msg_full : msg_uncommitted);
+	*rep = it.rep;
+	*rep_len = it.rep_len;
+	return -1;
+}
+
+bool
+st_store_sync_covers(const struct st_store *st)
+{
+	return st_db_sync_covers(st->db);
+}
+
 const char *
 st_store_listen_dsn(const struct st_store *st)
 {
 	return st->opts.postgres_dsn;
 }
 
-int64_t
-st_store_session(struct st_store *st)
+size_t
+st_store_sessions(struct st_store *st, int64_t *out, size_t max)
 {
-	return st_db_session(st->db);
+	return st_db_sessions(st->db, out, max);
+}
+
+int64_t
+st_store_txn_ns(const struct st_store *st)
+{
+	return st->txn_ns;
 }
 
 struct st_sync *

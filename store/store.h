@@ -52,6 +52,9 @@ struct st_item {
 	size_t req_len;
 	char *rep; /* malloc'd encoded reply; the caller frees */
 	size_t rep_len;
+	/* Set by exec: a write, whose reply stands only if its group's
+	 * commit finishes (st_store_sync). */
+	bool write;
 };
 
 /*
@@ -84,17 +87,43 @@ int st_store_republish(struct st_store *st, const char *space_id,
     int64_t sequence, const char *kind, st_publish_fn publish, void *arg);
 /* The DSN other stores' events are heard at (PostgreSQL), or NULL. */
 const char *st_store_listen_dsn(const struct st_store *st);
-/* The store's own announcements come from this server process
- * (st_db_session); 0 on SQLite. */
-int64_t st_store_session(struct st_store *st);
+/* The server processes the store's own announcements come from (its
+ * writing connections, st_db_sessions) into out, at most max; returns
+ * how many (none on SQLite). */
+size_t st_store_sessions(struct st_store *st, int64_t *out, size_t max);
 
 /*
- * With opts.defer_sync: the write-ahead log to sync (st_vfs_sync) before
- * any reply to, or event of, the last group leaves the process (a sync
- * covers every group before it too), or NULL when that group needs none.
+ * With opts.defer_sync: what the last group left to finish (st_store_sync)
+ * before any reply to, or event of, it leaves the process, or NULL when
+ * it left nothing.  On SQLite the write-ahead log's sync; on PostgreSQL
+ * the group's COMMIT itself, sent and not yet answered (store/db_pg.c),
+ * which the group after next waits for: every sync must be finished.
  */
 struct st_sync;
 struct st_sync *st_store_pending_sync(struct st_store *st);
+/*
+ * Finishes sync, on one thread beside the store's (the loop's acker), in
+ * the order of the groups.  Returns 0 once its group is committed and
+ * durable.  Returns -1 when its COMMIT failed (PostgreSQL): nothing of the
+ * group stands, none of its events may be published, and each of its
+ * writes (st_item.write) is answered *rep instead (malloc'd, the caller
+ * frees; NULL when out of memory), the store_unavailable reply
+ * st_store_exec gives when a commit fails.  A failure that leaves the
+ * database's state unknown ends the process (st_db_sync).
+ */
+int st_store_sync(
+    struct st_store *st, struct st_sync *sync, char **rep, size_t *rep_len);
+/* Whether one sync finishes every earlier group's too (SQLite), so that
+ * only the newest of those waiting needs finishing. */
+bool st_store_sync_covers(const struct st_store *st);
+
+/*
+ * Nanoseconds the store's thread has spent in the groups' BEGIN and
+ * COMMIT (cm_mono_ns), for the log line at exit: the time a group's
+ * transaction kept the thread waiting on the database rather than
+ * running requests.
+ */
+int64_t st_store_txn_ns(const struct st_store *st);
 
 /* Convenience for tests and tools: one request through st_store_exec. */
 int st_store_call(struct st_store *st, const struct pr_req *req,

@@ -26,6 +26,15 @@
  *   STORE_BENCH_PROCS=K                     the clients spread over K
  *                                           processes, as actors are, each
  *                                           a thread (default 1)
+ *   TK_PG_STATE=FILE                        each store on PostgreSQL, in a
+ *                                           fresh schema of the cluster
+ *                                           tests/pg/cluster.sh started
+ *                                           (its state file; for commits
+ *                                           that reach the disk, start it
+ *                                           with SPACED_PG_FSYNC=on)
+ *
+ * Each store logs at its exit, on stderr, its groups and where their time
+ * went (in BEGIN and COMMIT, waiting for the acker).
  *
  * Each client has a REQ socket of its own and one request outstanding,
  * whichever the driver.
@@ -545,10 +554,11 @@ run(int n_clients, int seconds, double *rate)
 		    n_clients, (t1 - t0) / 1000.0, cycles, errors, (long)*rate);
 	else
 		printf("store_bench: clients=%d seconds=%.2f cycles=%ld "
-		       "writes=%ld errors=%ld writes_per_s=%ld "
-		       "(synchronous=FULL)\n",
+		       "writes=%ld errors=%ld writes_per_s=%ld (%s)\n",
 		    n_clients, (t1 - t0) / 1000.0, cycles, cycles * 3, errors,
-		    (long)*rate);
+		    (long)*rate,
+		    getenv("TK_PG_STATE") != NULL ? "postgres"
+		                                  : "synchronous=FULL");
 	if (reqs > 0)
 		printf(
 		    "store_bench: cpu_us_per_request store=%.1f clients=%.1f "

@@ -12,7 +12,8 @@
 # directory only postgres may enter, which root reaches anyway.  No TCP
 # port is opened: the socket's directory is the cluster's own, so two
 # clusters never collide.  fsync is off: the cluster lives for one test
-# run, and a crash of the machine loses nothing that matters.
+# run, and a crash of the machine loses nothing that matters.  A benchmark
+# of commits sets SPACED_PG_FSYNC=on, as a real server runs.
 set -euo pipefail
 cmd=${1:?start or stop}
 state=${2:?state file}
@@ -30,6 +31,7 @@ stop() {
   rm -rf "$dir" "$state"
 }
 
+case "${SPACED_PG_FSYNC:-off}" in on | off) ;; *) echo "cluster: SPACED_PG_FSYNC is on or off" >&2; exit 2 ;; esac
 case "$cmd" in
 stop) stop; exit 0 ;;
 start) ;;
@@ -58,7 +60,7 @@ fi
 # pg_ctl detaches the server from this script's output: ctest waits for
 # the script, not for the server.
 if ! "${as_pg[@]}" "$pgbin/pg_ctl" -D "$dir/data" -l "$dir/log" -w -t 60 \
-  -o "-k $dir -c listen_addresses= -p 5432 -c fsync=off -c max_connections=200" \
+  -o "-k $dir -c listen_addresses= -p 5432 -c fsync=${SPACED_PG_FSYNC:-off} -c max_connections=200" \
   start >/dev/null; then
   cat "$dir/log" >&2
   stop

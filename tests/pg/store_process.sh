@@ -36,15 +36,15 @@ done
 [ -n "$up" ] || { echo "store_process: spaced-store did not serve on PostgreSQL" >&2; cat "$dir/log" >&2; exit 1; }
 head=$(psql "$base" -qAtc "SELECT max(version) FROM $schema.schema_migrations")
 [ "$head" -ge 3 ] || { echo "store_process: migrations stop at $head" >&2; exit 1; }
-# Its connections are there, under the canary's application_name: the one
-# it writes on, and the one it listens for other stores' events on.
+# Its connections are there, under the canary's application_name: the two
+# it writes on in turn, and the one it listens for other stores' events on.
 n=""
 for _ in $(seq 1 200); do
   n=$(psql "$base" -qAtc "SELECT count(*) FROM pg_stat_activity WHERE application_name = '$canary'")
-  [ "$n" -eq 2 ] && break
+  [ "$n" -eq 3 ] && break
   sleep 0.05
 done
-[ "$n" -eq 2 ] || { echo "store_process: $n connections of the store" >&2; exit 1; }
+[ "$n" -eq 3 ] || { echo "store_process: $n connections of the store" >&2; exit 1; }
 if tr '\0' ' ' </proc/$pid/cmdline | grep -q "$canary"; then echo "store_process: the DSN is in argv" >&2; exit 1; fi
 if grep -q "$canary" "$dir/log"; then echo "store_process: the DSN is in the log" >&2; exit 1; fi
 if "$bin/spaced-store" --config="$dir/spaced.conf" --print-config 2>&1 | grep -q "$canary"; then

@@ -118,6 +118,9 @@ struct fx {
 	struct fx_pub *pubs;
 	size_t n_pubs, cap_pubs;
 	bool pub_check_commit;
+	/* With opts.defer_sync: each call's sync is finished before the
+	 * next, as the loop's acker does (PostgreSQL needs it). */
+	bool sync_each;
 	/* Every reply a helper returned, freed by fx_teardown. */
 	struct fx_rep *reps;
 	size_t n_reps, cap_reps;
@@ -588,6 +591,14 @@ fx_call_any(struct fx *f, const struct pr_req *q)
 	rc = st_store_call(f->st, q, rep, fx_publish, f);
 	cr_assert_eq(rc, 0, "%s: st_store_call returned %d (%s)",
 	    pr_op_name(q->op), rc, cm_err_code(rep->err));
+	if (f->sync_each && st_store_pending_sync(f->st) != NULL) {
+		char *failed;
+		size_t len;
+
+		cr_assert_eq(st_store_sync(f->st, st_store_pending_sync(f->st),
+		                 &failed, &len),
+		    0, "%s: its commit failed", pr_op_name(q->op));
+	}
 	return rep;
 }
 
