@@ -52,8 +52,8 @@
  * only stalls, as it did in COMMIT.  A COMMIT never waits for a lock, so
  * it finishes whatever the next group holds: no deadlock.  Replies and
  * events still leave in group order (the acker's ring), and none before
- * its own group's COMMIT returned.  What is checked by counting without a
- * lock (a workspace's Space quota) is as exact as it is across hosts.
+ * its own group's COMMIT returned.  A workspace's Space quota, checked by
+ * counting, is counted under the workspace row's lock (ops_space.c).
  */
 #include "db.h"
 #include "db_be.h"

@@ -132,6 +132,8 @@ st_op_space_create(
 	static const char owner_sql[] =
 	    "SELECT p.kind, p.disabled FROM principals p JOIN memberships m"
 	    " ON m.principal_id = p.id WHERE p.id = $1 AND m.workspace_id = $2";
+	static const char lock_ws_sql[] =
+	    "SELECT 1 FROM workspaces WHERE id = $1 FOR NO KEY UPDATE";
 	static const char active_sql[] =
 	    "SELECT count(*) FROM browser_spaces"
 	    " WHERE workspace_id = $1 AND status <> 'closed'";
@@ -218,6 +220,20 @@ st_op_space_create(
 	if (create_repeat(ctx, req, digest, rep) != 0)
 		goto out;
 
+	/*
+	 * On a shared database another writer may be creating a Space in
+	 * this workspace at this moment (another host's store, or this
+	 * store's other connection while a COMMIT runs, db_pg.c): creates
+	 * take the workspace row in turn, so the count of active Spaces
+	 * below sees every Space committed before it.  FOR NO KEY UPDATE:
+	 * the foreign-key checks of other inserts (tasks, events) do not
+	 * wait for it.
+	 */
+	if (st_db_shared(ctx->db) && st_db_run(ctx->db, lock_ws_sql, "s",
+	                                 req->workspace_id) != ST_DONE) {
+		st_db_failed(ctx, rep, "space create");
+		goto out;
+	}
 	if (st_db_query(ctx->db, &s, in_use_sql, "s",
 	        req->browser_instance_id) != ST_OK) {
 		st_db_failed(ctx, rep, "space create");

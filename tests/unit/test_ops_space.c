@@ -2,6 +2,10 @@
  * test_ops_space.c: Space reservation, reads, close and error, and the
  * event log (section "events").
  */
+#include <pthread.h>
+#include <time.h>
+
+#include "clock.h"
 #include "ops.h"
 #include "store_fixture.h"
 
@@ -272,6 +276,115 @@ Test(quota, create_beyond_the_workspace_quota_is_refused)
 	fx_space(&fx, 2);
 	fx_create_req(&fx, &q, 3);
 	FX_CALL(&fx, &q, CM_E_QUOTA_EXCEEDED);
+}
+
+/* A create made by another thread, as the store's loop makes it. */
+struct racing_create {
+	struct pr_req q;
+	enum cm_err err;
+	bool done;
+	pthread_mutex_t mtx;
+};
+
+static void *
+racing_create_run(void *arg)
+{
+	struct racing_create *rc = arg;
+	struct pr_rep *rep = fx_call_any(&fx, &rc->q);
+
+	pthread_mutex_lock(&rc->mtx);
+	rc->err = rep->err;
+	rc->done = true;
+	pthread_mutex_unlock(&rc->mtx);
+	return NULL;
+}
+
+static bool
+racing_create_done(struct racing_create *rc)
+{
+	bool done;
+
+	pthread_mutex_lock(&rc->mtx);
+	done = rc->done;
+	pthread_mutex_unlock(&rc->mtx);
+	return done;
+}
+
+static void
+pg_ok(PGconn *c, const char *sql)
+{
+	PGresult *r = PQexec(c, sql);
+	ExecStatusType st = PQresultStatus(r);
+
+	cr_assert(st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK, "%s: %s",
+	    sql, PQerrorMessage(c));
+	PQclear(r);
+}
+
+/*
+ * On PostgreSQL another writer (another host's store, or this store's
+ * other connection while a COMMIT runs) may be creating a Space in the
+ * workspace at the same moment.  Here a second connection holds such a
+ * create uncommitted, taking the workspace row as the store's creates do;
+ * the store's create waits for it and then counts it: the quota holds.
+ * (SQLite has one writer: nothing to race.)
+ */
+Test(quota, a_concurrent_create_on_another_connection_counts)
+{
+	struct racing_create rc = {.mtx = PTHREAD_MUTEX_INITIALIZER};
+	char sql[512];
+	PGresult *r;
+	pthread_t th;
+	PGconn *other;
+	bool waited = false;
+	int64_t end;
+
+	if (!fx.pg)
+		return;
+	fx_space(&fx, 0);
+	other = fx_pg_connect(fx.dsn);
+	pg_ok(other, "BEGIN");
+	snprintf(sql, sizeof(sql),
+	    "SELECT 1 FROM workspaces WHERE id = '%s' FOR NO KEY UPDATE",
+	    fx.ws);
+	pg_ok(other, sql);
+	snprintf(sql, sizeof(sql),
+	    "CREATE TEMP TABLE racing AS SELECT * FROM browser_spaces"
+	    " WHERE browser_instance_id = '%s';"
+	    " UPDATE racing SET id = 'racing-space', browser_instance_id ="
+	    " '%s', binding_id = '%s', request_id = NULL,"
+	    " request_digest = NULL;"
+	    " INSERT INTO browser_spaces SELECT * FROM racing",
+	    fx.inst[0], fx.inst[1], fx.binding[1]);
+	pg_ok(other, sql);
+
+	fx_create_req(&fx, &rc.q, 2);
+	cr_assert_eq(pthread_create(&th, NULL, racing_create_run, &rc), 0);
+	/* Until the store's create waits for a lock, or has answered. */
+	end = cm_mono_ms() + 10000;
+	while (!waited && !racing_create_done(&rc) && cm_mono_ms() < end) {
+		struct timespec tick = {0, 2 * 1000 * 1000};
+
+		r = PQexec(
+		    other, "SELECT count(*) FROM pg_locks WHERE NOT granted");
+		waited = PQresultStatus(r) == PGRES_TUPLES_OK &&
+		         strcmp(PQgetvalue(r, 0, 0), "0") != 0;
+		PQclear(r);
+		if (!waited)
+			nanosleep(&tick, NULL);
+	}
+	pg_ok(other, "COMMIT");
+	pthread_join(th, NULL);
+	PQfinish(other);
+	cr_assert_eq(rc.err, CM_E_QUOTA_EXCEEDED,
+	    "the create answered %s beside a create it could not see",
+	    cm_err_code(rc.err));
+	cr_assert(waited);
+	cr_assert_eq(fx_sql_int(&fx,
+	                 "SELECT count(*) FROM browser_spaces WHERE"
+	                 " workspace_id = ?1 AND status <> 'closed'",
+	                 fx.ws, (const char *)NULL),
+	    2);
 }
 
 Test(space, create_is_idempotent_by_request_id)
