@@ -66,6 +66,22 @@ st_op_actor_load(
 	st_stmt_done(s);
 }
 
+/* 1 when task_id's lease is holder's, 0 when not, -1 on error. */
+static int
+held_by(struct st_ctx *ctx, const char *task_id, const char *holder)
+{
+	static const char sql[] = "SELECT 1 FROM browser_space_tasks"
+	                          " WHERE id = $1 AND lease_holder = $2";
+	struct st_stmt *s;
+	int rc;
+
+	if (st_db_query(ctx->db, &s, sql, "ss", task_id, holder) != ST_OK)
+		return -1;
+	rc = st_stmt_step(s);
+	st_stmt_done(s);
+	return rc == ST_ROW ? 1 : rc == ST_DONE ? 0 : -1;
+}
+
 void
 st_op_actor_claim(
     struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
@@ -90,14 +106,26 @@ st_op_actor_claim(
 	if ((rc = st_load_active_task(ctx, rep, req->space_id, &args)) != 1)
 		return;
 	t = &rep->tasks[0];
-	/*
-	 * Running already: under another lease it is not ours to run, and a
-	 * claim whose reply was lost is answered from the op_id memory.  A
-	 * closing Space starts nothing new.
-	 */
-	if (cm_task_status_is(t->status, CM_TASK_RUNNING) ||
-	    sp->close_requested) {
+	/* A closing Space starts nothing new (its close ends a task that
+	 * runs). */
+	if (sp->close_requested) {
 		rep->n_tasks = 0;
+		return;
+	}
+	/*
+	 * Running already: under another lease it is not ours to run.  Under
+	 * the asker's own lease, the claim that took it had its reply lost:
+	 * that call gave up before the store answered (a slow commit), and
+	 * the actor, which claims only when it holds no task, asks again
+	 * with a new op_id.  It has not run the task: it gets it now.
+	 */
+	if (cm_task_status_is(t->status, CM_TASK_RUNNING)) {
+		if ((rc = held_by(ctx, t->task_id, req->lease_holder)) < 0)
+			goto fail;
+		if (rc == 0)
+			rep->n_tasks = 0;
+		else
+			rep->args = args;
 		return;
 	}
 	if (st_db_run(ctx->db, claim, "sisi", t->task_id, ctx->now,

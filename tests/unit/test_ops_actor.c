@@ -116,9 +116,21 @@ Test(actor, claim_runs_the_queued_task_and_returns_its_args)
 	cr_assert_str_eq(fx.pubs[pubs].ev.kind, "started");
 	cr_assert_eq(lease_of(task), FX_T0 + 100 + CM_LEASE_TTL_MS);
 
-	/* Running: a second claim, by anyone, gets nothing. */
+	/* Running: a claim under another lease gets nothing. */
 	cr_assert_eq(fx_claim(&fx, sp, "actor-2")->n_tasks, 0);
-	cr_assert_eq(fx_claim(&fx, sp, "actor-1")->n_tasks, 0);
+	/* Under the holder's own lease (a new op_id: the reply of the claim
+	 * that took it was lost), the task again, with its args, and no
+	 * second started event. */
+	fx_advance(&fx, 100);
+	pubs = fx.n_pubs;
+	r = fx_claim(&fx, sp, "actor-1");
+	cr_assert_eq(r->n_tasks, 1, "the holder's lost claim left its task");
+	cr_assert_str_eq(r->tasks[0].task_id, task);
+	cr_assert_str_eq(r->tasks[0].status, "running");
+	cr_assert_eq(r->tasks[0].started_at, FX_T0 + 100);
+	cr_assert_str_eq(r->args, "{\"selector\":\"#q\",\"text\":\"hi\"}");
+	cr_assert_eq(fx.n_pubs, pubs);
+	cr_assert_eq(lease_of(task), FX_T0 + 100 + CM_LEASE_TTL_MS);
 	FX_LOG(&fx, sp, "space_opened", "queued", "started");
 }
 
