@@ -13,6 +13,8 @@
 # port is opened: the socket's directory is the cluster's own, so two
 # clusters never collide.  fsync is off: the cluster lives for one test
 # run, and a crash of the machine loses nothing that matters.
+# CLUSTER_FSYNC=on keeps it on (make bench-pg: figures beside SQLite's
+# synchronous=FULL are of the same durability).
 set -euo pipefail
 cmd=${1:?start or stop}
 state=${2:?state file}
@@ -58,7 +60,7 @@ fi
 # pg_ctl detaches the server from this script's output: ctest waits for
 # the script, not for the server.
 if ! "${as_pg[@]}" "$pgbin/pg_ctl" -D "$dir/data" -l "$dir/log" -w -t 60 \
-  -o "-k $dir -c listen_addresses= -p 5432 -c fsync=off -c max_connections=200" \
+  -o "-k $dir -c listen_addresses= -p 5432 -c fsync=${CLUSTER_FSYNC:-off} -c max_connections=200" \
   start >/dev/null; then
   cat "$dir/log" >&2
   stop
