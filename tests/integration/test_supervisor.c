@@ -29,6 +29,17 @@ store_pid(struct sf_env *e)
 	return pids[0];
 }
 
+/* A long sleep task on space, submitted and seen started by the fake
+ * runtime; its id to task. */
+static void
+long_task_running(struct sf_env *e, const char *space, char *task)
+{
+	cr_assert_eq(sf_submit(e, space, "long", "sleep", SLEEP_LONG,
+	                 TIMEOUT_LONG_MS, task),
+	    CM_OK);
+	cr_assert(sf_wait_fake(e, "start", "task_id", task, SF_WAIT_MS));
+}
+
 Test(supervisor, one_actor_per_open_space, .fini = tk_cleanup)
 {
 	static struct sf_env e;
@@ -281,10 +292,7 @@ Test(supervisor, sigterm_leaves_nothing_behind, .fini = tk_cleanup)
 	cr_assert_neq(pids[0] = sf_wait_actor(&e, a, 0, SF_WAIT_MS), 0);
 	cr_assert_neq(pids[1] = sf_wait_actor(&e, b, 0, SF_WAIT_MS), 0);
 	pids[2] = store_pid(&e);
-	cr_assert_eq(sf_submit(&e, a, "long", "sleep", SLEEP_LONG,
-	                 TIMEOUT_LONG_MS, task),
-	    CM_OK);
-	cr_assert(sf_wait_fake(&e, "start", "task_id", task, SF_WAIT_MS));
+	long_task_running(&e, a, task);
 
 	nng_close(e.s);
 	tk_proc_stop(&e.p, SIGTERM);
@@ -338,10 +346,7 @@ Test(
 	sf_create_ok(&e, 0, space);
 	cr_assert_neq(pids[0] = sf_wait_actor(&e, space, 0, SF_WAIT_MS), 0);
 	pids[1] = store_pid(&e);
-	cr_assert_eq(sf_submit(&e, space, "long", "sleep", SLEEP_LONG,
-	                 TIMEOUT_LONG_MS, task),
-	    CM_OK);
-	cr_assert(sf_wait_fake(&e, "start", "task_id", task, SF_WAIT_MS));
+	long_task_running(&e, space, task);
 
 	nng_close(e.s);
 	cr_assert_eq(kill(e.p.pid, SIGKILL), 0);
@@ -385,10 +390,7 @@ Test(supervisor, unrenewed_lease_expires, .fini = tk_cleanup)
 	sf_start(&e, "lease", 1);
 	sf_create_ok(&e, 0, space);
 	cr_assert_neq(actor = sf_wait_actor(&e, space, 0, SF_WAIT_MS), 0);
-	cr_assert_eq(sf_submit(&e, space, "long", "sleep", SLEEP_LONG,
-	                 TIMEOUT_LONG_MS, task),
-	    CM_OK);
-	cr_assert(sf_wait_fake(&e, "start", "task_id", task, SF_WAIT_MS));
+	long_task_running(&e, space, task);
 
 	/* Frozen: it can neither renew its lease nor die. */
 	cr_assert_eq(kill(actor, SIGSTOP), 0);
