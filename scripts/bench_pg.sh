@@ -28,9 +28,12 @@ run() { # name, then environment assignments for actor_bench
   echo "== $name" | tee -a "$log"
   env "$@" "$build/actor_bench" latency throughput 2>&1 | grep -v '^spaced: ' | tee -a "$log"
 }
-run "sqlite, 1 host"
-run "postgres, 1 host" TK_PG_STATE="$state"
-run "postgres, 2 hosts" TK_PG_STATE="$state" ACTOR_BENCH_HOSTS=2
+# A run that fails (actor_bench says why, and FAILED on its line) does not
+# stop the others or the summary; the exit status says so at the end.
+rc=0
+run "sqlite, 1 host" || rc=1
+run "postgres, 1 host" TK_PG_STATE="$state" || rc=1
+run "postgres, 2 hosts" TK_PG_STATE="$state" ACTOR_BENCH_HOSTS=2 || rc=1
 # One line a figure, from the lines above (ms truncated to the microsecond).
 echo "== summary"
 awk '
@@ -39,5 +42,7 @@ awk '
   /^throughput: / { s = $0; sub(/.*latency_ms=0, /, "", s); sub(/, each client.*/, "", s);
                     t = $0; sub(/.*tasks_per_s=/, "", t); sub(/ .*/, "", t);
                     n = $0; sub(/^throughput: spaces=/, "", n); sub(/ .*/, "", n);
-                    print "throughput " s ": spaces=" n " tasks_per_s=" t }
+                    f = ($0 ~ / FAILED /) ? " FAILED" : ""
+                    print "throughput " s ": spaces=" n " tasks_per_s=" t f }
 ' "$log"
+exit $rc
