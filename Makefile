@@ -25,8 +25,8 @@ define configure
 	  { cat $(1)/configure.log >&2; exit 1; }; fi
 endef
 
-.PHONY: all setup build run test test-sanitize test-tsan fuzz bench format clean \
-	install package deb chaos
+.PHONY: all setup build run test test-sanitize test-tsan fuzz bench bench-pg \
+	format clean install package deb chaos
 
 all: build
 
@@ -106,6 +106,13 @@ bench: build
 	@./$(BUILD)/lifecycle_bench
 	@./$(BUILD)/warm_bench
 	@./$(BUILD)/egress_bench
+	@./scripts/bench_pg.sh $(BUILD)
+
+# 64-Space throughput and no-op latency on SQLite, on PostgreSQL and on
+# two hosts sharing one PostgreSQL, in one run (a throwaway cluster);
+# skipped, saying so, without PostgreSQL's server binaries.
+bench-pg: build
+	@./scripts/bench_pg.sh $(BUILD)
 
 # The binaries, etc/ and the systemd unit under PREFIX (DESTDIR works).
 # The prefix is configured, not only given to cmake --install: the unit

@@ -97,6 +97,36 @@ sup_work_rescan(struct sup *s)
 		s->next_rescan = cm_mono_ms() + CM_SUP_RESCAN_MS;
 }
 
+/*
+ * The first scan since this supervisor started, of a Space of its host
+ * whose task is running and which has no actor of ours: that task's actor
+ * was the supervisor's before, and died with it (PR_SET_PDEATHSIG), so
+ * the task is lost.  It is finalised at once (SPEC 3 rule 10:
+ * outcome_unknown, or cancelled), not once its lease has run out, and the
+ * Space's actor starts when that is done, as after an actor's crash (a
+ * row waiting to restart, held by the job).  True when so.
+ */
+static bool
+boot_lost(struct sup *s, const struct pr_space *sp)
+{
+	struct sup_child *ch;
+
+	if (s->running || !cm_space_status_is(sp->status, CM_SPACE_RUNNING) ||
+	    sup_child_by_space(&s->kids, sp->space_id) != NULL ||
+	    sup_jobs_pending(&s->jobs, sp->space_id) ||
+	    (ch = sup_child_add(&s->kids, SUP_ACTOR, sp->space_id)) == NULL)
+		return false;
+	snprintf(ch->instance_id, sizeof(ch->instance_id), "%s",
+	    sp->browser_instance_id);
+	ch->state = SUP_BACKOFF;
+	ch->restart_at_ms = cm_mono_ms();
+	sup_work_queue(s, PR_OP_SUP_FINALIZE_LOST, sp->space_id, NULL);
+	cm_info("supervisor: space %s: its task was running when this host's "
+	        "spaced stopped; finalising it",
+	    sp->space_id);
+	return true;
+}
+
 static void
 scan_page(struct sup *s, const struct pr_rep *r)
 {
@@ -104,8 +134,9 @@ scan_page(struct sup *s, const struct pr_rep *r)
 		const struct pr_space *sp = &r->spaces[i];
 
 		if (!cm_space_status_is(sp->status, CM_SPACE_ERROR)) {
-			sup_ensure_actor(
-			    s, sp->space_id, sp->browser_instance_id);
+			if (!boot_lost(s, sp))
+				sup_ensure_actor(
+				    s, sp->space_id, sp->browser_instance_id);
 			continue;
 		}
 		/* No actor serves a Space in error: close it on its behalf. */

@@ -13,6 +13,19 @@
  *                           with its actor) beside the busy ones (default 0;
  *                           busy + idle must stay within the workspace
  *                           quota, max_spaces_per_workspace = 64)
+ *   TK_PG_STATE=FILE        on PostgreSQL: the state file of a cluster that
+ *                           tests/pg/cluster.sh started (testkit gives each
+ *                           spaced a fresh schema of it); SQLite without
+ *   ACTOR_BENCH_HOSTS=2     latency and throughput on two spaced, host-a
+ *                           and host-b, sharing one schema (PostgreSQL
+ *                           only): the instances split in halves, latency
+ *                           and throughput once with each Space driven
+ *                           through its own host and once through the
+ *                           other (its events cross hosts both ways)
+ *
+ * make bench-pg runs latency and throughput with 64 Spaces on SQLite,
+ * PostgreSQL and two hosts on PostgreSQL, one after the other, in a
+ * throwaway cluster.
  *
  * Metrics (DESIGN 8 has the targets; nothing here asserts them):
  *   latency     task.submit sent -> its `completed` event received, noop
@@ -402,20 +415,56 @@ env_stop(struct env *e)
 	e->dir[0] = '\0';
 }
 
+/*
+ * Starts spaced on a fresh data dir (host_id: NULL for the default) and
+ * opens its store.  With share (a data dir of a spaced started under
+ * TK_PG_STATE), its testkit config, naming a schema, is copied first: the
+ * two share one database.
+ */
 static int
-env_start(struct env *e, const char *tag, size_t n_instances)
+host_start(
+    struct env *e, const char *tag, const char *host_id, const char *share)
 {
-	static const char *const flags[] = {"--log-level=warn", NULL};
+	char id[CM_HOST_MAX + 16], path[256], *conf;
+	const char *flags[] = {"--log-level=warn", NULL, NULL};
+	size_t n = 0;
+	FILE *f;
 
 	memset(e, 0, sizeof(*e));
 	tk_tmpdir(e->dir, sizeof(e->dir), tag);
-	if (tk_spaced_start(&e->p, e->dir, flags) != 0) {
-		fprintf(stderr, "actor_bench: spaced did not start\n");
-		goto fail;
+	if (host_id != NULL) {
+		snprintf(id, sizeof(id), "--host-id=%s", host_id);
+		flags[1] = id;
 	}
+	if (share != NULL) {
+		snprintf(path, sizeof(path), "%s/pg.conf", share);
+		if ((conf = tk_read_file(path, &n)) == NULL)
+			return tk_fail("actor_bench", "no %s", path);
+		snprintf(path, sizeof(path), "%s/pg.conf", e->dir);
+		f = fopen(path, "w");
+		if (f == NULL || fwrite(conf, 1, n, f) != n) {
+			if (f != NULL)
+				fclose(f);
+			free(conf);
+			return tk_fail("actor_bench", "cannot write %s", path);
+		}
+		free(conf);
+		if (fclose(f) != 0)
+			return tk_fail("actor_bench", "cannot write %s", path);
+	}
+	if (tk_spaced_start(&e->p, e->dir, flags) != 0)
+		return tk_fail("actor_bench", "spaced did not start");
 	if (cm_rpc_open(&e->req, e->p.store_url) != 0)
-		goto fail;
+		return -1;
 	e->req_open = true;
+	return 0;
+}
+
+static int
+env_start(struct env *e, const char *tag, size_t n_instances)
+{
+	if (host_start(e, tag, NULL, NULL) != 0)
+		goto fail;
 	if (tk_provision_with(e->req, &e->w, n_instances, AB_FAKE_CONFIG) !=
 	    0) {
 		fprintf(stderr, "actor_bench: provisioning failed\n");
@@ -428,6 +477,100 @@ env_start(struct env *e, const char *tag, size_t n_instances)
 fail:
 	env_stop(e);
 	return -1;
+}
+
+/* ---- one or two hosts ----------------------------------------------------
+ * ACTOR_BENCH_HOSTS=2 (on PostgreSQL: TK_PG_STATE) runs the latency and
+ * throughput metrics on two spaced sharing one database, host-a and
+ * host-b, each with its own data dir and subscriber.  The world is
+ * provisioned through host-a; of n instances the first (n + 1) / 2 are
+ * host-a's, the rest host-b's, so a Space runs on its instance's host. */
+
+#define AB_HOSTS_MAX 2
+
+static int n_hosts = 1; /* ACTOR_BENCH_HOSTS */
+
+struct fleet {
+	struct env h[AB_HOSTS_MAX];
+	int n;
+	size_t half; /* instances [0, half) are host-a's */
+};
+
+static void
+fleet_stop(struct fleet *f)
+{
+	for (int i = f->n - 1; i >= 0; i--)
+		env_stop(&f->h[i]);
+}
+
+static int
+fleet_start(struct fleet *f, const char *tag, size_t n_instances)
+{
+	static const char *const ids[AB_HOSTS_MAX] = {"host-a", "host-b"};
+	struct env *a = &f->h[0], *b = &f->h[1];
+	char name[32];
+
+	memset(f, 0, sizeof(*f));
+	f->n = n_hosts;
+	f->half = n_hosts == 1 ? n_instances : (n_instances + 1) / 2;
+	if (n_hosts == 1)
+		return env_start(a, tag, n_instances);
+	if (host_start(a, tag, ids[0], NULL) != 0 ||
+	    tk_provision_with(a->req, &a->w, f->half, AB_FAKE_CONFIG) != 0 ||
+	    host_start(b, tag, ids[1], a->dir) != 0)
+		goto fail;
+	for (size_t i = f->half; i < n_instances; i++) {
+		snprintf(name, sizeof(name), "fake-b-%zu", i);
+		if (tk_instance_on(a->req, &a->w, name, ids[1], AB_FAKE_CONFIG,
+		        a->w.instance_id[i]) != 0)
+			goto fail;
+	}
+	a->w.n_instances = n_instances;
+	b->w = a->w;
+	for (int i = 0; i < f->n; i++) {
+		if (disp_start(&f->h[i].d, f->h[i].p.events_url,
+		        f->h[i].w.workspace_id) != 0)
+			goto fail;
+		f->h[i].disp_on = true;
+	}
+	return 0;
+fail:
+	fprintf(stderr, "actor_bench: two hosts did not start\n");
+	fleet_stop(f);
+	return -1;
+}
+
+/* The host (0: host-a) whose instance i is. */
+static int
+fleet_host_of(const struct fleet *f, size_t i)
+{
+	return i < f->half ? 0 : 1;
+}
+
+/* Running actors under every host. */
+static int
+fleet_actors(const struct fleet *f)
+{
+	pid_t pids[TK_MAX_INSTANCES];
+	int n = 0;
+
+	for (int i = 0; i < f->n; i++)
+		n += tk_actor_pids(f->h[i].p.pid, NULL, pids, TK_MAX_INSTANCES);
+	return n;
+}
+
+/* What the figures were measured on, for their lines. */
+static const char *
+setup_txt(bool cross)
+{
+	if (getenv("TK_PG_STATE") == NULL)
+		return "sqlite synchronous=FULL, 1 host";
+	if (n_hosts == 1)
+		return "postgres, 1 host";
+	return cross ? "postgres, 2 hosts, each Space driven through the "
+	               "other host"
+	             : "postgres, 2 hosts, each Space driven through its own "
+	               "host";
 }
 
 static int
@@ -595,7 +738,33 @@ print_events(const char *metric, const struct disp *d, long missed)
  * and of the whole machine, so a run says how much of the machine was
  * someone else's and how the work was split. */
 
-enum { U_BENCH, U_SUP, U_STORE, U_ACTORS, U__N };
+enum { U_BENCH, U_SUP, U_STORE, U_ACTORS, U_PG, U__N };
+
+/* The PostgreSQL server of TK_PG_STATE's cluster (its postmaster), whose
+ * CPU, and its backends', is counted on its own; 0 on SQLite. */
+static pid_t pg_server;
+
+static pid_t
+pg_server_pid(void)
+{
+	const char *state = getenv("TK_PG_STATE");
+	char *text, *dir, *nl, path[512];
+	pid_t pid = 0;
+
+	if (state == NULL || (text = tk_read_file(state, NULL)) == NULL)
+		return 0;
+	if ((dir = strstr(text, "# dir ")) != NULL) {
+		dir += 6;
+		if ((nl = strchr(dir, '\n')) != NULL)
+			*nl = '\0';
+		snprintf(path, sizeof(path), "%s/data/postmaster.pid", dir);
+		free(text);
+		if ((text = tk_read_file(path, NULL)) != NULL)
+			pid = (pid_t)strtol(text, NULL, 10);
+	}
+	free(text);
+	return pid;
+}
 
 struct usage {
 	int64_t busy, total; /* machine, in ticks summed over CPUs */
@@ -678,6 +847,12 @@ usage_snap(struct usage *u, pid_t spaced)
 		if (k == U_ACTORS)
 			u->n_actors++;
 	}
+	if (pg_server > 0) {
+		u->ticks[U_PG] = tk_proc_ticks(pg_server);
+		n = child_pids(pg_server, kids, AB_CHILDREN_MAX);
+		for (int i = 0; i < n; i++)
+			u->ticks[U_PG] += tk_proc_ticks(kids[i]);
+	}
 }
 
 /* CPU shares between two snapshots, as % of one CPU, and context switches
@@ -705,11 +880,12 @@ print_usage(const char *label, const struct usage *a, const struct usage *b,
 	other = busy - ours > 0 ? busy - ours : 0;
 	printf(
 	    "  %s cpu (%% of one CPU, %ld CPUs): machine busy=%.0f bench=%.0f "
-	    "supervisor=%.0f store=%.0f actors(%d)=%.0f other_processes=%.0f; "
+	    "supervisor=%.0f store=%.0f actors(%d)=%.0f postgres=%.0f "
+	    "other_processes=%.0f; "
 	    "context switches per task: store=%.1f actors_total=%.1f "
 	    "bench=%.1f\n",
 	    label, cpus, busy, pc[U_BENCH], pc[U_SUP], pc[U_STORE], b->n_actors,
-	    pc[U_ACTORS], other,
+	    pc[U_ACTORS], pc[U_PG], other,
 	    (double)(b->cs[U_STORE] - a->cs[U_STORE]) / (double)tasks,
 	    (double)(b->cs[U_ACTORS] - a->cs[U_ACTORS]) / (double)tasks,
 	    (double)(b->cs[U_BENCH] - a->cs[U_BENCH]) / (double)tasks);
@@ -718,10 +894,17 @@ print_usage(const char *label, const struct usage *a, const struct usage *b,
 
 /* ---- 1. latency ---------------------------------------------------------- */
 
+/*
+ * One Space, on host-a, or with cross on host-b; its tasks submitted
+ * through host-a and their events read from host-a's PUB.
+ */
 static int
-bench_latency(void)
+bench_latency(bool cross)
 {
-	struct env e;
+	struct fleet f;
+	struct env *via = &f.h[0];
+	size_t inst = cross ? 1 : 0;
+	char label[256];
 	char space_id[CM_ID_MAX + 1], task_id[CM_ID_MAX + 1], rid[32];
 	int64_t *lat, *rep_lat, *start_lat, w0 = 0, w1;
 	struct usage u0, u1;
@@ -734,28 +917,28 @@ bench_latency(void)
 	rep_lat = calloc(LAT_N, sizeof(*rep_lat));
 	start_lat = calloc(LAT_N, sizeof(*start_lat));
 	if (lat == NULL || rep_lat == NULL || start_lat == NULL ||
-	    env_start(&e, "abl", 1) != 0)
+	    fleet_start(&f, "abl", (size_t)n_hosts) != 0)
 		goto out_free;
-	if (space_create(&e, 0, space_id) != 0 ||
-	    (sl = disp_add(&e.d, space_id)) == NULL)
+	if (space_create(via, inst, space_id) != 0 ||
+	    (sl = disp_add(&via->d, space_id)) == NULL)
 		goto out;
 	for (int i = 0; i < LAT_WARMUP + LAT_N; i++) {
 		int64_t t0, t_rep, t_start = 0, t_done = 0;
 		int got;
 
 		if (i == LAT_WARMUP) {
-			usage_snap(&u0, e.p.pid);
+			usage_snap(&u0, f.h[fleet_host_of(&f, inst)].p.pid);
 			w0 = cm_mono_ns();
 		}
 
 		snprintf(rid, sizeof(rid), "lat-%d", i);
 		t0 = cm_mono_ns();
-		if (submit_noop(
-		        e.req, e.w.workspace_id, space_id, rid, task_id) != 0)
+		if (submit_noop(via->req, via->w.workspace_id, space_id, rid,
+		        task_id) != 0)
 			goto out;
 		t_rep = cm_mono_ns();
-		if ((got = wait_finished(
-		         e.req, e.w.workspace_id, sl, task_id, &t_done)) < 0)
+		if ((got = wait_finished(via->req, via->w.workspace_id, sl,
+		         task_id, &t_done)) < 0)
 			goto out;
 		if (i < LAT_WARMUP)
 			continue;
@@ -773,21 +956,24 @@ bench_latency(void)
 		n++;
 	}
 	w1 = cm_mono_ns();
-	usage_snap(&u1, e.p.pid);
-	print_dist("latency: noop task, task.submit sent -> completed event "
-	           "received (1 Space, fake latency_ms=0, sequential)",
-	    lat, n, NULL);
+	usage_snap(&u1, f.h[fleet_host_of(&f, inst)].p.pid);
+	snprintf(label, sizeof(label),
+	    "latency: noop task, task.submit sent -> completed event "
+	    "received (1 Space, fake latency_ms=0, sequential; %s)",
+	    setup_txt(cross));
+	print_dist(label, lat, n, NULL);
 	print_dist(
 	    "  breakdown: task.submit sent -> submit reply", rep_lat, n, NULL);
 	print_dist("  breakdown: task.submit sent -> started event received",
 	    start_lat, n, NULL);
-	print_usage("latency", &u0, &u1, w1 - w0, LAT_N);
+	print_usage(f.n > 1 ? "latency (the Space's host)" : "latency", &u0,
+	    &u1, w1 - w0, LAT_N);
 	rc = 0;
 out:
-	disp_stop(&e.d);
-	e.disp_on = false;
-	print_events("latency", &e.d, missed);
-	env_stop(&e);
+	disp_stop(&via->d);
+	via->disp_on = false;
+	print_events("latency", &via->d, missed);
+	fleet_stop(&f);
 out_free:
 	free(lat);
 	free(rep_lat);
@@ -880,19 +1066,25 @@ client_run(void *arg)
 	return NULL;
 }
 
+/*
+ * n_spaces busy Spaces (and n_idle idle ones), one client each; with two
+ * hosts, client i's Space is on instance i (the first half host-a's), and
+ * the client submits through, and reads the events of, its Space's host,
+ * or with cross the other one.
+ */
 static int
-bench_throughput_n(int n_spaces, int n_idle, int seconds)
+bench_throughput_n(int n_spaces, int n_idle, int seconds, bool cross)
 {
-	struct env e;
+	struct fleet f;
 	struct client *cl;
 	pthread_t *th;
 	pthread_barrier_t barrier;
-	struct usage u0, u1;
+	struct usage u0[AB_HOSTS_MAX], u1[AB_HOSTS_MAX];
 	int64_t t0, t1, *all = NULL;
 	long done = 0, missed = 0, errors = 0;
 	size_t n_all = 0;
 	bool failed = false;
-	char label[160], extra[64], idle_txt[48] = "";
+	char label[256], extra[64], idle_txt[48] = "";
 	int started = 0, rc = -1;
 
 	if (n_idle > 0)
@@ -901,18 +1093,21 @@ bench_throughput_n(int n_spaces, int n_idle, int seconds)
 	cl = calloc((size_t)n_spaces, sizeof(*cl));
 	th = calloc((size_t)n_spaces, sizeof(*th));
 	if (cl == NULL || th == NULL ||
-	    env_start(&e, "abt", (size_t)(n_spaces + n_idle)) != 0) {
+	    fleet_start(&f, "abt", (size_t)(n_spaces + n_idle)) != 0) {
 		free(cl);
 		free(th);
 		return -1;
 	}
 	pthread_barrier_init(&barrier, NULL, (unsigned)n_spaces + 1);
 	for (int i = 0; i < n_spaces; i++) {
-		if (space_create(&e, (size_t)i, cl[i].space_id) != 0 ||
-		    (cl[i].slot = disp_add(&e.d, cl[i].space_id)) == NULL)
+		int h = fleet_host_of(&f, (size_t)i);
+		struct env *via = &f.h[cross ? (h + 1) % f.n : h];
+
+		if (space_create(via, (size_t)i, cl[i].space_id) != 0 ||
+		    (cl[i].slot = disp_add(&via->d, cl[i].space_id)) == NULL)
 			goto out;
-		cl[i].url = e.p.store_url;
-		cl[i].workspace_id = e.w.workspace_id;
+		cl[i].url = via->p.store_url;
+		cl[i].workspace_id = via->w.workspace_id;
 		cl[i].barrier = &barrier;
 		cl[i].run_ns = (int64_t)seconds * 1000000000;
 		cl[i].id = i;
@@ -921,16 +1116,15 @@ bench_throughput_n(int n_spaces, int n_idle, int seconds)
 		/* Spaces that exist and stay idle, each with its own actor. */
 		int64_t until = cm_mono_ms() + 10000;
 		struct timespec pause = {0, 10 * 1000 * 1000};
-		pid_t pids[TK_MAX_INSTANCES];
 
 		for (int i = 0; i < n_idle; i++) {
 			char id[CM_ID_MAX + 1];
 
-			if (space_create(&e, (size_t)(n_spaces + i), id) != 0)
+			if (space_create(&f.h[0], (size_t)(n_spaces + i), id) !=
+			    0)
 				goto out;
 		}
-		while (tk_actor_pids(e.p.pid, NULL, pids, TK_MAX_INSTANCES) <
-		           n_spaces + n_idle &&
+		while (fleet_actors(&f) < n_spaces + n_idle &&
 		       cm_mono_ms() < until)
 			nanosleep(&pause, NULL);
 	}
@@ -944,7 +1138,8 @@ bench_throughput_n(int n_spaces, int n_idle, int seconds)
 		abort();
 	}
 	pthread_barrier_wait(&barrier);
-	usage_snap(&u0, e.p.pid);
+	for (int k = 0; k < f.n; k++)
+		usage_snap(&u0[k], f.h[k].p.pid);
 	t0 = cm_mono_ns();
 	for (int i = 0; i < n_spaces; i++) {
 		pthread_join(th[i], NULL);
@@ -955,7 +1150,8 @@ bench_throughput_n(int n_spaces, int n_idle, int seconds)
 		n_all += cl[i].n_lat;
 	}
 	t1 = cm_mono_ns();
-	usage_snap(&u1, e.p.pid);
+	for (int k = 0; k < f.n; k++)
+		usage_snap(&u1[k], f.h[k].p.pid);
 	if ((all = calloc(n_all ? n_all : 1, sizeof(*all))) != NULL) {
 		size_t k = 0;
 		for (int i = 0; i < n_spaces; i++) {
@@ -965,29 +1161,39 @@ bench_throughput_n(int n_spaces, int n_idle, int seconds)
 	}
 	printf("throughput: spaces=%d%s tasks_completed=%ld seconds=%.3f "
 	       "tasks_per_s=%" PRId64 " errors=%ld%s (noop, fake latency_ms=0, "
-	       "synchronous=FULL, each client waits for completed event)\n",
+	       "%s, each client waits for completed event)\n",
 	    n_spaces, idle_txt, done, (double)(t1 - t0) / 1e9,
 	    (int64_t)((double)done * 1e9 / (double)(t1 - t0)), errors,
-	    failed ? " FAILED" : "");
+	    failed ? " FAILED" : "", setup_txt(cross));
 	snprintf(label, sizeof(label),
 	    "  throughput spaces=%d%s: per-task submit -> completed event",
 	    n_spaces, idle_txt);
 	snprintf(extra, sizeof(extra), "(under load)");
 	if (all != NULL)
 		print_dist(label, all, n_all, extra);
-	snprintf(
-	    label, sizeof(label), "throughput spaces=%d%s", n_spaces, idle_txt);
-	print_usage(label, &u0, &u1, t1 - t0, done);
+	for (int k = 0; k < f.n; k++) {
+		snprintf(label, sizeof(label), "throughput spaces=%d%s%s",
+		    n_spaces, idle_txt,
+		    f.n == 1 ? ""
+		    : k == 0 ? " host-a"
+		             : " host-b");
+		print_usage(label, &u0[k], &u1[k], t1 - t0, done);
+	}
 	rc = failed ? -1 : 0;
 out:
 	if (started < n_spaces) /* setup failed before any thread ran */
 		rc = -1;
-	disp_stop(&e.d);
-	e.disp_on = false;
-	snprintf(
-	    label, sizeof(label), "throughput spaces=%d%s", n_spaces, idle_txt);
-	print_events(label, &e.d, missed);
-	env_stop(&e);
+	for (int k = 0; k < f.n; k++) {
+		disp_stop(&f.h[k].d);
+		f.h[k].disp_on = false;
+		snprintf(label, sizeof(label), "throughput spaces=%d%s%s",
+		    n_spaces, idle_txt,
+		    f.n == 1 ? ""
+		    : k == 0 ? " host-a"
+		             : " host-b");
+		print_events(label, &f.h[k].d, k == 0 ? missed : 0);
+	}
+	fleet_stop(&f);
 	pthread_barrier_destroy(&barrier);
 	for (int i = 0; i < n_spaces; i++)
 		free(cl[i].lat);
@@ -1026,7 +1232,10 @@ bench_throughput(int seconds)
 			    TK_MAX_INSTANCES);
 			return -1;
 		}
-		if (bench_throughput_n((int)n, (int)idle, seconds) != 0)
+		if (bench_throughput_n((int)n, (int)idle, seconds, false) != 0)
+			rc = -1;
+		if (n_hosts > 1 &&
+		    bench_throughput_n((int)n, (int)idle, seconds, true) != 0)
 			rc = -1;
 		p = *end == ',' ? end + 1 : end;
 		if (*end != ',' && *end != '\0') {
@@ -1316,8 +1525,10 @@ main(int argc, char **argv)
 		if (*end == '\0' && v > 0 && v < 3600)
 			seconds = (int)v;
 	}
-	if (argc == 1)
-		for (int i = 0; i < 5; i++)
+	if ((n_hosts = tk_knob("ACTOR_BENCH_HOSTS", 1, 1, AB_HOSTS_MAX)) < 0)
+		return 2;
+	if (argc == 1) /* every metric; with two hosts, the two it has */
+		for (int i = 0; i < (n_hosts > 1 ? 2 : 5); i++)
 			want[i] = true;
 	for (int a = 1; a < argc; a++) {
 		int i;
@@ -1333,10 +1544,21 @@ main(int argc, char **argv)
 		}
 		want[i] = true;
 	}
+	if (n_hosts > 1 &&
+	    (getenv("TK_PG_STATE") == NULL || want[2] || want[3] || want[4])) {
+		fprintf(stderr, "actor_bench: ACTOR_BENCH_HOSTS=2 runs latency "
+		                "and throughput on PostgreSQL (TK_PG_STATE)\n");
+		return 2;
+	}
+	pg_server = pg_server_pid();
 	signal(SIGPIPE, SIG_IGN);
-	printf("actor_bench: %ld CPUs online\n", sysconf(_SC_NPROCESSORS_ONLN));
+	printf("actor_bench: %ld CPUs online; %s\n",
+	    sysconf(_SC_NPROCESSORS_ONLN),
+	    n_hosts > 1 ? "postgres, 2 hosts" : setup_txt(false));
 	fflush(stdout);
-	if (want[0] && bench_latency() != 0)
+	if (want[0] && bench_latency(false) != 0)
+		rc = 1;
+	if (want[0] && n_hosts > 1 && bench_latency(true) != 0)
 		rc = 1;
 	if (want[1] && bench_throughput(seconds) != 0)
 		rc = 1;

@@ -12,15 +12,17 @@
  *     active Space: one 201, one 409 browser_instance_in_use;
  *   - kill -9 of host-b's whole tree while its task runs: the task ends
  *     failed with outcome_unknown once the lease is past (host-a's sweep),
- *     is never run again, and a restarted host-b runs the Space again.
- * Until stores tell each other of their events, host-a's api sees
- * host-b's progress by reading the database (GET), not by SSE.
+ *     is never run again, and a restarted host-b runs the Space again;
+ *   - the events of a Space on host-b, created and tasked through host-a's
+ *     api, stream live through both hosts' Server-Sent Events, the same
+ *     sequence on each: what host-b's store commits reaches host-a's api
+ *     only through the stores' announcements (store/notify.h).
  */
 #include <libpq-fe.h>
 #include <pthread.h>
 #include <sys/stat.h>
 
-#include "space_fixture.h"
+#include "raw_fixture.h"
 #include "token.h"
 
 /* Lease, the foreign grace and a sweep period, with room to spare. */
@@ -436,5 +438,142 @@ Test(two_hosts, a_killed_host_b_loses_its_task_and_picks_up_on_return,
 	    "the lost task ran again");
 	cr_assert_eq(sf_fake_count(&hb.sf, "start", "task_id", next), 1);
 	cr_assert_eq(actors_of(&ha, space), 0);
+	two_hosts_stop();
+}
+
+/* One event of a stream: its id (the sequence), kind and task. */
+struct th_ev {
+	long id;
+	char kind[CM_ID_MAX + 1];
+	char task[CM_ID_MAX + 1];
+};
+
+/* The events of an SSE stream's text into out (at most max); how many.
+ * Each must carry its id as the data's sequence and its kind as both. */
+static int
+sse_parse(const char *text, struct th_ev *out, int max)
+{
+	const char *p = text;
+	int n = 0;
+
+	while (n < max && (p = strstr(p, "\nid: ")) != NULL) {
+		const char *ev = strstr(p, "\nevent: ");
+		const char *data = strstr(p, "\ndata: ");
+		json_t *j;
+
+		cr_assert(ev != NULL && data != NULL, "a cut event: %s", p);
+		out[n].id = strtol(p + 5, NULL, 10);
+		cr_assert_eq(sscanf(ev + 8, "%32s", out[n].kind), 1);
+		cr_assert_not_null(
+		    j = json_loads(data + 7, JSON_DISABLE_EOF_CHECK, NULL));
+		cr_assert_eq(json_integer_value(json_object_get(j, "sequence")),
+		    out[n].id);
+		cr_assert_str_eq(sf_str(j, "kind"), out[n].kind);
+		snprintf(out[n].task, sizeof(out[n].task), "%s",
+		    sf_str(j, "task_id"));
+		json_decref(j);
+		n++;
+		p = data;
+	}
+	return n;
+}
+
+/* The first event of kind for task in ev[0..n): its index, or -1. */
+static int
+sse_find(const struct th_ev *ev, int n, const char *kind, const char *task)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(ev[i].kind, kind) == 0 &&
+		    (task == NULL || strcmp(ev[i].task, task) == 0))
+			return i;
+	return -1;
+}
+
+/* Reads more of stream fd into buf after its *len bytes, until stop
+ * comes (or the bound); false when it did not. */
+static bool
+sse_read(int fd, char *buf, size_t cap, size_t *len, const char *stop,
+    int timeout_ms, bool *eof)
+{
+	*len +=
+	    raw_read_until(fd, buf + *len, cap - *len, stop, timeout_ms, eof);
+	return strstr(buf, stop) != NULL;
+}
+
+Test(two_hosts, a_space_on_host_b_streams_its_events_through_both_apis,
+    .fini = fini, .timeout = 120)
+{
+	enum { CAP = 64 * 1024, MAX_EV = 64 };
+	static char buf[2][CAP];
+	struct th_host *via[2] = {&ha, &hb};
+	struct th_ev ev[2][MAX_EV];
+	char inst_b[CM_ID_MAX + 1], space[CM_ID_MAX + 1];
+	char task[CM_ID_MAX + 1], path[512];
+	size_t len[2] = {0, 0};
+	int fd[2], n[2], q, st, done;
+	int64_t t0;
+	bool eof;
+
+	two_hosts_start();
+	host_instance(&hb, "fake-b", inst_b);
+	cr_assert_eq(create_via(&ha, inst_b, space, NULL), 201);
+	cr_assert_neq(sf_wait_actor(&hb.sf, space, 0, SF_WAIT_MS), 0);
+
+	/* A stream on each api, each past its replay of space_opened: from
+	 * here on it gets what its host's store publishes. */
+	snprintf(path, sizeof(path),
+	    "/api/v1/workspaces/%s/browser-spaces/%s/events",
+	    world.workspace_id, space);
+	for (int k = 0; k < 2; k++) {
+		fd[k] = raw_sse_open(&via[k]->sf.p, path, token);
+		cr_assert(sse_read(fd[k], buf[k], CAP, &len[k],
+		              "event: space_opened", SF_WAIT_MS, &eof),
+		    "%s's stream: %s", via[k]->host_id, buf[k]);
+		cr_assert_not_null(strstr(buf[k], "200 OK"), "%s", buf[k]);
+	}
+
+	/* The task, submitted through host-a, runs on host-b: its events
+	 * reach both streams live, within the bound. */
+	submit_via_a(space, "n1", "noop", "{}", task);
+	t0 = cm_mono_ms();
+	for (int k = 0; k < 2; k++)
+		cr_assert(sse_read(fd[k], buf[k], CAP, &len[k],
+		              "event: completed", SF_WAIT_MS, &eof),
+		    "%s's stream never got the task's completed event after "
+		    "%lld ms: %s",
+		    via[k]->host_id, (long long)(cm_mono_ms() - t0), buf[k]);
+	cr_log_info("both streams had the task's end after %lld ms",
+	    (long long)(cm_mono_ms() - t0));
+	for (int k = 0; k < 2; k++) {
+		n[k] = sse_parse(buf[k], ev[k], MAX_EV);
+		for (int i = 0; i < n[k]; i++)
+			cr_assert_eq(ev[k][i].id, i + 1,
+			    "%s's stream: sequence %ld at %d", via[k]->host_id,
+			    ev[k][i].id, i);
+		q = sse_find(ev[k], n[k], "queued", task);
+		st = sse_find(ev[k], n[k], "started", task);
+		done = sse_find(ev[k], n[k], "completed", task);
+		cr_assert(q > 0 && st > q && done > st,
+		    "%s's stream: queued %d, started %d, completed %d",
+		    via[k]->host_id, q, st, done);
+	}
+	/* The same sequence on both, up to the task's end. */
+	done = sse_find(ev[0], n[0], "completed", task);
+	cr_assert_eq(sse_find(ev[1], n[1], "completed", task), done);
+	for (int i = 0; i <= done; i++)
+		cr_assert_str_eq(ev[0][i].kind, ev[1][i].kind, "at %d", i);
+
+	/* Closed through host-a, torn down by host-b: both streams end. */
+	snprintf(path, sizeof(path),
+	    "/api/v1/workspaces/%s/browser-spaces/%s/close", world.workspace_id,
+	    space);
+	cr_assert_eq(
+	    tk_http(&ha.sf.p, "POST", path, token, NULL, NULL, NULL) / 100, 2);
+	for (int k = 0; k < 2; k++) {
+		cr_assert(sse_read(fd[k], buf[k], CAP, &len[k],
+		              "event: space_closed", SF_WAIT_MS, &eof),
+		    "%s's stream did not end on close", via[k]->host_id);
+		close(fd[k]);
+	}
 	two_hosts_stop();
 }

@@ -1,7 +1,8 @@
 /*
  * raw_fixture.h: HTTP over a raw socket, for the tests of the front
  * itself: what they send must reach the api exactly as written (a
- * malformed head, a body that never ends), which libcurl would not do.
+ * malformed head, a body that never ends), which libcurl would not do;
+ * and an event stream read as its events come (raw_sse_open).
  * Header-only, static inline, on top of http_fixture.h.
  */
 #ifndef SPACED_RAW_FIXTURE_H
@@ -19,8 +20,9 @@
 
 #define ANSWER_MS 1000 /* what a fresh client may wait, under attack */
 
+/* A connection to the api of p. */
 static inline int
-raw_connect(const struct hf_env *e)
+raw_connect_proc(const struct tk_proc *p)
 {
 	struct sockaddr_in sa;
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -28,11 +30,17 @@ raw_connect(const struct hf_env *e)
 	cr_assert_geq(fd, 0);
 	memset(&sa, 0, sizeof(sa));
 	sa.sin_family = AF_INET;
-	sa.sin_port = htons((uint16_t)e->sf.p.http_port);
+	sa.sin_port = htons((uint16_t)p->http_port);
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	cr_assert_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0,
 	    "connect: %s", strerror(errno));
 	return fd;
+}
+
+static inline int
+raw_connect(const struct hf_env *e)
+{
+	return raw_connect_proc(&e->sf.p);
 }
 
 static inline void
@@ -75,6 +83,27 @@ raw_read_until(
 		buf[got] = '\0';
 	}
 	return got;
+}
+
+/*
+ * GET path (a Space's .../events, with any query) from the api of p as
+ * Server-Sent Events, as token: the connection, to be read as the events
+ * come (raw_read_until), unlike hf_sse, which returns the stream once it
+ * has ended.  The caller closes it.
+ */
+static inline int
+raw_sse_open(const struct tk_proc *p, const char *path, const char *token)
+{
+	char req[2048];
+	int fd = raw_connect_proc(p);
+	int n = snprintf(req, sizeof(req),
+	    "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+	    "Authorization: Bearer %s\r\nAccept: text/event-stream\r\n\r\n",
+	    path, token);
+
+	cr_assert(n > 0 && (size_t)n < sizeof(req));
+	raw_send(fd, req, (size_t)n);
+	return fd;
 }
 
 /* The status of the answer to a request sent on a fresh connection, or

@@ -7,7 +7,6 @@
  */
 #include <criterion/criterion.h>
 #include <signal.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,51 +265,30 @@ assert_no_canary(const void *buf, size_t len, size_t n, const char *where)
 		    "%s holds %s", where, canaries[i]);
 }
 
-/* Every column of every table, except the instance's own secret columns. */
+/* One value of the database: no canary, but in the instance's own
+ * secret columns. */
 static void
-assert_db_clean(const char *db_path)
+db_cell_clean(
+    void *arg, const char *table, const char *col, const void *v, size_t n)
 {
-	sqlite3 *db;
-	sqlite3_stmt *tables, *rows;
+	char where[200];
+
+	(*(int *)arg)++;
+	if (strcmp(table, "browser_instances") == 0 &&
+	    (strcmp(col, "endpoint") == 0 || strcmp(col, "config") == 0 ||
+	        strcmp(col, "profile") == 0))
+		return;
+	snprintf(where, sizeof(where), "%s.%s", table, col);
+	assert_no_canary(v, n, N_CANARIES, where);
+}
+
+/* Every column of every table of the database of the spaced on dir. */
+static void
+assert_db_clean(const char *dir)
+{
 	int checked = 0;
 
-	cr_assert_eq(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL),
-	    SQLITE_OK);
-	cr_assert_eq(sqlite3_prepare_v2(db,
-	                 "SELECT name FROM sqlite_master WHERE type = 'table'",
-	                 -1, &tables, NULL),
-	    SQLITE_OK);
-	while (sqlite3_step(tables) == SQLITE_ROW) {
-		const char *table =
-		    (const char *)sqlite3_column_text(tables, 0);
-		bool instances = strcmp(table, "browser_instances") == 0;
-		char sql[200], where[200];
-
-		snprintf(sql, sizeof(sql), "SELECT * FROM \"%s\"", table);
-		cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &rows, NULL),
-		    SQLITE_OK, "%s", sqlite3_errmsg(db));
-		while (sqlite3_step(rows) == SQLITE_ROW) {
-			for (int c = 0; c < sqlite3_column_count(rows); c++) {
-				const char *col = sqlite3_column_name(rows, c);
-				const void *v = sqlite3_column_blob(rows, c);
-				int len = sqlite3_column_bytes(rows, c);
-
-				if (instances &&
-				    (strcmp(col, "endpoint") == 0 ||
-				        strcmp(col, "config") == 0 ||
-				        strcmp(col, "profile") == 0))
-					continue;
-				snprintf(
-				    where, sizeof(where), "%s.%s", table, col);
-				assert_no_canary(
-				    v, (size_t)len, N_CANARIES, where);
-				checked++;
-			}
-		}
-		sqlite3_finalize(rows);
-	}
-	sqlite3_finalize(tables);
-	sqlite3_close(db);
+	cr_assert_gt(tk_db_each(dir, db_cell_clean, &checked), 0);
 	cr_assert_gt(checked, 0);
 }
 
@@ -388,8 +366,8 @@ Test(actor, leak_and_big_results_are_redacted_and_bounded, .fini = tk_cleanup)
 	/* Stopped, so the database is complete on disk. */
 	nng_close(e.s);
 	tk_proc_stop(&e.p, SIGTERM);
+	assert_db_clean(e.dir);
 	snprintf(path, sizeof(path), "%s/spaced.db", e.dir);
-	assert_db_clean(path);
 	assert_file_clean(path, N_RUNTIME_CANARIES);
 	snprintf(path, sizeof(path), "%s/spaced.db-wal", e.dir);
 	assert_file_clean(path, N_RUNTIME_CANARIES);

@@ -49,13 +49,9 @@ has_workspace(sqlite3 *db, const char *name)
 static sqlite3 *
 open_db(const char *dir)
 {
-	char path[192];
-	sqlite3 *db = NULL;
+	sqlite3 *db = tk_db_sqlite(dir);
 
-	snprintf(path, sizeof(path), "%s/spaced.db", dir);
-	cr_assert_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL),
-	    SQLITE_OK, "cannot open %s", path);
-	sqlite3_busy_timeout(db, 5000);
+	cr_assert_not_null(db, "cannot open %s/spaced.db", dir);
 	return db;
 }
 

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "space_fixture.h"
 
 #define SLEEP_LONG "{\"ms\": 60000}"
@@ -26,6 +27,17 @@ store_pid(struct sf_env *e)
 
 	cr_assert_eq(n, 1, "%d stores under spaced", n);
 	return pids[0];
+}
+
+/* A long sleep task on space, submitted and seen started by the fake
+ * runtime; its id to task. */
+static void
+long_task_running(struct sf_env *e, const char *space, char *task)
+{
+	cr_assert_eq(sf_submit(e, space, "long", "sleep", SLEEP_LONG,
+	                 TIMEOUT_LONG_MS, task),
+	    CM_OK);
+	cr_assert(sf_wait_fake(e, "start", "task_id", task, SF_WAIT_MS));
 }
 
 Test(supervisor, one_actor_per_open_space, .fini = tk_cleanup)
@@ -280,10 +292,7 @@ Test(supervisor, sigterm_leaves_nothing_behind, .fini = tk_cleanup)
 	cr_assert_neq(pids[0] = sf_wait_actor(&e, a, 0, SF_WAIT_MS), 0);
 	cr_assert_neq(pids[1] = sf_wait_actor(&e, b, 0, SF_WAIT_MS), 0);
 	pids[2] = store_pid(&e);
-	cr_assert_eq(sf_submit(&e, a, "long", "sleep", SLEEP_LONG,
-	                 TIMEOUT_LONG_MS, task),
-	    CM_OK);
-	cr_assert(sf_wait_fake(&e, "start", "task_id", task, SF_WAIT_MS));
+	long_task_running(&e, a, task);
 
 	nng_close(e.s);
 	tk_proc_stop(&e.p, SIGTERM);
@@ -314,6 +323,60 @@ Test(supervisor, sigterm_leaves_nothing_behind, .fini = tk_cleanup)
 	tk_rmrf(e.dir);
 }
 
+/*
+ * spaced killed with SIGKILL while a task runs (its actors and store die
+ * with it) and started again on the same data dir: the restarted
+ * supervisor knows its host's actors are gone, and ends the task failed
+ * with outcome_unknown (SPEC 3 rule 10) as soon as it has scanned, never
+ * lease_expired once the lease has run out; the task is not run again and
+ * the Space serves the next one.
+ */
+Test(
+    supervisor, restarted_spaced_ends_its_lost_task_at_once, .fini = tk_cleanup)
+{
+	static struct sf_env e;
+	char space[CM_ID_MAX + 1], task[CM_ID_MAX + 1], next[CM_ID_MAX + 1];
+	pid_t pids[2];
+	struct gone_wait gw = {pids, 2};
+	struct sf_task t;
+	int status, n;
+	int64_t t0;
+
+	sf_start(&e, "reboot", 1);
+	sf_create_ok(&e, 0, space);
+	cr_assert_neq(pids[0] = sf_wait_actor(&e, space, 0, SF_WAIT_MS), 0);
+	pids[1] = store_pid(&e);
+	long_task_running(&e, space, task);
+
+	nng_close(e.s);
+	cr_assert_eq(kill(e.p.pid, SIGKILL), 0);
+	cr_assert_eq(tk_proc_wait(&e.p, SF_WAIT_MS, &status), 0);
+	cr_assert(tk_wait_until(all_gone, &gw, SF_WAIT_MS),
+	    "a child outlived the killed spaced");
+
+	sf_spaced_start(&e);
+	t0 = cm_mono_ms();
+	/* Waited for past the lease (and a sweep), so that without the
+	 * restart's own finalisation the task ends lease_expired: the code,
+	 * not the time, tells the two apart. */
+	cr_assert(sf_wait_task(&e, space, task, "failed",
+	    CM_LEASE_TTL_MS + CM_SUP_SWEEP_MS + SF_WAIT_MS));
+	cr_log_info("the lost task ended %lld ms after the restart",
+	    (long long)(cm_mono_ms() - t0));
+	sf_task_get(&e, space, task, &t);
+	cr_assert_str_eq(t.error_code, "outcome_unknown");
+	sf_task_free(&t);
+	sf_event_seq(&e, space, task, "failed", &n);
+	cr_assert_eq(n, 1);
+
+	cr_assert_neq(sf_wait_actor(&e, space, pids[0], SF_WAIT_MS), 0);
+	cr_assert_eq(
+	    sf_submit(&e, space, "next", "noop", NULL, 0, next), CM_OK);
+	cr_assert(sf_wait_task(&e, space, next, "completed", SF_WAIT_MS));
+	cr_assert_eq(sf_fake_count(&e, "start", "task_id", task), 1);
+	sf_stop(&e);
+}
+
 /* Slow by nature: a lease lasts CM_LEASE_TTL_MS and the supervisor sweeps
  * every 5 s, so this waits about 20 s. */
 Test(supervisor, unrenewed_lease_expires, .fini = tk_cleanup)
@@ -327,10 +390,7 @@ Test(supervisor, unrenewed_lease_expires, .fini = tk_cleanup)
 	sf_start(&e, "lease", 1);
 	sf_create_ok(&e, 0, space);
 	cr_assert_neq(actor = sf_wait_actor(&e, space, 0, SF_WAIT_MS), 0);
-	cr_assert_eq(sf_submit(&e, space, "long", "sleep", SLEEP_LONG,
-	                 TIMEOUT_LONG_MS, task),
-	    CM_OK);
-	cr_assert(sf_wait_fake(&e, "start", "task_id", task, SF_WAIT_MS));
+	long_task_running(&e, space, task);
 
 	/* Frozen: it can neither renew its lease nor die. */
 	cr_assert_eq(kill(actor, SIGSTOP), 0);

@@ -1,5 +1,6 @@
 #include "testkit.h"
 
+#include <ctype.h>
 #include <curl/curl.h>
 #include <dirent.h>
 #include <errno.h>
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include <libpq-fe.h>
+#include <sqlite3.h>
 
 #include "clock.h"
 #include "token.h"
@@ -221,6 +223,229 @@ tk_pg_dsn(const char *state, char *out, size_t len)
 	}
 	free(text);
 	return out[0] != '\0' ? 0 : -1;
+}
+
+int
+tk_pg_schema(const char *dir, char *out, size_t len)
+{
+	static const char key[] = "search_path=";
+	char path[256], *text, *at;
+	size_t n = 0;
+
+	snprintf(path, sizeof(path), "%s/pg.conf", dir);
+	out[0] = '\0';
+	if ((text = tk_read_file(path, NULL)) == NULL)
+		return -1;
+	if ((at = strstr(text, key)) != NULL) {
+		at += sizeof(key) - 1;
+		while ((isalnum((unsigned char)at[n]) || at[n] == '_') &&
+		       n + 1 < len)
+			n++;
+		snprintf(out, len, "%.*s", (int)n, at);
+	}
+	free(text);
+	return out[0] != '\0' ? 0 : -1;
+}
+
+/* How long a read of the database waits for the store's write lock. */
+#define TK_DB_BUSY_MS 5000
+
+/* Whether the spaced a test starts use PostgreSQL. */
+static bool
+db_is_pg(void)
+{
+	return getenv("TK_PG_STATE") != NULL;
+}
+
+/* A connection to the schema of the spaced on dir, its name to schema
+ * (CM_ID_MAX + 1 bytes); NULL (why on stderr) when there is none. */
+static PGconn *
+db_pg_open(const char *dir, char *schema)
+{
+	char dsn[1024], sql[CM_ID_MAX + 32];
+	PGconn *c;
+	PGresult *r;
+	bool ok;
+
+	if (tk_pg_dsn(getenv("TK_PG_STATE"), dsn, sizeof(dsn)) != 0 ||
+	    tk_pg_schema(dir, schema, CM_ID_MAX + 1) != 0) {
+		tk_fail("testkit", "no PostgreSQL schema for %s", dir);
+		return NULL;
+	}
+	c = PQconnectdb(dsn);
+	if (PQstatus(c) != CONNECTION_OK) {
+		tk_fail("testkit", "%s", PQerrorMessage(c));
+		PQfinish(c);
+		return NULL;
+	}
+	snprintf(sql, sizeof(sql), "SET search_path TO \"%s\"", schema);
+	r = PQexec(c, sql);
+	if (!(ok = PQresultStatus(r) == PGRES_COMMAND_OK))
+		tk_fail("testkit", "%s: %s", sql, PQerrorMessage(c));
+	PQclear(r);
+	if (!ok) {
+		PQfinish(c);
+		return NULL;
+	}
+	return c;
+}
+
+sqlite3 *
+tk_db_sqlite(const char *dir)
+{
+	char path[512];
+	sqlite3 *db = NULL;
+
+	snprintf(path, sizeof(path), "%s/spaced.db", dir);
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) !=
+	    SQLITE_OK) {
+		tk_fail("testkit", "cannot open %s", path);
+		sqlite3_close(db);
+		return NULL;
+	}
+	sqlite3_busy_timeout(db, TK_DB_BUSY_MS);
+	return db;
+}
+
+static long long
+db_pg_count(const char *dir, const char *sql, const char *arg)
+{
+	char schema[CM_ID_MAX + 1], pg_sql[1024];
+	const char *q = strchr(sql, '?');
+	PGconn *c = db_pg_open(dir, schema);
+	PGresult *r;
+	long long n = -1;
+
+	if (c == NULL)
+		return -1;
+	/* PostgreSQL numbers its parameters. */
+	if (q != NULL)
+		snprintf(pg_sql, sizeof(pg_sql), "%.*s$1%s", (int)(q - sql),
+		    sql, q + 1);
+	else
+		snprintf(pg_sql, sizeof(pg_sql), "%s", sql);
+	r = PQexecParams(c, pg_sql, arg != NULL, NULL, &arg, NULL, NULL, 0);
+	if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
+		n = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+	else
+		tk_fail("testkit", "%s: %s", pg_sql, PQerrorMessage(c));
+	PQclear(r);
+	PQfinish(c);
+	return n;
+}
+
+long long
+tk_db_count(const char *dir, const char *sql, const char *arg)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st = NULL;
+	long long n = -1;
+
+	if (db_is_pg())
+		return db_pg_count(dir, sql, arg);
+	if ((db = tk_db_sqlite(dir)) == NULL)
+		return -1;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+	    (arg == NULL || sqlite3_bind_text(st, 1, arg, -1,
+	                        SQLITE_TRANSIENT) == SQLITE_OK) &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	else
+		tk_fail("testkit", "%s: %s", sql, sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return n;
+}
+
+static int
+db_pg_each(const char *dir, tk_db_cell cell, void *arg)
+{
+	char schema[CM_ID_MAX + 1], sql[256];
+	const char *param[1] = {schema};
+	PGconn *c = db_pg_open(dir, schema);
+	PGresult *tables, *rows;
+	int n_tables = -1;
+
+	if (c == NULL)
+		return -1;
+	tables = PQexecParams(c,
+	    "SELECT table_name FROM information_schema.tables "
+	    "WHERE table_schema = $1 AND table_type = 'BASE TABLE'",
+	    1, NULL, param, NULL, NULL, 0);
+	if (PQresultStatus(tables) != PGRES_TUPLES_OK) {
+		tk_fail("testkit", "the tables: %s", PQerrorMessage(c));
+		goto out;
+	}
+	for (int t = 0; t < PQntuples(tables); t++) {
+		const char *table = PQgetvalue(tables, t, 0);
+
+		snprintf(sql, sizeof(sql), "SELECT * FROM \"%s\".\"%s\"",
+		    schema, table);
+		/* Binary results: every value as its bytes. */
+		rows = PQexecParams(c, sql, 0, NULL, NULL, NULL, NULL, 1);
+		if (PQresultStatus(rows) != PGRES_TUPLES_OK) {
+			tk_fail("testkit", "%s: %s", sql, PQerrorMessage(c));
+			PQclear(rows);
+			goto out;
+		}
+		for (int i = 0; i < PQntuples(rows); i++)
+			for (int k = 0; k < PQnfields(rows); k++)
+				if (!PQgetisnull(rows, i, k))
+					cell(arg, table, PQfname(rows, k),
+					    PQgetvalue(rows, i, k),
+					    (size_t)PQgetlength(rows, i, k));
+		PQclear(rows);
+	}
+	n_tables = PQntuples(tables);
+out:
+	PQclear(tables);
+	PQfinish(c);
+	return n_tables;
+}
+
+int
+tk_db_each(const char *dir, tk_db_cell cell, void *arg)
+{
+	sqlite3 *db;
+	sqlite3_stmt *tables = NULL, *rows = NULL;
+	char sql[256];
+	int n_tables = 0;
+
+	if (db_is_pg())
+		return db_pg_each(dir, cell, arg);
+	if ((db = tk_db_sqlite(dir)) == NULL)
+		return -1;
+	if (sqlite3_prepare_v2(db,
+	        "SELECT name FROM sqlite_master WHERE type = 'table'", -1,
+	        &tables, NULL) != SQLITE_OK) {
+		n_tables = tk_fail("testkit", "%s", sqlite3_errmsg(db));
+		goto out;
+	}
+	while (sqlite3_step(tables) == SQLITE_ROW) {
+		const char *table =
+		    (const char *)sqlite3_column_text(tables, 0);
+
+		snprintf(sql, sizeof(sql), "SELECT * FROM \"%s\"", table);
+		if (sqlite3_prepare_v2(db, sql, -1, &rows, NULL) != SQLITE_OK) {
+			n_tables = tk_fail(
+			    "testkit", "%s: %s", sql, sqlite3_errmsg(db));
+			goto out;
+		}
+		n_tables++;
+		while (sqlite3_step(rows) == SQLITE_ROW)
+			for (int k = 0; k < sqlite3_column_count(rows); k++)
+				if (sqlite3_column_type(rows, k) != SQLITE_NULL)
+					cell(arg, table,
+					    sqlite3_column_name(rows, k),
+					    sqlite3_column_blob(rows, k),
+					    (size_t)sqlite3_column_bytes(
+					        rows, k));
+		sqlite3_finalize(rows);
+	}
+out:
+	sqlite3_finalize(tables);
+	sqlite3_close(db);
+	return n_tables;
 }
 
 /*

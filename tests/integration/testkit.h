@@ -39,6 +39,34 @@ void tk_tmpdir(char *out, size_t len, const char *tag);
 /* The libpq DSN in the state file of tests/pg/cluster.sh (its last line
  * that is not a comment) into out.  Returns 0, or -1 when it has none. */
 int tk_pg_dsn(const char *state, char *out, size_t len);
+/* The PostgreSQL schema that testkit's config for data dir dir names
+ * (a spaced started under TK_PG_STATE) into out.  Returns 0, or -1 when
+ * dir has no such config. */
+int tk_pg_schema(const char *dir, char *out, size_t len);
+/*
+ * The database of the spaced on data dir dir, read the same on both
+ * backends: SQLite's <dir>/spaced.db (read-only: the store keeps writing
+ * it) or, for a spaced started under TK_PG_STATE, the PostgreSQL schema
+ * testkit gave it (tk_pg_schema), through a connection of the caller's
+ * own to the cluster (tk_pg_dsn) with that schema as search_path.
+ *
+ * tk_db_count runs SELECT count(*) ... with at most one text parameter,
+ * written ? (arg; NULL: none).  Returns the count, or -1 (why on stderr).
+ *
+ * tk_db_each hands cell every value but NULLs of every row of every table
+ * the catalog lists (SQLite's sqlite_master; on PostgreSQL
+ * information_schema.tables for the schema), never a list of the
+ * caller's: n bytes, not NUL-terminated.  PostgreSQL's values come in its
+ * binary format, so a text or bytea column is its bytes as stored, not
+ * escaped.  Returns how many tables there were, or -1 (why on stderr).
+ */
+long long tk_db_count(const char *dir, const char *sql, const char *arg);
+/* SQLite's <dir>/spaced.db alone, read-only, for what only SQLite has:
+ * NULL (why on stderr) when it cannot be opened.  sqlite3_close it. */
+struct sqlite3 *tk_db_sqlite(const char *dir);
+typedef void (*tk_db_cell)(
+    void *arg, const char *table, const char *col, const void *value, size_t n);
+int tk_db_each(const char *dir, tk_db_cell cell, void *arg);
 /* Removes a directory tree (only under /tmp/spaced-). */
 void tk_rmrf(const char *dir);
 
