@@ -66,20 +66,29 @@ st_op_actor_load(
 	st_stmt_done(s);
 }
 
+/* 1 when sql, with its two text parameters, finds a row; 0 when not; -1
+ * on error. */
+static int
+row_exists(struct st_ctx *ctx, const char *sql, const char *a, const char *b)
+{
+	struct st_stmt *s;
+	int rc;
+
+	if (st_db_query(ctx->db, &s, sql, "ss", a, b) != ST_OK)
+		return -1;
+	rc = st_stmt_step(s);
+	st_stmt_done(s);
+	return rc == ST_ROW ? 1 : rc == ST_DONE ? 0 : -1;
+}
+
 /* 1 when task_id's lease is holder's, 0 when not, -1 on error. */
 static int
 held_by(struct st_ctx *ctx, const char *task_id, const char *holder)
 {
 	static const char sql[] = "SELECT 1 FROM browser_space_tasks"
 	                          " WHERE id = $1 AND lease_holder = $2";
-	struct st_stmt *s;
-	int rc;
 
-	if (st_db_query(ctx->db, &s, sql, "ss", task_id, holder) != ST_OK)
-		return -1;
-	rc = st_stmt_step(s);
-	st_stmt_done(s);
-	return rc == ST_ROW ? 1 : rc == ST_DONE ? 0 : -1;
+	return row_exists(ctx, sql, task_id, holder);
 }
 
 void
@@ -321,14 +330,8 @@ space_on_host(struct st_ctx *ctx, const char *space_id, const char *host)
 	    "SELECT 1 FROM browser_spaces s"
 	    " JOIN browser_instances i ON i.id = s.browser_instance_id"
 	    " WHERE s.id = $1 AND i.host = $2";
-	struct st_stmt *s;
-	int rc;
 
-	if (st_db_query(ctx->db, &s, sql, "ss", space_id, host) != ST_OK)
-		return -1;
-	rc = st_stmt_step(s);
-	st_stmt_done(s);
-	return rc == ST_ROW ? 1 : rc == ST_ERROR ? -1 : 0;
+	return row_exists(ctx, sql, space_id, host);
 }
 
 /*
