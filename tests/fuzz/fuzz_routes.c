@@ -15,8 +15,10 @@
  *     (cm_rpc_call encodes the request before it sends: a field over its
  *     proto bound would come back as internal_error);
  *   - a body over CM_BODY_MAX is 413;
- *   - an instance's endpoint, profile and config are secrets: no answer
- *     echoes one of them.
+ *   - an instance's endpoint, profile and config are secrets: no answer's
+ *     message holds LEAK_RUN_MIN or more consecutive characters of one of
+ *     them that the request's public strings (its keys, its other values)
+ *     do not account for.
  */
 #include <jansson.h>
 #include <stdint.h>
@@ -74,53 +76,81 @@ is_secret_key(const char *key)
 }
 
 /*
- * Whether s is in a part of the request that is no secret: any object key,
- * or a string outside the secret members of the top level.  An answer may
- * name what the request itself said there (an unknown key, say), even
- * when the fuzzer spelled a secret into it.
+ * The request's public strings: every object key, and every string
+ * outside the secret members of the top level.  An answer may say what
+ * the request said there (an unknown key, say), even when the fuzzer
+ * spelled part of a secret into it.
  */
-static bool
-in_public(const json_t *v, const char *s, bool top)
+/* Marks every place in msg where s occurs. */
+static void
+cover(const char *msg, bool *covered, const char *s)
 {
-	const char *key;
-	json_t *item;
-	size_t i;
+	size_t n = strlen(s);
 
-	if (json_is_string(v))
-		return strstr(json_string_value(v), s) != NULL;
-	json_object_foreach((json_t *)v, key, item)
-	{
-		if (strstr(key, s) != NULL)
-			return true;
-		if (!(top && is_secret_key(key)) && in_public(item, s, false))
-			return true;
-	}
-	json_array_foreach(
-	    v, i, item) if (in_public(item, s, false)) return true;
-	return false;
+	for (const char *at = msg; n > 0 && (at = strstr(at, s)) != NULL;
+	     at++)
+		for (size_t k = 0; k < n; k++)
+			covered[(size_t)(at - msg) + k] = true;
 }
 
-/* Whether the answer holds a secret string of the request's body that
- * the request did not also say in public. */
-static bool
-echoes(const char *answer, const json_t *v, const json_t *req)
+static void
+mark_public(const json_t *v, const char *msg, bool *covered, bool top)
 {
 	const char *key;
 	json_t *item;
 	size_t i;
 
-	/* Shorter strings could be in any answer by chance. */
-	if (json_is_string(v))
-		return json_string_length(v) >= 8 &&
-		       strstr(answer, json_string_value(v)) != NULL &&
-		       !in_public(req, json_string_value(v), true);
+	if (json_is_string(v)) {
+		cover(msg, covered, json_string_value(v));
+		return;
+	}
 	json_object_foreach((json_t *)v, key, item)
 	{
-		if (echoes(answer, item, req))
+		cover(msg, covered, key);
+		if (!(top && is_secret_key(key)))
+			mark_public(item, msg, covered, false);
+	}
+	json_array_foreach(v, i, item) mark_public(item, msg, covered, false);
+}
+
+/* Shorter runs could be in any answer by chance. */
+#define LEAK_RUN_MIN 8
+
+/*
+ * Whether msg holds, at some place where a secret string of the request
+ * occurs, LEAK_RUN_MIN or more consecutive characters that no public
+ * string of the request accounts for.
+ */
+static bool
+echoes(const char *msg, const bool *covered, const json_t *v)
+{
+	const char *key;
+	json_t *item;
+	size_t i;
+
+	if (json_is_string(v)) {
+		const char *s = json_string_value(v), *at = msg;
+		size_t n = strlen(s);
+
+		while (n >= LEAK_RUN_MIN && (at = strstr(at, s)) != NULL) {
+			size_t run = 0, base = (size_t)(at - msg);
+
+			for (size_t k = 0; k < n; k++) {
+				run = covered[base + k] ? 0 : run + 1;
+				if (run >= LEAK_RUN_MIN)
+					return true;
+			}
+			at++;
+		}
+		return false;
+	}
+	json_object_foreach((json_t *)v, key, item)
+	{
+		if (echoes(msg, covered, item))
 			return true;
 	}
 	json_array_foreach(
-	    v, i, item) if (echoes(answer, item, req)) return true;
+	    v, i, item) if (echoes(msg, covered, item)) return true;
 	return false;
 }
 
@@ -148,15 +178,28 @@ check_answer(const struct api_res *res, const char *body, size_t body_len)
 		    res->body);
 	if (body_len > CM_BODY_MAX && res->status != 413)
 		die("a body over CM_BODY_MAX that is not 413", res->body);
-	json_decref(env);
+	if (json_object_size(err) != 3 || json_object_size(env) != 1)
+		die("an answer with more than the error envelope", res->body);
 
 	if (cm_json_parse(body, body_len, CM_BODY_MAX, CM_JSON_DEPTH_MAX, &req,
-	        NULL, 0) != 0)
-		return;
-	for (size_t i = 0; i < sizeof(secrets) / sizeof(secrets[0]); i++)
-		if (echoes(res->body, json_object_get(req, secrets[i]), req))
-			die("an answer that echoes a secret", res->body);
-	json_decref(req);
+	        NULL, 0) == 0) {
+		const char *msg = json_string_value(
+		    json_object_get(err, "message"));
+		bool *covered = calloc(strlen(msg) + 1, sizeof(*covered));
+
+		if (covered == NULL)
+			die("out of memory", NULL);
+		mark_public(req, msg, covered, true);
+		for (size_t i = 0; i < sizeof(secrets) / sizeof(secrets[0]);
+		     i++)
+			if (echoes(msg, covered,
+			        json_object_get(req, secrets[i])))
+				die("an answer that echoes a secret",
+				    res->body);
+		free(covered);
+		json_decref(req);
+	}
+	json_decref(env);
 }
 
 int
