@@ -18,7 +18,7 @@ static const char *const ws_cols[] = {
     "workspace_id", "name", "created_at", NULL};
 static const char *const principal_cols[] = {
     "principal_id", "kind", "name", "is_admin", "disabled", NULL};
-static const char *const bundle_cols[] = {
+const char *const ctl_bundle_cols[] = {
     "bundle_id", "name", "version", "created_at", NULL};
 static const char *const instance_cols[] = {"browser_instance_id", "name",
     "driver", "status", "in_use", "host", "bundle_id", NULL};
@@ -150,7 +150,7 @@ static int
 bundles_list(struct ctl *c)
 {
 	return ctl_call_show(
-	    c, "GET", AD "/runtime-bundles", NULL, bundle_cols);
+	    c, "GET", AD "/runtime-bundles", NULL, ctl_bundle_cols);
 }
 
 static int
@@ -171,7 +171,7 @@ bundles_create(struct ctl *c)
 	}
 	free(text);
 	return ctl_call_show(c, "POST", AD "/runtime-bundles",
-	    json_pack("{s:o}", "manifest", manifest), bundle_cols);
+	    json_pack("{s:o}", "manifest", manifest), ctl_bundle_cols);
 }
 
 static int
@@ -266,47 +266,57 @@ bindings_delete(struct ctl *c)
 #define B(o) CTL_BIT(o)
 const struct ctl_cmd ctl_admin_cmds[] = {
     {"workspaces", "list", "", 0, 0, workspaces_list,
-        "Every workspace (admin).", 0},
+        "Every workspace (admin).", 0, "GET /api/v1/admin/workspaces"},
     {"workspaces", "create", "NAME", 1, 0, workspaces_create,
-        "Create a workspace (admin).", 0},
+        "Create a workspace (admin).", 0, "POST /api/v1/admin/workspaces"},
     {"principals", "list", "", 0, 0, principals_list,
-        "Every principal (admin).", 0},
+        "Every principal (admin).", 0, "GET /api/v1/admin/principals"},
     {"principals", "create", "KIND NAME", 2, B(ADMIN), principals_create,
-        "Create a principal of KIND operator or runtime_agent (admin).", 0},
+        "Create a principal of KIND operator or runtime_agent (admin).", 0,
+        "POST /api/v1/admin/principals"},
     {"tokens", "issue", "PRINCIPAL", 1, B(LABEL) | B(EXPIRES_IN), tokens_issue,
-        "Issue a token for a principal (admin).  The token is shown once.", 0},
+        "Issue a token for a principal (admin).  The token is shown once.", 0,
+        "POST /api/v1/admin/principals/{principal_id}/tokens"},
     {"tokens", "revoke", "TOKEN_ID", 1, 0, tokens_revoke,
-        "Revoke a token by its id (admin).", 0},
+        "Revoke a token by its id (admin).", 0,
+        "DELETE /api/v1/admin/tokens/{token_id}"},
     {"members", "put", "WORKSPACE PRINCIPAL ROLE", 3, 0, members_put,
         "Add a principal to a workspace id as member or manager, or change "
         "its role (admin).",
-        0},
+        0,
+        "PUT /api/v1/admin/workspaces/{workspace_id}/members/{principal_id}"},
     {"members", "remove", "WORKSPACE PRINCIPAL", 2, 0, members_remove,
-        "Remove a principal from a workspace (admin).", 0},
+        "Remove a principal from a workspace (admin).", 0,
+        "DELETE "
+        "/api/v1/admin/workspaces/{workspace_id}/members/{principal_id}"},
     {"bundles", "list", "", 0, 0, bundles_list, "Every runtime bundle (admin).",
-        0},
+        0, "GET /api/v1/admin/runtime-bundles"},
     {"bundles", "create", "MANIFEST_FILE", 1, 0, bundles_create,
         "Register a runtime bundle from its manifest, a JSON file ('-': "
         "standard input) (admin).",
-        0},
+        0, "POST /api/v1/admin/runtime-bundles"},
     {"instances", "list", "", 0, 0, instances_list,
         "Every browser instance (admin); 'instances bound' lists a "
         "workspace's.",
-        0},
+        0, "GET /api/v1/admin/browser-instances"},
     {"instances", "register", "NAME", 1,
         B(DRIVER) | B(BUNDLE) | B(ENDPOINT_FILE) | B(INSTANCE_CONFIG) |
             B(POLICY) | B(PROFILE) | B(HOST),
         instances_register,
         "Register a browser instance: --driver D --bundle ID (admin).  A "
         "cdp endpoint is read from --endpoint-file, never an argument.",
-        B(DRIVER) | B(BUNDLE)},
+        B(DRIVER) | B(BUNDLE), "POST /api/v1/admin/browser-instances"},
     {"instances", "disable", "INSTANCE", 1, 0, instances_disable,
-        "Disable an instance (admin).", 0},
+        "Disable an instance (admin).", 0,
+        "POST /api/v1/admin/browser-instances/{browser_instance_id}/disable"},
     {"instances", "enable", "INSTANCE", 1, 0, instances_enable,
-        "Enable an instance (admin).", 0},
+        "Enable an instance (admin).", 0,
+        "POST /api/v1/admin/browser-instances/{browser_instance_id}/enable"},
     {"bindings", "create", "WORKSPACE INSTANCE", 2, 0, bindings_create,
-        "Let a workspace id use an instance (admin).", 0},
+        "Let a workspace id use an instance (admin).", 0,
+        "POST /api/v1/admin/bindings"},
     {"bindings", "delete", "BINDING", 1, 0, bindings_delete,
-        "Delete a binding (admin).", 0},
-    {NULL, NULL, NULL, 0, 0, NULL, NULL, 0},
+        "Delete a binding (admin).", 0,
+        "DELETE /api/v1/admin/bindings/{binding_id}"},
+    {NULL, NULL, NULL, 0, 0, NULL, NULL, 0, NULL},
 };

@@ -412,6 +412,24 @@ instances_bound(struct ctl *c)
 }
 
 static int
+bundles_bound(struct ctl *c)
+{
+	char path[PATH_LEN];
+	int rc;
+
+	if ((rc = ws_path(c, path, "/runtime-bundles", NULL, NULL, NULL)) != 0)
+		return rc;
+	return ctl_call_show(c, "GET", path, NULL, ctl_bundle_cols);
+}
+
+/* Who the token is: GET /api/v1/me, the console's sign-in route. */
+static int
+me(struct ctl *c)
+{
+	return ctl_call_show(c, "GET", "/api/v1/me", NULL, NULL);
+}
+
+static int
 status(struct ctl *c)
 {
 	return ctl_call_show(
@@ -423,24 +441,31 @@ const struct ctl_cmd ctl_space_cmds[] = {
     {"status", NULL, "", 0, 0, status,
         "The supervisor's children (the store, the api, each Space's "
         "actor): pid, state, restarts.  Needs an admin token.",
-        0},
+        0, "GET /api/v1/admin/status"},
     {"spaces", "list", "", 0, B(WORKSPACE) | B(STATUS) | B(OWNER) | B(LIMIT),
-        spaces_list, "The workspace's Spaces (a manager sees all).", 0},
+        spaces_list, "The workspace's Spaces (a manager sees all).", 0,
+        "GET /api/v1/workspaces/{workspace_id}/browser-spaces"},
     {"spaces", "create", "", 0,
         B(WORKSPACE) | B(INSTANCE) | B(OWNER) | B(OWNER_TYPE) | B(BINDING) |
             B(GRANT) | B(REQUEST_ID),
         spaces_create,
         "Create a Space on a bound instance: --instance ID --owner "
         "PRINCIPAL [--grant snapshot,navigate].",
-        B(INSTANCE) | B(OWNER)},
+        B(INSTANCE) | B(OWNER),
+        "POST /api/v1/workspaces/{workspace_id}/browser-spaces"},
     {"spaces", "get", "SPACE", 1, B(WORKSPACE), spaces_get,
-        "A Space, with its active task.", 0},
+        "A Space, with its active task.", 0,
+        "GET /api/v1/workspaces/{workspace_id}/browser-spaces/{space_id}"},
     {"spaces", "cancel", "SPACE", 1, B(WORKSPACE) | B(TASK), spaces_cancel,
-        "Cancel the Space's active task (or --task ID); idempotent.", 0},
+        "Cancel the Space's active task (or --task ID); idempotent.", 0,
+        "POST "
+        "/api/v1/workspaces/{workspace_id}/browser-spaces/{space_id}/cancel"},
     {"spaces", "close", "SPACE", 1, B(WORKSPACE), spaces_close,
         "Close a Space: no new tasks, the running one cancelled, the "
         "instance released.",
-        0},
+        0,
+        "POST "
+        "/api/v1/workspaces/{workspace_id}/browser-spaces/{space_id}/close"},
     {"tasks", "submit", "SPACE CAPABILITY", 2,
         B(WORKSPACE) | B(ARGS) | B(REQUEST_ID) | B(TIMEOUT) | B(WAIT),
         tasks_submit,
@@ -448,22 +473,42 @@ const struct ctl_cmd ctl_space_cmds[] = {
         "it arrives (with the ms since the submit), then the result; the "
         "exit code is 1 unless it completed.  With --json and --wait: one "
         "JSON line per event, then the task's document.",
-        0},
+        0,
+        "POST "
+        "/api/v1/workspaces/{workspace_id}/browser-spaces/{space_id}/tasks"},
     {"tasks", "list", "SPACE", 1, B(WORKSPACE) | B(LIMIT), tasks_list,
-        "The Space's tasks, newest first.", 0},
+        "The Space's tasks, newest first.", 0,
+        "GET "
+        "/api/v1/workspaces/{workspace_id}/browser-spaces/{space_id}/tasks"},
     {"tasks", "get", "SPACE TASK", 2, B(WORKSPACE), tasks_get,
-        "A task, with its redacted result.", 0},
+        "A task, with its redacted result.", 0,
+        "GET "
+        "/api/v1/workspaces/{workspace_id}/browser-spaces/{space_id}/tasks/"
+        "{task_id}"},
     {"artifacts", "get", "SPACE TASK NAME", 3, B(WORKSPACE) | B(OUTPUT),
         artifacts_get, "Save a task's artifact (a screenshot) to -o FILE.",
-        B(OUTPUT)},
+        B(OUTPUT),
+        "GET "
+        "/api/v1/workspaces/{workspace_id}/browser-spaces/{space_id}/tasks/"
+        "{task_id}/artifacts/{artifact_name}"},
     {"events", NULL, "SPACE", 1, B(WORKSPACE) | B(AFTER) | B(LIMIT) | B(FOLLOW),
         events,
         "The Space's events after --after N.  With --follow, a live "
         "stream (one JSON line per event with --json) that resumes with "
         "Last-Event-ID when the connection drops, and ends after "
         "space_closed.",
-        0},
+        0,
+        "GET "
+        "/api/v1/workspaces/{workspace_id}/browser-spaces/{space_id}/events"},
     {"instances", "bound", "", 0, B(WORKSPACE), instances_bound,
-        "The instances bound to the workspace, with in_use.", 0},
-    {NULL, NULL, NULL, 0, 0, NULL, NULL, 0},
+        "The instances bound to the workspace, with in_use.", 0,
+        "GET /api/v1/workspaces/{workspace_id}/browser-instances"},
+    {"bundles", "bound", "", 0, B(WORKSPACE), bundles_bound,
+        "The runtime bundles of the instances bound to the workspace "
+        "(with --json, their manifests: each capability's args schema).",
+        0, "GET /api/v1/workspaces/{workspace_id}/runtime-bundles"},
+    {"me", NULL, "", 0, 0, me,
+        "Who the token is: the principal, and its workspaces and roles.", 0,
+        "GET /api/v1/me"},
+    {NULL, NULL, NULL, 0, 0, NULL, NULL, 0, NULL},
 };

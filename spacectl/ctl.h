@@ -129,9 +129,14 @@ struct ctl_cmd {
 	int (*fn)(struct ctl *c);
 	const char *help;
 	uint64_t need; /* the CTL_BIT()s of opts it cannot do without */
+	/* "METHOD /path" of the api route it calls, as api/openapi.json
+	 * names it (shown by its --help: every route has a command). */
+	const char *route;
 };
 
 /* The command tables (cmds_admin.c, cmds_space.c), NULL-group ended. */
+/* A runtime bundle's columns (cmds_admin.c), for either list of them. */
+extern const char *const ctl_bundle_cols[];
 extern const struct ctl_cmd ctl_admin_cmds[];
 extern const struct ctl_cmd ctl_space_cmds[];
 

@@ -151,6 +151,7 @@ help_cmd(const struct ctl_cmd *k)
 {
 	printf("usage: spacectl %s%s%s %s [options]\n\n%s\n", k->group,
 	    k->verb ? " " : "", k->verb ? k->verb : "", k->synopsis, k->help);
+	printf("\napi route: %s\n", k->route);
 	printf("\noptions:\n");
 	for (int o = 0; o < CTL_O__COUNT; o++)
 		if ((k->opts | CTL_GLOBAL) & (UINT64_C(1) << o))

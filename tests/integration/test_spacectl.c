@@ -217,14 +217,14 @@ Test(spacectl, usage_errors_exit_2_and_every_command_has_help, .fini = fini)
 	    {"spaces", "create"}, {"spaces", "get"}, {"spaces", "cancel"},
 	    {"spaces", "close"}, {"tasks", "submit"}, {"tasks", "list"},
 	    {"tasks", "get"}, {"artifacts", "get"}, {"events"},
-	    {"instances", "bound"}, {"workspaces", "list"},
-	    {"workspaces", "create"}, {"principals", "list"},
-	    {"principals", "create"}, {"tokens", "issue"}, {"tokens", "revoke"},
-	    {"members", "put"}, {"members", "remove"}, {"bundles", "list"},
-	    {"bundles", "create"}, {"instances", "list"},
-	    {"instances", "register"}, {"instances", "disable"},
-	    {"instances", "enable"}, {"bindings", "create"},
-	    {"bindings", "delete"}};
+	    {"instances", "bound"}, {"bundles", "bound"}, {"me"},
+	    {"workspaces", "list"}, {"workspaces", "create"},
+	    {"principals", "list"}, {"principals", "create"},
+	    {"tokens", "issue"}, {"tokens", "revoke"}, {"members", "put"},
+	    {"members", "remove"}, {"bundles", "list"}, {"bundles", "create"},
+	    {"instances", "list"}, {"instances", "register"},
+	    {"instances", "disable"}, {"instances", "enable"},
+	    {"bindings", "create"}, {"bindings", "delete"}};
 	const char *const *bad[] = {
 	    (const char *const[]){NULL},
 	    (const char *const[]){"nonsense", NULL},
@@ -281,6 +281,93 @@ Test(spacectl, usage_errors_exit_2_and_every_command_has_help, .fini = fini)
 		cr_assert(r.err[0] != '\0', "a usage error says why");
 		run_free(&r);
 	}
+	tk_rmrf(env.sf.dir);
+}
+
+/* Whether w is a command word (a group or a verb): lower case, not an
+ * argument's name (SPACE, TASK, ...). */
+static bool
+command_word(const char *w, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (w[i] < 'a' || w[i] > 'z')
+			return false;
+	return n > 0;
+}
+
+/* Every route of api/openapi.json under /api/v1 (but the document
+ * itself) is the route of a command, as that command's --help names it:
+ * a route the api gains without a command fails here. */
+Test(spacectl, every_api_route_has_a_command, .fini = fini)
+{
+	json_t *spec, *item, *op, *routes = json_object();
+	const char *path, *method, *line, *end;
+	struct run r, h;
+	size_t n_cmds = 0;
+
+	tk_tmpdir(env.sf.dir, sizeof(env.sf.dir), "ctl-routes");
+	r = ctl_env((const char *const[]){"--help", NULL}, NULL);
+	expect(&r, 0, "--help");
+	line = strstr(r.out, "commands:\n");
+	cr_assert_not_null(line, "%s", r.out);
+	end = strstr(line, "\n\n");
+	cr_assert_not_null(end);
+	for (line = strchr(line, '\n') + 1; line < end;
+	     line = strchr(line, '\n') + 1) {
+		const char *args[4] = {NULL, NULL, NULL, NULL}, *w = line;
+		char words[2][64], *rt;
+		size_t k = 0, n, at;
+
+		while (k < 2) {
+			w += strspn(w, " ");
+			n = strcspn(w, " \n");
+			if (!command_word(w, n))
+				break;
+			snprintf(words[k], sizeof(words[k]), "%.*s", (int)n, w);
+			args[k] = words[k];
+			k++;
+			w += n;
+		}
+		cr_assert_gt(k, 0, "a command line of --help: %.40s", line);
+		args[k] = "--help";
+		h = ctl_env(args, NULL);
+		expect(&h, 0, args[0]);
+		rt = strstr(h.out, "\napi route: ");
+		cr_assert_not_null(
+		    rt, "%s %s names no route", args[0], k > 1 ? args[1] : "");
+		rt += strlen("\napi route: ");
+		at = strcspn(rt, "\n");
+		rt[at] = '\0';
+		json_object_set_new(routes, rt, json_true());
+		run_free(&h);
+		n_cmds++;
+	}
+	run_free(&r);
+	cr_assert_gt(n_cmds, 20);
+
+	spec = json_load_file(SPACED_SOURCE_DIR "/api/openapi.json", 0, NULL);
+	cr_assert_not_null(spec);
+	json_object_foreach(json_object_get(spec, "paths"), path, item)
+	{
+		if (strncmp(path, "/api/v1/", 8) != 0 ||
+		    strcmp(path, "/api/v1/openapi.json") == 0)
+			continue;
+		json_object_foreach(item, method, op)
+		{
+			char want[512];
+			size_t i;
+
+			if (strcmp(method, "parameters") == 0)
+				continue;
+			snprintf(want, sizeof(want), "%s %s", method, path);
+			for (i = 0; want[i] != ' '; i++)
+				want[i] = (char)(want[i] - 'a' + 'A');
+			cr_assert_not_null(json_object_get(routes, want),
+			    "no spacectl command calls %s", want);
+		}
+	}
+	json_decref(spec);
+	json_decref(routes);
 	tk_rmrf(env.sf.dir);
 }
 
@@ -438,6 +525,36 @@ Test(spacectl, walk_through, .fini = fini)
 	r = CTL(mgr, "status");
 	expect(&r, 1, "status as a manager");
 	cr_assert(strstr(r.err, "error: forbidden") == r.err, "%s", r.err);
+	run_free(&r);
+
+	/* me: who the token is, with its workspace and role. */
+	r = CTL(mgr, "me");
+	expect(&r, 0, "me");
+	cr_assert(at(&r, "principal_id") >= 0 &&
+	              at(&r, env.sf.w.operator_id) > 0 && at(&r, ws) > 0 &&
+	              at(&r, "manager") > 0,
+	    "%s", r.out);
+	run_free(&r);
+	r = CTL(mgr, "--json", "me");
+	expect(&r, 0, "me --json");
+	doc = json_of(&r, "me --json");
+	cr_assert_str_eq(data_str(doc, "principal_id"), env.sf.w.operator_id);
+	json_decref(doc);
+	run_free(&r);
+	/* bundles bound: the bound instances' bundles, to a member. */
+	r = CTL(mgr, "bundles", "bound", "--workspace", ws);
+	expect(&r, 0, "bundles bound");
+	cr_assert(at(&r, "BUNDLE_ID") == 0 && at(&r, env.sf.w.bundle_id) > 0,
+	    "%s", r.out);
+	run_free(&r);
+	r = CTL(mgr, "--json", "bundles", "bound", "--workspace", ws);
+	expect(&r, 0, "bundles bound --json");
+	doc = json_of(&r, "bundles bound --json");
+	cr_assert(
+	    json_is_object(json_object_get(
+	        json_array_get(json_object_get(doc, "data"), 0), "manifest")),
+	    "%s", r.out);
+	json_decref(doc);
 	run_free(&r);
 
 	/* A Space, by the workspace's manager (its id: no admin lookup). */
