@@ -14,15 +14,20 @@ DATA_DIR ?=
 # cmake --build runs (CMakeLists.txt turns off the progress and "Built
 # target" lines).  The compiler's own output still shows.
 MAKEFLAGS += --no-print-directory
-# Configure only a new tree, or for new CMAKE_FLAGS: cmake --build
-# reconfigures by itself when a CMakeLists.txt changes, and BUILD may name
-# a tree configured from another checkout.  The output goes to a log,
-# shown when configuring fails.
+# Configure only a new tree, or for new CMAKE_FLAGS: BUILD may name a
+# tree configured from another checkout.  Then the tree's own check, which
+# re-runs CMake when a CMakeLists.txt or a globbed directory changed (a
+# pull): run by cmake --build, it would print CMake's "-- Configuring
+# done" lines.  Either output goes to a log, shown when it fails.
 define configure
 	@if [ -n "$(3)" ] || [ ! -f $(1)/CMakeCache.txt ]; then \
 	  mkdir -p $(1) && \
 	  cmake -S . -B $(1) $(2) $(3) >$(1)/configure.log 2>&1 || \
 	  { cat $(1)/configure.log >&2; exit 1; }; fi
+	@if [ -f $(1)/Makefile ]; then \
+	  cmake --build $(1) --target cmake_check_build_system \
+	    >$(1)/regenerate.log 2>&1 || \
+	  { cat $(1)/regenerate.log >&2; exit 1; }; fi
 endef
 
 .PHONY: all setup build run test test-sanitize test-tsan fuzz bench bench-pg \
