@@ -45,8 +45,10 @@ handle(struct ctl *c, const char *method, const char *path, const char *extra,
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)CM_CTL_CONNECT_MS);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	/* extra is never the token (a resumed stream's Last-Event-ID). */
 	if (c->verbose)
-		fprintf(stderr, "> %s %s\n", method, url);
+		fprintf(stderr, "> %s %s%s%s\n", method, url,
+		    extra != NULL ? "  " : "", extra != NULL ? extra : "");
 	return h;
 }
 

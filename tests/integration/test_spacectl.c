@@ -854,6 +854,22 @@ Test(spacectl, follow_resumes_after_the_api_is_killed, .fini = fini)
 	expect(&r, 0, "events --follow");
 	cr_assert(strstr(r.err, "resuming after") != NULL,
 	    "the stream was never resumed: %s", r.err);
+	/* The first request starts at 0 (no --after); a resumed one after
+	 * what was printed before the kill (4 events at least), which the
+	 * api skips: Last-Event-ID is sent, not only repeats dropped. */
+	{
+		const char *h = strstr(r.err, "Last-Event-ID: ");
+		long long first, resumed = -1;
+
+		cr_assert_not_null(h, "no Last-Event-ID: %s", r.err);
+		first = strtoll(h + 15, NULL, 10);
+		cr_assert_eq(first, 0, "%s", r.err);
+		while ((h = strstr(h + 1, "Last-Event-ID: ")) != NULL)
+			if (resumed < 0)
+				resumed = strtoll(h + 15, NULL, 10);
+		cr_assert_geq(
+		    resumed, 4, "resumed with %lld: %s", resumed, r.err);
+	}
 	lines = json_lines(&r, "events --follow");
 	n = json_array_size(lines);
 	/* 1 space_opened, 5 tasks of 3 events, space_closed: every sequence
