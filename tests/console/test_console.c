@@ -27,8 +27,27 @@
 #define CONSOLE_RUN_MS (8 * 60 * 1000)
 #define CONSOLE_STOP_MS 5000
 #define CONSOLE_ENV_MAX 16
+#define CONSOLE_PATH_MAX 1400
 
 extern char **environ;
+
+/* The screenshot of each main state that console.test.mjs saves (as
+ * <name>.png in the shots directory, kept by CI: .ci/run). */
+static const char *const shots_saved[] = {"wrong-token", "signed-in",
+    "instance-in-use", "space-created", "snapshot-outline", "screenshot",
+    "live-events", "task-in-progress", "confirm-dialog", "runtime-crashed",
+    "runtime-not-ready", "space-closed", "token-revoked", "failure"};
+#define SHOTS_N (sizeof(shots_saved) / sizeof(shots_saved[0]))
+/* The last name, failure, is saved only when a case fails. */
+#define SHOTS_MAIN (SHOTS_N - 1)
+
+/* dir/name.png into out (CONSOLE_PATH_MAX bytes). */
+static void
+shot_path(char *out, const char *dir, const char *name)
+{
+	cr_assert_lt(snprintf(out, CONSOLE_PATH_MAX, "%s/%s.png", dir, name),
+	    CONSOLE_PATH_MAX, "a screenshot's path is too long");
+}
 
 TestSuite(console, .timeout = 600);
 
@@ -93,6 +112,7 @@ Test(console, in_a_real_browser, .fini = tk_cleanup)
 	    tok_id[CM_ID_MAX + 1], token[CM_TOKEN_MAX + 1], cmd[1024];
 	char env[CONSOLE_ENV_MAX][1200];
 	const char *shots = getenv("CONSOLE_SHOTS");
+	char shot[CONSOLE_PATH_MAX];
 	char *const argv[] = {
 	    "node", SPACED_SOURCE_DIR "/tests/console/console.test.mjs", NULL};
 	char *envv[CONSOLE_ENV_MAX + 1];
@@ -124,6 +144,13 @@ Test(console, in_a_real_browser, .fini = tk_cleanup)
 	    "CONSOLE_PAGE_URL=http://127.0.0.1:%d/", port);
 	snprintf(env[n++], sizeof(env[0]), "CONSOLE_SHOTS=%s",
 	    shots && *shots ? shots : SPACED_BIN_DIR "/console-shots");
+	shots = env[n - 1] + strlen("CONSOLE_SHOTS=");
+	/* The last run's screenshots go: those found after this one are
+	 * its own. */
+	for (size_t i = 0; i < SHOTS_N; i++) {
+		shot_path(shot, shots, shots_saved[i]);
+		unlink(shot);
+	}
 	snprintf(env[n++], sizeof(env[0]), "CONSOLE_SPACED_PID=%ld",
 	    (long)e.sf.p.pid);
 	for (size_t i = 0; i < n; i++)
@@ -134,6 +161,18 @@ Test(console, in_a_real_browser, .fini = tk_cleanup)
 	cr_assert_eq(code, 0,
 	    "console.test.mjs failed (exit %d); the service's log is %s", code,
 	    e.sf.out);
+	/* A screenshot of each main state, as a PNG. */
+	for (size_t i = 0; i < SHOTS_MAIN; i++) {
+		size_t len = 0;
+		char *png;
+
+		shot_path(shot, shots, shots_saved[i]);
+		png = tk_read_file(shot, &len);
+		cr_assert(png != NULL && len > 8 &&
+		              memcmp(png, "\x89PNG\r\n\x1a\n", 8) == 0,
+		    "no screenshot %s", shot);
+		free(png);
+	}
 	/* Nothing the console did put the token in the service's log. */
 	{
 		size_t len = 0;
