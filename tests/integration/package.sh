@@ -3,8 +3,8 @@
 # unpacked with dpkg -x into a scratch root: every binary there answers
 # --version with the libraries as installed, the installed configuration
 # loads, the unit is the one SPEC and README describe, and every Depends
-# is a Debian package name.  Then make install's step (cmake --install
-# with DESTDIR) into another scratch root.
+# is a Debian package name.  Then `make install` (PREFIX, DESTDIR) into
+# another scratch root: the binaries, etc/ and the unit.
 set -euo pipefail
 src=$1
 build=$2
@@ -80,11 +80,19 @@ for line in 'Type=notify' 'User=spaced' 'ProtectSystem=strict' 'PrivateTmp=yes' 
   grep -qxF -- "$line" "$unit" || fail "the unit has no line $line"
 done
 
-# make install DESTDIR=...: the same files, staged.
-DESTDIR=$tmp/inst cmake --install "$build" >"$tmp/install.log" 2>&1 ||
-  { cat "$tmp/install.log" >&2; fail "cmake --install failed"; }
-for f in usr/bin/spaced usr/bin/spaced-actor etc/spaced/spaced.conf \
-  usr/lib/systemd/system/spaced.service; do
+# make install itself (PREFIX, DESTDIR), on this build tree, for the
+# prefix it already has (/usr, above): nothing is built again.  Not the
+# jobserver or the variables of a make that runs this test.
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES -u CMAKE_FLAGS \
+  make -C "$src" install BUILD="$build" PREFIX=/usr DESTDIR="$tmp/inst" \
+  >"$tmp/install.log" 2>&1 ||
+  { cat "$tmp/install.log" >&2; fail "make install failed"; }
+inst_files=(etc/spaced/spaced.conf etc/spaced/bundles/browser.json
+  usr/lib/systemd/system/spaced.service usr/lib/sysusers.d/spaced.conf)
+for b in "${bins[@]}"; do inst_files+=("usr/bin/$b"); done
+for f in "${inst_files[@]}"; do
   [ -e "$tmp/inst/$f" ] || fail "make install staged no $f"
 done
+cmp -s "$unit" "$tmp/inst/usr/lib/systemd/system/spaced.service" ||
+  fail "make install's unit is not the package's"
 echo "package: $(basename "$deb"): ${#bins[@]} binaries answer --version"
