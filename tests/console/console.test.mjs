@@ -308,8 +308,28 @@ async function main() {
     assert.equal(await page.evaluate(() => sessionStorage.getItem('spaced.token')), null);
     await shot('token-revoked');
 
+    log('choose a workspace: the admin signs in and switches between two');
+    const second = await call('POST', '/api/v1/admin/workspaces', ADMIN, { name: 'console-second' });
+    assert.equal(second.status, 201, JSON.stringify(second.doc));
+    const ws2 = second.doc.data.workspace_id;
+    await page.fill('#token', ADMIN);
+    await page.click('#signin-button');
+    await page.waitForSelector('#app:not([hidden])');
+    const choices = await page.$$eval('#workspace option', (os) => os.map((o) => o.value));
+    assert.ok(choices.includes(WS) && choices.includes(ws2), choices.join(','));
+    await page.selectOption('#workspace', WS);
+    await page.waitForSelector(`#spaces tr[data-space="${spaceId}"]`);
+    await page.selectOption('#workspace', ws2);
+    await page.waitForSelector('#spaces-empty:not([hidden])');
+    assert.equal(await page.$$eval('#spaces tbody tr', (rs) => rs.length), 0);
+    assert.equal(await page.isVisible('#create-none'), true, 'the second workspace has no instance bound');
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('spaced.workspace')), ws2);
+    await shot('workspace-chosen');
+    await page.selectOption('#workspace', WS);
+    await page.waitForSelector(`#spaces tr[data-space="${spaceId}"]`);
+
     log('the token never appeared in a URL');
-    for (const u of urls) assert.ok(!u.includes(TOKEN), `token in ${u}`);
+    for (const u of urls) assert.ok(!u.includes(TOKEN) && !u.includes(ADMIN), `token in ${u}`);
     assert.deepEqual(consoleErrors.filter((t) => /Content Security Policy/i.test(t)), [], 'CSP violations');
     log('all cases passed');
   } catch (e) {

@@ -36,7 +36,8 @@ extern char **environ;
 static const char *const shots_saved[] = {"wrong-token", "signed-in",
     "instance-in-use", "space-created", "snapshot-outline", "screenshot",
     "live-events", "task-in-progress", "confirm-dialog", "runtime-crashed",
-    "runtime-not-ready", "space-closed", "token-revoked", "failure"};
+    "runtime-not-ready", "space-closed", "token-revoked", "workspace-chosen",
+    "failure"};
 #define SHOTS_N (sizeof(shots_saved) / sizeof(shots_saved[0]))
 /* The last name, failure, is saved only when a case fails. */
 #define SHOTS_MAIN (SHOTS_N - 1)
