@@ -7,11 +7,14 @@
  */
 #include <criterion/criterion.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "testkit.h"
@@ -297,6 +300,40 @@ Test(bootstrap, first_start_then_restart, .fini = tk_cleanup)
 	cr_assert_eq(count(&e, PR_OP_WORKSPACE_LIST), 1);
 	cr_assert_eq(count(&e, PR_OP_BUNDLE_LIST), 2);
 	assert_log_has(&e, token, false);
+	env_stop(&e);
+	tk_rmrf(e.dir);
+}
+
+/* Under systemd (etc/spaced.service is Type=notify): READY=1 reaches
+ * $NOTIFY_SOCKET once spaced is ready, or systemd would time the start
+ * out and kill it. */
+Test(bootstrap, tells_systemd_when_it_is_ready, .fini = tk_cleanup)
+{
+	static struct boot_env e;
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	struct pollfd pfd;
+	char msg[256];
+	ssize_t n;
+	int fd;
+
+	env_init(&e, "notify");
+	cr_assert_lt(
+	    snprintf(a.sun_path, sizeof(a.sun_path), "%s/notify.sock", e.dir),
+	    (int)sizeof(a.sun_path));
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	cr_assert_eq(setenv("NOTIFY_SOCKET", a.sun_path, 1), 0);
+	spaced_start(&e);
+	unsetenv("NOTIFY_SOCKET");
+	pfd = (struct pollfd){.fd = fd, .events = POLLIN};
+	cr_assert_eq(
+	    poll(&pfd, 1, WAIT_MS), 1, "no notification in %d ms", WAIT_MS);
+	n = recv(fd, msg, sizeof(msg) - 1, 0);
+	cr_assert_gt(n, 0);
+	msg[n] = '\0';
+	cr_assert_not_null(strstr(msg, "READY=1"), "%s", msg);
+	close(fd);
 	env_stop(&e);
 	tk_rmrf(e.dir);
 }
