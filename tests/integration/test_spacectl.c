@@ -488,6 +488,24 @@ provision(const char *admin)
 	run_free(&r);
 }
 
+struct lines_wait {
+	const char *path;
+	size_t want;
+};
+
+static bool
+has_lines(void *arg)
+{
+	const struct lines_wait *w = arg;
+	size_t n = 0, len;
+	char *text = tk_read_file(w->path, &len);
+
+	for (size_t i = 0; text != NULL && i < len; i++)
+		n += text[i] == '\n';
+	free(text);
+	return n >= w->want;
+}
+
 /* Index of needle in the run's stdout, or -1. */
 static long
 at(const struct run *r, const char *needle)
@@ -692,6 +710,37 @@ Test(spacectl, walk_through, .fini = fini)
 	json_decref(doc);
 	run_free(&r);
 
+	/* --wait is live: a long task's "started" is printed while it runs
+	 * (the task is cancelled only once that line is seen). */
+	{
+		char tok[CM_TOKEN_MAX + 16], path[256];
+		const char *args[] = {"--url", env.sf.p.http_base, tok, "tasks",
+		    "submit", "--workspace", ws, space, "sleep", "--args",
+		    "{\"ms\": 60000}", "--wait", NULL};
+		struct lines_wait lw;
+		pid_t waiter;
+
+		snprintf(tok, sizeof(tok), "--token=%s", mgr);
+		waiter = ctl_spawn(args, NULL, "live");
+		snprintf(path, sizeof(path), "%s/ctl-live.out", env.sf.dir);
+		/* task ... accepted, then its queued and started */
+		lw = (struct lines_wait){path, 3};
+		cr_assert(tk_wait_until(has_lines, &lw, HF_WAIT_MS),
+		    "--wait printed no live event");
+		r = CTL(mgr, "spaces", "cancel", "--workspace", ws, space);
+		expect(&r, 0, "spaces cancel");
+		run_free(&r);
+		r = ctl_reap(waiter, "live", CTL_RUN_MS);
+		expect(&r, 1, "--wait on a cancelled task");
+		cr_assert(at(&r, "  queued") > 0 &&
+		              at(&r, "  started") > at(&r, "  queued") &&
+		              at(&r, "  cancelled") > at(&r, "  started"),
+		    "%s", r.out);
+		cr_assert(sscanf(r.out, "task %64s accepted", task) == 1);
+		run_free(&r);
+		cr_assert(hf_wait_task(&env, space, task, "cancelled"));
+	}
+
 	/* Cancel a long task, then close. */
 	r = CTL(mgr, "--json", "tasks", "submit", "--workspace", ws, space,
 	    "sleep", "--args", "{\"ms\": 30000}");
@@ -741,24 +790,6 @@ api_pid(void)
 	run_free(&r);
 	cr_assert_gt(pid, 0);
 	return pid;
-}
-
-struct lines_wait {
-	const char *path;
-	size_t want;
-};
-
-static bool
-has_lines(void *arg)
-{
-	const struct lines_wait *w = arg;
-	size_t n = 0, len;
-	char *text = tk_read_file(w->path, &len);
-
-	for (size_t i = 0; text != NULL && i < len; i++)
-		n += text[i] == '\n';
-	free(text);
-	return n >= w->want;
 }
 
 /* Another api than old is ready: the supervisor restarted it. */
