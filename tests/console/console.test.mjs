@@ -154,6 +154,10 @@ async function main() {
     const row = await page.textContent(`#spaces tr[data-space="${spaceId}"]`);
     assert.match(row, /idle/);
     assert.match(row, new RegExp(OWNER));
+    assert.match(row, new RegExp(INST_B));
+    // Age: the last cell but the Open button's.
+    const ageCell = await page.textContent(`#spaces tr[data-space="${spaceId}"] td:nth-child(6)`);
+    assert.match(ageCell, /^\d+ (s|min|h|d)$/, `age ${ageCell}`);
     // The capabilities offered are the ones granted.
     const offered = await page.$$eval('#capability option', (os) => os.map((o) => o.value));
     assert.ok(!offered.includes('press'), offered.join(','));
@@ -234,6 +238,8 @@ async function main() {
     log('space_task_in_progress while a task runs, then cancel it after confirming');
     await submit('wait_for', { text: 'This text never appears.', timeout_ms: 50000 });
     await waitTaskStatus('wait_for', 'running');
+    // The list's active task, kept current from the event stream.
+    await page.waitForFunction((id) => document.querySelector(`#spaces tr[data-space="${id}"] td:nth-child(5)`)?.textContent === 'wait_for (running)', spaceId);
     await submit('snapshot', {});
     await page.waitForFunction(() => document.querySelector('#msg').textContent.includes('space_task_in_progress'));
     assert.match(await page.textContent('#msg'), /still running a task/);
