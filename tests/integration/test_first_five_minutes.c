@@ -221,6 +221,22 @@ Test(first_five_minutes, make_run_in_a_fresh_clone_then_the_printed_commands,
 	cr_assert(line_after(text, "Console:", url, sizeof(url)), "%s", text);
 	snprintf(listen, sizeof(listen), "http://127.0.0.1:%d/", port);
 	cr_assert_not_null(strstr(url, listen), "%s", url);
+	/* The console answers at the URL printed (it once answered 404). */
+	{
+		char get[LINE_MAX_LEN + 32];
+		const char *argv[] = {"bash", "-c", get, NULL};
+		char *got;
+
+		snprintf(
+		    get, sizeof(get), "curl -fsS %s", url + strlen("Console:"));
+		st = run(repo, argv, cmd_out, COMMAND_WAIT_MS);
+		got = slurp(cmd_out);
+		cr_assert(
+		    WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: %s", get, got);
+		cr_assert_not_null(strstr(got, "<title>spaced console</title>"),
+		    "%s answered %s", get, got);
+		free(got);
+	}
 	cr_assert(line_after(text, "Admin token:", data, sizeof(data)));
 	cr_assert_not_null(strstr(data, dir),
 	    "the token is not in the data "
