@@ -6,6 +6,12 @@
  * time, so abandoning a call is forgetting that command.  Errors of the
  * browser end the call with runtime_error; a connection that ends, with
  * runtime_crashed; a command past the task's deadline, with task_timeout.
+ *
+ * This file owns a call's life: the steps every capability is made of
+ * (page_int.h), the capability table, the CDP events and the reset.  The
+ * capabilities are page_nav.c's, page_read.c's, page_input.c's and
+ * page_capture.c's; the interception of the page's requests is
+ * page_fetch.c's.
  */
 #include "page.h"
 #include "page_int.h"
@@ -26,11 +32,6 @@
  * document) with JSON arguments; none is ever built from input.
  */
 static const char JS_QUERY[] = "function(s){return this.querySelector(s);}";
-static const char JS_TEXT[] =
-    "function(){return this.innerText === undefined ? this.textContent : "
-    "this.innerText;}";
-static const char JS_HAS_TEXT[] =
-    "function(t){return !!(this.body&&this.body.innerText.includes(t));}";
 
 /* ---- the call's end */
 
@@ -184,14 +185,14 @@ page_info_done(struct act_page *p, const json_t *result)
 	page_end(p, CM_OK, out);
 }
 
-static void
+void
 page_blocked(struct act_page *p)
 {
 	page_fail(p, CM_E_HOST_NOT_ALLOWED,
 	    "the instance's network policy does not allow %s", p->blocked_host);
 }
 
-static void
+void
 page_info(struct act_page *p)
 {
 	/* A redirect may have led the document where it may not go. */
@@ -296,256 +297,6 @@ page_element(
 	    json_pack("{s:s}", "expression", "document"), page_document);
 }
 
-/* ---- navigate and back */
-
-/*
- * True, with blocked_host set, when the egress proxy says it refused
- * host during this call: a CONNECT it refused gives the browser no
- * response to read its 403 from, only a tunnel error.
- */
-static bool
-page_proxy_refused(struct act_page *p, const char *host)
-{
-	if (p->proxy == NULL || p->proxy->refused == NULL || host[0] == '\0' ||
-	    !p->proxy->refused(p->proxy->refused_arg, host, p->started_ms))
-		return false;
-	snprintf(p->blocked_host, sizeof(p->blocked_host), "%s", host);
-	return true;
-}
-
-static void
-page_navigated(struct act_page *p, const json_t *result)
-{
-	const char *err =
-	    json_string_value(json_object_get(result, "errorText"));
-	const char *loader =
-	    json_string_value(json_object_get(result, "loaderId"));
-
-	if (err != NULL && err[0] != '\0') {
-		if (p->blocked_host[0] != '\0' ||
-		    page_proxy_refused(p, p->doc_host))
-			page_blocked(p);
-		else
-			page_fail(p, CM_E_RUNTIME_ERROR,
-			    "navigation failed: %s", err);
-		return;
-	}
-	if (loader == NULL) { /* within the document: nothing loads */
-		page_info(p);
-		return;
-	}
-	snprintf(p->loader, sizeof(p->loader), "%s", loader);
-	if (strcmp(p->doc_loader, loader) == 0)
-		p->http_status = p->doc_status;
-	p->want_load = true;
-}
-
-static void
-cap_navigate(struct act_page *p)
-{
-	p->http_status = 0;
-	p->loader[0] = '\0';
-	page_send(p, "Page.navigate",
-	    json_pack("{s:O}", "url", json_object_get(p->args, "url")),
-	    page_navigated);
-}
-
-static void
-page_history_done(struct act_page *p, const json_t *result)
-{
-	(void)result;
-	p->want_load = true; /* the entry's loader is not known: any load */
-}
-
-static void
-page_history(struct act_page *p, const json_t *result)
-{
-	json_int_t cur =
-	    json_integer_value(json_object_get(result, "currentIndex"));
-	const json_t *entries = json_object_get(result, "entries");
-	const json_t *prev;
-
-	if (cur < 1 ||
-	    (prev = json_array_get(entries, (size_t)cur - 1)) == NULL) {
-		page_fail(
-		    p, CM_E_RUNTIME_ERROR, "there is no page to go back to");
-		return;
-	}
-	p->loader[0] = '\0';
-	page_send(p, "Page.navigateToHistoryEntry",
-	    json_pack("{s:O}", "entryId", json_object_get(prev, "id")),
-	    page_history_done);
-}
-
-static void
-cap_back(struct act_page *p)
-{
-	page_send(p, "Page.getNavigationHistory", NULL, page_history);
-}
-
-/* ---- snapshot */
-
-static void
-page_snapshot_tree(struct act_page *p, const json_t *result)
-{
-	json_int_t max =
-	    json_integer_value(json_object_get(p->args, "max_chars"));
-	size_t limit = max <= 0                      ? CM_SNAPSHOT_CHARS_DEFAULT
-	               : max < CM_SNAPSHOT_CHARS_MAX ? (size_t)max
-	                                             : CM_SNAPSHOT_CHARS_MAX;
-	char *text;
-	bool cut;
-
-	if (p->refs == NULL && (p->refs = calloc(CM_SNAPSHOT_REFS_MAX,
-	                            sizeof(*p->refs))) == NULL) {
-		page_fail(p, CM_E_RUNTIME_ERROR, "out of memory");
-		return;
-	}
-	p->n_refs = 0;
-	if (act_outline(json_object_get(result, "nodes"), limit, p->refs,
-	        &p->n_refs, &text, &cut) != 0) {
-		page_fail(p, CM_E_RUNTIME_ERROR,
-		    "the page has no accessibility tree");
-		return;
-	}
-	p->keep = json_pack("{s:s, s:b}", "snapshot", text, "truncated", cut);
-	free(text);
-	if (cut)
-		json_object_set_new(p->keep, "note",
-		    json_string("the outline was cut; raise max_chars or act "
-		                "on the refs shown"));
-	page_info(p);
-}
-
-static void
-cap_snapshot(struct act_page *p)
-{
-	/* A document still loading has no stable tree: look again soon. */
-	if (p->loading) {
-		p->poll_at_ms = cm_mono_ms() + CM_WAIT_POLL_MS;
-		return;
-	}
-	page_send(p, "Accessibility.getFullAXTree", NULL, page_snapshot_tree);
-}
-
-/* ---- extract_text */
-
-static void
-page_text(struct act_page *p, const json_t *result)
-{
-	const json_t *v = page_value(p, result);
-	const char *s;
-	size_t n;
-	json_t *out;
-
-	if (v == NULL)
-		return;
-	s = json_string_value(v) ? json_string_value(v) : "";
-	n = strlen(s);
-	if (n > CM_TEXT_MAX) {
-		n = CM_TEXT_MAX;
-		while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-			n--;
-	}
-	out =
-	    json_pack("{s:s%, s:b}", "text", s, n, "truncated", n < strlen(s));
-	page_end(p, CM_OK, out);
-}
-
-static void
-page_text_of(struct act_page *p)
-{
-	page_call_on(p, JS_TEXT, NULL, false, page_text);
-}
-
-static void
-cap_extract_text(struct act_page *p)
-{
-	if (json_object_get(p->args, "ref") == NULL &&
-	    json_object_get(p->args, "selector") == NULL) {
-		/* The whole page: the body's text. */
-		json_object_set_new(p->args, "selector", json_string("body"));
-	}
-	page_element(p, false, page_text_of);
-}
-
-/* ---- wait_for */
-
-static void
-page_wait_looked(struct act_page *p, const json_t *result)
-{
-	const json_t *v = page_value(p, result);
-	bool found;
-
-	if (p->done)
-		return;
-	found = json_object_get(p->args, "text") != NULL
-	            ? json_is_true(v)
-	            : json_is_true(v) || json_is_object(v);
-	if (found) {
-		page_end(p, CM_OK, json_pack("{s:b}", "found", 1));
-		return;
-	}
-	if (cm_mono_ms() >= p->wait_end_ms) {
-		page_fail(p, CM_E_ELEMENT_NOT_FOUND,
-		    "nothing matched within timeout_ms");
-		return;
-	}
-	p->poll_at_ms = cm_mono_ms() + CM_WAIT_POLL_MS;
-}
-
-static void
-page_wait_doc(struct act_page *p, const json_t *result)
-{
-	const char *id = json_string_value(
-	    json_object_get(json_object_get(result, "result"), "objectId"));
-	const json_t *text = json_object_get(p->args, "text");
-	const json_t *sel = json_object_get(p->args, "selector");
-
-	if (id == NULL || strlen(id) >= sizeof(p->object)) {
-		/* Between documents: look again. */
-		json_t *none = json_object();
-
-		page_wait_looked(p, none);
-		json_decref(none);
-		return;
-	}
-	snprintf(p->object, sizeof(p->object), "%s", id);
-	if (text != NULL)
-		page_call_on(p, JS_HAS_TEXT, json_pack("[O]", text), false,
-		    page_wait_looked);
-	else
-		page_call_on(p,
-		    "function(s){return this.querySelector(s)!==null;}",
-		    json_pack("[O]", sel), false, page_wait_looked);
-}
-
-static void
-page_wait_look(struct act_page *p)
-{
-	p->look_again = true;
-	page_send(p, "Runtime.evaluate",
-	    json_pack("{s:s}", "expression", "document"), page_wait_doc);
-}
-
-static void
-cap_wait_for(struct act_page *p)
-{
-	json_int_t t =
-	    json_integer_value(json_object_get(p->args, "timeout_ms"));
-
-	if (json_object_get(p->args, "text") == NULL &&
-	    json_object_get(p->args, "selector") == NULL) {
-		page_fail(
-		    p, CM_E_INVALID_ARGS, "wait_for needs text or a selector");
-		return;
-	}
-	p->wait_end_ms = cm_mono_ms() + (t > 0 ? t : 0);
-	if (t <= 0 || p->wait_end_ms > p->deadline_ms)
-		p->wait_end_ms = p->deadline_ms;
-	page_wait_look(p);
-}
-
 /* ---- the table */
 
 static const struct {
@@ -572,72 +323,6 @@ act_page_knows(const char *capability)
 	for (size_t i = 0; i < N_CAPS; i++)
 		if (strcmp(caps[i].name, capability) == 0)
 			return true;
-	return false;
-}
-
-json_t *
-act_page_fetch_params(bool auth)
-{
-	/*
-	 * Every request before it is sent, and every response: a redirect
-	 * hop does not pause at the request stage, so its Location is
-	 * checked when the 3xx arrives.
-	 */
-	return json_pack("{s:[{s:s, s:s}, {s:s, s:s}], s:b}", "patterns",
-	    "urlPattern", "*", "requestStage", "Request", "urlPattern", "*",
-	    "requestStage", "Response", "handleAuthRequests", auth);
-}
-
-/*
- * A challenge paused the request (Fetch.authRequired): the egress proxy's
- * own gets its credentials; any other (a server's, or another proxy's) is
- * cancelled, as nobody is there to answer it.  The secret goes to the
- * browser over the private CDP pipe only.
- */
-static void
-page_auth_required(struct act_page *p, const json_t *params)
-{
-	const char *id =
-	    json_string_value(json_object_get(params, "requestId"));
-	const json_t *ch = json_object_get(params, "authChallenge");
-	const char *source = json_string_value(json_object_get(ch, "source"));
-	const char *origin = json_string_value(json_object_get(ch, "origin"));
-	json_t *answer;
-
-	if (id == NULL)
-		return;
-	if (p->proxy != NULL && source != NULL && origin != NULL &&
-	    strcmp(source, "Proxy") == 0 &&
-	    strcmp(origin, p->proxy->origin) == 0)
-		answer = json_pack("{s:s, s:s, s:s}", "response",
-		    "ProvideCredentials", "username", p->proxy->user,
-		    "password", p->proxy->password);
-	else
-		answer = json_pack("{s:s}", "response", "CancelAuth");
-	act_cdp_call(p->cdp, p->session, "Fetch.continueWithAuth",
-	    json_pack(
-	        "{s:s, s:o}", "requestId", id, "authChallengeResponse", answer),
-	    cm_mono_ms() + CM_BROWSER_START_MS, NULL, NULL);
-}
-
-/* True when a paused response is the egress proxy's refusal. */
-static bool
-page_egress_refused(const json_t *params)
-{
-	const json_t *h;
-	size_t i;
-
-	if (json_integer_value(json_object_get(params, "responseStatusCode")) !=
-	    403)
-		return false;
-	json_array_foreach(json_object_get(params, "responseHeaders"), i, h)
-	{
-		const char *name =
-		    json_string_value(json_object_get(h, "name"));
-
-		if (name != NULL && strcasecmp(name, "x-spaced-egress") == 0)
-			return true;
-	}
 	return false;
 }
 
@@ -698,111 +383,6 @@ act_page_start(struct act_page *p, const char *capability, const json_t *args,
 	else
 		caps[i].begin(p);
 	return 0;
-}
-
-/*
- * The absolute http(s) URL a 3xx response sends its request to, or NULL
- * when it is not a redirect to another origin (a relative Location stays
- * on the host that was allowed already).
- */
-static const char *
-page_redirect_target(const json_t *params)
-{
-	json_int_t status =
-	    json_integer_value(json_object_get(params, "responseStatusCode"));
-	const json_t *h;
-	size_t i;
-
-	if (status < 300 || status > 399)
-		return NULL;
-	json_array_foreach(json_object_get(params, "responseHeaders"), i, h)
-	{
-		const char *name =
-		    json_string_value(json_object_get(h, "name"));
-		const char *value =
-		    json_string_value(json_object_get(h, "value"));
-
-		if (name != NULL && value != NULL &&
-		    strcasecmp(name, "location") == 0 &&
-		    (strncasecmp(value, "http://", 7) == 0 ||
-		        strncasecmp(value, "https://", 8) == 0 ||
-		        strncmp(value, "//", 2) == 0))
-			return value;
-	}
-	return NULL;
-}
-
-/*
- * A request of the page paused (Fetch): let it through, or fail it as
- * blocked by the client.  Only its host is kept, never the URL.
- */
-static void
-page_request_paused(struct act_page *p, const json_t *params)
-{
-	const char *id =
-	    json_string_value(json_object_get(params, "requestId"));
-	const json_t *req = json_object_get(params, "request");
-	const char *url = json_string_value(json_object_get(req, "url"));
-	const char *type =
-	    json_string_value(json_object_get(params, "resourceType"));
-	const char *frame =
-	    json_string_value(json_object_get(params, "frameId"));
-	/* The page's own document: the call that led there fails. */
-	bool doc = type != NULL && strcmp(type, "Document") == 0 &&
-	           frame != NULL &&
-	           (p->frame[0] == '\0' || strcmp(frame, p->frame) == 0);
-	char host[CM_HOST_MAX + 3] = "";
-	bool ok;
-
-	if (id == NULL || url == NULL)
-		return;
-	if (json_object_get(params, "responseStatusCode") != NULL ||
-	    json_object_get(params, "responseErrorReason") != NULL) {
-		/* The response stage: the egress proxy refused the request
-		 * (its host resolved to an address the policy refuses, say),
-		 * or a redirect names where it leads. */
-		if (page_egress_refused(params)) {
-			cm_url_host(url, host, sizeof(host));
-			goto refuse;
-		}
-		/* No response at all: a refused CONNECT, perhaps. */
-		if (doc &&
-		    json_object_get(params, "responseErrorReason") != NULL &&
-		    cm_url_host(url, host, sizeof(host)) == 0)
-			page_proxy_refused(p, host);
-		url = page_redirect_target(params);
-		if (url == NULL) {
-			act_cdp_call(p->cdp, p->session,
-			    "Fetch.continueResponse",
-			    json_pack("{s:s}", "requestId", id),
-			    cm_mono_ms() + CM_BROWSER_START_MS, NULL, NULL);
-			return;
-		}
-	}
-	if (strncmp(url, "data:", 5) == 0 || strncmp(url, "blob:", 5) == 0 ||
-	    strncmp(url, "about:", 6) == 0)
-		ok = true;
-	else
-		ok = p->policy == NULL ||
-		     (cm_url_host(url, host, sizeof(host)) == 0 &&
-		         cm_policy_allows_host(p->policy, host));
-	if (ok) {
-		if (doc && cm_url_host(url, host, sizeof(host)) == 0)
-			snprintf(p->doc_host, sizeof(p->doc_host), "%s", host);
-		act_cdp_call(p->cdp, p->session, "Fetch.continueRequest",
-		    json_pack("{s:s}", "requestId", id),
-		    cm_mono_ms() + CM_BROWSER_START_MS, NULL, NULL);
-		return;
-	}
-refuse:
-	p->blocked++;
-	act_cdp_call(p->cdp, p->session, "Fetch.failRequest",
-	    json_pack("{s:s, s:s}", "requestId", id, "errorReason",
-	        "BlockedByClient"),
-	    cm_mono_ms() + CM_BROWSER_START_MS, NULL, NULL);
-	if (doc)
-		snprintf(p->blocked_host, sizeof(p->blocked_host), "%s",
-		    host[0] ? host : "a host that is not http(s)");
 }
 
 void

@@ -1,6 +1,6 @@
 /*
- * page_int.h: the steps the capability files share (page.c, page_input.c,
- * page_capture.c).
+ * page_int.h: the steps the capability files share (page.c, page_nav.c,
+ * page_read.c, page_input.c, page_capture.c, page_fetch.c).
  * Not for drivers: they see page.h alone.
  *
  * A step sends one command and names the step that takes its reply; a
@@ -44,6 +44,35 @@ const json_t *page_value(struct act_page *p, const json_t *result);
 void page_element(
     struct act_page *p, bool whole_document, void (*then)(struct act_page *p));
 
+/* Ends the call with the page's url and title (added to p->keep when a
+ * result is being built; navigate adds its HTTP status), or with
+ * host_not_allowed when a redirect led the document where the policy
+ * refuses (p->blocked_host). */
+void page_info(struct act_page *p);
+/* Ends the call with host_not_allowed, naming p->blocked_host. */
+void page_blocked(struct act_page *p);
+
+/* The interception of page_fetch.c.  A request of the page paused
+ * (Fetch.requestPaused): let through or failed as blocked by the client;
+ * a refusal of the page's own document sets p->blocked_host. */
+void page_request_paused(struct act_page *p, const json_t *params);
+/* An auth challenge paused a request (Fetch.authRequired): the egress
+ * proxy's gets its credentials, any other is cancelled. */
+void page_auth_required(struct act_page *p, const json_t *params);
+/* True, with p->blocked_host set, when the egress proxy says it refused
+ * host during this call. */
+bool page_proxy_refused(struct act_page *p, const char *host);
+
+/* The capabilities of page_nav.c. */
+void cap_navigate(struct act_page *p);
+void cap_back(struct act_page *p);
+/* The capabilities of page_read.c.  A snapshot of a document still
+ * loading, and a wait_for that has not yet matched, set p->poll_at_ms;
+ * act_page_tick then calls cap_snapshot or page_wait_look again. */
+void cap_snapshot(struct act_page *p);
+void cap_extract_text(struct act_page *p);
+void cap_wait_for(struct act_page *p);
+void page_wait_look(struct act_page *p);
 /* The capabilities of page_input.c. */
 void cap_click(struct act_page *p);
 void cap_type(struct act_page *p);

@@ -66,9 +66,10 @@ void st_ops_dispatch(
 st_op_fn st_op_ping, st_op_auth_resolve, st_op_workspace_create,
     st_op_workspace_list, st_op_principal_create, st_op_principal_list,
     st_op_token_issue, st_op_token_revoke, st_op_member_put,
-    st_op_member_remove, st_op_bundle_create, st_op_bundle_list,
-    st_op_instance_register, st_op_instance_list, st_op_instance_set_status,
-    st_op_binding_create, st_op_binding_delete; /* ops_admin */
+    st_op_member_remove; /* ops_admin */
+st_op_fn st_op_bundle_create, st_op_bundle_list, st_op_instance_register,
+    st_op_instance_list, st_op_instance_set_status, st_op_binding_create,
+    st_op_binding_delete; /* ops_runtime */
 st_op_fn st_op_space_create, st_op_space_get, st_op_space_list,
     st_op_space_close, st_op_space_mark_closed, st_op_space_mark_error,
     st_op_space_network_blocked, st_op_event_list; /* ops_space */
@@ -89,6 +90,23 @@ st_op_fn st_op_artifact_get;                   /* ops_artifact */
 int st_artifact_check(const struct pr_req *req, struct pr_rep *rep);
 int st_artifact_put(struct st_ctx *ctx, const struct pr_req *req,
     const char *space_id, const char *task_id);
+
+/*
+ * Helpers of the admin handlers (ops_admin.c), shared with ops_runtime.c.
+ */
+
+/* True when v is one of the NULL-terminated set (false for NULL v). */
+bool st_admin_one_of(const char *v, const char *const *set);
+/* A name of 1 to CM_NAME_MAX bytes (false for NULL). */
+bool st_admin_name_ok(const char *v);
+/* Runs a SELECT with at most one text parameter (key, NULL for none),
+ * calling row for each row; a database failure sets rep. */
+void st_admin_select_rows(struct st_ctx *ctx, struct pr_rep *rep,
+    const char *sql, const char *key,
+    void (*row)(struct pr_rep *, struct st_stmt *));
+/* True when sql (one text parameter, key) returns a row; false also when
+ * the query fails. */
+bool st_admin_exists(struct st_ctx *ctx, const char *sql, const char *key);
 
 /*
  * Shared helpers (ops.c).

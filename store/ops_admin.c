@@ -1,20 +1,20 @@
 /*
- * ops_admin.c: authentication and provisioning.
+ * ops_admin.c: authentication and the identities it rests on: ping,
+ * resolving a token, workspaces, principals, tokens and memberships; and
+ * the helpers ops_runtime.c shares (ops.h, st_admin_*).  The runtime
+ * catalogue (bundles, instances, bindings) is ops_runtime.c's.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "capability.h"
-#include "cdp_endpoint.h"
 #include "ids.h"
-#include "json.h"
 #include "ops.h"
 
 /* Reads a column, copies it into the reply. */
 #define COL(i) pr_rep_strdup(rep, st_col_text(s, (i)))
 
-static bool
-one_of(const char *v, const char *const *set)
+bool
+st_admin_one_of(const char *v, const char *const *set)
 {
 	for (; v != NULL && *set != NULL; set++)
 		if (strcmp(v, *set) == 0)
@@ -22,8 +22,8 @@ one_of(const char *v, const char *const *set)
 	return false;
 }
 
-static bool
-name_ok(const char *v)
+bool
+st_admin_name_ok(const char *v)
 {
 	return v != NULL && v[0] != '\0' && strlen(v) <= CM_NAME_MAX;
 }
@@ -125,8 +125,8 @@ workspace_row(struct pr_rep *rep, struct st_stmt *s)
 }
 
 /* Runs a SELECT with at most one text parameter, one row callback. */
-static void
-select_rows(struct st_ctx *ctx, struct pr_rep *rep, const char *sql,
+void
+st_admin_select_rows(struct st_ctx *ctx, struct pr_rep *rep, const char *sql,
     const char *key, void (*row)(struct pr_rep *, struct st_stmt *))
 {
 	struct st_stmt *s;
@@ -155,7 +155,7 @@ st_op_workspace_create(
 	char id[CM_UUID_LEN];
 	int rc;
 
-	if (!name_ok(req->name)) {
+	if (!st_admin_name_ok(req->name)) {
 		pr_rep_error(
 		    rep, CM_E_INVALID_REQUEST, "name must be 1..255 bytes");
 		return;
@@ -171,7 +171,7 @@ st_op_workspace_create(
 		return;
 	}
 	rep->created = true;
-	select_rows(ctx, rep, sel, id, workspace_row);
+	st_admin_select_rows(ctx, rep, sel, id, workspace_row);
 }
 
 void
@@ -183,7 +183,7 @@ st_op_workspace_list(
 	    "ORDER BY name LIMIT " CM_STR(CM_ADMIN_LIST_MAX);
 
 	(void)req;
-	select_rows(ctx, rep, sql, NULL, workspace_row);
+	st_admin_select_rows(ctx, rep, sql, NULL, workspace_row);
 }
 
 static void
@@ -215,7 +215,8 @@ st_op_principal_create(
 	    "SELECT " PRINCIPAL_COLS " FROM principals WHERE id = $1";
 	char id[CM_UUID_LEN];
 
-	if (!one_of(req->kind, kinds) || !name_ok(req->name)) {
+	if (!st_admin_one_of(req->kind, kinds) ||
+	    !st_admin_name_ok(req->name)) {
 		pr_rep_error(rep, CM_E_INVALID_REQUEST,
 		    "kind must be operator or runtime_agent, name 1..255 "
 		    "bytes");
@@ -228,7 +229,7 @@ st_op_principal_create(
 		return;
 	}
 	rep->created = true;
-	select_rows(ctx, rep, sel, id, principal_row);
+	st_admin_select_rows(ctx, rep, sel, id, principal_row);
 }
 
 void
@@ -241,7 +242,7 @@ st_op_principal_list(
 	        CM_ADMIN_LIST_MAX);
 
 	(void)req;
-	select_rows(ctx, rep, sql, NULL, principal_row);
+	st_admin_select_rows(ctx, rep, sql, NULL, principal_row);
 }
 
 static void
@@ -263,8 +264,8 @@ token_row(struct pr_rep *rep, struct st_stmt *s)
 	"SELECT id, principal_id, label, expires_at, revoked_at, created_at" \
 	" FROM api_tokens WHERE id = $1"
 
-static bool
-exists(struct st_ctx *ctx, const char *sql, const char *key)
+bool
+st_admin_exists(struct st_ctx *ctx, const char *sql, const char *key)
 {
 	struct st_stmt *s;
 	bool found;
@@ -306,7 +307,7 @@ st_op_token_issue(
 		    "token_hash must be 64 lowercase hex digits");
 		return;
 	}
-	if (!exists(ctx, has_principal, req->principal_id)) {
+	if (!st_admin_exists(ctx, has_principal, req->principal_id)) {
 		pr_rep_error(rep, CM_E_NOT_FOUND, "no such principal");
 		return;
 	}
@@ -323,7 +324,7 @@ st_op_token_issue(
 		return;
 	}
 	rep->created = true;
-	select_rows(ctx, rep, sel, id, token_row);
+	st_admin_select_rows(ctx, rep, sel, id, token_row);
 }
 
 void
@@ -338,7 +339,7 @@ st_op_token_revoke(
 		st_db_failed(ctx, rep, "token revoke");
 		return;
 	}
-	select_rows(ctx, rep, sel, req->token_id, token_row);
+	st_admin_select_rows(ctx, rep, sel, req->token_id, token_row);
 	if (rep->err == CM_OK && rep->n_tokens == 0)
 		pr_rep_error(rep, CM_E_NOT_FOUND, "no such token");
 }
@@ -375,13 +376,13 @@ st_op_member_put(
 	    " WHERE workspace_id = $1 AND principal_id = $2";
 	struct st_stmt *s;
 
-	if (!one_of(req->role, roles)) {
+	if (!st_admin_one_of(req->role, roles)) {
 		pr_rep_error(rep, CM_E_INVALID_REQUEST,
 		    "role must be member or manager");
 		return;
 	}
-	if (!exists(ctx, has_ws, req->workspace_id) ||
-	    !exists(ctx, has_principal, req->principal_id)) {
+	if (!st_admin_exists(ctx, has_ws, req->workspace_id) ||
+	    !st_admin_exists(ctx, has_principal, req->principal_id)) {
 		pr_rep_error(
 		    rep, CM_E_NOT_FOUND, "no such workspace or principal");
 		return;
@@ -416,320 +417,4 @@ st_op_member_remove(
 	}
 	if (st_db_changes(ctx->db) == 0)
 		pr_rep_error(rep, CM_E_NOT_FOUND, "no such membership");
-}
-
-static void
-bundle_row(struct pr_rep *rep, struct st_stmt *s)
-{
-	struct pr_bundle *b = ST_PUSH(rep, bundles);
-
-	if (b == NULL)
-		return;
-	b->bundle_id = COL(0);
-	b->name = COL(1);
-	b->version = COL(2);
-	b->manifest = COL(3);
-	b->created_at = st_col_int(s, 4);
-}
-
-#define BUNDLE_COLS "id, name, version, manifest, created_at"
-
-void
-st_op_bundle_create(
-    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
-{
-	static const char ins[] = "INSERT INTO runtime_bundles"
-	                          " (id, name, version, manifest, created_at)"
-	                          " VALUES ($1, $2, $3, $4, $5)";
-	static const char sel[] =
-	    "SELECT " BUNDLE_COLS " FROM runtime_bundles WHERE id = $1";
-	struct cm_bundle *b;
-	char id[CM_UUID_LEN];
-	char err[256];
-	int rc;
-
-	/* The one validator decides what a manifest may say. */
-	if (cm_bundle_parse(req->manifest, strlen(req->manifest), &b, err,
-	        sizeof(err)) != 0) {
-		pr_rep_error(rep, CM_E_INVALID_REQUEST, "manifest: %s", err);
-		return;
-	}
-	cm_uuid7(id);
-	rc = st_db_run(ctx->db, ins, "ssssi", id, b->name, b->version,
-	    req->manifest, ctx->now);
-	cm_bundle_free(b);
-	if (rc == ST_CONSTRAINT) {
-		pr_rep_error(rep, CM_E_CONFLICT,
-		    "a bundle with that name and version exists");
-		return;
-	}
-	if (rc != ST_DONE) {
-		st_db_failed(ctx, rep, "bundle create");
-		return;
-	}
-	rep->created = true;
-	select_rows(ctx, rep, sel, id, bundle_row);
-}
-
-void
-st_op_bundle_list(
-    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
-{
-	static const char sql[] =
-	    "SELECT " BUNDLE_COLS " FROM runtime_bundles"
-	    " ORDER BY name, version LIMIT " CM_STR(CM_ADMIN_LIST_MAX);
-
-	(void)req;
-	select_rows(ctx, rep, sql, NULL, bundle_row);
-}
-
-/* The public columns only: the secret ones never reach this reader. */
-#define INSTANCE_COLS                                                    \
-	"i.id, i.name, i.driver, i.profile_mode, i.bundle_id, "          \
-	"i.network_policy,"                                              \
-	" i.status, i.host, EXISTS (SELECT 1 FROM browser_spaces s"      \
-	" WHERE s.browser_instance_id = i.id AND s.status <> 'closed')," \
-	" i.created_at, i.updated_at"
-
-static void
-instance_row(struct pr_rep *rep, struct st_stmt *s)
-{
-	struct pr_instance *in = ST_PUSH(rep, instances);
-
-	if (in == NULL)
-		return;
-	in->browser_instance_id = COL(0);
-	in->name = COL(1);
-	in->driver = COL(2);
-	in->profile_mode = COL(3);
-	in->bundle_id = COL(4);
-	in->network_policy = COL(5);
-	in->status = COL(6);
-	in->host = COL(7);
-	in->in_use = st_col_int(s, 8) != 0;
-	in->created_at = st_col_int(s, 9);
-	in->updated_at = st_col_int(s, 10);
-}
-
-void
-st_op_instance_register(
-    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
-{
-	static const char *const drivers[] = {"managed", "cdp", "fake", NULL};
-	static const char has_bundle[] =
-	    "SELECT 1 FROM runtime_bundles WHERE id = $1";
-	static const char ins[] =
-	    "INSERT INTO browser_instances (id, name, driver, endpoint, config,"
-	    " profile, profile_mode, bundle_id, network_policy, status, host,"
-	    " created_at, updated_at)"
-	    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'ready', $10, $11, "
-	    "$11)";
-	static const char sel[] =
-	    "SELECT " INSTANCE_COLS " FROM browser_instances i WHERE i.id = $1";
-	const char *config = req->config ? req->config : "{}";
-	const char *policy = req->network_policy ? req->network_policy : "{}";
-	const char *profile = req->profile ? req->profile : "";
-	const char *host = req->host ? req->host : ctx->opts->host_id;
-	struct cm_cdpep ep;
-	struct cm_policy pol;
-	json_t *cfg = NULL;
-	char id[CM_UUID_LEN];
-	char err[256];
-	int rc;
-
-	if (!name_ok(req->name) || !one_of(req->driver, drivers)) {
-		pr_rep_error(rep, CM_E_INVALID_REQUEST,
-		    "name must be 1..255 bytes, driver managed, cdp or fake");
-		return;
-	}
-	if (strcmp(req->driver, "cdp") == 0 &&
-	    (req->endpoint == NULL || req->endpoint[0] == '\0')) {
-		pr_rep_error(rep, CM_E_INVALID_REQUEST,
-		    "a cdp instance needs an "
-		    "endpoint");
-		return;
-	}
-	/* The forms the cdp driver and the probe know (the message names
-	 * them, never the endpoint: it is a secret). */
-	if (strcmp(req->driver, "cdp") == 0 &&
-	    cm_cdpep_parse(req->endpoint, &ep) != 0) {
-		pr_rep_error(rep, CM_E_INVALID_REQUEST,
-		    "a cdp endpoint is http(s)://host:port or "
-		    "ws(s)://host:port/path");
-		return;
-	}
-	if (cm_json_parse(config, strlen(config), CM_INSTANCE_CONFIG_MAX,
-	        CM_JSON_DEPTH_MAX, &cfg, err, sizeof(err)) != 0 ||
-	    !json_is_object(cfg)) {
-		json_decref(cfg);
-		pr_rep_error(
-		    rep, CM_E_INVALID_REQUEST, "config must be an object");
-		return;
-	}
-	json_decref(cfg);
-	if (cm_policy_parse(policy, strlen(policy), &pol, err, sizeof(err)) !=
-	    0) {
-		pr_rep_error(
-		    rep, CM_E_INVALID_REQUEST, "network_policy: %s", err);
-		return;
-	}
-	if (host == NULL || host[0] == '\0') {
-		pr_rep_error(rep, CM_E_INVALID_REQUEST, "host is required");
-		return;
-	}
-	if (!exists(ctx, has_bundle, req->bundle_id)) {
-		pr_rep_error(rep, CM_E_NOT_FOUND, "no such runtime bundle");
-		return;
-	}
-	cm_uuid7(id);
-	rc = st_db_run(ctx->db, ins, "ssssssssssi", id, req->name, req->driver,
-	    req->endpoint ? req->endpoint : "", config, profile,
-	    profile[0] ? "persistent" : "ephemeral", req->bundle_id, policy,
-	    host, ctx->now);
-	if (rc == ST_CONSTRAINT) {
-		pr_rep_error(rep, CM_E_CONFLICT, "an instance has that name");
-		return;
-	}
-	if (rc != ST_DONE) {
-		st_db_failed(ctx, rep, "instance register");
-		return;
-	}
-	rep->created = true;
-	select_rows(ctx, rep, sel, id, instance_row);
-}
-
-void
-st_op_instance_list(
-    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
-{
-	static const char all[] =
-	    "SELECT " INSTANCE_COLS " FROM browser_instances i ORDER BY i.name"
-	    " LIMIT " CM_STR(CM_ADMIN_LIST_MAX);
-	static const char bound[] =
-	    "SELECT " INSTANCE_COLS " FROM browser_instances i"
-	    " JOIN browser_bindings b ON b.browser_instance_id = i.id"
-	    " WHERE b.workspace_id = $1 ORDER BY i.name LIMIT " CM_STR(
-	        CM_ADMIN_LIST_MAX);
-
-	if (req->workspace_id)
-		select_rows(ctx, rep, bound, req->workspace_id, instance_row);
-	else
-		select_rows(ctx, rep, all, NULL, instance_row);
-}
-
-void
-st_op_instance_set_status(
-    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
-{
-	/* With if_status, only from that status: the probe's write never
-	 * undoes an operator's disable that came after its read. */
-	static const char upd[] =
-	    "UPDATE browser_instances SET status = $2,"
-	    " updated_at = $3 WHERE id = $1"
-	    " AND (CAST($4 AS TEXT) IS NULL OR status = $4)";
-	static const char has_instance[] =
-	    "SELECT 1 FROM browser_instances WHERE id = $1";
-	static const char sel[] =
-	    "SELECT " INSTANCE_COLS " FROM browser_instances i WHERE i.id = $1";
-
-	if (cm_instance_status_parse(req->status) ==
-	    CM_INSTANCE_STATUS__COUNT) {
-		pr_rep_error(rep, CM_E_INVALID_REQUEST,
-		    "status must be ready, unavailable or disabled");
-		return;
-	}
-	if (st_db_run(ctx->db, upd, "ssis", req->browser_instance_id,
-	        req->status, ctx->now, req->if_status) != ST_DONE) {
-		st_db_failed(ctx, rep, "instance status");
-		return;
-	}
-	if (st_db_changes(ctx->db) == 0) {
-		if (req->if_status != NULL &&
-		    exists(ctx, has_instance, req->browser_instance_id))
-			pr_rep_error(rep, CM_E_CONFLICT,
-			    "the instance's status is no longer %s",
-			    req->if_status);
-		else
-			pr_rep_error(
-			    rep, CM_E_NOT_FOUND, "no such browser instance");
-		return;
-	}
-	select_rows(ctx, rep, sel, req->browser_instance_id, instance_row);
-}
-
-static void
-binding_row(struct pr_rep *rep, struct st_stmt *s)
-{
-	struct pr_binding *b = ST_PUSH(rep, bindings);
-
-	if (b == NULL)
-		return;
-	b->binding_id = COL(0);
-	b->workspace_id = COL(1);
-	b->browser_instance_id = COL(2);
-	b->created_at = st_col_int(s, 3);
-}
-
-void
-st_op_binding_create(
-    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
-{
-	static const char has_ws[] = "SELECT 1 FROM workspaces WHERE id = $1";
-	static const char has_instance[] =
-	    "SELECT 1 FROM browser_instances WHERE id = $1";
-	static const char ins[] =
-	    "INSERT INTO browser_bindings"
-	    " (id, workspace_id, browser_instance_id, created_at)"
-	    " VALUES ($1, $2, $3, $4)";
-	static const char sel[] =
-	    "SELECT id, workspace_id, browser_instance_id,"
-	    " created_at FROM browser_bindings WHERE id = $1";
-	char id[CM_UUID_LEN];
-	int rc;
-
-	if (!exists(ctx, has_ws, req->workspace_id) ||
-	    !exists(ctx, has_instance, req->browser_instance_id)) {
-		pr_rep_error(
-		    rep, CM_E_NOT_FOUND, "no such workspace or instance");
-		return;
-	}
-	cm_uuid7(id);
-	rc = st_db_run(ctx->db, ins, "sssi", id, req->workspace_id,
-	    req->browser_instance_id, ctx->now);
-	if (rc == ST_CONSTRAINT) {
-		pr_rep_error(rep, CM_E_CONFLICT,
-		    "the instance is already bound to the workspace");
-		return;
-	}
-	if (rc != ST_DONE) {
-		st_db_failed(ctx, rep, "binding create");
-		return;
-	}
-	rep->created = true;
-	select_rows(ctx, rep, sel, id, binding_row);
-}
-
-void
-st_op_binding_delete(
-    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
-{
-	static const char in_use[] =
-	    "SELECT 1 FROM browser_bindings b JOIN browser_spaces s"
-	    " ON s.workspace_id = b.workspace_id"
-	    " AND s.browser_instance_id = b.browser_instance_id"
-	    " WHERE b.id = $1 AND s.status <> 'closed'";
-	static const char del[] = "DELETE FROM browser_bindings WHERE id = $1";
-
-	/* An open Space keeps its instance bound until it is closed. */
-	if (exists(ctx, in_use, req->binding_id)) {
-		pr_rep_error(rep, CM_E_CONFLICT,
-		    "an open browser space uses this binding");
-		return;
-	}
-	if (st_db_run(ctx->db, del, "s", req->binding_id) != ST_DONE) {
-		st_db_failed(ctx, rep, "binding delete");
-		return;
-	}
-	if (st_db_changes(ctx->db) == 0)
-		pr_rep_error(rep, CM_E_NOT_FOUND, "no such binding");
 }

@@ -42,294 +42,6 @@
 #include "status.h"
 #include "storework.h"
 
-void
-sup_start_child(struct sup *s, struct sup_child *ch)
-{
-	int64_t now = cm_mono_ms();
-
-	if (sup_child_spawn(&s->kids, ch, now) != 0) {
-		ch->state = SUP_BACKOFF;
-		ch->restart_at_ms =
-		    now + sup_kinds[ch->kind].policy->backoff_min_ms;
-		return;
-	}
-	cm_debug("supervisor: started %s %s pid %d", sup_kinds[ch->kind].name,
-	    ch->space_id, (int)ch->pid);
-}
-
-/* No actor starts for a Space while a job about it waits: its lost task
- * is finalised, or the Space marked, first.  A standby of the Space's
- * instance, when one runs, becomes its actor instead. */
-void
-sup_ensure_actor(struct sup *s, const char *space_id, const char *instance_id)
-{
-	struct sup_child *ch;
-
-	if (s->stop || sup_child_by_space(&s->kids, space_id) != NULL ||
-	    sup_jobs_pending(&s->jobs, space_id) ||
-	    sup_standby_adopt(s, space_id, instance_id))
-		return;
-	if ((ch = sup_child_add(&s->kids, SUP_ACTOR, space_id)) == NULL)
-		return;
-	if (instance_id != NULL)
-		snprintf(ch->instance_id, sizeof(ch->instance_id), "%s",
-		    instance_id);
-	sup_start_child(s, ch);
-}
-
-void
-sup_start_api(struct sup *s)
-{
-	struct sup_child *api;
-
-	if (s->stop || !sup_kind_available(&s->kids, SUP_API) ||
-	    sup_child_by_kind(&s->kids, SUP_API) != NULL)
-		return;
-	if ((api = sup_child_add(&s->kids, SUP_API, NULL)) != NULL)
-		sup_start_child(s, api);
-}
-
-/* Acts on a step: sends its request, or ends the bootstrap. */
-/* ---- children ----------------------------------------------------------- */
-
-static void
-child_died(struct sup *s, struct sup_child *ch, int status)
-{
-	const struct sup_policy *p = sup_kinds[ch->kind].policy;
-	bool exited = WIFEXITED(status);
-	int code = exited ? WEXITSTATUS(status) : 0;
-	int64_t now = cm_mono_ms(), delay;
-	enum sup_verdict v;
-
-	/* No browser outlives its actor. */
-	if (ch->kind == SUP_ACTOR)
-		kill(-ch->pid, SIGKILL);
-	ch->pid = 0;
-	sup_child_gone(ch);
-	if (s->stop || ch->state == SUP_STOPPING) {
-		sup_child_remove(&s->kids, ch);
-		return;
-	}
-	if (ch->standby) {
-		sup_standby_died(
-		    s, ch, exited, exited ? code : WTERMSIG(status), now);
-		return;
-	}
-	if (exited && code == 0)
-		cm_debug("supervisor: %s %s exited", sup_kinds[ch->kind].name,
-		    ch->space_id);
-	else
-		cm_warnx("supervisor: %s %s died (%s %d)",
-		    sup_kinds[ch->kind].name, ch->space_id,
-		    exited ? "exit" : "signal",
-		    exited ? code : WTERMSIG(status));
-
-	/* Queued, never waited on: while it waits, no actor for the Space
-	 * starts (restart_due, ensure_actor). */
-	if (ch->kind == SUP_ACTOR && !(exited && code == 0))
-		sup_work_queue(s, PR_OP_SUP_FINALIZE_LOST, ch->space_id, NULL);
-	v = sup_policy_exit(p, &ch->history, now, exited, code, &delay);
-	switch (v) {
-	case SUP_RESTART:
-		ch->state = SUP_BACKOFF;
-		ch->restart_at_ms = now + delay;
-		ch->restarts++;
-		break;
-	case SUP_DONE:
-		/* A Space closed: its instance may want a standby now. */
-		if (ch->kind == SUP_ACTOR)
-			s->next_standby = now;
-		sup_child_remove(&s->kids, ch);
-		break;
-	case SUP_GIVE_UP:
-		if (ch->kind != SUP_ACTOR) {
-			cm_warnx("supervisor: the %s keeps failing; giving up",
-			    sup_kinds[ch->kind].name);
-			s->stop = true;
-			s->exit_code = CM_EXIT_FAILED;
-			sup_child_remove(&s->kids, ch);
-			break;
-		}
-		cm_warnx(
-		    "supervisor: space %s: actor crash loop", ch->space_id);
-		sup_work_queue(s, PR_OP_SPACE_MARK_ERROR, ch->space_id,
-		    "actor_crash_loop");
-		sup_child_remove(&s->kids, ch);
-		break;
-	}
-}
-
-static void
-reap(struct sup *s)
-{
-	struct signalfd_siginfo si;
-	int status;
-	pid_t pid;
-
-	while (read(s->sig_fd, &si, sizeof(si)) == sizeof(si)) {
-		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
-			cm_info("supervisor: signal %u, shutting down",
-			    si.ssi_signo);
-			s->stop = true;
-		}
-	}
-	/* One SIGCHLD may stand for many exits: reap until none is left. */
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		struct sup_child *ch = sup_child_by_pid(&s->kids, pid);
-
-		if (ch != NULL)
-			child_died(s, ch, status);
-	}
-}
-
-static void
-read_ready(struct sup *s, struct sup_child *ch)
-{
-	char line[16];
-	ssize_t n = read(ch->notify_fd, line, sizeof(line));
-
-	close(ch->notify_fd);
-	ch->notify_fd = -1;
-	if (n >= (ssize_t)sizeof(CM_READY_LINE) - 1 &&
-	    memcmp(line, CM_READY_LINE, sizeof(CM_READY_LINE) - 1) == 0) {
-		ch->state = SUP_READY;
-		/* The bootstrap starts in the loop (boot_kick); a restarted
-		 * store is rescanned when the events SUB reconnects. */
-		if (ch->kind == SUP_STORE && !s->store_up) {
-			s->store_up = true;
-			sup_work_rescan(s);
-		}
-	}
-}
-
-/* An actor row that must wait: a job about its Space is not done. */
-static bool
-held_by_job(struct sup *s, const struct sup_child *ch)
-{
-	return ch->kind == SUP_ACTOR &&
-	       sup_jobs_pending(&s->jobs, ch->space_id);
-}
-
-/* A row whose backoff is over starts again; an actor's lost task is
- * finalised before its replacement may claim anything. */
-static void
-restart_due(struct sup *s, int64_t now)
-{
-	for (size_t i = 0; i < s->kids.n; i++) {
-		struct sup_child *ch = s->kids.v[i];
-
-		if (ch->state != SUP_BACKOFF || now < ch->restart_at_ms ||
-		    held_by_job(s, ch))
-			continue;
-		sup_start_child(s, ch);
-	}
-}
-
-/*
- * The notices an actor acts on.  Actors do not subscribe to the store
- * themselves: nng 1.5.2 filters topics on the subscriber, so every actor
- * would receive every event of every Space (measured: 63 idle actors took
- * a whole CPU at ~500 tasks/s).  The supervisor, which reads the feed
- * anyway, wakes just the actor concerned through its wake pipe.
- */
-static bool
-actor_wants(enum cm_event_kind kind)
-{
-	return kind == CM_EV_QUEUED || kind == CM_EV_CANCEL_REQUESTED ||
-	       kind == CM_EV_CLOSE_REQUESTED || kind == CM_EV_SPACE_CLOSED;
-}
-
-/*
- * A Space opened: its actor starts here only when its instance is on this
- * host (the host the store's notice names); a Space on another host's
- * instance is that host's to run, whichever api created it.  A notice
- * without a host (one another host's store announced) is checked by the
- * rescan, which lists only this host's Spaces.  The instance the payload
- * names lets a standby of that instance take the Space.
- */
-static void
-sup_space_opened(struct sup *s, const struct pr_event *ev)
-{
-	char inst[CM_ID_MAX + 1] = "", err[128];
-	json_t *payload = NULL;
-	const char *v;
-
-	if (ev->host == NULL) {
-		sup_work_rescan(s);
-		return;
-	}
-	if (strcmp(ev->host, s->cfg.host_id) != 0)
-		return;
-
-	if (ev->payload != NULL &&
-	    cm_json_parse(ev->payload, strlen(ev->payload), CM_RESULT_MAX,
-	        CM_JSON_DEPTH_MAX, &payload, err, sizeof(err)) == 0 &&
-	    (v = json_string_value(
-	         json_object_get(payload, "browser_instance_id"))) != NULL)
-		snprintf(inst, sizeof(inst), "%s", v);
-	json_decref(payload);
-	sup_ensure_actor(s, ev->space_id, inst[0] ? inst : NULL);
-}
-
-static void
-drain_events(struct sup *s)
-{
-	nng_msg *m;
-
-	while (cm_recv_try(s->events, s->events_rx, &m) == 0) {
-		struct pr_arena arena = {0};
-		struct pr_event ev;
-		char err[128];
-
-		if (pr_pub_decode(nng_msg_body(m), nng_msg_len(m), &ev, &arena,
-		        err, sizeof(err)) != 0) {
-			cm_warnx(
-			    "supervisor: bad event from the store: %s", err);
-		} else if (cm_event_kind_is(ev.kind, CM_EV_SPACE_OPENED)) {
-			sup_space_opened(s, &ev);
-		} else if (actor_wants(cm_event_kind_parse(ev.kind))) {
-			struct sup_child *ch =
-			    sup_child_by_space(&s->kids, ev.space_id);
-
-			if (ch != NULL)
-				sup_child_wake(ch);
-		}
-		pr_arena_free(&arena);
-		nng_msg_free(m);
-	}
-}
-
-/*
- * Runs on an nng thread when the events SUB gets a pipe to the store: at
- * start and after every store restart.  Notices published before that
- * were lost, so the loop rescans at once instead of at the next timer.
- * Only a write to the self-pipe happens here; a full pipe already holds a
- * wake-up.
- */
-static void
-events_pipe_up(nng_pipe p, nng_pipe_ev ev, void *arg)
-{
-	struct sup *s = arg;
-	char one = 1;
-	ssize_t n;
-
-	(void)p;
-	(void)ev;
-	n = write(s->pipe_up[1], &one, 1);
-	(void)n;
-}
-
-static void
-pipe_came_up(struct sup *s)
-{
-	char buf[64];
-
-	while (read(s->pipe_up[0], buf, sizeof(buf)) > 0)
-		;
-	if (s->store_up)
-		sup_work_rescan(s);
-}
-
 static void
 wake_at(int64_t *wake, int64_t t)
 {
@@ -360,7 +72,7 @@ next_wake(struct sup *s, int64_t now)
 		const struct sup_child *ch = s->kids.v[i];
 
 		/* One held by a job wakes when the job is done. */
-		if (ch->state == SUP_BACKOFF && !held_by_job(s, ch))
+		if (ch->state == SUP_BACKOFF && !sup_held_by_job(s, ch))
 			wake_at(&wake, ch->restart_at_ms);
 	}
 	return wake;
@@ -440,16 +152,16 @@ serve(struct sup *s)
 		/* Readiness before reaping: reap frees the rows in owner[]. */
 		for (size_t i = SERVE_FIXED; i < n; i++)
 			if (pfd[i].revents & (POLLIN | POLLHUP))
-				read_ready(s, owner[i]);
+				sup_read_ready(s, owner[i]);
 		if (pfd[SERVE_SIG].revents & POLLIN)
-			reap(s);
+			sup_reap(s);
 		if (pfd[SERVE_EVENTS].revents & POLLIN)
-			drain_events(s);
+			sup_drain_events(s);
 		if (pfd[SERVE_CONTROL].revents & POLLIN)
 			sup_control_serve(
 			    s->control, s->control_rx, &s->kids, cm_mono_ms());
 		if (pfd[SERVE_PIPE_UP].revents & POLLIN)
-			pipe_came_up(s);
+			sup_pipe_came_up(s);
 		if (pfd[SERVE_BOOT].revents & POLLIN)
 			sup_work_boot_reply(s);
 		if (pfd[SERVE_SCAN].revents & POLLIN)
@@ -468,7 +180,7 @@ serve(struct sup *s)
 		now = cm_mono_ms();
 		sup_jobs_run(&s->jobs, now);
 		cm_listener_tend(&s->control_l, now);
-		restart_due(s, now);
+		sup_restart_due(s, now);
 		sup_work_boot_kick(s, now);
 		if (s->store_up && now >= s->next_rescan &&
 		    !cm_rpc_async_busy(s->scan_rpc))
@@ -485,81 +197,6 @@ serve(struct sup *s)
 	}
 	free(pfd);
 	free(owner);
-}
-
-#define KIND(k) (1u << (k))
-
-static bool
-stopping(const struct sup_child *ch, unsigned kinds)
-{
-	return (kinds & KIND(ch->kind)) != 0 && ch->pid > 0;
-}
-
-/*
- * Sends SIGTERM to every child of the kinds and reaps them; SIGKILL (an
- * actor's whole process group) to any left after grace_ms, and gives up
- * waiting CM_SUP_KILL_WAIT_MS later.  Other children that die meanwhile
- * are reaped too.  Bounded whatever the children do.
- */
-static void
-stop_kinds(struct sup *s, unsigned kinds, int grace_ms)
-{
-	int64_t deadline = cm_mono_ms() + grace_ms;
-	bool killed = false, left;
-
-	for (size_t i = 0; i < s->kids.n; i++) {
-		struct sup_child *ch = s->kids.v[i];
-
-		if (!(kinds & KIND(ch->kind)))
-			continue;
-		ch->state = SUP_STOPPING;
-		if (ch->pid > 0)
-			kill(ch->pid, SIGTERM);
-	}
-	for (;;) {
-		struct pollfd p = {s->sig_fd, POLLIN, 0};
-		struct signalfd_siginfo si;
-		int status;
-		pid_t pid;
-
-		left = false;
-		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-			struct sup_child *ch = sup_child_by_pid(&s->kids, pid);
-			if (ch != NULL)
-				child_died(s, ch, status);
-		}
-		for (size_t i = 0; i < s->kids.n; i++)
-			left |= stopping(s->kids.v[i], kinds);
-		if (!left)
-			break;
-		if (cm_mono_ms() >= deadline) {
-			if (killed) {
-				cm_warnx("supervisor: a child outlives "
-				         "SIGKILL; not waiting for it");
-				break;
-			}
-			for (size_t i = 0; i < s->kids.n; i++) {
-				struct sup_child *ch = s->kids.v[i];
-
-				if (!stopping(ch, kinds))
-					continue;
-				cm_warnx("supervisor: %s %s ignored SIGTERM; "
-				         "killing it",
-				    sup_kinds[ch->kind].name, ch->space_id);
-				kill(ch->kind == SUP_ACTOR ? -ch->pid : ch->pid,
-				    SIGKILL);
-			}
-			killed = true;
-			deadline = cm_mono_ms() + CM_SUP_KILL_WAIT_MS;
-		}
-		/* SIGCHLD is blocked and read from the signalfd. */
-		if (poll(&p, 1, (int)(deadline - cm_mono_ms())) > 0)
-			while (read(s->sig_fd, &si, sizeof(si)) == sizeof(si))
-				;
-	}
-	for (size_t i = s->kids.n; i-- > 0;)
-		if (kinds & KIND(s->kids.v[i]->kind))
-			sup_child_remove(&s->kids, s->kids.v[i]);
 }
 
 static int
@@ -621,8 +258,8 @@ open_sockets(struct sup *s)
 	     * soon (nng's default backoff grows to about a second). */
 	    (rv = nng_socket_set_ms(s->events, NNG_OPT_RECONNMINT, 10)) != 0 ||
 	    (rv = nng_socket_set_ms(s->events, NNG_OPT_RECONNMAXT, 200)) != 0 ||
-	    (rv = nng_pipe_notify(
-	         s->events, NNG_PIPE_EV_ADD_POST, events_pipe_up, s)) != 0 ||
+	    (rv = nng_pipe_notify(s->events, NNG_PIPE_EV_ADD_POST,
+	         sup_events_pipe_up, s)) != 0 ||
 	    (rv = nng_dial(s->events, url, NULL, NNG_FLAG_NONBLOCK)) != 0 ||
 	    (rv = nng_socket_get_int(
 	         s->events, NNG_OPT_RECVFD, &s->events_fd)) != 0)
@@ -675,9 +312,9 @@ main(int argc, char **argv, char **envp)
 	/* The front and the actors together (each actor cancels its task
 	 * and tears its runtime down, which needs the store), then the
 	 * store.  Each step is bounded: see CM_SUP_STOP_CHILDREN_MS. */
-	stop_kinds(
-	    &s, KIND(SUP_API) | KIND(SUP_ACTOR), CM_SUP_STOP_CHILDREN_MS);
-	stop_kinds(&s, KIND(SUP_STORE), CM_SUP_STOP_STORE_MS);
+	sup_stop_kinds(&s, SUP_KIND(SUP_API) | SUP_KIND(SUP_ACTOR),
+	    CM_SUP_STOP_CHILDREN_MS);
+	sup_stop_kinds(&s, SUP_KIND(SUP_STORE), CM_SUP_STOP_STORE_MS);
 	sup_boot_free(s.boot);
 	sup_probe_close(s.probe);
 	cm_rpc_async_close(s.boot_rpc);

@@ -1,0 +1,188 @@
+/*
+ * page_read.c: the capabilities that read the page: snapshot (the
+ * accessibility outline, whose refs later calls name elements by),
+ * extract_text (an element's or the body's text) and wait_for (a text or a
+ * selector, looked for every CM_WAIT_POLL_MS until timeout_ms).
+ */
+#include "page.h"
+#include "page_int.h"
+
+#include "outline.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+
+/*
+ * The constant scripts.  Each is a function called on an element (or the
+ * document) with JSON arguments; none is ever built from input.
+ */
+static const char JS_TEXT[] =
+    "function(){return this.innerText === undefined ? this.textContent : "
+    "this.innerText;}";
+static const char JS_HAS_TEXT[] =
+    "function(t){return !!(this.body&&this.body.innerText.includes(t));}";
+
+/* ---- snapshot */
+
+static void
+page_snapshot_tree(struct act_page *p, const json_t *result)
+{
+	json_int_t max =
+	    json_integer_value(json_object_get(p->args, "max_chars"));
+	size_t limit = max <= 0                      ? CM_SNAPSHOT_CHARS_DEFAULT
+	               : max < CM_SNAPSHOT_CHARS_MAX ? (size_t)max
+	                                             : CM_SNAPSHOT_CHARS_MAX;
+	char *text;
+	bool cut;
+
+	if (p->refs == NULL && (p->refs = calloc(CM_SNAPSHOT_REFS_MAX,
+	                            sizeof(*p->refs))) == NULL) {
+		page_fail(p, CM_E_RUNTIME_ERROR, "out of memory");
+		return;
+	}
+	p->n_refs = 0;
+	if (act_outline(json_object_get(result, "nodes"), limit, p->refs,
+	        &p->n_refs, &text, &cut) != 0) {
+		page_fail(p, CM_E_RUNTIME_ERROR,
+		    "the page has no accessibility tree");
+		return;
+	}
+	p->keep = json_pack("{s:s, s:b}", "snapshot", text, "truncated", cut);
+	free(text);
+	if (cut)
+		json_object_set_new(p->keep, "note",
+		    json_string("the outline was cut; raise max_chars or act "
+		                "on the refs shown"));
+	page_info(p);
+}
+
+void
+cap_snapshot(struct act_page *p)
+{
+	/* A document still loading has no stable tree: look again soon. */
+	if (p->loading) {
+		p->poll_at_ms = cm_mono_ms() + CM_WAIT_POLL_MS;
+		return;
+	}
+	page_send(p, "Accessibility.getFullAXTree", NULL, page_snapshot_tree);
+}
+
+/* ---- extract_text */
+
+static void
+page_text(struct act_page *p, const json_t *result)
+{
+	const json_t *v = page_value(p, result);
+	const char *s;
+	size_t n;
+	json_t *out;
+
+	if (v == NULL)
+		return;
+	s = json_string_value(v) ? json_string_value(v) : "";
+	n = strlen(s);
+	if (n > CM_TEXT_MAX) {
+		n = CM_TEXT_MAX;
+		while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+			n--;
+	}
+	out =
+	    json_pack("{s:s%, s:b}", "text", s, n, "truncated", n < strlen(s));
+	page_end(p, CM_OK, out);
+}
+
+static void
+page_text_of(struct act_page *p)
+{
+	page_call_on(p, JS_TEXT, NULL, false, page_text);
+}
+
+void
+cap_extract_text(struct act_page *p)
+{
+	if (json_object_get(p->args, "ref") == NULL &&
+	    json_object_get(p->args, "selector") == NULL) {
+		/* The whole page: the body's text. */
+		json_object_set_new(p->args, "selector", json_string("body"));
+	}
+	page_element(p, false, page_text_of);
+}
+
+/* ---- wait_for */
+
+static void
+page_wait_looked(struct act_page *p, const json_t *result)
+{
+	const json_t *v = page_value(p, result);
+	bool found;
+
+	if (p->done)
+		return;
+	found = json_object_get(p->args, "text") != NULL
+	            ? json_is_true(v)
+	            : json_is_true(v) || json_is_object(v);
+	if (found) {
+		page_end(p, CM_OK, json_pack("{s:b}", "found", 1));
+		return;
+	}
+	if (cm_mono_ms() >= p->wait_end_ms) {
+		page_fail(p, CM_E_ELEMENT_NOT_FOUND,
+		    "nothing matched within timeout_ms");
+		return;
+	}
+	p->poll_at_ms = cm_mono_ms() + CM_WAIT_POLL_MS;
+}
+
+static void
+page_wait_doc(struct act_page *p, const json_t *result)
+{
+	const char *id = json_string_value(
+	    json_object_get(json_object_get(result, "result"), "objectId"));
+	const json_t *text = json_object_get(p->args, "text");
+	const json_t *sel = json_object_get(p->args, "selector");
+
+	if (id == NULL || strlen(id) >= sizeof(p->object)) {
+		/* Between documents: look again. */
+		json_t *none = json_object();
+
+		page_wait_looked(p, none);
+		json_decref(none);
+		return;
+	}
+	snprintf(p->object, sizeof(p->object), "%s", id);
+	if (text != NULL)
+		page_call_on(p, JS_HAS_TEXT, json_pack("[O]", text), false,
+		    page_wait_looked);
+	else
+		page_call_on(p,
+		    "function(s){return this.querySelector(s)!==null;}",
+		    json_pack("[O]", sel), false, page_wait_looked);
+}
+
+void
+page_wait_look(struct act_page *p)
+{
+	p->look_again = true;
+	page_send(p, "Runtime.evaluate",
+	    json_pack("{s:s}", "expression", "document"), page_wait_doc);
+}
+
+void
+cap_wait_for(struct act_page *p)
+{
+	json_int_t t =
+	    json_integer_value(json_object_get(p->args, "timeout_ms"));
+
+	if (json_object_get(p->args, "text") == NULL &&
+	    json_object_get(p->args, "selector") == NULL) {
+		page_fail(
+		    p, CM_E_INVALID_ARGS, "wait_for needs text or a selector");
+		return;
+	}
+	p->wait_end_ms = cm_mono_ms() + (t > 0 ? t : 0);
+	if (t <= 0 || p->wait_end_ms > p->deadline_ms)
+		p->wait_end_ms = p->deadline_ms;
+	page_wait_look(p);
+}
