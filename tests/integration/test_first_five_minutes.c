@@ -1,6 +1,7 @@
 /*
  * The first five minutes of a new user (issue 14): a fresh clone, `make
- * run`, and the commands it prints, run exactly as printed.
+ * run`, and the commands it prints, run exactly as printed; then the
+ * README's walk-through with curl, against that same service.
  *
  * The clone's make points BUILD at this build tree, so nothing is built
  * twice; its own port and data dir come from HTTP_LISTEN and DATA_DIR.
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "pages.h"
 #include "testkit.h"
 
 #define CLONE_WAIT_MS 60000
@@ -27,6 +29,9 @@
 #define COMMAND_WAIT_MS 30000
 #define STOP_WAIT_MS 30000
 #define LINE_MAX_LEN 1024
+/* The README's walk-through with curl, and its live stream's part. */
+#define WALK_WAIT_MS 120000
+#define WALK_SSE_S 3
 
 TestSuite(first_five_minutes, .timeout = 420);
 
@@ -176,6 +181,124 @@ group_gone(void *arg)
 	return kill(-pgid, 0) != 0 && errno == ESRCH;
 }
 
+/* s with every from replaced by to; free it. */
+static char *
+replace_all(const char *s, const char *from, const char *to)
+{
+	size_t nf = strlen(from), nt = strlen(to), n = 0;
+	const char *p;
+	char *out, *o;
+
+	for (p = s; (p = strstr(p, from)) != NULL; p += nf)
+		n++;
+	cr_assert_not_null(out = malloc(strlen(s) + n * nt + 1));
+	for (o = out, p = s;;) {
+		const char *at = strstr(p, from);
+
+		if (at == NULL)
+			break;
+		memcpy(o, p, (size_t)(at - p));
+		o += at - p;
+		memcpy(o, to, nt);
+		o += nt;
+		p = at + nf;
+	}
+	memcpy(o, p, strlen(p) + 1);
+	return out;
+}
+
+/* The first ```sh block after heading in the README text; free it. */
+static char *
+readme_block(const char *readme, const char *heading)
+{
+	const char *h = strstr(readme, heading), *b, *e;
+
+	cr_assert_not_null(h, "the README has no \"%s\"", heading);
+	cr_assert_not_null(b = strstr(h, "```sh\n"));
+	b += strlen("```sh\n");
+	cr_assert_not_null(e = strstr(b, "\n```"));
+	return strndup(b, (size_t)(e - b) + 1);
+}
+
+static int
+count(const char *s, const char *part)
+{
+	int n = 0;
+
+	for (; (s = strstr(s, part)) != NULL; s += strlen(part))
+		n++;
+	return n;
+}
+
+/*
+ * The README's walk-through with curl, run as written in the clone
+ * against this make run: only its address, its token's path and the page
+ * change (a page of the test's own server stands in for
+ * https://example.com/), and the live event stream, which a person stops
+ * with Ctrl-C, stops after WALK_SSE_S.  Every step must succeed and show
+ * what the README says it shows.
+ */
+static void
+readme_walkthrough(const char *dir, const char *repo, int port)
+{
+	char path[256], from[64], to[256], *readme, *a, *b, *got, *png;
+	const char *argv[] = {"bash", "-c", NULL, NULL};
+	struct tk_pages *pages;
+	int pport, st;
+	size_t len = 0;
+	FILE *f;
+
+	cr_assert_not_null(pages = tk_pages_start(&pport));
+	snprintf(path, sizeof(path), "%s/README.md", repo);
+	cr_assert_not_null(readme = tk_read_file(path, NULL));
+	a = readme_block(readme, "### A walk-through with curl");
+	free(readme);
+	snprintf(to, sizeof(to), "U=http://127.0.0.1:%d\n", port);
+	b = replace_all(a, "U=http://127.0.0.1:8080\n", to);
+	free(a);
+	snprintf(to, sizeof(to), "%s/var/admin.token", dir);
+	a = replace_all(b, "var/admin.token", to);
+	free(b);
+	snprintf(to, sizeof(to), "http://127.0.0.1:%d/", pport);
+	b = replace_all(a, "https://example.com/", to);
+	free(a);
+	snprintf(from, sizeof(from), "text/event-stream' $S/events\n");
+	snprintf(to, sizeof(to),
+	    "text/event-stream' --max-time %d $S/events || test $? -eq 28\n",
+	    WALK_SSE_S);
+	a = replace_all(b, from, to);
+	cr_assert_neq(strcmp(a, b), 0, "the walk-through has no live stream");
+	free(b);
+
+	snprintf(path, sizeof(path), "%s/walk.sh", dir);
+	cr_assert_not_null(f = fopen(path, "w"));
+	fprintf(f, "set -eo pipefail\n%s", a);
+	fclose(f);
+	free(a);
+	snprintf(path, sizeof(path), "%s/walk.out", dir);
+	snprintf(to, sizeof(to), "bash %s/walk.sh", dir);
+	argv[2] = to;
+	st = run(repo, argv, path, WALK_WAIT_MS);
+	got = slurp(path);
+	tk_pages_stop(pages);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	    "the README's walk-through failed:\n%s", got);
+	/* navigate's result, the snapshot's outline with a ref, the
+	 * click, the log with the four tasks, the live stream, the close. */
+	cr_assert_not_null(strstr(got, "\"Home\""), "%s", got);
+	cr_assert_not_null(strstr(got, "link \"Next page\" [ref=e"), "%s", got);
+	cr_assert_not_null(strstr(got, "\"clicked\": true"), "%s", got);
+	cr_assert_eq(count(got, "\"completed\"]"), 4, "%s", got);
+	cr_assert_not_null(strstr(got, "event: "), "%s", got);
+	cr_assert_not_null(strstr(got, "\"close_requested\""), "%s", got);
+	free(got);
+	snprintf(path, sizeof(path), "%s/screenshot.png", repo);
+	cr_assert_not_null(png = tk_read_file(path, &len), "no screenshot.png");
+	cr_assert(len > 8 && memcmp(png, "\x89PNG\r\n\x1a\n", 8) == 0,
+	    "screenshot.png is not a PNG");
+	free(png);
+}
+
 Test(first_five_minutes, make_run_in_a_fresh_clone_then_the_printed_commands,
     .fini = kill_group)
 {
@@ -285,6 +408,7 @@ Test(first_five_minutes, make_run_in_a_fresh_clone_then_the_printed_commands,
 		free(got);
 	}
 	free(text);
+	readme_walkthrough(dir, repo, port);
 
 	/* Stopped as Ctrl-C would, the whole group goes within the bound. */
 	cr_assert_eq(kill(-run_group, SIGTERM), 0);
