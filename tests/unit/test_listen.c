@@ -240,13 +240,26 @@ Test(listen, an_error_nng_recovers_from_closes_no_connection)
 	nng_close(s);
 }
 
-/* What the guard is for: nng alone stops listening (nng issue #1518).  If
- * this ever passes, the nng in use has the fix and listen.h can go. */
+/*
+ * What the guard is for: nng alone stops listening (nng issue #1518).  If
+ * this ever fails, the nng in use has the fix and listen.h can go.  One
+ * client that left has, once, on a heavily loaded machine, left the
+ * listener accepting: up to BARE_TRIES clients leave, and one of them
+ * must stop it.
+ */
+#define BARE_TRIES 5
 Test(listen, a_bare_nng_listener_stops_for_good)
 {
+	int rv = 0;
+
 	start_server(false);
 	cr_assert_eq(ask(WAIT_MS), 0, "the server does not answer at all");
-	leave_during_the_handshake();
-	cr_assert_eq(ask(NO_ANSWER_MS), NNG_ETIMEDOUT,
-	    "nng kept accepting: its listener no longer needs a guard");
+	for (int i = 0; i < BARE_TRIES && rv == 0; i++) {
+		leave_during_the_handshake();
+		rv = ask(NO_ANSWER_MS);
+	}
+	cr_assert_eq(rv, NNG_ETIMEDOUT,
+	    "nng kept accepting after %d clients left during the handshake: "
+	    "its listener no longer needs a guard",
+	    BARE_TRIES);
 }
