@@ -1,6 +1,7 @@
 /*
  * fuzz_config.c: libFuzzer target for the configuration file parser
- * (common/config.c), from the text of a file.
+ * (common/config_file.c, through cm_config_load), from the text of a
+ * file.
  *
  * The bytes are a config file (read through a memfd, as a path); nothing
  * comes from the environment or the command line but --config.  Checked
