@@ -121,7 +121,7 @@
 #define CM_DB_CACHE_KIB 65536
 #define CM_DB_BUSY_TIMEOUT_MS 5000
 /*
- * The PostgreSQL backend (store/db_pg.c): prepared statements per
+ * The PostgreSQL backend (store/db_pg_stmt.c): prepared statements per
  * connection (a power of two, well above the SQL texts there are), $n
  * parameters per statement, and the bytes kept of a server's error.
  */
