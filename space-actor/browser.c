@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -269,4 +270,43 @@ act_browser_reap(int64_t deadline_ms)
 			return 1;
 		nanosleep(&pause, NULL);
 	}
+}
+
+/* Where Chromium keeps a profile's single-instance socket: a directory
+ * of its own, <TMPDIR>/org.chromium.Chromium.XXXXXX (mkdtemp). */
+#define BR_SINGLETON_LINK "SingletonSocket"
+#define BR_SINGLETON_DIR "org.chromium.Chromium."
+#define BR_SINGLETON_DIR_RAND 6
+
+void
+act_browser_rm_singleton(const char *profile)
+{
+	char link[CM_PATH_MAX + 32], target[CM_PATH_MAX];
+	const char *base;
+	struct stat st;
+	char *slash;
+	ssize_t n;
+	int dfd;
+
+	if ((size_t)snprintf(link, sizeof(link), "%s/%s", profile,
+	        BR_SINGLETON_LINK) >= sizeof(link) ||
+	    (n = readlink(link, target, sizeof(target) - 1)) <= 0)
+		return;
+	target[n] = '\0';
+	if (target[0] != '/' || (slash = strrchr(target, '/')) == target ||
+	    strcmp(slash + 1, BR_SINGLETON_LINK) != 0)
+		return;
+	*slash = '\0';
+	base = strrchr(target, '/') + 1;
+	if (strncmp(base, BR_SINGLETON_DIR, strlen(BR_SINGLETON_DIR)) != 0 ||
+	    strlen(base) != strlen(BR_SINGLETON_DIR) + BR_SINGLETON_DIR_RAND ||
+	    (dfd = open(
+	         target, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return;
+	if (fstat(dfd, &st) == 0 && st.st_uid == geteuid()) {
+		(void)unlinkat(dfd, BR_SINGLETON_LINK, 0);
+		(void)unlinkat(dfd, "SingletonCookie", 0);
+		(void)rmdir(target);
+	}
+	close(dfd);
 }

@@ -57,4 +57,16 @@ void act_browser_end(struct act_browser *b);
  */
 int act_browser_reap(int64_t deadline_ms);
 
+/*
+ * Chromium keeps a profile's single-instance socket in a directory of its
+ * own under $TMPDIR, named by the profile's SingletonSocket symlink, and
+ * removes it only when it exits cleanly: every killed browser (every
+ * closed Space) would leave one behind.  Removes it, for a profile whose
+ * browser no longer runs (before the profile goes, or before a kept one's
+ * next launch).  Only a directory of Chromium's name and of our own uid
+ * is touched, only its two entries are unlinked, and it stays when
+ * anything else is in it.
+ */
+void act_browser_rm_singleton(const char *profile_dir);
+
 #endif

@@ -100,6 +100,9 @@ static int
 md_launch(struct act_driver *d, char *err, size_t errlen)
 {
 	(void)act_browser_reap(0); /* what earlier closes ended */
+	/* A kept profile's last browser was killed (or is relaunched after
+	 * a crash): its single-instance directory goes first. */
+	act_browser_rm_singleton(d->profile);
 	if (mkdir(d->profile, 0700) != 0 && errno != EEXIST) {
 		snprintf(err, errlen, "cannot make the profile directory: %s",
 		    strerror(errno));
@@ -134,11 +137,12 @@ md_rm(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 	return remove(path) == 0 || errno == ENOENT ? 0 : -1;
 }
 
-/* Removes a profile directory and everything in it.  0, or -1 when
- * something was left. */
+/* Removes a profile directory and everything in it, and what Chromium
+ * keeps of it elsewhere.  0, or -1 when something was left. */
 static int
 md_rm_tree(const char *dir)
 {
+	act_browser_rm_singleton(dir);
 	return nftw(dir, md_rm, CM_PROFILE_RM_FDS, FTW_DEPTH | FTW_PHYS) == 0 ||
 	               errno == ENOENT
 	           ? 0

@@ -161,7 +161,9 @@ tk_rig_stop(struct tk_rig *r)
 	act_cdp_free(r->cdp);
 	act_pipe_free(r->pipe);
 	json_decref(r->result);
-	if (r->dir[0] != '\0')
+	if (r->dir[0] != '\0') {
+		act_browser_rm_singleton(r->dir);
 		tk_rmrf(r->dir);
+	}
 	memset(r, 0, sizeof(*r));
 }

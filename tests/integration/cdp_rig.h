@@ -42,14 +42,15 @@ int tk_rig_start(struct tk_rig *r, char *err, size_t errlen);
 /*
  * As tk_rig_start, with the browser behind the HTTP proxy at proxy
  * ("http://127.0.0.1:<port>") and its Basic credentials (borrowed until
- * tk_rig_stop).  A session that sends Fetch.enable has every paused
+).  A session that sends Fetch.enable has every paused
  * request continued and every proxy challenge answered with them, as the
  * actor's page does (with no proxy the same Fetch work is done).
  */
 int tk_rig_start_via(struct tk_rig *r, const char *proxy, const char *user,
     const char *password, char *err, size_t errlen);
 
-/* Kills the browser and removes its profile. */
+/* Kills the browser and removes its profile (and what Chromium kept of
+ * it under $TMPDIR). */
 void tk_rig_stop(struct tk_rig *r);
 
 /* One turn of the loop: poll (at most 10 ms), step the pipe, expire.

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "browser.h"
 #include "testkit.h"
 
 #define RF_CHROMIUM "/usr/bin/chromium"
@@ -159,8 +160,10 @@ static inline void
 rf_stop(struct rf_browser *b)
 {
 	rf_kill(b);
-	if (b->dir[0] != '\0')
+	if (b->dir[0] != '\0') {
+		act_browser_rm_singleton(b->dir);
 		tk_rmrf(b->dir);
+	}
 	b->dir[0] = '\0';
 }
 

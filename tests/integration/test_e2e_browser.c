@@ -5,8 +5,9 @@
  * page served by the test on 127.0.0.1, snapshots it, clicks a link and
  * types into a field by ref, takes screenshots (png, jpeg, the whole
  * page) and reads them through the API, and closes the Space.
- * Afterwards the Space's profile directory is gone, no browser of it
- * runs, and nothing the API returned names the profile.
+ * Afterwards the Space's profile directory is gone (and the directory
+ * Chromium keeps its single-instance socket in), no browser of it runs,
+ * and nothing the API returned names the profile.
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -206,6 +207,33 @@ no_trace_of(void *arg)
 	return !tk_dir_holds(dir, arg);
 }
 
+static bool
+path_gone(void *arg)
+{
+	struct stat st;
+
+	return lstat(arg, &st) != 0;
+}
+
+/* The directory Chromium keeps the profile's single-instance socket in,
+ * outside the profile (under $TMPDIR): the target of its SingletonSocket
+ * link, without the socket's own name. */
+static void
+singleton_dir(const char *profile, char *out, size_t len)
+{
+	char link[700];
+	char *slash;
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "%s/SingletonSocket", profile);
+	n = readlink(link, out, len - 1);
+	cr_assert_gt(n, 0, "the profile has no SingletonSocket link");
+	out[n] = '\0';
+	cr_assert_not_null(slash = strrchr(out, '/'), "%s", out);
+	*slash = '\0';
+	cr_assert_not(path_gone(out), "no directory at %s", out);
+}
+
 /* Creates a Space on instance inst for the workspace's manager; its id
  * goes to space, its profile's path to profile. */
 static void
@@ -302,6 +330,7 @@ Test(e2e_browser, acceptance_14_a_real_browser_through_the_api,
 {
 	static struct hf_env e;
 	char space[CM_ID_MAX + 1], args[256], ref[32], profile[600];
+	char singleton[600];
 	pid_t browser, group[E2E_GROUP_MAX];
 	struct tk_pages *pages;
 	json_t *t;
@@ -406,6 +435,7 @@ Test(e2e_browser, acceptance_14_a_real_browser_through_the_api,
 	cr_assert_gt(browser, 0, "no browser of the actor found");
 	n_group = group_pids(browser, group, E2E_GROUP_MAX);
 	cr_assert_gt(n_group, 1, "the browser's group has no other process");
+	singleton_dir(profile, singleton, sizeof(singleton));
 	cr_assert(
 	    hf_post(&e, e.manager, space, "close", NULL, NULL) / 100 == 2);
 	cr_assert(hf_wait_space(&e, space, "closed"), "the Space never closed");
@@ -419,6 +449,10 @@ Test(e2e_browser, acceptance_14_a_real_browser_through_the_api,
 	/* What the close discarded goes as its actor ends. */
 	cr_assert(tk_wait_until(no_trace_of, space, 20000),
 	    "the discarded profile outlived its actor");
+	/* And what Chromium kept of it elsewhere, which a killed browser
+	 * leaves behind. */
+	cr_assert(tk_wait_until(path_gone, singleton, 20000),
+	    "the profile's %s outlived its Space", singleton);
 
 	/* Nothing the API returned names the profile or the data dir. */
 	cr_assert_gt(e.seen_len, 0, "no response was recorded");
