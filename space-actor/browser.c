@@ -273,7 +273,7 @@ act_browser_reap(int64_t deadline_ms)
 }
 
 /* Where Chromium keeps a profile's single-instance socket: a directory
- * of its own, <TMPDIR>/org.chromium.Chromium.XXXXXX (mkdtemp). */
+ * of its own, <TMPDIR>/org.chromium.Chromium.<6 random characters>. */
 #define BR_SINGLETON_LINK "SingletonSocket"
 #define BR_SINGLETON_DIR "org.chromium.Chromium."
 #define BR_SINGLETON_DIR_RAND 6

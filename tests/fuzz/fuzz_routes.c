@@ -87,8 +87,7 @@ cover(const char *msg, bool *covered, const char *s)
 {
 	size_t n = strlen(s);
 
-	for (const char *at = msg; n > 0 && (at = strstr(at, s)) != NULL;
-	     at++)
+	for (const char *at = msg; n > 0 && (at = strstr(at, s)) != NULL; at++)
 		for (size_t k = 0; k < n; k++)
 			covered[(size_t)(at - msg) + k] = true;
 }
@@ -183,8 +182,8 @@ check_answer(const struct api_res *res, const char *body, size_t body_len)
 
 	if (cm_json_parse(body, body_len, CM_BODY_MAX, CM_JSON_DEPTH_MAX, &req,
 	        NULL, 0) == 0) {
-		const char *msg = json_string_value(
-		    json_object_get(err, "message"));
+		const char *msg =
+		    json_string_value(json_object_get(err, "message"));
 		bool *covered = calloc(strlen(msg) + 1, sizeof(*covered));
 
 		if (covered == NULL)
@@ -192,8 +191,8 @@ check_answer(const struct api_res *res, const char *body, size_t body_len)
 		mark_public(req, msg, covered, true);
 		for (size_t i = 0; i < sizeof(secrets) / sizeof(secrets[0]);
 		     i++)
-			if (echoes(msg, covered,
-			        json_object_get(req, secrets[i])))
+			if (echoes(
+			        msg, covered, json_object_get(req, secrets[i])))
 				die("an answer that echoes a secret",
 				    res->body);
 		free(covered);
