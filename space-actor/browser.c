@@ -30,6 +30,9 @@ static const char *const browser_flags[] = {
     "--remote-debugging-pipe",
     /* No window, no display server. */
     "--headless=new",
+    /* No first tab: the Space's page is the one target the actor creates
+     * (session.c); a default tab would hold a renderer of its own. */
+    "--no-startup-window",
     /* No field trials: the same features on every start. */
     "--disable-field-trial-config",
     /* No update checks, safe-browsing lists or other calls home. */
@@ -60,7 +63,11 @@ static const char *const browser_flags[] = {
     "DialMediaRouteProvider,AcceptCHFrame,AutoExpandDetailsElement,"
     "CertificateTransparencyComponentUpdater,"
     "AvoidUnnecessaryBeforeUnloadCheckSync,Translate,"
-    "OptimizationHints,InterestFeedContentSuggestions",
+    "OptimizationHints,InterestFeedContentSuggestions,"
+    /* The address bar's popup, which Chromium renders ahead in a
+     * renderer of its own even headless: a browser that never shows it
+     * would hold that process (tens of MB) and start it at each launch. */
+    "WebUIOmniboxPopup,WebUIOmniboxAimPopup",
     /* /dev/shm is small in containers; use /tmp. */
     "--disable-dev-shm-usage",
     /* No hang dialogs or IPC throttling under a busy driver. */
@@ -90,8 +97,8 @@ static const char *const browser_flags[] = {
 
 #define BROWSER_FLAGS (sizeof(browser_flags) / sizeof(browser_flags[0]))
 /* The flags, --no-sandbox, --user-data-dir, --proxy-server and its
- * bypass list, the first page, and the NULL. */
-#define BROWSER_ARGV_MAX (BROWSER_FLAGS + 7)
+ * bypass list, and the NULL. */
+#define BROWSER_ARGV_MAX (BROWSER_FLAGS + 6)
 
 /* In the child, between fork and exec: async-signal-safe calls only. */
 static void
@@ -165,7 +172,6 @@ act_browser_launch(const char *chromium_path, const char *profile_dir,
 		 * localhost and 127/8 by default. */
 		argv[n++] = "--proxy-bypass-list=<-loopback>";
 	}
-	argv[n++] = "about:blank";
 	argv[n] = NULL;
 
 	actor = getpid();

@@ -2,7 +2,8 @@
  * test_browser.c: a real Chromium launched by space-actor/browser.c and
  * driven through the pipe transport and the CDP client: it answers, loads
  * a page in a flat session, listens on no TCP port, exits when its pipe
- * closes, and a browser killed mid-command fails that command.
+ * closes, holds no page but the one created, and a browser killed
+ * mid-command fails that command.
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -192,6 +193,65 @@ Test(browser, loads_a_page_over_the_pipe_and_listens_on_no_port)
 		    "a browser process outlived its pipe");
 		r.b.pid = 0;
 	}
+	tk_rig_stop(&r);
+}
+
+/*
+ * The browser holds no page of its own: no first tab (the Space's page is
+ * the one the actor creates) and no address-bar popup rendered ahead,
+ * each of which would keep a renderer process (and its memory) alive in
+ * every browser.  Asked once our page has loaded, when the browser's own
+ * start-up work has run.
+ */
+Test(browser, holds_no_page_but_the_one_created)
+{
+	struct tk_rig r;
+	json_t *v, *info;
+	const char *target;
+	char *ours, *sid;
+	size_t i;
+	int pages = 0;
+
+	rig_start(&r);
+	v = rig_call(&r, NULL, "Target.createTarget",
+	    json_pack("{s:s}", "url", "about:blank"));
+	cr_assert_not_null(v);
+	ours = strdup(json_string_value(json_object_get(v, "targetId")));
+	v = rig_call(&r, NULL, "Target.attachToTarget",
+	    json_pack("{s:s, s:b}", "targetId", ours, "flatten", 1));
+	cr_assert_not_null(v);
+	sid = strdup(json_string_value(json_object_get(v, "sessionId")));
+	cr_assert_not_null(rig_call(&r, sid, "Page.enable", NULL));
+	snprintf(r.want_event, sizeof(r.want_event), "Page.loadEventFired");
+	cr_assert_not_null(rig_call(&r, sid, "Page.navigate",
+	    json_pack("{s:s}", "url", "data:text/html,<h1>ours</h1>")));
+	for (int64_t end = cm_mono_ms() + WAIT_MS;
+	     !r.saw_event && cm_mono_ms() < end;)
+		tk_rig_turn(&r);
+	cr_assert(r.saw_event, "no load event");
+
+	v = rig_call(&r, NULL, "Target.getTargets", NULL);
+	cr_assert_not_null(v);
+	json_array_foreach(json_object_get(v, "targetInfos"), i, info)
+	{
+		const char *type =
+		    json_string_value(json_object_get(info, "type"));
+
+		target = json_string_value(json_object_get(info, "targetId"));
+		cr_assert_not_null(type);
+		cr_assert_str_neq(type, "browser_ui",
+		    "the browser rendered a UI page of its own: %s",
+		    json_string_value(json_object_get(info, "url")));
+		if (strcmp(type, "page") == 0) {
+			cr_assert_str_eq(target, ours,
+			    "a page the browser opened itself: %s",
+			    json_string_value(json_object_get(info, "url")));
+			pages++;
+		}
+	}
+	cr_assert_eq(pages, 1);
+	free(ours);
+	free(sid);
 	tk_rig_stop(&r);
 }
 
