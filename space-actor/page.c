@@ -180,8 +180,8 @@ page_info_done(struct act_page *p, const json_t *result)
 	json_object_set(out, "title", json_object_get(info, "title"));
 	if (strcmp(p->capability, "navigate") == 0)
 		json_object_set_new(out, "status",
-		    p->http_status > 0 ? json_integer(p->http_status)
-		                       : json_null());
+		    p->doc_status > 0 ? json_integer(p->doc_status)
+		                      : json_null());
 	page_end(p, CM_OK, out);
 }
 
@@ -412,20 +412,6 @@ act_page_event(struct act_page *p, const char *session, const char *method,
 		    (p->frame[0] == '\0' || strcmp(id, p->frame) == 0))
 			p->loading =
 			    strcmp(method, "Page.frameStartedLoading") == 0;
-	} else if (strcmp(method, "Network.responseReceived") == 0) {
-		id = json_string_value(json_object_get(params, "loaderId"));
-		/* It may come before the reply that names the loader. */
-		if (id != NULL && strlen(id) < sizeof(p->doc_loader) &&
-		    json_is_string(json_object_get(params, "type")) &&
-		    strcmp(json_string_value(json_object_get(params, "type")),
-		        "Document") == 0) {
-			snprintf(
-			    p->doc_loader, sizeof(p->doc_loader), "%s", id);
-			p->doc_status = (int)json_integer_value(json_object_get(
-			    json_object_get(params, "response"), "status"));
-			if (strcmp(id, p->loader) == 0)
-				p->http_status = p->doc_status;
-		}
 	} else if (strcmp(method, "Page.loadEventFired") == 0) {
 		if (p->busy && !p->done && p->want_load) {
 			p->want_load = false;

@@ -60,9 +60,9 @@ struct act_page {
 	void (*then)(struct act_page *p); /* once the element is found */
 	/* Waiting for the main frame's load event (navigate, back). */
 	bool want_load;
-	char loader[CM_ID_MAX + 1];
-	int http_status;
-	char doc_loader[CM_ID_MAX + 1]; /* the last document response */
+	/* navigate: the HTTP status of the main frame's last document
+	 * response in this call (a redirect's, then where it led), as the
+	 * interception's response stage saw it; 0 for none (data:, say). */
 	int doc_status;
 	/* State a sequence carries from one command to the next. */
 	char object[CM_ID_MAX * 2 + 1]; /* a remote object id */

@@ -5,7 +5,7 @@
  * judged where it leads, the egress proxy's refusals are recognised, and
  * the proxy's own auth challenge gets its credentials.  A refusal of the
  * page's own document is kept in p->blocked_host, for the call to fail
- * with host_not_allowed.
+ * with host_not_allowed; the status of its response, in p->doc_status.
  */
 #include "page.h"
 #include "page_int.h"
@@ -157,7 +157,11 @@ page_request_paused(struct act_page *p, const json_t *params)
 	    json_object_get(params, "responseErrorReason") != NULL) {
 		/* The response stage: the egress proxy refused the request
 		 * (its host resolved to an address the policy refuses, say),
-		 * or a redirect names where it leads. */
+		 * or a redirect names where it leads.  The page's own
+		 * document's status is what navigate reports. */
+		if (doc)
+			p->doc_status = (int)json_integer_value(
+			    json_object_get(params, "responseStatusCode"));
 		if (page_egress_refused(params)) {
 			cm_url_host(url, host, sizeof(host));
 			goto refuse;

@@ -32,17 +32,13 @@ page_navigated(struct act_page *p, const json_t *result)
 		page_info(p);
 		return;
 	}
-	snprintf(p->loader, sizeof(p->loader), "%s", loader);
-	if (strcmp(p->doc_loader, loader) == 0)
-		p->http_status = p->doc_status;
 	p->want_load = true;
 }
 
 void
 cap_navigate(struct act_page *p)
 {
-	p->http_status = 0;
-	p->loader[0] = '\0';
+	p->doc_status = 0;
 	page_send(p, "Page.navigate",
 	    json_pack("{s:O}", "url", json_object_get(p->args, "url")),
 	    page_navigated);
@@ -69,7 +65,6 @@ page_history(struct act_page *p, const json_t *result)
 		    p, CM_E_RUNTIME_ERROR, "there is no page to go back to");
 		return;
 	}
-	p->loader[0] = '\0';
 	page_send(p, "Page.navigateToHistoryEntry",
 	    json_pack("{s:O}", "entryId", json_object_get(prev, "id")),
 	    page_history_done);

@@ -16,8 +16,11 @@ enum session_step {
 	STEP_ATTACH,
 	STEP_PAGE,
 	STEP_INSPECTOR,
-	STEP_NETWORK,
-	STEP_FETCH, /* requests pause for the network policy (page.h) */
+	/* Requests pause for the network policy (page.h), and responses:
+	 * the document's status is read there.  The Network domain stays
+	 * off: its events, several for every request of a page, would only
+	 * repeat what the pauses tell. */
+	STEP_FETCH,
 	/* The viewport is CM_BROWSER_WIDTH x CM_BROWSER_HEIGHT at scale 1,
 	 * whatever the window around it: a screenshot of it is that size. */
 	STEP_VIEWPORT,
@@ -31,7 +34,6 @@ static const char *const session_methods[STEP__COUNT] = {
     [STEP_ATTACH] = "Target.attachToTarget",
     [STEP_PAGE] = "Page.enable",
     [STEP_INSPECTOR] = "Inspector.enable",
-    [STEP_NETWORK] = "Network.enable",
     [STEP_FETCH] = "Fetch.enable",
     [STEP_VIEWPORT] = "Emulation.setDeviceMetricsOverride",
     [STEP_FRAMES] = "Page.getFrameTree",

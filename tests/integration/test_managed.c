@@ -229,6 +229,45 @@ jar_is(struct act_driver *d, const char *want)
 	json_decref(res);
 }
 
+/* Navigate's status is the HTTP status of the document it ended on: where
+ * a redirect led, a 404 as a 404, and none for a document that came from
+ * no server. */
+Test(managed, navigate_reports_the_documents_http_status)
+{
+	struct act_driver *d;
+	struct act_outcome o;
+	char err[256], args[128];
+	json_t *res;
+
+	cr_assert_eq(
+	    act_driver_managed.open(&env, &d, err, sizeof(err)), 0, "%s", err);
+	navigate_home(d);
+
+	snprintf(args, sizeof(args),
+	    "{\"url\":\"http://127.0.0.1:%d/redirect\"}", port);
+	o = run(d, "navigate", args, &res);
+	cr_assert_eq(o.err, CM_OK, "%s", o.message);
+	cr_assert_str_eq(str(res, "title"), "Next");
+	cr_assert_eq(json_integer_value(json_object_get(res, "status")), 200);
+	json_decref(res);
+
+	snprintf(args, sizeof(args),
+	    "{\"url\":\"http://127.0.0.1:%d/no-such-page\"}", port);
+	o = run(d, "navigate", args, &res);
+	cr_assert_eq(o.err, CM_OK, "%s", o.message);
+	cr_assert_eq(json_integer_value(json_object_get(res, "status")), 404);
+	json_decref(res);
+
+	o = run(d, "navigate",
+	    "{\"url\":\"data:text/html,<title>Inline</title>\"}", &res);
+	cr_assert_eq(o.err, CM_OK, "%s", o.message);
+	cr_assert_str_eq(str(res, "title"), "Inline");
+	cr_assert(json_is_null(json_object_get(res, "status")), "status %s",
+	    json_dumps(json_object_get(res, "status"), JSON_ENCODE_ANY));
+	json_decref(res);
+	act_driver_managed.close(d);
+}
+
 Test(managed, a_page_that_never_comes_to_rest_is_replaced_in_its_browser)
 {
 	struct act_driver *d;
