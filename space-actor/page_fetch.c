@@ -159,9 +159,13 @@ page_request_paused(struct act_page *p, const json_t *params)
 		 * (its host resolved to an address the policy refuses, say),
 		 * or a redirect names where it leads.  The page's own
 		 * document's status is what navigate reports. */
-		if (doc)
-			p->doc_status = (int)json_integer_value(
+		if (doc) {
+			json_int_t code = json_integer_value(
 			    json_object_get(params, "responseStatusCode"));
+
+			p->doc_status =
+			    code >= 100 && code <= 999 ? (int)code : 0;
+		}
 		if (page_egress_refused(params)) {
 			cm_url_host(url, host, sizeof(host));
 			goto refuse;
