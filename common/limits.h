@@ -337,6 +337,13 @@
  */
 #define CM_WAKE_ADOPT 'a'
 #define CM_WAKE_ADOPT_LEN (CM_ID_MAX + 2)
+/*
+ * A Space's actor is woken with one byte: CM_WAKE_CLOSE when the notice
+ * was the Space's close_requested (the actor may tear down without asking
+ * the store first), CM_WAKE_ANY for any other (the actor asks the store).
+ */
+#define CM_WAKE_ANY 'w'
+#define CM_WAKE_CLOSE 'c'
 #define CM_SUP_STANDBY_REST_MS 60000
 
 /*

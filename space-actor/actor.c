@@ -249,15 +249,27 @@ clean_done(struct actor *a, bool usable)
  * request).  Running, the actor asks the store at once (a heartbeat)
  * whether the task is to be cancelled or the Space closed; otherwise it
  * claims once the outcome it may be recording is in.  The byte says only
- * "look now": the store says what.
+ * "look now", and the store says what, but for CM_WAKE_CLOSE: a close
+ * the store committed, which needs no claim to learn of.
  */
 static void
 drain_wake(struct actor *a)
 {
 	char buf[CM_ACTOR_WAKE_READ];
+	bool close = false;
+	ssize_t n;
 
-	while (read(a->wake_fd, buf, sizeof(buf)) > 0)
-		;
+	while ((n = read(a->wake_fd, buf, sizeof(buf))) > 0)
+		close = close || memchr(buf, CM_WAKE_CLOSE, (size_t)n) != NULL;
+	/*
+	 * The store committed the close (the supervisor read its notice):
+	 * the runtime goes at once, as a claim's close_requested would have
+	 * it.  Not while a claim is under way, which the store may have
+	 * answered with a task before the close: that claim's answer, or the
+	 * next one, tells.
+	 */
+	if (close && a->inflight != CALL_CLAIM)
+		a->closing = true;
 	if (a->have_task && !a->outcome.pending)
 		a->next_heartbeat_ms = cm_mono_ms();
 	else

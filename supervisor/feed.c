@@ -71,6 +71,7 @@ sup_drain_events(struct sup *s)
 	while (cm_recv_try(s->events, s->events_rx, &m) == 0) {
 		struct pr_arena arena = {0};
 		struct pr_event ev;
+		enum cm_event_kind kind;
 		char err[128];
 
 		if (pr_pub_decode(nng_msg_body(m), nng_msg_len(m), &ev, &arena,
@@ -79,12 +80,13 @@ sup_drain_events(struct sup *s)
 			    "supervisor: bad event from the store: %s", err);
 		} else if (cm_event_kind_is(ev.kind, CM_EV_SPACE_OPENED)) {
 			sup_space_opened(s, &ev);
-		} else if (actor_wants(cm_event_kind_parse(ev.kind))) {
+		} else if (actor_wants(kind = cm_event_kind_parse(ev.kind))) {
 			struct sup_child *ch =
 			    sup_child_by_space(&s->kids, ev.space_id);
 
 			if (ch != NULL)
-				sup_child_wake(ch);
+				sup_child_wake(
+				    ch, kind == CM_EV_CLOSE_REQUESTED);
 		}
 		pr_arena_free(&arena);
 		nng_msg_free(m);

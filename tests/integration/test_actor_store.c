@@ -46,6 +46,7 @@ struct px {
 	enum pr_op last_actor_op;
 	int64_t last_finish_ms;
 	int claims_since_finish;
+	int claims_at_mark_closed; /* count[claim] at the first mark_closed */
 };
 
 struct px_wait {
@@ -99,6 +100,8 @@ px_note(struct px *p, const struct pr_req *q, const struct pr_rep *r)
 		p->last_actor_op = q->op;
 	if (q->op == PR_OP_ACTOR_CLAIM)
 		p->claims_since_finish++;
+	if (q->op == PR_OP_SPACE_MARK_CLOSED && p->count[q->op] == 1)
+		p->claims_at_mark_closed = p->count[PR_OP_ACTOR_CLAIM];
 	if (q->op == PR_OP_ACTOR_FINISH) {
 		p->last_finish_ms = cm_mono_ms();
 		p->claims_since_finish = 0;
@@ -472,5 +475,37 @@ Test(actor_store, a_noop_task_takes_at_most_three_round_trips,
 	cr_assert_leq(total, 3 * NOOP_TASKS, "%d round trips for %d tasks",
 	    total, NOOP_TASKS);
 	tk_proc_stop(&api, SIGTERM);
+	as_stop(&e);
+}
+
+/*
+ * A close notice (the byte the supervisor writes when the store publishes
+ * close_requested) tears the Space down with no claim first: the store is
+ * not asked what it has just said.
+ */
+Test(actor_store, a_close_notice_needs_no_claim, .fini = tk_cleanup)
+{
+	static struct as_env e;
+	const char close = CM_WAKE_CLOSE;
+	int claims;
+
+	as_start(&e, "closeq", true);
+	as_actor_start(&e);
+	/* Just after its first claim: the idle timer's next is a second
+	 * away. */
+	cr_assert(px_wait_count(
+	    &e.px, &e.px.count[PR_OP_ACTOR_CLAIM], 1, SF_WAIT_MS));
+	cr_assert_eq(sf_close(&e.sf, e.space), CM_OK);
+	pthread_mutex_lock(&e.px.mu);
+	claims = e.px.count[PR_OP_ACTOR_CLAIM];
+	pthread_mutex_unlock(&e.px.mu);
+	cr_assert_eq(write(e.wake[1], &close, 1), 1);
+	cr_assert(sf_wait_space(&e.sf, e.space, "closed", SF_WAIT_MS));
+	pthread_mutex_lock(&e.px.mu);
+	cr_assert_eq(e.px.count[PR_OP_SPACE_MARK_CLOSED], 1);
+	cr_assert_eq(e.px.claims_at_mark_closed, claims,
+	    "%d claims before the close, %d by its mark_closed", claims,
+	    e.px.claims_at_mark_closed);
+	pthread_mutex_unlock(&e.px.mu);
 	as_stop(&e);
 }
