@@ -12,10 +12,15 @@
  * in it, attach, Page.enable, navigate and wait for the load event,
  * Accessibility.getFullAXTree, close the page and dispose of the context;
  * "warm_browser" on a browser launched before the runs, "cold" with a
- * launch and a kill in each run, and "warm_page" timing only what
- * follows Page.enable, on a page set up before the run (what a warm
- * standby gives a Space: the like-for-like baseline with warm standby
- * on).
+ * launch and a kill in each run, "warm_page" timing only what follows
+ * Page.enable, on a page set up before the run, and "fresh_page" the
+ * same on a browser launched for that run alone, its page set up and
+ * left to settle LB_SETTLE_MS before.  A warm standby gives a Space what
+ * fresh_page has: a page ready in a browser no Space used before (each
+ * Space's browser is its own, discarded at the close); warm_page's
+ * browser has served the runs before it.  The fresh_page runs alternate
+ * with the runs through spaced, one after each, so that the two meet the
+ * machine in the same state; the other modes follow.
  *
  *   lifecycle_bench
  *   LIFECYCLE_RUNS=N   runs of each, 2..1000 (default 20)
@@ -357,11 +362,24 @@ page_use(struct tk_rig *r, const struct lb_page *pg, const char *url,
 	return 0;
 }
 
+/* Runs the rig's loop for ms, answering what comes: a browser at
+ * rest. */
+static void
+settle(struct tk_rig *r, int ms)
+{
+	int64_t end = cm_mono_ms() + ms;
+
+	while (cm_mono_ms() < end && tk_rig_turn(r) == 0)
+		;
+}
+
 /* What of a direct run is timed. */
 enum lb_direct {
 	LB_COLD,         /* launch, page, use, kill */
 	LB_WARM_BROWSER, /* page and use, on a browser launched before */
 	LB_WARM_PAGE,    /* use, on a page set up before (as a standby's) */
+	LB_FRESH_PAGE,   /* use, on a page of a browser launched for this
+	                  * run alone, LB_SETTLE_MS before (as a standby's) */
 };
 
 /* n direct runs of mode on one browser (a fresh one per run, cold);
@@ -374,39 +392,66 @@ direct_runs(const char *url, enum lb_direct mode, int64_t *v,
 
 	char err[256];
 	struct lb_page pg;
+	/* A browser of its own for each run. */
+	bool each = mode == LB_COLD || mode == LB_FRESH_PAGE;
 	struct tk_rig r;
 	int rc = 0;
 
-	if (mode != LB_COLD && tk_rig_start(&r, err, sizeof(err)) != 0)
+	if (!each && tk_rig_start(&r, err, sizeof(err)) != 0)
 		return fail("launch: %s", err);
 	for (int i = 0; i < n && rc == 0; i++) {
 		int64_t t0 = cm_mono_ns();
 
-		if (mode == LB_COLD && tk_rig_start(&r, err, sizeof(err)) != 0)
+		if (each && tk_rig_start(&r, err, sizeof(err)) != 0)
 			return fail("launch: %s", err);
-		if (mode == LB_WARM_PAGE) {
+		if (mode == LB_WARM_PAGE || mode == LB_FRESH_PAGE) {
 			if ((rc = page_open(&r, &pg)) != 0)
 				break;
+			if (mode == LB_FRESH_PAGE)
+				settle(&r, LB_SETTLE_MS);
 			t0 = cm_mono_ns();
 		} else if ((rc = page_open(&r, &pg)) != 0)
 			break;
 		rc = page_use(&r, &pg, url, step);
-		if (mode == LB_COLD)
+		if (mode == LB_FRESH_PAGE)
+			v[i] = cm_mono_ns() - t0;
+		if (each)
 			tk_rig_stop(&r);
-		v[i] = cm_mono_ns() - t0;
+		if (mode != LB_FRESH_PAGE)
+			v[i] = cm_mono_ns() - t0;
 		for (int k = 0; steps != NULL && k < LB_STEPS; k++)
 			steps[k][i] = step[k];
 	}
-	if (mode != LB_COLD || rc != 0)
+	if (!each || rc != 0)
 		tk_rig_stop(&r);
 	return rc;
 }
 
-/* n lifecycles through a spaced started in dir (its output in out). */
+/* Run i of the direct client on a fresh browser: v[i], steps[k][i]. */
+static int
+fresh_run(const char *url, int i, int64_t *v, int64_t (*steps)[LB_RUNS_MAX])
+{
+	static int64_t one_step[LB_STEPS][LB_RUNS_MAX];
+	int64_t one;
+
+	if (direct_runs(url, LB_FRESH_PAGE, &one, one_step, 1) != 0)
+		return -1;
+	v[i] = one;
+	for (int k = 0; k < LB_STEPS; k++)
+		steps[k][i] = one_step[k][0];
+	return 0;
+}
+
+/*
+ * n lifecycles through a spaced started in dir (its output in out), each
+ * followed by run i of the direct client on a fresh browser (fresh,
+ * fsteps): the two alternate, so that both meet the machine in the same
+ * state.
+ */
 static int
 spaced_runs(struct lb_world *w, const char *dir, const char *out,
     int warm_standby, int64_t *total, int64_t *to_close, int64_t *to_snap,
-    int n)
+    int64_t *fresh, int64_t (*fsteps)[LB_RUNS_MAX], int n)
 {
 	const char *flags[] = {"--warm-standby=true", NULL};
 	int rc = 0;
@@ -416,12 +461,33 @@ spaced_runs(struct lb_world *w, const char *dir, const char *out,
 		return fail("spaced did not start (see %s)", out);
 	if (setup(w) != 0)
 		rc = -1;
-	for (int i = 0; i < n && rc == 0; i++)
-		if ((warm_standby && standby_settled(w) != 0) ||
-		    spaced_run(w, i, &total[i], &to_close[i], &to_snap[i]) != 0)
+	for (int i = 0; i < n && rc == 0; i++) {
+		if (warm_standby && standby_settled(w) != 0)
 			rc = -1;
+		else if (spaced_run(
+		             w, i, &total[i], &to_close[i], &to_snap[i]) != 0 ||
+		         fresh_run(w->url, i, fresh, fsteps) != 0)
+			rc = -1;
+	}
 	tk_proc_stop(&w->p, SIGTERM);
 	return rc;
+}
+
+/* The p50 of a direct mode's runs v, after each step's figures. */
+static int64_t
+report_steps(const char *mode, int64_t *v, int64_t (*steps)[LB_RUNS_MAX], int n)
+{
+	char name[64];
+	int64_t p50;
+
+	snprintf(name, sizeof(name), "direct_cdp %s", mode);
+	p50 = report(name, v, n);
+	for (int k = 0; k < LB_STEPS; k++) {
+		snprintf(name, sizeof(name), "direct_cdp %s.%s", mode,
+		    lb_step_name[k]);
+		report(name, steps[k], n);
+	}
+	return p50;
 }
 
 int
@@ -430,14 +496,16 @@ main(void)
 	static int64_t total[LB_RUNS_MAX], to_close[LB_RUNS_MAX];
 	static int64_t to_snap[LB_RUNS_MAX], warm[LB_RUNS_MAX];
 	static int64_t cold[LB_RUNS_MAX], page[LB_RUNS_MAX];
+	static int64_t fresh[LB_RUNS_MAX];
 	static int64_t steps[LB_STEPS][LB_RUNS_MAX];
+	static int64_t fsteps[LB_STEPS][LB_RUNS_MAX];
 	static struct lb_world w;
 	int n = tk_knob("LIFECYCLE_RUNS", 20, 2, LB_RUNS_MAX);
 	int warm_standby = tk_knob("LIFECYCLE_WARM", 1, 0, 1);
 	int through_spaced = tk_knob("LIFECYCLE_SPACED", 1, 0, 1);
 	char dir[128], out[192];
 	struct tk_pages *pages;
-	int64_t p50, p50_page, p50_warm, p50_cold;
+	int64_t p50, p50_page, p50_fresh, p50_warm, p50_cold;
 	int port, rc = 0;
 
 	if (n < 0 || warm_standby < 0 || through_spaced < 0)
@@ -458,8 +526,10 @@ main(void)
 	tk_tmpdir(dir, sizeof(dir), "lb");
 	snprintf(out, sizeof(out), "%s/spaced.out", dir);
 	if (through_spaced)
-		rc = spaced_runs(
-		    &w, dir, out, warm_standby, total, to_close, to_snap, n);
+		rc = spaced_runs(&w, dir, out, warm_standby, total, to_close,
+		    to_snap, fresh, fsteps, n);
+	else
+		rc = direct_runs(w.url, LB_FRESH_PAGE, fresh, fsteps, n);
 	if (rc == 0 &&
 	    (direct_runs(w.url, LB_WARM_PAGE, page, steps, n) != 0 ||
 	        direct_runs(w.url, LB_WARM_BROWSER, warm, NULL, n) != 0 ||
@@ -478,21 +548,17 @@ main(void)
 		report("spaced create_to_close_answered", to_close, n);
 		p50 = report("spaced lifecycle_until_closed", total, n);
 	}
-	p50_page = report("direct_cdp warm_page", page, n);
-	for (int k = 0; k < LB_STEPS; k++) {
-		char name[64];
-
-		snprintf(name, sizeof(name), "direct_cdp warm_page.%s",
-		    lb_step_name[k]);
-		report(name, steps[k], n);
-	}
+	p50_page = report_steps("warm_page", page, steps, n);
+	p50_fresh = report_steps("fresh_page", fresh, fsteps, n);
 	p50_warm = report("direct_cdp warm_browser", warm, n);
 	p50_cold = report("direct_cdp cold_launch", cold, n);
 	printf("lifecycle_bench: ratio spaced/direct p50 page=%lld.%03lld "
-	       "warm=%lld.%03lld cold=%lld.%03lld (targets: lifecycle p50 <= "
-	       "150 ms, <= 1.3 x the direct client)\n",
+	       "fresh=%lld.%03lld warm=%lld.%03lld cold=%lld.%03lld (targets: "
+	       "lifecycle p50 <= 150 ms, <= 1.3 x the direct client)\n",
 	    (long long)(p50 / p50_page),
 	    (long long)(p50 * 1000 / p50_page % 1000),
+	    (long long)(p50 / p50_fresh),
+	    (long long)(p50 * 1000 / p50_fresh % 1000),
 	    (long long)(p50 / p50_warm),
 	    (long long)(p50 * 1000 / p50_warm % 1000),
 	    (long long)(p50 / p50_cold),
