@@ -58,8 +58,9 @@ struct api_ctx {
 	char params[4][CM_ID_MAX + 1];
 	/* A route that answers later says so here, and sets no answer:
 	 * API_LATER_WAIT parks the request until task later_task finishes
-	 * or later_deadline_ms (monotonic) passes, then api_task_wait_check
-	 * runs; API_LATER_STREAM turns the connection into the Space's
+	 * (the Space closes, when later_task is empty) or
+	 * later_deadline_ms (monotonic) passes, then api_wait_check runs;
+	 * API_LATER_STREAM turns the connection into the Space's
 	 * event stream, after sequence later_after. */
 	enum api_later {
 		API_LATER_NONE,
@@ -181,9 +182,10 @@ void api_event_list(struct api_ctx *c);
  * authorization. */
 void api_artifact_get(struct api_ctx *c);
 /* A parked ?wait= request (workspace_id, space_id and later_* set): 200
- * with the task once finished, 202 with it once the wait ran out,
- * otherwise parked again (c->later). */
-void api_task_wait_check(struct api_ctx *c);
+ * with the task once finished (with no later_task, the Space once
+ * closed), 202 with it once the wait ran out, otherwise parked again
+ * (c->later). */
+void api_wait_check(struct api_ctx *c);
 void api_instance_list(struct api_ctx *c);
 /* GET .../runtime-bundles: the bundles of the instances bound to the
  * workspace, with their manifests; whoever may list the instances. */

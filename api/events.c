@@ -60,7 +60,8 @@ static struct {
 	struct cm_listener pub_l;
 	nng_aio *sub_rx; /* the loop's receives */
 	struct api_stream *list;
-	/* Finished task ids, for a request parked after its task's end. */
+	/* Finished task ids and closed Spaces' ids, for a request parked
+	 * after what it waits for happened. */
 	char recent[CM_WAIT_RECENT][CM_ID_MAX + 1];
 	size_t recent_next;
 } ev;
@@ -348,7 +349,8 @@ api_events_park(struct api_conn *c, const struct api_job *j)
 	                       ? now + CM_WAIT_RECHECK_MS
 	                       : j->deadline_ms;
 	for (size_t i = 0; i < CM_WAIT_RECENT; i++)
-		if (strcmp(ev.recent[i], s->task) == 0) {
+		if (strcmp(ev.recent[i], s->task[0] ? s->task : s->space) ==
+		    0) {
 			check(s, now); /* it finished before it was parked */
 			break;
 		}
@@ -382,18 +384,22 @@ on_event(const struct pr_event *e)
 {
 	struct api_stream *s, *next;
 	bool done = finishing(e->kind) && e->task_id != NULL;
+	bool closed = cm_event_kind_is(e->kind, CM_EV_SPACE_CLOSED);
 	int64_t now = cm_mono_ms();
 
 	api_metrics_event(e);
-	if (done) {
+	if (done || closed) { /* a task's id, or a closed Space's */
 		snprintf(ev.recent[ev.recent_next], sizeof(ev.recent[0]), "%s",
-		    e->task_id);
+		    done ? e->task_id : e->space_id);
 		ev.recent_next = (ev.recent_next + 1) % CM_WAIT_RECENT;
 	}
 	for (s = ev.list; s != NULL; s = next) {
 		next = s->next; /* s may be cut and freed */
 		if (s->parked) {
-			if (done && strcmp(s->task, e->task_id) == 0)
+			/* A close's wait has no task. */
+			if (s->task[0] != '\0'
+			        ? done && strcmp(s->task, e->task_id) == 0
+			        : closed && strcmp(s->space, e->space_id) == 0)
 				check(s, now);
 		} else if (strcmp(s->space, e->space_id) == 0) {
 			stream_event(s, e, now);

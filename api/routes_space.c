@@ -207,27 +207,31 @@ terminal(const char *status)
 }
 
 /*
- * ?wait=SECONDS: answers 200 with the finished task, or 202 with the task
- * as it stands when the wait runs out (SPEC 3 rule 3).  Until then the
- * request is parked on the loop, holding no thread.
+ * ?wait=SECONDS: answers 200 with the finished task (a close: the closed
+ * Space), or 202 with it as it stands when the wait runs out (SPEC 3
+ * rule 3).  Until then the request is parked on the loop, holding no
+ * thread.  task_id "": the Space's close is waited for.
  */
 static void
-park(struct api_ctx *c, const char *task_id, int64_t deadline_ms)
+park(struct api_ctx *c, const char *task_id, long wait_s)
 {
 	c->later = API_LATER_WAIT;
 	snprintf(c->later_task, sizeof(c->later_task), "%s", task_id);
-	c->later_deadline_ms = deadline_ms;
+	c->later_deadline_ms = cm_mono_ms() + wait_s * 1000;
 }
 
 void
-api_task_wait_check(struct api_ctx *c)
+api_wait_check(struct api_ctx *c)
 {
-	struct pr_req q = req_for(c, PR_OP_TASK_GET);
+	/* A close's wait names no task: it waits for the Space. */
+	bool space = c->later_task[0] == '\0';
+	struct pr_req q = req_for(c, space ? PR_OP_SPACE_GET : PR_OP_TASK_GET);
 	struct pr_rep r;
 	bool done;
 
 	c->later = API_LATER_NONE;
-	q.task_id = c->later_task;
+	if (!space)
+		q.task_id = c->later_task;
 	if (!api_call(c, &q, &r))
 		return;
 	if (r.err != CM_OK) {
@@ -235,9 +239,13 @@ api_task_wait_check(struct api_ctx *c)
 		pr_rep_free(&r);
 		return;
 	}
-	done = terminal(r.tasks[0].status);
+	done = space ? cm_space_status_is(r.spaces[0].status, CM_SPACE_CLOSED)
+	             : terminal(r.tasks[0].status);
 	if (done || cm_mono_ms() >= c->later_deadline_ms)
-		api_ok(c, done ? 200 : 202, api_dto_task(&r.tasks[0]));
+		api_ok(c, done ? 200 : 202,
+		    space ? api_dto_space(
+		                &r.spaces[0], r.n_tasks ? &r.tasks[0] : NULL)
+		          : api_dto_task(&r.tasks[0]));
 	else
 		c->later = API_LATER_WAIT;
 	pr_rep_free(&r);
@@ -343,7 +351,7 @@ api_task_submit(struct api_ctx *c)
 	} else if (r.err != CM_OK) {
 		api_fail_rep(c, &r);
 	} else if (wait > 0 && !terminal(r.tasks[0].status)) {
-		park(c, r.tasks[0].task_id, cm_mono_ms() + wait * 1000);
+		park(c, r.tasks[0].task_id, wait);
 	} else {
 		api_ok(c, terminal(r.tasks[0].status) || !r.created ? 200 : 202,
 		    api_dto_task(&r.tasks[0]));
@@ -462,7 +470,11 @@ api_space_close(struct api_ctx *c)
 {
 	struct pr_req q = req_for(c, PR_OP_SPACE_CLOSE);
 	struct pr_rep sp, r;
+	bool closed;
+	long wait;
 
+	if (!api_query_int(c, "wait", 0, CM_WAIT_MAX_S, 0, &wait))
+		return;
 	if (c->req->body_len > 0) {
 		json_t *body = api_body(c, (const char *const[]){NULL}, true);
 		if (body == NULL)
@@ -478,11 +490,12 @@ api_space_close(struct api_ctx *c)
 		return;
 	if (r.err != CM_OK)
 		api_fail_rep(c, &r);
+	else if (!(closed = cm_space_status_is(
+	               r.spaces[0].status, CM_SPACE_CLOSED)) &&
+	         wait > 0)
+		park(c, "", wait);
 	else /* closed only once the actor has torn the browser down */
-		api_ok(c,
-		    cm_space_status_is(r.spaces[0].status, CM_SPACE_CLOSED)
-		        ? 200
-		        : 202,
+		api_ok(c, closed ? 200 : 202,
 		    api_dto_space(
 		        &r.spaces[0], r.n_tasks ? &r.tasks[0] : NULL));
 	pr_rep_free(&r);

@@ -211,7 +211,7 @@ run_wait(struct api_job *j, const struct cm_config *cfg, nng_socket store)
 	c.space_id = j->space;
 	snprintf(c.later_task, sizeof(c.later_task), "%s", j->task);
 	c.later_deadline_ms = j->deadline_ms;
-	api_task_wait_check(&c);
+	api_wait_check(&c);
 	conclude(j, &c);
 	free(res.body);
 }

@@ -287,9 +287,10 @@
 #define CM_SSE_HEARTBEAT_MS 15000
 #define CM_EVENTS_RPC_TIMEOUT_MS 5000 /* a page of events from the store */
 /* ?wait= requests are parked, not held by a thread: each is looked at again
- * when its task's finishing event arrives, and every CM_WAIT_RECHECK_MS in
- * case the feed dropped it.  The last CM_WAIT_RECENT finished task ids are
- * kept for a request parked just after its task finished. */
+ * when its task's finishing event (a close's: space_closed) arrives, and
+ * every CM_WAIT_RECHECK_MS in case the feed dropped it.  The last
+ * CM_WAIT_RECENT finished task ids and closed Spaces' ids are kept for a
+ * request parked just after what it waits for. */
 #define CM_WAIT_RECHECK_MS 1000
 #define CM_WAIT_RECENT 256
 

@@ -10,6 +10,7 @@
 #include <criterion/criterion.h>
 #include <jansson.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -790,6 +791,47 @@ Test(acceptance, acceptance_11_close, .fini = tk_cleanup)
 	json_decref(res);
 	hf_create_ok(&e, 0, "[\"noop\"]", again);
 	cr_assert_str_neq(again, space);
+	hf_stop(&e);
+}
+
+/*
+ * close?wait=SECONDS: answered 200 once the Space is closed (its runtime
+ * torn down), or 202 with the Space as it stands when the wait runs out;
+ * a close repeated with a wait waits for the same teardown.
+ */
+Test(acceptance, close_with_wait_answers_once_closed, .fini = tk_cleanup)
+{
+	static struct hf_env e;
+	char idle[CM_ID_MAX + 1], busy[CM_ID_MAX + 1];
+	json_t *res;
+	pid_t actor;
+
+	hf_start(&e, "accw", 2, NULL);
+	hf_create_ok(&e, 0, "[\"noop\"]", idle);
+	cr_assert_eq(
+	    hf_post(&e, e.manager, idle, "close?wait=31", NULL, &res), 422);
+	json_decref(res);
+	cr_assert_eq(
+	    hf_post(&e, e.manager, idle, "close?wait=10", NULL, &res), 200);
+	cr_assert_str_eq(af_data_str(res, "status"), "closed");
+	json_decref(res);
+
+	/* Its actor frozen, a Space cannot be torn down: the wait runs out.
+	 */
+	hf_create_ok(&e, 1, "[\"noop\"]", busy);
+	cr_assert_gt(actor = sf_wait_actor(&e.sf, busy, 0, SF_WAIT_MS), 0);
+	cr_assert_eq(kill(actor, SIGSTOP), 0);
+	cr_assert_eq(
+	    hf_post(&e, e.manager, busy, "close?wait=1", NULL, &res), 202);
+	cr_assert(
+	    json_is_true(json_object_get(af_data(res), "close_requested")));
+	cr_assert_str_neq(af_data_str(res, "status"), "closed");
+	json_decref(res);
+	cr_assert_eq(kill(actor, SIGCONT), 0);
+	cr_assert_eq(
+	    hf_post(&e, e.manager, busy, "close?wait=10", NULL, &res), 200);
+	cr_assert_str_eq(af_data_str(res, "status"), "closed");
+	json_decref(res);
 	hf_stop(&e);
 }
 
