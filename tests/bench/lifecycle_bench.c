@@ -498,7 +498,7 @@ main(void)
 	static int64_t total[LB_RUNS_MAX], to_close[LB_RUNS_MAX];
 	static int64_t to_snap[LB_RUNS_MAX], warm[LB_RUNS_MAX];
 	static int64_t cold[LB_RUNS_MAX], page[LB_RUNS_MAX];
-	static int64_t fresh[LB_RUNS_MAX];
+	static int64_t fresh[LB_RUNS_MAX], tail[LB_RUNS_MAX];
 	static int64_t steps[LB_STEPS][LB_RUNS_MAX];
 	static int64_t fsteps[LB_STEPS][LB_RUNS_MAX];
 	static struct lb_world w;
@@ -548,6 +548,9 @@ main(void)
 	else {
 		report("spaced create_to_snapshot", to_snap, n);
 		report("spaced create_to_close_answered", to_close, n);
+		for (int i = 0; i < n; i++)
+			tail[i] = total[i] - to_snap[i];
+		report("spaced snapshot_answered_to_closed", tail, n);
 		p50 = report("spaced lifecycle_until_closed", total, n);
 	}
 	p50_page = report_steps("warm_page", page, steps, n);
