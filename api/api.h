@@ -58,7 +58,7 @@ struct api_ctx {
 	char params[4][CM_ID_MAX + 1];
 	/* A route that answers later says so here, and sets no answer:
 	 * API_LATER_WAIT parks the request until task later_task finishes
-	 * (the Space closes, when later_task is empty) or
+	 * (with later_closed, until the Space is closed) or
 	 * later_deadline_ms (monotonic) passes, then api_wait_check runs;
 	 * API_LATER_STREAM turns the connection into the Space's
 	 * event stream, after sequence later_after. */
@@ -68,6 +68,7 @@ struct api_ctx {
 		API_LATER_STREAM
 	} later;
 	char later_task[CM_ID_MAX + 1];
+	bool later_closed;
 	int64_t later_deadline_ms;
 	int64_t later_after;
 	/* The matched route's pattern (metrics label); NULL: no route. */
@@ -182,7 +183,7 @@ void api_event_list(struct api_ctx *c);
  * authorization. */
 void api_artifact_get(struct api_ctx *c);
 /* A parked ?wait= request (workspace_id, space_id and later_* set): 200
- * with the task once finished (with no later_task, the Space once
+ * with the task once finished (with later_closed, the Space once
  * closed), 202 with it once the wait ran out, otherwise parked again
  * (c->later). */
 void api_wait_check(struct api_ctx *c);

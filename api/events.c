@@ -39,8 +39,10 @@ struct api_stream {
 	bool parked; /* a ?wait= request, not a stream */
 	char ws[CM_ID_MAX + 1];
 	char space[CM_ID_MAX + 1];
-	/* Parked: the task, what the answer needs, and when to look. */
+	/* Parked: the task (or the Space's close), what the answer needs,
+	 * and when to look. */
 	char task[CM_ID_MAX + 1];
+	bool until_closed;
 	const char *route, *method;
 	bool close;
 	int64_t t0_ns; /* when the request was complete (metrics) */
@@ -317,6 +319,7 @@ check(struct api_stream *s, int64_t now)
 	snprintf(j->ws, sizeof(j->ws), "%s", s->ws);
 	snprintf(j->space, sizeof(j->space), "%s", s->space);
 	snprintf(j->task, sizeof(j->task), "%s", s->task);
+	j->until_closed = s->until_closed;
 	j->deadline_ms = s->deadline_ms;
 	s->checking = true;
 	api_http_queue(j);
@@ -340,6 +343,7 @@ api_events_park(struct api_conn *c, const struct api_job *j)
 	snprintf(s->ws, sizeof(s->ws), "%s", j->ws);
 	snprintf(s->space, sizeof(s->space), "%s", j->space);
 	snprintf(s->task, sizeof(s->task), "%s", j->task);
+	s->until_closed = j->until_closed;
 	s->route = j->route;
 	s->method = j->http_method;
 	s->close = j->close;
@@ -349,8 +353,8 @@ api_events_park(struct api_conn *c, const struct api_job *j)
 	                       ? now + CM_WAIT_RECHECK_MS
 	                       : j->deadline_ms;
 	for (size_t i = 0; i < CM_WAIT_RECENT; i++)
-		if (strcmp(ev.recent[i], s->task[0] ? s->task : s->space) ==
-		    0) {
+		if (strcmp(ev.recent[i],
+		        s->until_closed ? s->space : s->task) == 0) {
 			check(s, now); /* it finished before it was parked */
 			break;
 		}
@@ -396,10 +400,9 @@ on_event(const struct pr_event *e)
 	for (s = ev.list; s != NULL; s = next) {
 		next = s->next; /* s may be cut and freed */
 		if (s->parked) {
-			/* A close's wait has no task. */
-			if (s->task[0] != '\0'
-			        ? done && strcmp(s->task, e->task_id) == 0
-			        : closed && strcmp(s->space, e->space_id) == 0)
+			if (s->until_closed
+			        ? closed && strcmp(s->space, e->space_id) == 0
+			        : done && strcmp(s->task, e->task_id) == 0)
 				check(s, now);
 		} else if (strcmp(s->space, e->space_id) == 0) {
 			stream_event(s, e, now);

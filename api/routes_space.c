@@ -210,21 +210,22 @@ terminal(const char *status)
  * ?wait=SECONDS: answers 200 with the finished task (a close: the closed
  * Space), or 202 with it as it stands when the wait runs out (SPEC 3
  * rule 3).  Until then the request is parked on the loop, holding no
- * thread.  task_id "": the Space's close is waited for.
+ * thread.  task_id NULL: the Space's close is waited for.
  */
 static void
 park(struct api_ctx *c, const char *task_id, long wait_s)
 {
 	c->later = API_LATER_WAIT;
-	snprintf(c->later_task, sizeof(c->later_task), "%s", task_id);
+	c->later_closed = task_id == NULL;
+	snprintf(c->later_task, sizeof(c->later_task), "%s",
+	    task_id != NULL ? task_id : "");
 	c->later_deadline_ms = cm_mono_ms() + wait_s * 1000;
 }
 
 void
 api_wait_check(struct api_ctx *c)
 {
-	/* A close's wait names no task: it waits for the Space. */
-	bool space = c->later_task[0] == '\0';
+	bool space = c->later_closed;
 	struct pr_req q = req_for(c, space ? PR_OP_SPACE_GET : PR_OP_TASK_GET);
 	struct pr_rep r;
 	bool done;
@@ -493,7 +494,7 @@ api_space_close(struct api_ctx *c)
 	else if (!(closed = cm_space_status_is(
 	               r.spaces[0].status, CM_SPACE_CLOSED)) &&
 	         wait > 0)
-		park(c, "", wait);
+		park(c, NULL, wait);
 	else /* closed only once the actor has torn the browser down */
 		api_ok(c, closed ? 200 : 202,
 		    api_dto_space(

@@ -136,6 +136,7 @@ conclude(struct api_job *j, struct api_ctx *c)
 		if (c->space_id != j->space)
 			snprintf(j->space, sizeof(j->space), "%s", c->space_id);
 		snprintf(j->task, sizeof(j->task), "%s", c->later_task);
+		j->until_closed = c->later_closed;
 		j->deadline_ms = c->later_deadline_ms;
 		j->after = c->later_after;
 		/* A stream is answered 200 now; a parked request counts when
@@ -210,6 +211,7 @@ run_wait(struct api_job *j, const struct cm_config *cfg, nng_socket store)
 	c.workspace_id = j->ws;
 	c.space_id = j->space;
 	snprintf(c.later_task, sizeof(c.later_task), "%s", j->task);
+	c.later_closed = j->until_closed;
 	c.later_deadline_ms = j->deadline_ms;
 	api_wait_check(&c);
 	conclude(j, &c);
