@@ -81,15 +81,22 @@ is_secret_key(const char *key)
  * the request said there (an unknown key, say), even when the fuzzer
  * spelled part of a secret into it.
  */
-/* Marks every place in msg where s occurs. */
+/* Marks every place in msg where s occurs, and the longest start of s
+ * that ends msg: a message is cut at its bound, an echo with it. */
 static void
 cover(const char *msg, bool *covered, const char *s)
 {
-	size_t n = strlen(s);
+	size_t n = strlen(s), m = strlen(msg);
 
 	for (const char *at = msg; n > 0 && (at = strstr(at, s)) != NULL; at++)
 		for (size_t k = 0; k < n; k++)
 			covered[(size_t)(at - msg) + k] = true;
+	for (size_t k = n < m ? n : m; k > 0; k--)
+		if (memcmp(msg + m - k, s, k) == 0) {
+			for (size_t j = m - k; j < m; j++)
+				covered[j] = true;
+			break;
+		}
 }
 
 static void
