@@ -183,6 +183,9 @@
  * Chromium's processes costs tens of ms of CPU, which the live Spaces
  * and the store come before. */
 #define CM_BROWSER_DYING_NICE 19
+/* The processes of a browser's tree a kill puts in SCHED_IDLE first (a
+ * Chromium runs about 8). */
+#define CM_BROWSER_TREE_MAX 64
 #define CM_BROWSER_START_MS 30000 /* launch until the page is ready */
 #define CM_BROWSER_LAUNCH_TRIES 3 /* failed launches in a row: unusable */
 /* A page told to stop (after a cancel or a timeout) confirms within this,

@@ -32,6 +32,15 @@ int act_browser_launch(const char *chromium_path, const char *profile_dir,
     const char *proxy, struct act_browser *b, char *err, size_t errlen);
 
 /*
+ * Puts every thread of the process tree under leader (the leader and its
+ * descendants, as /proc/<pid>/task/<tid>/children lists them) in
+ * SCHED_IDLE, where any other task's wake-up preempts them at once: a
+ * browser about to be killed, whose teardown must not delay anyone.  A
+ * thread born after the walk, or a kernel without those lists, is missed.
+ */
+void act_browser_idle_tree(pid_t leader);
+
+/*
  * Kills the browser's process group and reaps its leader, waiting at
  * most CM_BROWSER_REAP_MS (it was sent SIGKILL).  Closes neither fd.
  * Safe on a browser that is not running.
