@@ -420,6 +420,11 @@ actor_turn(struct actor *a)
 		return 0;
 
 	stepping = a->have_task && !a->outcome.pending;
+	/* Upkeep while the store answers (a call ended, its outcome is on
+	 * its way), never while a call or a cleanup runs. */
+	if (!stepping && a->cleanup == CLEAN_NONE && !a->closing &&
+	    a->drv != NULL && a->ops->rest != NULL)
+		a->ops->rest(a->drv);
 	now = cm_mono_ms();
 	/* Cleaning up, the task's deadline has passed or no longer counts:
 	 * the driver's own wake bounds the reset. */

@@ -14,10 +14,16 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "limits.h"
+
 struct act_browser {
 	pid_t pid; /* also its process group; 0 when none runs */
 	int wfd;   /* we write CDP here: the browser's fd 3 */
 	int rfd;   /* we read CDP here: the browser's fd 4 */
+	/* Its processes as act_browser_list saw them (the leader first);
+	 * n_procs 0 when not listed. */
+	pid_t procs[CM_BROWSER_TREE_MAX];
+	int n_procs;
 };
 
 /*
@@ -32,13 +38,23 @@ int act_browser_launch(const char *chromium_path, const char *profile_dir,
     const char *proxy, struct act_browser *b, char *err, size_t errlen);
 
 /*
- * Puts every thread of the process tree under leader (the leader and its
- * descendants, as /proc/<pid>/task/<tid>/children lists them) in
- * SCHED_IDLE, where any other task's wake-up preempts them at once: a
- * browser about to be killed, whose teardown must not delay anyone.  A
- * thread born after the walk, or a kernel without those lists, is missed.
+ * Lists the browser's processes now: the leader and its descendants, as
+ * /proc/<pid>/task/<tid>/children gives them.  A driver lists them while
+ * it waits anyway (between calls), so that a kill need not walk the tree
+ * on the close's path; the list counts only until the next call, and a
+ * new browser starts without one.
  */
-void act_browser_idle_tree(pid_t leader);
+void act_browser_list(struct act_browser *b);
+
+/*
+ * Puts the browser's processes, every thread of each, in SCHED_IDLE,
+ * where any other task's wake-up preempts them at once: a browser about
+ * to be killed, whose teardown must not delay anyone.  The processes
+ * listed, those still in the browser's process group; with no list, the
+ * tree is walked now.  A thread born after the list or the walk, or a
+ * kernel without the children lists, is missed.
+ */
+void act_browser_idle(const struct act_browser *b);
 
 /*
  * Kills the browser's process group and reaps its leader, waiting at

@@ -103,6 +103,13 @@ struct act_driver_ops {
 	int (*reset)(struct act_driver *d);
 	/* Tears the runtime down and wipes an ephemeral profile. */
 	void (*close)(struct act_driver *d);
+	/*
+	 * Optional (NULL for none).  No call runs and the actor waits, most
+	 * often on the store: the moment for upkeep that would otherwise
+	 * fall on a call's or the close's path.  Called on every such turn
+	 * of the loop; it must return at once when there is nothing to do.
+	 */
+	void (*rest)(struct act_driver *d);
 };
 
 /* The driver for a name, or NULL. */

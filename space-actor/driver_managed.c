@@ -376,6 +376,9 @@ md_start(struct act_driver *d, const struct act_call *call)
 
 	if (act_session_start(&d->s, call) != 0)
 		return -1;
+	/* The call may start processes (a page of another site gets a
+	 * renderer of its own): the list is listed again after it. */
+	d->b.n_procs = 0;
 	if (d->s.state == ACT_SESSION_DOWN &&
 	    (d->launch_failures >= CM_BROWSER_LAUNCH_TRIES ||
 	        md_launch(d, err, sizeof(err)) != 0)) {
@@ -430,6 +433,16 @@ md_step(struct act_driver *d, const struct pollfd *fds, int nfds,
 	return st;
 }
 
+/* Lists the browser's processes, once after each call, for its kill
+ * (browser.h): the close then puts them in SCHED_IDLE without walking
+ * the tree first. */
+static void
+md_rest(struct act_driver *d)
+{
+	if (d->b.pid > 0 && d->b.n_procs == 0 && !act_session_busy(&d->s))
+		act_browser_list(&d->b);
+}
+
 static int
 md_cancel(struct act_driver *d)
 {
@@ -477,4 +490,5 @@ const struct act_driver_ops act_driver_managed = {
     .cancel = md_cancel,
     .reset = md_reset,
     .close = md_close,
+    .rest = md_rest,
 };

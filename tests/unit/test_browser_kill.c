@@ -2,9 +2,10 @@
  * test_browser_kill.c: the kill of a browser's process group
  * (space-actor/browser.h) on a tree of processes made here, standing in
  * for a Chromium: a leader with a second thread, a child and a grandchild.
- * act_browser_idle_tree puts every thread of that tree in SCHED_IDLE and
- * nothing else (the caller, a process beside the tree); act_browser_kill
- * leaves none of the tree running.
+ * act_browser_idle puts every thread of that tree in SCHED_IDLE and
+ * nothing else (the caller, a process beside the tree), walking it, or
+ * from act_browser_list's list, without what has left the browser's
+ * process group since; act_browser_kill leaves none of the tree running.
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "browser.h"
@@ -34,12 +36,21 @@ waiter(void *arg)
 	return NULL;
 }
 
+/* SIGUSR1: the process leaves the tree's process group. */
+static void
+leave_group(int sig)
+{
+	(void)sig;
+	setpgid(0, 0);
+}
+
 /* In a forked process: says its pid on fd, and waits to be killed. */
 static void
 stay(int fd)
 {
 	pid_t me = getpid();
 
+	signal(SIGUSR1, leave_group);
 	if (write(fd, &me, sizeof(me)) != sizeof(me))
 		_exit(1);
 	for (;;)
@@ -167,7 +178,8 @@ Test(browser_kill, the_whole_tree_goes_idle_and_nothing_else)
 			pause();
 	cr_assert_gt(beside, 0);
 
-	act_browser_idle_tree(pids[0]);
+	b.pid = pids[0];
+	act_browser_idle(&b);
 	cr_assert(all_threads(pids[0], SCHED_IDLE, &n),
 	    "a thread of the leader is not idle");
 	cr_assert_eq(n, 2, "the leader has %d threads", n);
@@ -178,7 +190,6 @@ Test(browser_kill, the_whole_tree_goes_idle_and_nothing_else)
 	cr_assert(all_threads(beside, SCHED_OTHER, &n),
 	    "a process beside the tree was touched");
 
-	b.pid = pids[0];
 	act_browser_kill(&b);
 	cr_assert_eq(b.pid, 0);
 	tree_reaped(pids);
@@ -189,6 +200,7 @@ Test(browser_kill, the_whole_tree_goes_idle_and_nothing_else)
 
 Test(browser_kill, a_tree_whose_leader_is_gone_is_left_alone)
 {
+	struct act_browser b = {.wfd = -1, .rfd = -1};
 	pid_t pids[3];
 	int n;
 
@@ -197,8 +209,50 @@ Test(browser_kill, a_tree_whose_leader_is_gone_is_left_alone)
 	cr_assert_eq(waitpid(pids[0], NULL, 0), pids[0]);
 	/* Its children are ours now (the subreaper): not walked from a
 	 * leader that no longer exists. */
-	act_browser_idle_tree(pids[0]);
+	b.pid = pids[0];
+	act_browser_idle(&b);
 	cr_assert(all_threads(pids[1], SCHED_OTHER, &n));
 	kill(-pids[0], SIGKILL);
+	tree_reaped(pids);
+}
+
+Test(browser_kill, a_listed_tree_goes_idle_but_what_left_its_group)
+{
+	struct act_browser b = {.wfd = -1, .rfd = -1};
+	pid_t pids[3];
+	int n, found = 0;
+
+	tree_start(pids);
+	b.pid = pids[0];
+	act_browser_list(&b);
+	cr_assert_eq(b.n_procs, 3, "listed %d processes", b.n_procs);
+	cr_assert_eq(b.procs[0], pids[0], "the leader comes first");
+	for (int i = 0; i < b.n_procs; i++)
+		found += b.procs[i] == pids[1] || b.procs[i] == pids[2];
+	cr_assert_eq(found, 2, "the child and grandchild are listed");
+	cr_assert(
+	    all_threads(pids[0], SCHED_OTHER, &n), "listing changed a policy");
+
+	/* The grandchild leaves the group, as a pid reused by another
+	 * process would not be in it (and the group's kill after a test). */
+	beside = pids[2];
+	kill(pids[2], SIGUSR1);
+	for (int i = 0; i < 5000 && getpgid(pids[2]) != pids[2]; i++) {
+		struct timespec ms = {0, 1000 * 1000};
+
+		nanosleep(&ms, NULL);
+	}
+	cr_assert_eq(getpgid(pids[2]), pids[2], "it never left the group");
+
+	act_browser_idle(&b);
+	cr_assert(all_threads(pids[0], SCHED_IDLE, &n), "the leader");
+	cr_assert(all_threads(pids[1], SCHED_IDLE, &n), "the child");
+	cr_assert(all_threads(pids[2], SCHED_OTHER, &n),
+	    "a listed process outside the group was touched");
+	cr_assert(all_threads(getpid(), SCHED_OTHER, &n), "the caller");
+
+	act_browser_kill(&b);
+	cr_assert_eq(b.n_procs, 0, "the list outlived its browser");
+	kill(pids[2], SIGKILL);
 	tree_reaped(pids);
 }
