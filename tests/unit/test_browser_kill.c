@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,12 +112,13 @@ all_threads(pid_t pid, int policy, int *n)
 	cr_assert_not_null(d, "no %s", path);
 	*n = 0;
 	while ((de = readdir(d)) != NULL) {
-		int tid = atoi(de->d_name);
+		char *end;
+		long tid = strtol(de->d_name, &end, 10);
 
-		if (tid <= 0)
-			continue;
+		if (*end != '\0' || tid <= 0 || tid > INT32_MAX)
+			continue; /* "." and ".." */
 		(*n)++;
-		all = all && sched_getscheduler(tid) == policy;
+		all = all && sched_getscheduler((pid_t)tid) == policy;
 	}
 	closedir(d);
 	return all;
