@@ -377,7 +377,7 @@ md_start(struct act_driver *d, const struct act_call *call)
 	if (act_session_start(&d->s, call) != 0)
 		return -1;
 	/* The call may start processes (a page of another site gets a
-	 * renderer of its own): the list is listed again after it. */
+	 * renderer of its own): they are listed again after it. */
 	d->b.n_procs = 0;
 	if (d->s.state == ACT_SESSION_DOWN &&
 	    (d->launch_failures >= CM_BROWSER_LAUNCH_TRIES ||
