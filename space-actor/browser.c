@@ -206,40 +206,55 @@ act_browser_launch(const char *chromium_path, const char *profile_dir,
 	return 0;
 }
 
+/* The thread id an entry of /proc/<pid>/task names, or 0 ("." and
+ * ".."). */
+static pid_t
+browser_tid(const struct dirent *de)
+{
+	char *end;
+	long tid = strtol(de->d_name, &end, 10);
+
+	return *end == '\0' && tid > 0 && tid <= INT32_MAX ? (pid_t)tid : 0;
+}
+
+static void
+browser_idle_thread(pid_t tid)
+{
+	const struct sched_param idle = {.sched_priority = 0};
+
+	(void)sched_setscheduler(tid, SCHED_IDLE, &idle);
+}
+
 /* Every thread of process pid to SCHED_IDLE. */
 static void
 browser_idle_threads(pid_t pid)
 {
-	const struct sched_param idle = {.sched_priority = 0};
 	char path[64];
 	struct dirent *de;
 	DIR *tasks;
+	pid_t tid;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	if ((tasks = opendir(path)) == NULL)
 		return; /* gone already */
-	while ((de = readdir(tasks)) != NULL) {
-		char *end;
-		long tid = strtol(de->d_name, &end, 10);
-
-		if (*end == '\0' && tid > 0 && tid <= INT32_MAX)
-			(void)sched_setscheduler((pid_t)tid, SCHED_IDLE, &idle);
-	}
+	while ((de = readdir(tasks)) != NULL)
+		if ((tid = browser_tid(de)) > 0)
+			browser_idle_thread(tid);
 	closedir(tasks);
 }
 
 /* Appends to procs (n of them so far) the children of thread tid of pid,
  * up to CM_BROWSER_TREE_MAX; returns the new count. */
 static int
-browser_children(pid_t pid, long tid, pid_t *procs, int n)
+browser_children(pid_t pid, pid_t tid, pid_t *procs, int n)
 {
 	/* Each child's pid, up to 10 digits, and a space. */
 	char path[64], list[CM_BROWSER_TREE_MAX * 11 + 1], *at, *end;
 	ssize_t got = 0;
 	int fd;
 
-	snprintf(
-	    path, sizeof(path), "/proc/%d/task/%ld/children", (int)pid, tid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid,
+	    (int)tid);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return n;
 	while ((size_t)got < sizeof(list) - 1) {
@@ -283,18 +298,17 @@ browser_tree(pid_t leader, pid_t *procs, bool idle)
 		char path[64];
 		struct dirent *de;
 		DIR *tasks;
+		pid_t tid;
 
-		if (idle)
-			browser_idle_threads(procs[i]);
 		snprintf(path, sizeof(path), "/proc/%d/task", (int)procs[i]);
 		if ((tasks = opendir(path)) == NULL)
 			continue; /* gone already */
-		while (
-		    n < CM_BROWSER_TREE_MAX && (de = readdir(tasks)) != NULL) {
-			char *end;
-			long tid = strtol(de->d_name, &end, 10);
-
-			if (*end == '\0' && tid > 0 && tid <= INT32_MAX)
+		while ((de = readdir(tasks)) != NULL) {
+			if ((tid = browser_tid(de)) == 0)
+				continue;
+			if (idle)
+				browser_idle_thread(tid);
+			if (n < CM_BROWSER_TREE_MAX)
 				n = browser_children(procs[i], tid, procs, n);
 		}
 		closedir(tasks);
