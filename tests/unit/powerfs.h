@@ -424,7 +424,21 @@ pf_replay_open(struct pf_replay *rp, const char *log_path)
 		got += (size_t)n;
 	}
 	close(fd);
-	rp->len = (size_t)st.st_size;
+	/*
+	 * The log ends after its last whole record.  A process killed
+	 * while it appended (SIGKILL cuts a write to a file short) leaves a
+	 * torn one, whose write never completed: as if the power went
+	 * before it, so nothing of it is replayed or cut at.
+	 */
+	rp->len = 0;
+	while (rp->len + sizeof(struct pf_rec) <= (size_t)st.st_size) {
+		struct pf_rec r;
+
+		memcpy(&r, rp->log + rp->len, sizeof(r));
+		if (r.len > (size_t)st.st_size - rp->len - sizeof(r))
+			break;
+		rp->len += sizeof(r) + r.len;
+	}
 	return 0;
 }
 
