@@ -187,6 +187,10 @@ void api_artifact_get(struct api_ctx *c);
  * closed), 202 with it once the wait ran out, otherwise parked again
  * (c->later). */
 void api_wait_check(struct api_ctx *c);
+/* The same for a parked request's task t, read or carried by its event:
+ * 200 with it and true when it has finished, otherwise false and no
+ * answer.  No store call. */
+bool api_wait_finished(struct api_ctx *c, const struct pr_task *t);
 void api_instance_list(struct api_ctx *c);
 /* GET .../runtime-bundles: the bundles of the instances bound to the
  * workspace, with their manifests; whoever may list the instances. */

@@ -76,6 +76,13 @@ api_http_queue(struct api_job *j)
 	api_work_queue(j);
 }
 
+void
+api_http_done(struct api_job *j)
+{
+	j->conn->jobs++; /* as if queued: api_conn_job_done takes it back */
+	api_conn_job_done(j, cm_mono_ms());
+}
+
 static uint32_t
 interest(const struct api_conn *c)
 {

@@ -298,18 +298,14 @@ stream_event(struct api_stream *s, const struct pr_event *e, int64_t now)
 	}
 }
 
-/* Hands a parked request to a worker to look at its task. */
-static void
-check(struct api_stream *s, int64_t now)
+/* The job that answers a parked request, or NULL out of memory. */
+static struct api_job *
+wait_job(const struct api_stream *s)
 {
-	struct api_job *j;
+	struct api_job *j = calloc(1, sizeof(*j));
 
-	if (s->checking)
-		return;
-	if ((j = calloc(1, sizeof(*j))) == NULL) {
-		s->next_check_ms = now + CM_WAIT_RECHECK_MS;
-		return;
-	}
+	if (j == NULL)
+		return NULL;
 	j->kind = API_JOB_WAIT;
 	j->conn = s->conn;
 	j->t0_ns = s->t0_ns;
@@ -321,8 +317,49 @@ check(struct api_stream *s, int64_t now)
 	snprintf(j->task, sizeof(j->task), "%s", s->task);
 	j->until_closed = s->until_closed;
 	j->deadline_ms = s->deadline_ms;
+	return j;
+}
+
+/* Hands a parked request to a worker to look at its task. */
+static void
+check(struct api_stream *s, int64_t now)
+{
+	struct api_job *j;
+
+	if (s->checking)
+		return;
+	if ((j = wait_job(s)) == NULL) {
+		s->next_check_ms = now + CM_WAIT_RECHECK_MS;
+		return;
+	}
 	s->checking = true;
 	api_http_queue(j);
+}
+
+/*
+ * A parked request's task ended, and its event carried the row as that
+ * commit left it (store: st_event_settle): the answer is made here, as a
+ * worker would make it from the row read back, without that read.  Not
+ * while a worker looks at the task already: its answer comes.  s may be
+ * freed on return.
+ */
+static void
+finished(struct api_stream *s, const struct pr_task *t, int64_t now)
+{
+	struct api_job *j;
+
+	if (s->checking)
+		return;
+	if (t == NULL || (j = wait_job(s)) == NULL) {
+		check(s, now);
+		return;
+	}
+	if (!api_work_answer_wait(j, t)) {
+		api_job_free(j);
+		check(s, now);
+		return;
+	}
+	api_http_done(j);
 }
 
 void
@@ -383,8 +420,9 @@ publish(const struct pr_event *e)
 	free(json);
 }
 
+/* e, and t the task it ended as its commit left it (or NULL). */
 static void
-on_event(const struct pr_event *e)
+on_event(const struct pr_event *e, const struct pr_task *t)
 {
 	struct api_stream *s, *next;
 	bool done = finishing(e->kind) && e->task_id != NULL;
@@ -400,10 +438,12 @@ on_event(const struct pr_event *e)
 	for (s = ev.list; s != NULL; s = next) {
 		next = s->next; /* s may be cut and freed */
 		if (s->parked) {
-			if (s->until_closed
-			        ? closed && strcmp(s->space, e->space_id) == 0
-			        : done && strcmp(s->task, e->task_id) == 0)
-				check(s, now);
+			if (s->until_closed) {
+				if (closed && strcmp(s->space, e->space_id) == 0)
+					check(s, now);
+			} else if (done && strcmp(s->task, e->task_id) == 0) {
+				finished(s, t, now);
+			}
 		} else if (strcmp(s->space, e->space_id) == 0) {
 			stream_event(s, e, now);
 		}
@@ -418,14 +458,15 @@ api_events_feed(void)
 	while (cm_recv_try(ev.sub, ev.sub_rx, &m) == 0) {
 		struct pr_arena arena = {0};
 		struct pr_event e;
+		struct pr_task t;
 		char err[128];
 
-		if (pr_pub_decode(nng_msg_body(m), nng_msg_len(m), &e, &arena,
-		        err, sizeof(err)) != 0)
+		if (pr_pub_decode(nng_msg_body(m), nng_msg_len(m), &e, &t,
+		        &arena, err, sizeof(err)) != 0)
 			cm_warnx("api: bad event from the store: %s", err);
 		else if (e.sequence > 0) { /* 0: a wake-up notice */
 			publish(&e);
-			on_event(&e);
+			on_event(&e, t.task_id != NULL ? &t : NULL);
 		}
 		pr_arena_free(&arena);
 		nng_msg_free(m);

@@ -26,6 +26,8 @@
 #include "limits.h"
 #include "request.h"
 
+struct pr_task;
+
 struct api_conn;   /* one client connection, owned by the loop */
 struct api_stream; /* its event stream or parked wait (api/events.c) */
 
@@ -88,6 +90,8 @@ void api_http_stop(void);
 
 /* loop: gives a job to the workers; it comes back through the loop. */
 void api_http_queue(struct api_job *j);
+/* loop: a job the loop ran itself goes the way of one a worker ran. */
+void api_http_done(struct api_job *j);
 /* A job and everything it owns; NULL is fine. */
 void api_job_free(struct api_job *j);
 
@@ -117,6 +121,13 @@ void api_work_queue(struct api_job *j);
 struct api_job *api_work_take_done(void);
 /* Stops the threads; returns the jobs never run or never taken back. */
 struct api_job *api_work_stop(void);
+/*
+ * loop: answers j, a parked request (API_JOB_WAIT), from t, its task's
+ * row as the event that ended it carried it, as a worker would after
+ * reading it: true and j's answer rendered when t has finished, false
+ * and j untouched otherwise.  No store call.
+ */
+bool api_work_answer_wait(struct api_job *j, const struct pr_task *t);
 /*
  * work.c: a whole response (status line, headers, body, which may be
  * NULL) into *out (malloc'd, caller frees) and *len.  The body is

@@ -242,7 +242,9 @@ api_wait_check(struct api_ctx *c)
 	}
 	done = space ? cm_space_status_is(r.spaces[0].status, CM_SPACE_CLOSED)
 	             : terminal(r.tasks[0].status);
-	if (done || cm_mono_ms() >= c->later_deadline_ms)
+	if (!space && done)
+		api_wait_finished(c, &r.tasks[0]);
+	else if (done || cm_mono_ms() >= c->later_deadline_ms)
 		api_ok(c, done ? 200 : 202,
 		    space ? api_dto_space(
 		                &r.spaces[0], r.n_tasks ? &r.tasks[0] : NULL)
@@ -250,6 +252,16 @@ api_wait_check(struct api_ctx *c)
 	else
 		c->later = API_LATER_WAIT;
 	pr_rep_free(&r);
+}
+
+bool
+api_wait_finished(struct api_ctx *c, const struct pr_task *t)
+{
+	c->later = API_LATER_NONE;
+	if (!terminal(t->status))
+		return false;
+	api_ok(c, 200, api_dto_task(t));
+	return true;
 }
 
 /*

@@ -320,9 +320,11 @@ pr_event_topic(
 }
 
 int
-pr_pub_encode(const struct pr_event *ev, char **buf, size_t *len)
+pr_pub_encode(const struct pr_event *ev, const struct pr_task *task,
+    char **buf, size_t *len)
 {
 	const struct pr_rdesc *rd = pr_rec(PR_R_event);
+	const struct pr_rdesc *td = pr_rec(PR_R_task);
 	char topic[CM_TOPIC_MAX];
 	msgpack_sbuffer sb;
 	msgpack_packer pk;
@@ -333,9 +335,25 @@ pr_pub_encode(const struct pr_event *ev, char **buf, size_t *len)
 	if ((n = pr_event_topic(
 	         ev->workspace_id, ev->space_id, topic, sizeof(topic))) < 0)
 		return -1;
+	/* A task rides only with an event of that task. */
+	if (task != NULL && !pr_pub_task_fits(ev, task))
+		return -1;
 	enc_init(&sb, &pk);
 	return enc_finish(&sb,
 	    msgpack_sbuffer_write(&sb, topic, (size_t)n) ||
-	        enc_map(&pk, rd->f, rd->nf, ev),
+	        enc_map(&pk, rd->f, rd->nf, ev) ||
+	        (task != NULL && enc_map(&pk, td->f, td->nf, task)),
 	    buf, len);
+}
+
+bool
+pr_pub_task_fits(const struct pr_event *ev, const struct pr_task *task)
+{
+	return ev->task_id != NULL && task->task_id != NULL &&
+	       strcmp(ev->task_id, task->task_id) == 0 &&
+	       task->space_id != NULL &&
+	       strcmp(ev->space_id, task->space_id) == 0 &&
+	       task->workspace_id != NULL &&
+	       strcmp(ev->workspace_id, task->workspace_id) == 0 &&
+	       task->capability != NULL && task->status != NULL;
 }

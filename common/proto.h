@@ -471,11 +471,22 @@ void pr_rep_error(struct pr_rep *r, enum cm_err err, const char *fmt, ...)
  * (returns its length, or -1 when it does not fit).  pr_pub_encode
  * produces topic followed by the msgpack record, ready to publish;
  * pr_pub_decode checks the topic against the record it carries.
+ *
+ * An event that ends a task may carry the task's row as that same commit
+ * left it (task, or NULL): a second msgpack map after the event's, never
+ * stored, from which the api answers a request waiting on the task
+ * without reading it back.  It fits its event only when pr_pub_task_fits
+ * says so (the same task, Space and workspace, with capability and
+ * status); the encoder refuses, and the decoder rejects, one that does
+ * not.  A decoder given task NULL checks the task all the same and drops
+ * it; otherwise task->task_id is NULL when the message carries none.
  */
 int pr_event_topic(
     const char *workspace_id, const char *space_id, char *buf, size_t len);
-int pr_pub_encode(const struct pr_event *ev, char **buf, size_t *len);
+int pr_pub_encode(const struct pr_event *ev, const struct pr_task *task,
+    char **buf, size_t *len);
 int pr_pub_decode(const void *buf, size_t len, struct pr_event *out,
-    struct pr_arena *arena, char *err, size_t errlen);
+    struct pr_task *task, struct pr_arena *arena, char *err, size_t errlen);
+bool pr_pub_task_fits(const struct pr_event *ev, const struct pr_task *task);
 
 #endif

@@ -60,11 +60,12 @@ be_read(const unsigned char *p, size_t w)
  * walks the raw bytes first (O(len), no allocation) and admits only what our
  * messages can hold: int, bool, str, array and map, at most PR_DEPTH_MAX
  * deep, within the key and list limits, with every declared element really
- * present and nothing after the top-level map.  msgpack-c then only ever
- * sees at most len objects, so its allocations stay proportional to len.
+ * present; *used is the length of the top-level value, and what may follow
+ * it is the caller's to judge.  msgpack-c then only ever sees at most len
+ * objects, so its allocations stay proportional to len.
  */
 static int
-dec_prescan(struct pr_dec *d, const unsigned char *p, size_t len)
+dec_prescan(struct pr_dec *d, const unsigned char *p, size_t len, size_t *used)
 {
 	size_t pending[PR_DEPTH_MAX + 1] = {1}; /* elements left per depth */
 	size_t depth = 0, i = 0, n, w;
@@ -129,8 +130,7 @@ dec_prescan(struct pr_dec *d, const unsigned char *p, size_t len)
 			return dec_fail(d, "truncated message");
 		pending[++depth] = n;
 	}
-	if (i != len)
-		return dec_fail(d, "%zu trailing bytes", len - i);
+	*used = i;
 	return 0;
 }
 
@@ -301,8 +301,10 @@ dec_map(struct pr_dec *d, const msgpack_object *o, const struct pr_fdesc *tab,
 	return 0;
 }
 
+/* The map at the start of buf into base; *used is its length (what
+ * follows is not read). */
 static int
-dec_top(struct pr_dec *d, const void *buf, size_t len,
+dec_first(struct pr_dec *d, const void *buf, size_t len, size_t *used,
     const struct pr_fdesc *tab, size_t nt, void *base, uint64_t *seen)
 {
 	msgpack_unpack_return ur;
@@ -313,7 +315,7 @@ dec_top(struct pr_dec *d, const void *buf, size_t len,
 
 	if (len > CM_MSG_MAX)
 		return dec_fail(d, "message of %zu bytes", len);
-	if (dec_prescan(d, buf, len) != 0)
+	if (dec_prescan(d, buf, len, used) != 0)
 		return -1;
 	/* The object tree lives in the zone only until dec_map has copied
 	 * what it keeps into the arena.  A small first chunk, as above. */
@@ -321,15 +323,29 @@ dec_top(struct pr_dec *d, const void *buf, size_t len,
 		return dec_fail(d, "out of memory");
 	/* A zone that cannot grow is not the sender's fault: a reader that
 	 * logs "malformed" as a sibling's bug would blame the wrong side. */
-	ur = msgpack_unpack(buf, len, &off, &zone, &obj);
+	ur = msgpack_unpack(buf, *used, &off, &zone, &obj);
 	if (ur == MSGPACK_UNPACK_NOMEM_ERROR)
 		rv = dec_fail(d, "out of memory");
-	else if (ur != MSGPACK_UNPACK_SUCCESS || off != len)
+	else if (ur != MSGPACK_UNPACK_SUCCESS || off != *used)
 		rv = dec_fail(d, "malformed msgpack");
 	else
 		rv = dec_map(d, &obj, tab, nt, base, seen);
 	msgpack_zone_destroy(&zone);
 	return rv;
+}
+
+/* A message that is one map, nothing after it. */
+static int
+dec_top(struct pr_dec *d, const void *buf, size_t len,
+    const struct pr_fdesc *tab, size_t nt, void *base, uint64_t *seen)
+{
+	size_t used;
+
+	if (dec_first(d, buf, len, &used, tab, nt, base, seen) != 0)
+		return -1;
+	if (used != len)
+		return dec_fail(d, "%zu trailing bytes", len - used);
+	return 0;
 }
 
 int
@@ -398,15 +414,21 @@ mem_is(const char *p, size_t n, const char *s)
 
 int
 pr_pub_decode(const void *buf, size_t len, struct pr_event *out,
-    struct pr_arena *arena, char *err, size_t errlen)
+    struct pr_task *task, struct pr_arena *arena, char *err, size_t errlen)
 {
 	const struct pr_rdesc *rd = pr_rec(PR_R_event);
+	const struct pr_rdesc *td = pr_rec(PR_R_task);
 	struct pr_dec d = {arena, err, errlen};
 	const char *p = buf, *ws = NULL, *sp = NULL, *body = NULL;
 	size_t scan = len < CM_TOPIC_MAX ? len : CM_TOPIC_MAX;
+	struct pr_task dropped;
+	size_t blen, used;
 	uint64_t seen = 0;
 
 	memset(out, 0, sizeof(*out));
+	memset(&dropped, 0, sizeof(dropped));
+	if (task != NULL)
+		memset(task, 0, sizeof(*task));
 	if (len > CM_MSG_MAX)
 		return dec_fail(&d, "message of %zu bytes", len);
 	/* The topic lies within its first CM_TOPIC_MAX bytes or not at all. */
@@ -420,17 +442,33 @@ pr_pub_decode(const void *buf, size_t len, struct pr_event *out,
 	if (body == NULL)
 		return dec_fail(&d, "no ev/<workspace>/<space>/ topic");
 	body++;
+	blen = len - (size_t)(body - p);
 	/* Strings already in the caller's arena stay until it is freed. */
-	if (dec_top(&d, body, len - (size_t)(body - p), rd->f, rd->nf, out,
-	        &seen) != 0)
+	if (dec_first(&d, body, blen, &used, rd->f, rd->nf, out, &seen) != 0)
 		goto fail;
 	if (!mem_is(ws, (size_t)(sp - 1 - ws), out->workspace_id) ||
 	    !mem_is(sp, (size_t)(body - 1 - sp), out->space_id)) {
 		dec_fail(&d, "topic does not match the event's ids");
 		goto fail;
 	}
+	if (used == blen)
+		return 0;
+	/* The task the event ends, as its commit left it: checked as fully
+	 * when the caller drops it. */
+	seen = 0;
+	if (task == NULL)
+		task = &dropped;
+	if (dec_top(&d, body + used, blen - used, td->f, td->nf, task,
+	        &seen) != 0)
+		goto fail;
+	if (!pr_pub_task_fits(out, task)) {
+		dec_fail(&d, "the task is not the event's");
+		goto fail;
+	}
 	return 0;
 fail:
 	memset(out, 0, sizeof(*out));
+	if (task != NULL)
+		memset(task, 0, sizeof(*task));
 	return -1;
 }

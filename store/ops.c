@@ -407,7 +407,8 @@ enum space_change {
 static int
 event_add(struct st_ctx *ctx, const char *workspace_id, const char *space_id,
     const char *task_id, const char *kind, const char *payload,
-    enum space_change change, const char *status, const char *host)
+    enum space_change change, const char *status, const char *host,
+    const struct pr_task *task)
 {
 	/*
 	 * A plain read then write: cheaper in SQLite than UPDATE RETURNING
@@ -496,7 +497,7 @@ event_add(struct st_ctx *ctx, const char *workspace_id, const char *space_id,
 	ev.payload = payload;
 	ev.created_at = ctx->now;
 	ev.host = host;
-	if (pr_pub_encode(&ev, &buf, &len) != 0)
+	if (pr_pub_encode(&ev, task, &buf, &len) != 0)
 		return -1;
 	if (pubs_push(ctx, buf, len, &ev) != 0) {
 		free(buf);
@@ -511,7 +512,7 @@ st_event_append(struct st_ctx *ctx, const char *workspace_id,
     const char *payload)
 {
 	return event_add(ctx, workspace_id, space_id, task_id, kind, payload,
-	    SPACE_SAME, NULL, NULL);
+	    SPACE_SAME, NULL, NULL, NULL);
 }
 
 int
@@ -520,7 +521,7 @@ st_event_opened(struct st_ctx *ctx, const char *workspace_id,
 {
 	return event_add(ctx, workspace_id, space_id, NULL,
 	    cm_event_kind_name(CM_EV_SPACE_OPENED), payload, SPACE_SAME, NULL,
-	    host);
+	    host, NULL);
 }
 
 int
@@ -529,16 +530,16 @@ st_event_touch(struct st_ctx *ctx, const char *workspace_id,
     const char *payload, const char *status)
 {
 	return event_add(ctx, workspace_id, space_id, task_id, kind, payload,
-	    SPACE_TOUCH, status, NULL);
+	    SPACE_TOUCH, status, NULL, NULL);
 }
 
 int
-st_event_settle(struct st_ctx *ctx, const char *workspace_id,
-    const char *space_id, const char *task_id, const char *kind,
+st_event_settle(struct st_ctx *ctx, const struct pr_task *task,
     const char *payload)
 {
-	return event_add(ctx, workspace_id, space_id, task_id, kind, payload,
-	    SPACE_SETTLE, NULL, NULL);
+	return event_add(ctx, task->workspace_id, task->space_id,
+	    task->task_id, task->status, payload, SPACE_SETTLE, NULL, NULL,
+	    task);
 }
 
 int
@@ -554,7 +555,7 @@ st_notice(struct st_ctx *ctx, const char *workspace_id, const char *space_id,
 	ev.space_id = space_id;
 	ev.kind = kind;
 	ev.created_at = ctx->now;
-	if (pr_pub_encode(&ev, &buf, &len) != 0)
+	if (pr_pub_encode(&ev, NULL, &buf, &len) != 0)
 		return -1;
 	if (pubs_push(ctx, buf, len, &ev) != 0) {
 		free(buf);

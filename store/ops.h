@@ -133,11 +133,13 @@ int st_event_opened(struct st_ctx *ctx, const char *workspace_id,
 int st_event_touch(struct st_ctx *ctx, const char *workspace_id,
     const char *space_id, const char *task_id, const char *kind,
     const char *payload, const char *status);
-/* The same, and in the same statement a running Space goes idle (with a
- * new revision); a Space in any other status stays as it is. */
-int st_event_settle(struct st_ctx *ctx, const char *workspace_id,
-    const char *space_id, const char *task_id, const char *kind,
-    const char *payload);
+/* The event that ends task, named by its terminal status, and in the
+ * same statement a running Space goes idle (with a new revision); a Space
+ * in any other status stays as it is.  task is the row as this
+ * transaction leaves it, and rides with the published event (pr_pub_encode)
+ * so that the api answers a request waiting on it without reading it. */
+int st_event_settle(
+    struct st_ctx *ctx, const struct pr_task *task, const char *payload);
 
 /*
  * Queues a wake-up notice (an event record with sequence 0, see proto.h)

@@ -87,8 +87,9 @@ st_task_finalize(struct st_ctx *ctx, const char *workspace_id,
 	    " updated_at = $6, lease_holder = NULL, lease_expires_at = NULL"
 	    " WHERE id = $1 AND (status = 'queued' OR status = 'running')";
 	const char *name = cm_task_status_name(status);
+	struct pr_rep row;
 	char *payload = NULL;
-	int rc;
+	int rc = -1;
 
 	if (!cm_task_status_terminal(status))
 		cm_fatalx("task finalize to %s", name);
@@ -98,12 +99,20 @@ st_task_finalize(struct st_ctx *ctx, const char *workspace_id,
 	if (st_db_changes(ctx->db) != 1)
 		return -1; /* not active: a caller bug, the transaction aborts
 		            */
-	if (error_code != NULL)
-		payload = st_payload("{s:s, s:s}", "error_code", error_code,
-		    "error_message", error_message ? error_message : "");
-	rc = st_event_settle(
-	    ctx, workspace_id, space_id, task_id, name, payload);
+	/* The row as it now is, for the event to carry (st_event_settle). */
+	memset(&row, 0, sizeof(row));
+	if (st_load_task(ctx, &row, task_id) != 1 ||
+	    strcmp(row.tasks[0].space_id, space_id) != 0 ||
+	    strcmp(row.tasks[0].workspace_id, workspace_id) != 0)
+		goto out;
+	if (error_code != NULL &&
+	    (payload = st_payload("{s:s, s:s}", "error_code", error_code,
+	         "error_message", error_message ? error_message : "")) == NULL)
+		goto out;
+	rc = st_event_settle(ctx, &row.tasks[0], payload);
+out:
 	free(payload);
+	pr_rep_free(&row);
 	return rc;
 }
 

@@ -542,7 +542,7 @@ st_store_republish(struct st_store *st, const char *space_id, int64_t sequence,
 			ev.created_at = store_now(st);
 		}
 		if (ev.workspace_id != NULL &&
-		    pr_pub_encode(&ev, &buf, &len) == 0) {
+		    pr_pub_encode(&ev, NULL, &buf, &len) == 0) {
 			publish(arg, buf, len);
 			free(buf);
 			rc = 0;

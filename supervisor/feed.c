@@ -74,7 +74,7 @@ sup_drain_events(struct sup *s)
 		enum cm_event_kind kind;
 		char err[128];
 
-		if (pr_pub_decode(nng_msg_body(m), nng_msg_len(m), &ev, &arena,
+		if (pr_pub_decode(nng_msg_body(m), nng_msg_len(m), &ev, NULL, &arena,
 		        err, sizeof(err)) != 0) {
 			cm_warnx(
 			    "supervisor: bad event from the store: %s", err);

@@ -191,7 +191,7 @@ disp_run(void *arg)
 			char err[128];
 
 			d->events++;
-			if (pr_pub_decode(nng_msg_body(m), nng_msg_len(m), &ev,
+			if (pr_pub_decode(nng_msg_body(m), nng_msg_len(m), &ev, NULL,
 			        &arena, err, sizeof(err)) != 0)
 				d->bad++;
 			else

@@ -1,7 +1,8 @@
 /*
  * fuzz_proto.c: libFuzzer target for the proto.h decoders.
  *
- * Arbitrary bytes go to pr_req_decode, pr_rep_decode and pr_pub_decode.
+ * Arbitrary bytes go to pr_req_decode, pr_rep_decode and pr_pub_decode
+ * (with and without a task to decode into).
  * Whatever a decoder accepts must re-encode (it met every bound on the way
  * in) and decode again to an identical struct; anything else aborts.
  *
@@ -138,24 +139,34 @@ fuzz_rep(const uint8_t *data, size_t size)
 	pr_rep_free(&b);
 }
 
+/* What decodes with a task to decode into decodes without one, to the
+ * same event. */
 static void
 fuzz_pub(const uint8_t *data, size_t size)
 {
 	struct pr_arena arena = {0};
-	struct pr_event a, b;
+	struct pr_event a, b, c;
+	struct pr_task ta, tb;
 	char err[256], *buf;
 	size_t len;
 
-	if (pr_pub_decode(data, size, &a, &arena, err, sizeof(err)) != 0) {
+	if (pr_pub_decode(data, size, &a, &ta, &arena, err, sizeof(err)) != 0) {
 		pr_arena_free(&arena);
 		return;
 	}
-	if (pr_pub_encode(&a, &buf, &len) != 0)
+	if (pr_pub_decode(data, size, &c, NULL, &arena, err, sizeof(err)) != 0)
+		die("an event with its task does not decode without it", err);
+	if (!eq_event(&a, &c))
+		die("the event decodes differently without its task", a.space_id);
+	if (pr_pub_encode(&a, ta.task_id ? &ta : NULL, &buf, &len) != 0)
 		die("event decoded but does not encode", a.space_id);
-	if (pr_pub_decode(buf, len, &b, &arena, err, sizeof(err)) != 0)
+	if (pr_pub_decode(buf, len, &b, &tb, &arena, err, sizeof(err)) != 0)
 		die("re-encoded event does not decode", err);
 	if (!eq_event(&a, &b))
 		die("event round trip differs", a.space_id);
+	if (ta.task_id ? tb.task_id == NULL || !eq_task(&ta, &tb)
+	               : tb.task_id != NULL)
+		die("the event's task round trip differs", a.space_id);
 	free(buf);
 	pr_arena_free(&arena);
 }

@@ -129,7 +129,7 @@ create(struct api_env *e, const char *token, size_t i, const char *owner,
 	snprintf(body, sizeof(body),
 	    "{\"browser_instance_id\": \"%s\", \"owner_type\": \"operator\", "
 	    "\"owner_id\": \"%s\", \"granted_capabilities\": [\"noop\", "
-	    "\"sleep\"]}",
+	    "\"sleep\", \"fail\"]}",
 	    e->w.instance_id[i], owner);
 	status = call(e, "POST", path, token, body, &out);
 	if (status == 201 && space_id != NULL)
@@ -364,6 +364,35 @@ task_completed(void *arg)
 	return done;
 }
 
+/* task (a task's JSON) failed with code. */
+static void
+assert_failed(json_t *task, const char *code)
+{
+	cr_assert_str_eq(
+	    json_string_value(json_object_get(task, "status")), "failed");
+	cr_assert_str_eq(json_string_value(json_object_get(
+	                     json_object_get(task, "error"), "code")),
+	    code);
+}
+
+/* A task as a ?wait= answer gave it is the task as a read gives it. */
+static void
+same_as_read(struct api_env *e, json_t *task)
+{
+	char path[320];
+	json_t *out;
+
+	snprintf(path, sizeof(path),
+	    "/api/v1/workspaces/%s/browser-spaces/%s/tasks/%s",
+	    e->w.workspace_id,
+	    json_string_value(json_object_get(task, "space_id")),
+	    json_string_value(json_object_get(task, "task_id")));
+	cr_assert_eq(call(e, "GET", path, e->manager, NULL, &out), 200);
+	cr_expect(json_equal(json_object_get(out, "data"), task),
+	    "the answer differs from a read of the task");
+	json_decref(out);
+}
+
 Test(api, task_runs_and_events_replay_in_order, .fini = tk_cleanup)
 {
 	static struct api_env e;
@@ -421,7 +450,8 @@ Test(api, task_runs_and_events_replay_in_order, .fini = tk_cleanup)
 	cr_assert_str_eq(error_code(out), "invalid_timeout");
 	json_decref(out);
 
-	/* ?wait: the finished task, 200; out of range, 422. */
+	/* ?wait: the finished task, 200, as a read of it shows it (the
+	 * answer is made from the row the task's event carries). */
 	snprintf(path + strlen(path), sizeof(path) - strlen(path), "?wait=10");
 	cr_assert_eq(call(&e, "POST", path, e.manager,
 	                 "{\"request_id\": \"w1\", \"capability\": \"sleep\", "
@@ -431,6 +461,17 @@ Test(api, task_runs_and_events_replay_in_order, .fini = tk_cleanup)
 	cr_assert_str_eq(json_string_value(json_object_get(
 	                     json_object_get(out, "data"), "status")),
 	    "completed");
+	same_as_read(&e, json_object_get(out, "data"));
+	json_decref(out);
+	cr_assert_eq(call(&e, "POST", path, e.manager,
+	                 "{\"request_id\": \"w3\", \"capability\": \"fail\", "
+	                 "\"args\": {\"code\": \"element_not_found\", "
+	                 "\"message\": \"no such element\"}}",
+	                 &out),
+	    200);
+	d = json_object_get(out, "data");
+	assert_failed(d, "element_not_found");
+	same_as_read(&e, d);
 	json_decref(out);
 	path[strlen(path) - 2] = '3';
 	path[strlen(path) - 1] = '1';
@@ -455,7 +496,7 @@ Test(api, task_runs_and_events_replay_in_order, .fini = tk_cleanup)
 	cr_assert_str_eq(
 	    json_string_value(json_object_get(
 	        json_array_get(events, json_array_size(events) - 1), "kind")),
-	    "completed");
+	    "failed");
 	json_decref(out);
 	env_stop(&e);
 }
@@ -466,7 +507,7 @@ Test(api, runtime_not_ready_persists_a_failed_task, .fini = tk_cleanup)
 	char space[CM_ID_MAX + 1], path[320];
 	struct pr_req q;
 	struct pr_rep r;
-	json_t *out, *d;
+	json_t *out;
 
 	env_start(&e, "api6", 1);
 	cr_assert_eq(create(&e, e.manager, 0, e.w.operator_id, space), 201);
@@ -485,12 +526,7 @@ Test(api, runtime_not_ready_persists_a_failed_task, .fini = tk_cleanup)
 	        "{\"request_id\": \"r1\", \"capability\": \"noop\"}", &out),
 	    503);
 	cr_assert_str_eq(error_code(out), "runtime_not_ready");
-	d = json_object_get(out, "data");
-	cr_assert_str_eq(
-	    json_string_value(json_object_get(d, "status")), "failed");
-	cr_assert_str_eq(json_string_value(json_object_get(
-	                     json_object_get(d, "error"), "code")),
-	    "runtime_not_ready");
+	assert_failed(json_object_get(out, "data"), "runtime_not_ready");
 	json_decref(out);
 	env_stop(&e);
 }

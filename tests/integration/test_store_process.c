@@ -162,7 +162,7 @@ Test(store_process, event_published_only_after_commit, .fini = tk_cleanup)
 			if (nng_recvmsg(sub, &m, NNG_FLAG_NONBLOCK) != 0)
 				break;
 			cr_assert_eq(
-			    pr_pub_decode(nng_msg_body(m), nng_msg_len(m), &ev,
+			    pr_pub_decode(nng_msg_body(m), nng_msg_len(m), &ev, NULL,
 			        &arena, err, sizeof(err)),
 			    0, "%s", err);
 			memset(&q, 0, sizeof(q));

@@ -379,6 +379,26 @@ event_fill(struct pr_event *ev)
 	ev->created_at = 1700000000000;
 }
 
+/* The row of the task event_fill's event ends. */
+static void
+task_fill(struct pr_task *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->task_id = "t1";
+	t->space_id = "0190b0b2-7c1e-7000-8000-000000000002";
+	t->workspace_id = "0190b0b2-7c1e-7000-8000-000000000001";
+	t->request_id = "req-1";
+	t->capability = "browser.snapshot";
+	t->arg_keys.v = items3;
+	t->arg_keys.n = 3;
+	t->timeout_ms = 30000;
+	t->status = "completed";
+	t->result = "{\"title\":\"Docs\"}";
+	t->created_at = 1700000000000;
+	t->started_at = 1700000000005;
+	t->finished_at = t->updated_at = 1700000000042;
+}
+
 /* ---- decode helpers -------------------------------------------------------
  */
 
@@ -434,18 +454,26 @@ rep_rejects(const void *b, size_t n, const char *why)
 	pr_rep_free(&r);
 }
 
+/* Rejected whether the task is wanted or dropped. */
 static void
 pub_rejects(const void *b, size_t n, const char *why)
 {
 	struct pr_arena a = {0};
 	struct pr_event ev;
+	struct pr_task t;
 
 	memset(&ev, 0xa5, sizeof(ev));
 	err[0] = '\0';
-	cr_expect_eq(pr_pub_decode(b, n, &ev, &a, err, sizeof(err)), -1,
+	cr_expect_eq(pr_pub_decode(b, n, &ev, NULL, &a, err, sizeof(err)), -1,
 	    "%s: accepted", why);
 	cr_expect_neq(err[0], '\0', "%s: no reason given", why);
 	cr_expect(all_zero(&ev, sizeof(ev)), "%s: left data behind", why);
+	memset(&ev, 0xa5, sizeof(ev));
+	memset(&t, 0xa5, sizeof(t));
+	cr_expect_eq(pr_pub_decode(b, n, &ev, &t, &a, err, sizeof(err)), -1,
+	    "%s: accepted with its task", why);
+	cr_expect(all_zero(&ev, sizeof(ev)), "%s: left an event behind", why);
+	cr_expect(all_zero(&t, sizeof(t)), "%s: left a task behind", why);
 	pr_arena_free(&a);
 }
 
@@ -1494,7 +1522,7 @@ Test(proto, trailing_bytes_rejected)
 	free(buf);
 
 	event_fill(&ev);
-	cr_assert_eq(pr_pub_encode(&ev, &buf, &len), 0);
+	cr_assert_eq(pr_pub_encode(&ev, NULL, &buf, &len), 0);
 	two = malloc(len + 1);
 	cr_assert_not_null(two);
 	memcpy(two, buf, len);
@@ -1519,7 +1547,7 @@ Test(proto, every_prefix_rejected)
 	cr_assert_eq(pr_rep_encode(&rep, &rep_buf, &rep_len), 0);
 	pr_rep_free(&rep);
 	event_fill(&ev);
-	cr_assert_eq(pr_pub_encode(&ev, &pub_buf, &pub_len), 0);
+	cr_assert_eq(pr_pub_encode(&ev, NULL, &pub_buf, &pub_len), 0);
 
 	/* A private copy per prefix so ASan sees a read past its end. */
 	for (size_t n = 0; n < req_len; n++) {
@@ -1595,11 +1623,11 @@ decode_any(const unsigned char *b, size_t n)
 		cr_assert(all_zero(&rp, sizeof(rp)));
 	}
 	pr_rep_free(&rp);
-	if (pr_pub_decode(b, n, &ev, &a, err, sizeof(err)) == 0) {
+	if (pr_pub_decode(b, n, &ev, NULL, &a, err, sizeof(err)) == 0) {
 		ok++;
-		cr_assert_eq(pr_pub_encode(&ev, &buf, &len), 0);
+		cr_assert_eq(pr_pub_encode(&ev, NULL, &buf, &len), 0);
 		cr_assert_eq(
-		    pr_pub_decode(buf, len, &ev2, &a, err, sizeof(err)), 0,
+		    pr_pub_decode(buf, len, &ev2, NULL, &a, err, sizeof(err)), 0,
 		    "%s", err);
 		cr_assert(eq_event(&ev, &ev2));
 		free(buf);
@@ -1644,7 +1672,7 @@ Test(proto, mutated_messages_never_crash)
 	cr_assert_eq(pr_rep_encode(&rep, &src[1], &len[1]), 0);
 	pr_rep_free(&rep);
 	event_fill(&ev);
-	cr_assert_eq(pr_pub_encode(&ev, &src[2], &len[2]), 0);
+	cr_assert_eq(pr_pub_encode(&ev, NULL, &src[2], &len[2]), 0);
 
 	for (int it = 0; it < 30000; it++) {
 		size_t k = (size_t)it % 3, n = len[k];
@@ -1782,15 +1810,107 @@ Test(proto, pub_roundtrip)
 	event_fill(&in);
 	n = pr_event_topic(in.workspace_id, in.space_id, topic, sizeof(topic));
 	cr_assert_gt(n, 0);
-	cr_assert_eq(pr_pub_encode(&in, &buf, &len), 0);
+	cr_assert_eq(pr_pub_encode(&in, NULL, &buf, &len), 0);
 	cr_assert_gt(len, (size_t)n);
 	cr_expect(memcmp(buf, topic, (size_t)n) == 0, "topic first");
 	cr_expect_eq((unsigned char)buf[n] & 0xf0, 0x80, "then a map");
 	cr_assert_eq(
-	    pr_pub_decode(buf, len, &out, &a, err, sizeof(err)), 0, "%s", err);
+	    pr_pub_decode(buf, len, &out, NULL, &a, err, sizeof(err)), 0, "%s", err);
 	cr_expect(eq_event(&in, &out));
 	free(buf);
 	pr_arena_free(&a);
+}
+
+Test(proto, pub_carries_the_task_it_ends)
+{
+	struct pr_arena a = {0};
+	struct pr_event in, out;
+	struct pr_task t, tout;
+	char *with, *without;
+	size_t wlen, len;
+
+	event_fill(&in);
+	task_fill(&t);
+	cr_assert_eq(pr_pub_encode(&in, &t, &with, &wlen), 0);
+	cr_assert_eq(pr_pub_encode(&in, NULL, &without, &len), 0);
+	/* The event's message as it was, then the task's map. */
+	cr_assert_gt(wlen, len);
+	cr_expect(memcmp(with, without, len) == 0);
+	cr_expect_eq((unsigned char)with[len] & 0xf0, 0x80, "then a map");
+
+	cr_assert_eq(pr_pub_decode(with, wlen, &out, &tout, &a, err,
+	                 sizeof(err)),
+	    0, "%s", err);
+	cr_expect(eq_event(&in, &out));
+	cr_expect(eq_task(&t, &tout));
+	/* Dropped by a reader that does not want it. */
+	cr_assert_eq(
+	    pr_pub_decode(with, wlen, &out, NULL, &a, err, sizeof(err)), 0,
+	    "%s", err);
+	cr_expect(eq_event(&in, &out));
+	/* Without one, none is made up. */
+	memset(&tout, 0xa5, sizeof(tout));
+	cr_assert_eq(pr_pub_decode(without, len, &out, &tout, &a, err,
+	                 sizeof(err)),
+	    0, "%s", err);
+	cr_expect(all_zero(&tout, sizeof(tout)));
+	free(with);
+	free(without);
+	pr_arena_free(&a);
+}
+
+/* The encoder refuses, and the decoder rejects, a task that is not the
+ * one its event ends, and what follows the task. */
+Test(proto, pub_task_is_its_events_alone)
+{
+	struct pr_event ev, other;
+	struct pr_task t;
+	char *with, *buf, *two;
+	size_t wlen, elen, len;
+
+	event_fill(&ev);
+	task_fill(&t);
+	t.task_id = "t2";
+	cr_expect_neq(pr_pub_encode(&ev, &t, &buf, &len), 0, "other task");
+	cr_expect_null(buf);
+	task_fill(&t);
+	t.space_id = "0190b0b2-7c1e-7000-8000-000000000003";
+	cr_expect_neq(pr_pub_encode(&ev, &t, &buf, &len), 0, "other Space");
+	task_fill(&t);
+	t.workspace_id = "0190b0b2-7c1e-7000-8000-000000000003";
+	cr_expect_neq(pr_pub_encode(&ev, &t, &buf, &len), 0, "other workspace");
+	task_fill(&t);
+	t.status = NULL;
+	cr_expect_neq(pr_pub_encode(&ev, &t, &buf, &len), 0, "no status");
+	task_fill(&t);
+	t.capability = NULL;
+	cr_expect_neq(pr_pub_encode(&ev, &t, &buf, &len), 0, "no capability");
+	task_fill(&t);
+	ev.task_id = NULL;
+	cr_expect_neq(pr_pub_encode(&ev, &t, &buf, &len), 0, "no task event");
+
+	/* t1's row behind an event of t2. */
+	event_fill(&ev);
+	cr_assert_eq(pr_pub_encode(&ev, &t, &with, &wlen), 0);
+	cr_assert_eq(pr_pub_encode(&ev, NULL, &buf, &elen), 0);
+	free(buf);
+	event_fill(&other);
+	other.task_id = "t2";
+	cr_assert_eq(pr_pub_encode(&other, NULL, &buf, &len), 0);
+	two = malloc(len + (wlen - elen) + 1);
+	cr_assert_not_null(two);
+	memcpy(two, buf, len);
+	memcpy(two + len, with + elen, wlen - elen);
+	pub_rejects(two, len + (wlen - elen), "another task's row");
+	free(buf);
+
+	/* Anything after the task. */
+	memcpy(two, with, wlen);
+	two[wlen] = 0x00;
+	pub_rejects(two, wlen + 1, "a byte after the task");
+	pub_rejects(two, wlen - 1, "a task cut short");
+	free(two);
+	free(with);
 }
 
 /* Publishes `topic` followed by an event map with the given ids. */
@@ -1834,7 +1954,7 @@ Test(proto, pub_topic_must_match_record)
 
 	raw_pub(&m, "ev/w1/s1/", "w1", "s1");
 	cr_assert_eq(
-	    pr_pub_decode(m.b, m.n, &ev, &a, err, sizeof(err)), 0, "%s", err);
+	    pr_pub_decode(m.b, m.n, &ev, NULL, &a, err, sizeof(err)), 0, "%s", err);
 	cr_expect_str_eq(ev.kind, "space.closed");
 	mp_free(&m);
 
@@ -1855,13 +1975,13 @@ Test(proto, pub_encode_enforces_bounds)
 
 	event_fill(&ev);
 	ev.space_id = NULL;
-	cr_expect_neq(pr_pub_encode(&ev, &buf, &len), 0, "no space_id");
+	cr_expect_neq(pr_pub_encode(&ev, NULL, &buf, &len), 0, "no space_id");
 	event_fill(&ev);
 	ev.workspace_id = "a/b";
-	cr_expect_neq(pr_pub_encode(&ev, &buf, &len), 0, "slash in id");
+	cr_expect_neq(pr_pub_encode(&ev, NULL, &buf, &len), 0, "slash in id");
 	event_fill(&ev);
 	ev.kind = long_kind;
-	cr_expect_neq(pr_pub_encode(&ev, &buf, &len), 0, "kind over 32");
+	cr_expect_neq(pr_pub_encode(&ev, NULL, &buf, &len), 0, "kind over 32");
 	cr_expect_null(buf);
 	free(long_kind);
 }

@@ -124,7 +124,7 @@ decode_once(enum kind k, const char *buf, size_t len, unsigned long fail_at,
 	err[0] = '\0';
 	rv = k == REQ   ? pr_req_decode(buf, len, &q, err, errlen)
 	     : k == REP ? pr_rep_decode(buf, len, &r, err, errlen)
-	                : pr_pub_decode(buf, len, &ev, &arena, err, errlen);
+	                : pr_pub_decode(buf, len, &ev, NULL, &arena, err, errlen);
 	*made = fm_disarm();
 	if (rv != 0 && k != PUB)
 		/* The decoder itself frees what it took. */
@@ -210,11 +210,22 @@ Test(proto_alloc, an_event_fails_cleanly_at_every_allocation)
 	    .kind = "task_finished",
 	    .payload = "{\"status\":\"succeeded\"}",
 	    .created_at = 1};
+	static const char *keys[] = {"url"};
+	struct pr_task t = {.task_id = "tk-1",
+	    .space_id = "sp-1",
+	    .workspace_id = "ws-1",
+	    .capability = "browser.navigate",
+	    .arg_keys = {1, keys},
+	    .status = "completed",
+	    .result = "{\"status\":200}"};
 	char *buf;
 	size_t len;
 
-	cr_assert_eq(pr_pub_encode(&ev, &buf, &len), 0);
+	cr_assert_eq(pr_pub_encode(&ev, NULL, &buf, &len), 0);
 	sweep(PUB, buf, len, "event");
+	free(buf);
+	cr_assert_eq(pr_pub_encode(&ev, &t, &buf, &len), 0);
+	sweep(PUB, buf, len, "event with its task");
 	free(buf);
 }
 
