@@ -276,6 +276,7 @@ stream_event(struct api_stream *s, const struct pr_event *e, int64_t now)
 			cm_info("api: cutting off a slow event stream of "
 			        "space %s",
 			    s->space);
+			api_metrics_stream_cut();
 			api_conn_cut(s->conn);
 		} else {
 			request_page(s); /* reading, just behind */
@@ -498,6 +499,7 @@ api_events_tick(int64_t now)
 			cm_info(
 			    "api: cutting off a slow event stream of space %s",
 			    s->space);
+			api_metrics_stream_cut();
 			api_conn_cut(s->conn);
 		} else if (!s->paging && !s->ending &&
 		           api_conn_pending(s->conn) == 0 &&

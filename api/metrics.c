@@ -142,6 +142,7 @@ static struct {
 	uint64_t evictions;
 
 	uint64_t blocked[N_BLOCK_REASONS]; /* by block_reasons, then other */
+	uint64_t streams_cut;
 
 	long spaces;          /* -1: unknown */
 	int store_up, sup_up; /* -1: never asked */
@@ -359,6 +360,14 @@ api_metrics_event(const struct pr_event *ev)
 /* --- what a scrape asks of others ---------------------------------------- */
 
 void
+api_metrics_stream_cut(void)
+{
+	pthread_mutex_lock(&m.lock);
+	m.streams_cut++;
+	pthread_mutex_unlock(&m.lock);
+}
+
+void
 api_metrics_gauge_spaces(long n)
 {
 	pthread_mutex_lock(&m.lock);
@@ -428,6 +437,7 @@ api_metrics_reset(void)
 	m.ring = 0;
 	m.evictions = 0;
 	memset(m.blocked, 0, sizeof(m.blocked));
+	m.streams_cut = 0;
 	m.spaces = -1;
 	m.store_up = m.sup_up = -1;
 	m.restarts = 0;
@@ -560,6 +570,16 @@ render_tasks(struct api_prom *b)
 }
 
 static void
+render_streams(struct api_prom *b)
+{
+	api_prom_family(b, "spaced_sse_streams_cut_total", "counter",
+	    "Event streams cut off: their client took nothing for a while "
+	    "with too much waiting.");
+	api_prom_printf(b, "spaced_sse_streams_cut_total %llu\n",
+	    (unsigned long long)m.streams_cut);
+}
+
+static void
 render_sources(struct api_prom *b)
 {
 	if (m.spaces >= 0) {
@@ -596,6 +616,7 @@ api_metrics_render(void)
 	pthread_mutex_lock(&m.lock);
 	render_http(&b);
 	render_tasks(&b);
+	render_streams(&b);
 	render_sources(&b);
 	pthread_mutex_unlock(&m.lock);
 	return api_prom_finish(&b);

@@ -50,6 +50,9 @@
  *       closes, so its own sum can shrink; this counter never does.
  *       Restarts of a row that appeared and vanished between two scrapes
  *       are missed.
+ *   spaced_sse_streams_cut_total                           counter
+ *       Event streams the api cut off because their client took nothing
+ *       for CM_SSE_STALL_MS with more than CM_SSE_PENDING_MAX waiting.
  *   spaced_metrics_source_up{source="store"|"supervisor"}  gauge
  *       Whether that source answered the last scrape.
  *   spaced_metrics_series_overflow_total                   counter
@@ -81,6 +84,9 @@ void api_metrics_request(
  * errors.h ("other" for anything else, "none" when absent).
  */
 void api_metrics_event(const struct pr_event *ev);
+
+/* Counts a stream cut off (spaced_sse_streams_cut_total). */
+void api_metrics_stream_cut(void);
 
 /* Sets spaced_spaces_active; n < 0 means the store did not answer. */
 void api_metrics_gauge_spaces(long n);

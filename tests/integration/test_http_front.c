@@ -9,7 +9,6 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <pthread.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -372,6 +371,21 @@ follow(void *arg)
 	return NULL;
 }
 
+/* Whether the api cut a stream off (its counter on /metrics). */
+static bool
+stream_cut(void *arg)
+{
+	struct hf_env *e = arg;
+	char *text = NULL;
+	bool cut = false;
+
+	if (tk_http(&e->sf.p, "GET", "/metrics", NULL, NULL, NULL, &text) ==
+	    200)
+		cut = tk_prom_sample(text, "spaced_sse_streams_cut_total") >= 1;
+	free(text);
+	return cut;
+}
+
 Test(http_front, a_stream_that_stops_reading_is_cut_off, .fini = tk_cleanup)
 {
 	/* About 1.5 KiB of events a task: some 750 KiB in all, well within
@@ -417,6 +431,10 @@ Test(http_front, a_stream_that_stops_reading_is_cut_off, .fini = tk_cleanup)
 		    200);
 	}
 	healthz_answers(&e, "a stalled stream");
+	/* It is cut once it took nothing for CM_SSE_STALL_MS, however soon
+	 * the tasks were done, and before the Space closes. */
+	cr_assert(tk_wait_until(stream_cut, &e, 20000),
+	    "the stalled stream was not cut off");
 	hf_path(&e, path, sizeof(path), NULL, space, "/close");
 	cr_assert_eq(hf_call(&e, "POST", path, e.manager, NULL, NULL) / 100, 2);
 	pthread_join(t, NULL);
@@ -424,7 +442,7 @@ Test(http_front, a_stream_that_stops_reading_is_cut_off, .fini = tk_cleanup)
 	cr_assert_eq(f.status, 200);
 	cr_assert_geq(stream_events(f.text), 3 * N_TASKS + 2);
 	free(f.text);
-	/* The stalled one was cut before the end. */
+	/* The stalled one ended before the end. */
 	deadline = cm_mono_ms() + 20000;
 	while (!eof && cm_mono_ms() < deadline) {
 		size_t n =

@@ -221,9 +221,23 @@ Test(metrics, empty_exposition_is_well_formed)
 	               "error_code=\"none\"} 0");
 	assert_line(t, "spaced_task_queue_seconds_count 0");
 	assert_line(t, "spaced_actor_restarts_total 0");
+	assert_line(t, "# TYPE spaced_sse_streams_cut_total counter");
+	assert_line(t, "spaced_sse_streams_cut_total 0");
 	/* Unknown until a scrape asked the store. */
 	cr_assert_null(strstr(t, "spaced_spaces_active"));
 	cr_assert_null(strstr(t, "spaced_metrics_source_up"));
+	free(t);
+}
+
+Test(metrics, streams_cut_are_counted)
+{
+	char *t;
+
+	api_metrics_stream_cut();
+	api_metrics_stream_cut();
+	t = render();
+	assert_exposition(t);
+	assert_line(t, "spaced_sse_streams_cut_total 2");
 	free(t);
 }
 
