@@ -83,6 +83,13 @@
  * group waiting.
  */
 #define CM_GROUP_COMMIT_MAX 32
+/* Idle claims the store holds at once (store/loop.c), the most it holds
+ * one (a wait_ms above it is cut to it), and the pipes the loop hears
+ * closed between two of its turns (past it, every held claim is
+ * answered). */
+#define CM_STORE_HELD_MAX 4096
+#define CM_CLAIM_WAIT_MAX_MS 1000
+#define CM_STORE_PIPES_GONE_MAX 256
 #define CM_STORE_QUEUE_MAX 256 /* requests and replies queued on the socket */
 /*
  * Requests one client socket may have outstanding at the store.  nng
@@ -313,6 +320,14 @@
  * driver while one is under way.
  */
 #define CM_ACTOR_IDLE_POLL_MS 1000 /* idle: ask the store even unwoken */
+/*
+ * An idle actor's claim asks the store to hold it this long when no task
+ * waits (actor.claim wait_ms): a task submitted meanwhile is claimed in
+ * the submit's own transaction and the claim answered with it.  Below
+ * CM_RPC_RESEND_MS (no re-send of a held claim), CM_ACTOR_STOP_MS (a
+ * stopping actor hears its answer) and CM_ACTOR_IDLE_POLL_MS.
+ */
+#define CM_CLAIM_WAIT_MS 800
 #define CM_ACTOR_ATTEMPT_MS 2000   /* one attempt of any actor call */
 /* A claim or heartbeat is one attempt: the idle timer or the next beat
  * makes the next one, and an outcome waiting to be recorded goes first. */
@@ -344,10 +359,13 @@
 /*
  * A Space's actor is woken with one byte: CM_WAKE_CLOSE when the notice
  * was the Space's close_requested (the actor may tear down without asking
- * the store first), CM_WAKE_ANY for any other (the actor asks the store).
+ * the store first), CM_WAKE_QUEUED when a task was queued (an actor that
+ * runs one learns of the next from its finish), CM_WAKE_ANY for any other
+ * (the actor asks the store).
  */
 #define CM_WAKE_ANY 'w'
 #define CM_WAKE_CLOSE 'c'
+#define CM_WAKE_QUEUED 'q'
 #define CM_SUP_STANDBY_REST_MS 60000
 
 /*

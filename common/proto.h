@@ -120,7 +120,8 @@ enum pr_type { PR_STR, PR_INT, PR_BOOL, PR_STRLIST, PR_BIN };
 	X(ARTIFACT_NAME, artifact_name, PR_STR, CM_ID_MAX)       \
 	X(MIME, mime, PR_STR, CM_MIME_MAX)                       \
 	X(ARTIFACT, artifact, PR_BIN, CM_ARTIFACT_MAX)           \
-	X(ERROR_MESSAGE, error_message, PR_STR, CM_ERROR_MESSAGE_MAX)
+	X(ERROR_MESSAGE, error_message, PR_STR, CM_ERROR_MESSAGE_MAX) \
+	X(WAIT_MS, wait_ms, PR_INT, 0)
 
 enum pr_field {
 #define PR_F_ENUM(e, m, t, max) PR_F_##e,
@@ -146,6 +147,13 @@ enum pr_field {
  * transaction that finishes the task.  artifact.get reads one back, by
  * the task's workspace, Space and id, for a caller the api authorized on
  * the Space as for task.get.
+ *
+ * actor.claim with wait_ms (at most CM_CLAIM_WAIT_MAX_MS) that finds no
+ * task may be held that long by the store's loop: a commit that touches
+ * the Space meanwhile (a submit, a close) runs the claim again in the
+ * same group, and it is answered with what it then finds; otherwise it is
+ * answered no task when the time is up.  sup.finalize_lost drops the held
+ * claim of the Space's lost actor unanswered.
  */
 #define PR_W PRM(OP_ID)
 #define PR_OPS(X)                                                              \
@@ -207,7 +215,7 @@ enum pr_field {
 	    PRM(AFTER_SEQUENCE) | PRM(LIMIT))                                  \
 	X(ACTOR_LOAD, "actor.load", false, PRM(SPACE_ID), 0)                   \
 	X(ACTOR_CLAIM, "actor.claim", true,                                    \
-	    PR_W | PRM(SPACE_ID) | PRM(LEASE_HOLDER), 0)                       \
+	    PR_W | PRM(SPACE_ID) | PRM(LEASE_HOLDER), PRM(WAIT_MS))            \
 	X(ACTOR_HEARTBEAT, "actor.heartbeat", true,                            \
 	    PR_W | PRM(TASK_ID) | PRM(LEASE_HOLDER), 0)                        \
 	X(ACTOR_FINISH, "actor.finish", true,                                  \
@@ -415,9 +423,7 @@ PR_RECORDS(PR_REC_STRUCT)
  * A reply.  Scalars: err (sent as its stable code), msg (human text, at
  * most CM_ERROR_MESSAGE_MAX), created (a create or submit made a new row,
  * rather than answering an idempotent repeat), cancel_requested and
- * close_requested (heartbeat, finish), task_queued (actor.finish: a task
- * of the Space waits, so the actor claims at once; without it the actor
- * waits for a wake-up or its idle timer), args (the claimed task's args
+ * close_requested (heartbeat, finish), args (the claimed task's args
  * JSON; only actor.claim sends it), count (rows a sweep touched).  Then one
  * list per record type, each at most CM_PROTO_LIST_MAX long.
  */
@@ -427,7 +433,6 @@ struct pr_rep {
 	bool created;
 	bool cancel_requested;
 	bool close_requested;
-	bool task_queued;
 	const char *args;
 	int64_t count;
 #define PR_REP_LIST(tag, list, fields) \

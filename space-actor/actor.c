@@ -247,20 +247,24 @@ clean_done(struct actor *a, bool usable)
  * The supervisor writes a byte on the wake pipe when the store publishes
  * something this Space's actor acts on (a queued task, a cancel or close
  * request).  Running, the actor asks the store at once (a heartbeat)
- * whether the task is to be cancelled or the Space closed; otherwise it
- * claims once the outcome it may be recording is in.  The byte says only
- * "look now", and the store says what, but for CM_WAKE_CLOSE: a close
- * the store committed, which needs no claim to learn of.
+ * whether the task is to be cancelled or the Space closed, but not for a
+ * queued task, which the finish's reply tells of; otherwise it claims
+ * once the outcome it may be recording is in.  The byte says only "look
+ * now", and the store says what, but for CM_WAKE_CLOSE: a close the store
+ * committed, which needs no claim to learn of.
  */
 static void
 drain_wake(struct actor *a)
 {
 	char buf[CM_ACTOR_WAKE_READ];
-	bool close = false;
+	bool close = false, other = false;
 	ssize_t n;
 
 	while ((n = read(a->wake_fd, buf, sizeof(buf))) > 0)
-		close = close || memchr(buf, CM_WAKE_CLOSE, (size_t)n) != NULL;
+		for (ssize_t i = 0; i < n; i++) {
+			close = close || buf[i] == CM_WAKE_CLOSE;
+			other = other || buf[i] != CM_WAKE_QUEUED;
+		}
 	/*
 	 * The store committed the close (the supervisor read its notice):
 	 * the runtime goes at once, as a claim's close_requested would have
@@ -270,10 +274,12 @@ drain_wake(struct actor *a)
 	 */
 	if (close && a->inflight != CALL_CLAIM)
 		a->closing = true;
-	if (a->have_task && !a->outcome.pending)
-		a->next_heartbeat_ms = cm_mono_ms();
-	else
+	if (a->have_task && !a->outcome.pending) {
+		if (other)
+			a->next_heartbeat_ms = cm_mono_ms();
+	} else {
 		a->need_claim = true;
+	}
 }
 
 static int64_t

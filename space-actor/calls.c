@@ -45,9 +45,14 @@ on_claim(struct actor *a, const struct pr_rep *r)
 	    (r->n_spaces == 1 &&
 	        cm_space_status_is(r->spaces[0].status, CM_SPACE_CLOSED)))
 		a->closing = true;
-	if (r->n_tasks != 1)
+	if (r->n_tasks == 1) {
+		act_task_start(a, &r->tasks[0], r->args);
 		return;
-	act_task_start(a, &r->tasks[0], r->args);
+	}
+	/* Held by the store until its wait ran out: asked again at once, so
+	 * that one is always held (CM_CLAIM_WAIT_MS). */
+	if (cm_mono_ms() - a->claim_at_ms >= CM_CLAIM_WAIT_MS / 2)
+		a->next_claim_ms = cm_mono_ms();
 }
 
 static void
@@ -115,10 +120,9 @@ on_finish(struct actor *a, const struct pr_rep *r)
 	act_task_drop(a);
 	if (r->close_requested)
 		a->closing = true;
-	/* The reply says whether a task waits: no claim that finds nothing.
-	 * A wake-up that came while the finish was under way (a task queued
-	 * once the finish committed) still counts. */
-	a->need_claim = a->need_claim || r->task_queued;
+	/* The next claim goes at once: it takes the task queued meanwhile,
+	 * or the store holds it until one is submitted (CM_CLAIM_WAIT_MS). */
+	a->need_claim = true;
 	a->next_claim_ms = cm_mono_ms() + CM_ACTOR_IDLE_POLL_MS;
 }
 
@@ -310,12 +314,17 @@ act_calls_next(struct actor *a)
 	} else if (a->cleanup != CLEAN_NONE) {
 		return; /* the runtime is not at rest yet */
 	} else if (a->need_claim || now >= a->next_claim_ms) {
+		/* The store holds a claim that finds nothing up to wait_ms,
+		 * and answers it with the task submitted meanwhile. */
 		a->need_claim = false;
 		a->next_claim_ms = now + CM_ACTOR_IDLE_POLL_MS;
+		a->claim_at_ms = now;
 		req_init(&q, PR_OP_ACTOR_CLAIM);
 		q.space_id = a->space_id;
 		q.lease_holder = a->holder;
-		call_start(a, CALL_CLAIM, &q, CM_ACTOR_ONE_SHOT_MS, 1);
+		q.wait_ms = CM_CLAIM_WAIT_MS;
+		call_start(a, CALL_CLAIM, &q,
+		    CM_CLAIM_WAIT_MS + CM_ACTOR_ONE_SHOT_MS, 1);
 	}
 }
 

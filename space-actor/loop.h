@@ -69,6 +69,7 @@ struct actor {
 
 	bool need_claim;
 	int64_t next_claim_ms;
+	int64_t claim_at_ms; /* when the last claim was sent */
 	bool closing;
 	bool stopping;
 	int64_t stop_deadline_ms;

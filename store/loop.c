@@ -294,35 +294,241 @@ acker_stop(struct acker *a)
 	pthread_mutex_destroy(&a->mtx);
 }
 
-/* The next group to fill, once one is free (only the loop fills). */
+/*
+ * The next group to fill, once one is free (only the loop fills), after
+ * the k the loop has filled and not yet handed over.
+ */
 static struct ack_group *
-acker_slot(struct acker *a)
+acker_slot(struct acker *a, size_t k)
 {
 	struct ack_group *g;
 
 	pthread_mutex_lock(&a->mtx);
-	while (a->count == CM_ACK_GROUPS)
+	while (a->count + k >= CM_ACK_GROUPS)
 		pthread_cond_wait(&a->cv, &a->mtx);
-	g = &a->ring[(a->head + a->count) % CM_ACK_GROUPS];
+	g = &a->ring[(a->head + a->count + k) % CM_ACK_GROUPS];
 	pthread_mutex_unlock(&a->mtx);
 	return g;
 }
 
+/* Hands over the n groups filled, at once: on SQLite one sync then covers
+ * them all. */
 static void
-acker_push(struct acker *a)
+acker_push(struct acker *a, size_t n)
 {
 	pthread_mutex_lock(&a->mtx);
-	a->count++;
+	a->count += n;
 	pthread_cond_broadcast(&a->cv);
 	pthread_mutex_unlock(&a->mtx);
 }
 
-/* The store's publish callback: an event waits with its group. */
+/* ---- held claims ----------------------------------------------------------
+ *
+ * An idle actor's claim that found no task (st_item.hold, ST_HOLD_PARK) is
+ * held here rather than answered: the request as received, whose raw
+ * header routes the answer, and that answer (no task).  Once a group
+ * publishes an event of its Space (a submit's queued, a close request),
+ * the claim runs again in a group of its own, handed to the acker with the
+ * one that woke it: on SQLite one sync then covers the submit and the
+ * claim, and the actor hears of its task with the submit's answer, with
+ * no wake-up through the supervisor and no second round trip.  A claim
+ * that still finds nothing is held on; one whose time is up is answered
+ * as it stands.  A claim is never run again for an actor that is gone:
+ * its pipe closing (heard from nng's thread) or sup.finalize_lost of its
+ * Space (ST_HOLD_DROP) drops it unanswered.
+ */
+struct held {
+	nng_msg *msg; /* the claim as received */
+	char *rep;    /* its answer as it stands */
+	size_t rep_len;
+	char space[CM_ID_MAX + 1];
+	int64_t due_ms; /* 0: to be answered as it stands, now */
+	uint32_t pipe;
+	bool rerun; /* its Space changed: run it again */
+};
+
+static struct {
+	struct held *v; /* CM_STORE_HELD_MAX */
+	size_t n;
+	/* The last pipes nng closed, from its thread: gone[i % MAX] is the
+	 * i-th; the loop has looked at the first seen of them. */
+	pthread_mutex_t mtx;
+	uint32_t gone[CM_STORE_PIPES_GONE_MAX];
+	uint64_t n_gone, seen;
+} held = {.mtx = PTHREAD_MUTEX_INITIALIZER};
+
+/* The Spaces a group published events of. */
+#define WOKEN_MAX (2 * CM_GROUP_COMMIT_MAX)
+struct woken {
+	size_t n;
+	bool all; /* more than WOKEN_MAX */
+	char space[WOKEN_MAX][CM_ID_MAX + 1];
+};
+
+/* Where a group's events go: the group, and the Spaces they wake. */
+struct publish_to {
+	struct ack_group *g;
+	struct woken *w; /* NULL: they wake nothing */
+};
+
+/* On an nng thread: a pipe of the REP socket closed. */
 static void
-group_publish(void *arg, const void *buf, size_t len)
+pipe_gone(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
-	struct ack_group *g = arg;
+	(void)ev;
+	(void)arg;
+	pthread_mutex_lock(&held.mtx);
+	held.gone[held.n_gone++ % CM_STORE_PIPES_GONE_MAX] = nng_pipe_id(p);
+	pthread_mutex_unlock(&held.mtx);
+}
+
+/* Whether pipe is among the last closed; call locked. */
+static bool
+pipe_closed(uint32_t pipe)
+{
+	uint64_t n = held.n_gone < CM_STORE_PIPES_GONE_MAX
+	                 ? held.n_gone
+	                 : CM_STORE_PIPES_GONE_MAX;
+
+	for (uint64_t i = 0; i < n; i++)
+		if (held.gone[i] == pipe)
+			return true;
+	return false;
+}
+
+/* Removes held claim i, with its answer; its message too unless taken
+ * (NULL). */
+static void
+held_free(size_t i)
+{
+	if (held.v[i].msg != NULL)
+		nng_msg_free(held.v[i].msg);
+	free(held.v[i].rep);
+	held.v[i] = held.v[--held.n];
+}
+
+/* Drops the claims of the pipes closed since the last call; more of
+ * those than are remembered, and every claim is answered as it stands. */
+static void
+held_forget_gone(void)
+{
+	bool over;
+
+	pthread_mutex_lock(&held.mtx);
+	if (held.seen == held.n_gone) {
+		pthread_mutex_unlock(&held.mtx);
+		return;
+	}
+	over = held.n_gone - held.seen > CM_STORE_PIPES_GONE_MAX;
+	held.seen = held.n_gone;
+	for (size_t i = 0; i < held.n;) {
+		if (pipe_closed(held.v[i].pipe)) {
+			held_free(i);
+			continue;
+		}
+		if (over) {
+			held.v[i].due_ms = 0;
+			held.v[i].rerun = false;
+		}
+		i++;
+	}
+	pthread_mutex_unlock(&held.mtx);
+}
+
+/* The Space's actor was declared lost: its claim goes unanswered. */
+static void
+held_drop(const char *space)
+{
+	for (size_t i = 0; i < held.n;)
+		if (strcmp(held.v[i].space, space) == 0)
+			held_free(i);
+		else
+			i++;
+}
+
+/*
+ * Holds the claim msg, whose answer it->rep is (taken).  A claim of the
+ * same Space held before is answered as it stands.
+ * Returns false when there is no room: the caller answers it.
+ */
+static bool
+held_park(nng_msg *msg, struct st_item *it, int64_t now)
+{
+	uint32_t pipe = nng_pipe_id(nng_msg_get_pipe(msg));
+	struct held *h;
+	bool closed;
+
+	if (held.v == NULL || held.n == CM_STORE_HELD_MAX)
+		return false;
+	/* Its pipe may have closed before the claim was read. */
+	pthread_mutex_lock(&held.mtx);
+	closed = pipe_closed(pipe);
+	pthread_mutex_unlock(&held.mtx);
+	if (closed)
+		return false;
+	for (size_t i = 0; i < held.n; i++)
+		if (strcmp(held.v[i].space, it->space_id) == 0) {
+			held.v[i].due_ms = 0;
+			held.v[i].rerun = false;
+		}
+	h = &held.v[held.n++];
+	h->msg = msg;
+	h->rep = it->rep;
+	h->rep_len = it->rep_len;
+	snprintf(h->space, sizeof(h->space), "%s", it->space_id);
+	h->due_ms = now + (it->hold_ms > 0 ? it->hold_ms : 1);
+	h->pipe = pipe;
+	h->rerun = false;
+	it->rep = NULL;
+	return true;
+}
+
+/* Marks the claims of the Spaces w woke to run again. */
+static void
+held_wake(const struct woken *w)
+{
+	for (size_t i = 0; i < held.n; i++) {
+		struct held *h = &held.v[i];
+
+		if (h->due_ms == 0 || h->rerun)
+			continue;
+		for (size_t k = 0; k < w->n && !w->all && !h->rerun; k++)
+			h->rerun = strcmp(h->space, w->space[k]) == 0;
+		if (w->all)
+			h->rerun = true;
+	}
+}
+
+static bool
+held_reruns(void)
+{
+	for (size_t i = 0; i < held.n; i++)
+		if (held.v[i].rerun)
+			return true;
+	return false;
+}
+
+/* The store's publish callback: an event waits with its group, and wakes
+ * the claim held for its Space. */
+static void
+group_publish(void *arg, const char *space_id, const void *buf, size_t len)
+{
+	struct publish_to *to = arg;
+	struct ack_group *g = to->g;
+	struct woken *w = to->w;
 	nng_msg *m;
+
+	if (w != NULL && !w->all) {
+		size_t k = 0;
+
+		while (k < w->n && strcmp(w->space[k], space_id) != 0)
+			k++;
+		if (k == w->n && w->n == WOKEN_MAX)
+			w->all = true;
+		else if (k == w->n)
+			snprintf(w->space[w->n++], sizeof(w->space[0]), "%s",
+			    space_id);
+	}
 
 	if (g->n_pubs == g->cap_pubs) {
 		size_t cap = g->cap_pubs ? g->cap_pubs * 2 : 64;
@@ -345,13 +551,95 @@ group_publish(void *arg, const void *buf, size_t len)
 /* ---- the loop -------------------------------------------------------------
  */
 
-/* Receives up to CM_GROUP_COMMIT_MAX waiting requests and commits them. */
+/*
+ * Turns the group's requests msgs, run into items, into its replies: each
+ * message keeps its raw header, which routes the reply, and takes the
+ * reply as its body.  An idle claim that may be held is held instead.
+ */
+static void
+group_replies(struct ack_group *g, nng_msg **msgs, struct st_item *items,
+    size_t n, int64_t now)
+{
+	/* In the group's order: a loss drops the claims held before it,
+	 * and a claim after it is the next actor's. */
+	for (size_t i = 0; i < n; i++) {
+		if (items[i].hold == ST_HOLD_DROP)
+			held_drop(items[i].space_id);
+		if (items[i].hold == ST_HOLD_PARK && items[i].rep != NULL &&
+		    held_park(msgs[i], &items[i], now))
+			continue;
+		nng_msg_clear(msgs[i]);
+		if (items[i].rep == NULL ||
+		    nng_msg_append(msgs[i], items[i].rep, items[i].rep_len) !=
+		        0)
+			nng_msg_free(msgs[i]); /* the requester re-sends */
+		else {
+			g->write[g->n_reps] = items[i].write;
+			g->reps[g->n_reps++] = msgs[i];
+		}
+		free(items[i].rep);
+		items[i].rep = NULL;
+	}
+}
+
+/*
+ * Runs again, as a group filled after the k the loop holds, up to
+ * CM_GROUP_COMMIT_MAX held claims whose Space changed.  Returns whether it
+ * filled a group (not handed over).
+ */
+static bool
+serve_reruns(struct st_store *st, struct acker *a, size_t k)
+{
+	static nng_msg *msgs[CM_GROUP_COMMIT_MAX];
+	static struct st_item items[CM_GROUP_COMMIT_MAX];
+	static struct held taken[CM_GROUP_COMMIT_MAX];
+	struct publish_to to = {NULL, NULL};
+	int64_t t0 = cm_mono_ns(), now = cm_mono_ms();
+	size_t n = 0;
+
+	held_forget_gone();
+	for (size_t i = 0; i < held.n && n < CM_GROUP_COMMIT_MAX;) {
+		if (!held.v[i].rerun) {
+			i++;
+			continue;
+		}
+		taken[n] = held.v[i];
+		held.v[i] = held.v[--held.n];
+		msgs[n] = taken[n].msg;
+		items[n].req = nng_msg_body(msgs[n]);
+		items[n].req_len = nng_msg_len(msgs[n]);
+		n++;
+	}
+	if (n == 0)
+		return false;
+	st_requests += n;
+	st_groups++;
+	to.g = acker_slot(a, k);
+	st_store_exec(st, items, n, group_publish, &to);
+	to.g->sync = st_store_pending_sync(st);
+	for (size_t i = 0; i < n; i++) {
+		free(taken[i].rep);
+		/* Still nothing: held on, until its own time is up. */
+		if (items[i].hold == ST_HOLD_PARK)
+			items[i].hold_ms = taken[i].due_ms > now
+			                       ? taken[i].due_ms - now
+			                       : 1;
+	}
+	group_replies(to.g, msgs, items, n, now);
+	to.g->committed = cm_mono_ns();
+	st_exec_ns += to.g->committed - t0;
+	return true;
+}
+
+/* Receives up to CM_GROUP_COMMIT_MAX waiting requests and commits them,
+ * with the claims their events wake run right after. */
 static void
 serve_batch(struct st_store *st, nng_socket rep, nng_aio *rx, struct acker *a)
 {
 	static nng_msg *msgs[CM_GROUP_COMMIT_MAX];
 	static struct st_item items[CM_GROUP_COMMIT_MAX];
-	struct ack_group *g;
+	static struct woken w;
+	struct publish_to to = {NULL, &w};
 	size_t n = 0;
 	int64_t t0;
 
@@ -364,52 +652,98 @@ serve_batch(struct st_store *st, nng_socket rep, nng_aio *rx, struct acker *a)
 		return;
 	st_requests += n;
 	st_groups++;
-	g = acker_slot(a);
+	w.n = 0;
+	w.all = false;
+	to.g = acker_slot(a, 0);
 	t0 = cm_mono_ns();
-	st_store_exec(st, items, n, group_publish, g);
-	g->sync = st_store_pending_sync(st);
-	for (size_t i = 0; i < n; i++) {
-		/* The raw header routes the reply back to its requester. */
-		nng_msg_clear(msgs[i]);
-		if (items[i].rep == NULL ||
-		    nng_msg_append(msgs[i], items[i].rep, items[i].rep_len) !=
-		        0)
-			nng_msg_free(msgs[i]); /* the requester re-sends */
-		else {
-			g->write[g->n_reps] = items[i].write;
-			g->reps[g->n_reps++] = msgs[i];
+	st_store_exec(st, items, n, group_publish, &to);
+	to.g->sync = st_store_pending_sync(st);
+	held_forget_gone();
+	group_replies(to.g, msgs, items, n, cm_mono_ms());
+	to.g->committed = cm_mono_ns();
+	st_exec_ns += to.g->committed - t0;
+	held_wake(&w);
+	acker_push(a, serve_reruns(st, a, 1) ? 2 : 1);
+}
+
+/* Answers, as they stand, the held claims whose time is up. */
+static void
+serve_due(struct acker *a, int64_t now)
+{
+	struct ack_group *g = NULL;
+
+	held_forget_gone();
+	for (size_t i = 0; i < held.n;) {
+		struct held *h = &held.v[i];
+
+		if (h->rerun || h->due_ms > now) {
+			i++;
+			continue;
 		}
-		free(items[i].rep);
+		if (g == NULL)
+			g = acker_slot(a, 0);
+		nng_msg_clear(h->msg);
+		if (nng_msg_append(h->msg, h->rep, h->rep_len) != 0) {
+			held_free(i); /* the requester re-sends */
+			continue;
+		}
+		g->write[g->n_reps] = false;
+		g->reps[g->n_reps++] = h->msg;
+		h->msg = NULL;
+		held_free(i);
+		if (g->n_reps == CM_GROUP_COMMIT_MAX) {
+			g->committed = cm_mono_ns();
+			acker_push(a, 1);
+			g = NULL;
+		}
 	}
-	g->committed = cm_mono_ns();
-	st_exec_ns += g->committed - t0;
-	acker_push(a);
+	if (g != NULL) {
+		g->committed = cm_mono_ns();
+		acker_push(a, 1);
+	}
+}
+
+/* When the next held claim's time is up (INT64_MAX: none). */
+static int64_t
+held_due(void)
+{
+	int64_t due = INT64_MAX;
+
+	for (size_t i = 0; i < held.n; i++)
+		if (held.v[i].due_ms < due)
+			due = held.v[i].due_ms;
+	return due;
 }
 
 /*
  * Publishes up to CM_NOTIFY_PER_WAKE events other stores committed, each
- * read from the database, as one group of the acker's.  Returns true when
- * more may be waiting: the loop comes back at once, after its requests.
+ * read from the database, as one group of the acker's, and marks the
+ * claims they wake.  Returns true when more may be waiting: the loop comes
+ * back at once, after its requests.
  */
 static bool
 serve_heard(struct st_store *st, struct st_notify *nt, struct acker *a)
 {
-	struct ack_group *g = NULL;
+	static struct woken w;
+	struct publish_to to = {NULL, &w};
 	struct st_heard h;
 	size_t n = 0;
 
+	w.n = 0;
+	w.all = false;
 	while (n < CM_NOTIFY_PER_WAKE && st_notify_next(nt, &h)) {
-		if (g == NULL)
-			g = acker_slot(a);
+		if (to.g == NULL)
+			to.g = acker_slot(a, 0);
 		/* Not found: a Space of another schema on the same server. */
 		if (st_store_republish(st, h.space_id, h.sequence, h.kind,
-		        group_publish, g) == 0)
+		        group_publish, &to) == 0)
 			st_heard_events++;
 		n++;
 	}
-	if (g != NULL) {
-		g->committed = cm_mono_ns();
-		acker_push(a);
+	if (to.g != NULL) {
+		to.g->committed = cm_mono_ns();
+		acker_push(a, 1);
+		held_wake(&w);
 	}
 	return n == CM_NOTIFY_PER_WAKE;
 }
@@ -497,6 +831,15 @@ st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
 		goto out;
 	}
 
+	/* Without room for held claims, every claim is answered at once. */
+	held.v = calloc(CM_STORE_HELD_MAX, sizeof(*held.v));
+	if ((rv = nng_pipe_notify(
+	         rep, NNG_PIPE_EV_REM_POST, pipe_gone, NULL)) != 0) {
+		cm_warnx("store: cannot follow its pipes: %s",
+		    nng_strerror(rv));
+		goto out;
+	}
+
 	cm_ready_notify(&notify_fd);
 	cm_info("store: serving %s, publishing %s", rep_url, pub_url);
 
@@ -513,6 +856,9 @@ st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
 		                                    : due;
 		due = cm_listener_due(&pub_l) < due ? cm_listener_due(&pub_l)
 		                                    : due;
+		due = held_due() < due ? held_due() : due;
+		if (held_reruns())
+			due = now;
 		pfd[2].fd = -1; /* poll() skips it */
 		pfd[2].events = 0;
 		if (nt != NULL) {
@@ -539,6 +885,9 @@ st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
 			st_notify_tend(nt, cm_mono_ms());
 			heard_more = serve_heard(st, nt, &ack);
 		}
+		while (serve_reruns(st, &ack, 0))
+			acker_push(&ack, 1);
+		serve_due(&ack, cm_mono_ms());
 		cm_listener_tend(&rep_l, cm_mono_ms());
 		cm_listener_tend(&pub_l, cm_mono_ms());
 		/* The one place the periodic job runs. */
@@ -554,6 +903,10 @@ out:
 	st_notify_close(nt);
 	if (rc == 0)
 		log_served(st);
+	while (held.n > 0) /* their actors ask again */
+		held_free(0);
+	free(held.v);
+	held.v = NULL;
 	if (sig_fd >= 0)
 		close(sig_fd);
 	nng_close(rep);

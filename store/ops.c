@@ -261,18 +261,40 @@ st_row_task(struct pr_rep *rep, struct st_stmt *s, struct pr_task *o)
 	o->updated_at = st_col_int(s, ST_TASK_NCOLS - 1);
 }
 
+static int load_space(struct st_ctx *ctx, struct pr_rep *rep,
+    const char *workspace_id, const char *space_id, bool lock);
+
 int
 st_load_space(struct st_ctx *ctx, struct pr_rep *rep, const char *workspace_id,
     const char *space_id)
 {
+	return load_space(ctx, rep, workspace_id, space_id, false);
+}
+
+int
+st_load_space_locked(
+    struct st_ctx *ctx, struct pr_rep *rep, const char *space_id)
+{
+	return load_space(ctx, rep, NULL, space_id, true);
+}
+
+static int
+load_space(struct st_ctx *ctx, struct pr_rep *rep, const char *workspace_id,
+    const char *space_id, bool lock)
+{
 	static const char sql[] =
 	    "SELECT " ST_SPACE_COLS ", last_sequence FROM browser_spaces"
 	    " WHERE id = $1";
+	static const char lock_sql[] =
+	    "SELECT " ST_SPACE_COLS ", last_sequence FROM browser_spaces"
+	    " WHERE id = $1 FOR UPDATE";
 	struct st_stmt *s;
 	struct pr_space *sp;
 	int rc;
 
-	if (st_db_query(ctx->db, &s, sql, "s", space_id) != ST_OK) {
+	if (st_db_query(ctx->db, &s,
+	        lock && st_db_shared(ctx->db) ? lock_sql : sql, "s",
+	        space_id) != ST_OK) {
 		st_db_failed(ctx, rep, "space load");
 		return -1;
 	}

@@ -187,6 +187,14 @@ void st_task_arg_keys(
  */
 int st_load_space(struct st_ctx *ctx, struct pr_rep *rep,
     const char *workspace_id, const char *space_id);
+/*
+ * The same, the row locked until the commit on a shared database
+ * (PostgreSQL): the read waits for a COMMIT of another connection that
+ * holds it, so what follows reads what that COMMIT wrote (a task queued
+ * by the group just before, on the other writer).
+ */
+int st_load_space_locked(
+    struct st_ctx *ctx, struct pr_rep *rep, const char *space_id);
 int st_load_task(struct st_ctx *ctx, struct pr_rep *rep, const char *task_id);
 /* The active (queued or running) task of a Space, appended to rep->tasks
  * when there is one, and its args text in *args unless args is NULL.

@@ -105,7 +105,9 @@ st_op_actor_claim(
 	const char *args = NULL;
 	int rc;
 
-	if (st_load_space(ctx, rep, NULL, req->space_id) != 1)
+	/* Locked: a claim held while a submit ran is run again in the next
+	 * group, which on PostgreSQL may be on the other writer. */
+	if (st_load_space_locked(ctx, rep, req->space_id) != 1)
 		return;
 	sp = &rep->spaces[0];
 	rep->close_requested = sp->close_requested;
@@ -226,34 +228,11 @@ st_op_actor_heartbeat(
 		st_db_failed(ctx, rep, "heartbeat");
 }
 
-/*
- * Whether a task of space_id is queued, for the finish reply: the actor
- * claims again only when one is, so no claim that finds nothing follows
- * every task.  The query matches the partial index of active tasks.
- * Returns 1, 0, or -1 on error.
- */
-static int
-task_queued(struct st_ctx *ctx, const char *space_id)
-{
-	static const char sql[] =
-	    "SELECT status FROM browser_space_tasks WHERE space_id = $1"
-	    " AND (status = 'queued' OR status = 'running')";
-	struct st_stmt *s;
-	int rc, queued = 0;
-
-	if (st_db_query(ctx->db, &s, sql, "s", space_id) != ST_OK)
-		return -1;
-	if ((rc = st_stmt_step(s)) == ST_ROW)
-		queued = cm_task_status_is(st_col_text(s, 0), CM_TASK_QUEUED);
-	st_stmt_done(s);
-	return rc == ST_ERROR ? -1 : queued;
-}
-
 void
 st_op_actor_finish(
     struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
-	int queued, artifact;
+	int artifact;
 	struct pr_task *t;
 	enum cm_task_status status = cm_task_status_parse(req->status);
 	bool failed = status == CM_TASK_FAILED;
@@ -289,12 +268,10 @@ st_op_actor_finish(
 	if (st_task_finalize(ctx, t->workspace_id, t->space_id, t->task_id,
 	        status, req->result, req->error_code,
 	        req->error_message) != 0 ||
-	    (artifact && st_artifact_put(ctx, req, t->space_id, t->task_id)) ||
-	    (queued = task_queued(ctx, t->space_id)) < 0) {
+	    (artifact && st_artifact_put(ctx, req, t->space_id, t->task_id))) {
 		st_db_failed(ctx, rep, "finish");
 		return;
 	}
-	rep->task_queued = queued == 1;
 	/* The row as it now is, without reading it again. */
 	t->status = cm_task_status_name(status);
 	t->result = req->result;

@@ -4,6 +4,7 @@
  */
 #include "store.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@
 #include "log.h"
 #include "migrate.h"
 #include "ops.h"
+#include "status.h"
 
 struct st_store {
 	struct st_db *db;
@@ -144,6 +146,35 @@ remember(struct st_store *st, const char *op_id, const struct st_item *it)
 }
 
 /*
+ * Whether the caller may hold its answer (store.h, enum st_hold): an idle
+ * claim that asked to wait and found nothing to do in a Space that runs,
+ * or the loss of a Space's actor.
+ */
+static void
+item_hold(
+    struct st_item *it, const struct pr_req *req, const struct pr_rep *rep)
+{
+	it->hold = ST_HOLD_NONE;
+	if (rep->err != CM_OK)
+		return;
+	if (req->op == PR_OP_ACTOR_CLAIM && req->wait_ms > 0 &&
+	    rep->n_tasks == 0 && !rep->close_requested &&
+	    rep->n_spaces == 1 &&
+	    !cm_space_status_is(rep->spaces[0].status, CM_SPACE_CLOSED) &&
+	    !cm_space_status_is(rep->spaces[0].status, CM_SPACE_ERROR)) {
+		it->hold = ST_HOLD_PARK;
+		it->hold_ms = req->wait_ms < CM_CLAIM_WAIT_MAX_MS
+		                  ? req->wait_ms
+		                  : CM_CLAIM_WAIT_MAX_MS;
+	} else if (req->op == PR_OP_SUP_FINALIZE_LOST) {
+		it->hold = ST_HOLD_DROP;
+	} else {
+		return;
+	}
+	snprintf(it->space_id, sizeof(it->space_id), "%s", req->space_id);
+}
+
+/*
  * One write.  Guarded, it runs inside its own SAVEPOINT, so a failure
  * after some of its changes undoes only itself.  Unguarded (the first
  * pass over a group), it runs bare: a write that fails before changing
@@ -196,6 +227,7 @@ exec_write(struct st_store *st, const struct pr_req *req, struct st_item *it,
 		return true;
 	}
 	item_reply(it, &rep);
+	item_hold(it, req, &rep);
 	pr_rep_free(&rep);
 	/*
 	 * Only a write that changed something is remembered: one that changed
@@ -211,6 +243,7 @@ exec_write(struct st_store *st, const struct pr_req *req, struct st_item *it,
 		st_db_run(st->db, "ROLLBACK TO op", "");
 		pubs_clear(ctx, mark);
 		item_error(it, CM_E_INTERNAL, "database error");
+		it->hold = ST_HOLD_NONE;
 	}
 	if (guarded)
 		st_db_run(st->db, "RELEASE op", "");
@@ -251,8 +284,10 @@ replies_clear(struct st_item *items, size_t n, const bool *ok)
 		free(items[i].rep);
 		items[i].rep = NULL;
 		items[i].rep_len = 0;
+		items[i].hold = ST_HOLD_NONE;
 	}
 }
+
 
 /*
  * One pass over a group inside the open transaction.  Returns false when
@@ -344,8 +379,10 @@ fail_writes(struct st_item *items, const struct pr_req *reqs, const bool *ok,
 {
 	for (size_t i = 0; i < n; i++)
 		if (ok[i] &&
-		    (pr_op_is_write(reqs[i].op) || items[i].rep == NULL))
+		    (pr_op_is_write(reqs[i].op) || items[i].rep == NULL)) {
 			item_error(&items[i], CM_E_STORE_UNAVAILABLE, msg);
+			items[i].hold = ST_HOLD_NONE;
+		}
 }
 
 int
@@ -373,6 +410,7 @@ st_store_exec(struct st_store *st, struct st_item *items, size_t n,
 		items[i].rep = NULL;
 		items[i].rep_len = 0;
 		items[i].write = false;
+		items[i].hold = ST_HOLD_NONE;
 		if (pr_req_decode(items[i].req, items[i].req_len, &reqs[i], err,
 		        sizeof(err)) != 0) {
 			/* A sibling process sent garbage: that is a bug. */
@@ -446,7 +484,8 @@ st_store_exec(struct st_store *st, struct st_item *items, size_t n,
 	/* Published only now: no subscriber sees an event it cannot read. */
 	for (size_t i = 0; i < ctx->n_pubs; i++)
 		if (publish != NULL)
-			publish(arg, ctx->pubs[i].buf, ctx->pubs[i].len);
+			publish(arg, ctx->pubs[i].space_id, ctx->pubs[i].buf,
+			    ctx->pubs[i].len);
 	pubs_clear(ctx, 0);
 out:
 	for (size_t i = 0; i < n; i++)
@@ -543,7 +582,7 @@ st_store_republish(struct st_store *st, const char *space_id, int64_t sequence,
 		}
 		if (ev.workspace_id != NULL &&
 		    pr_pub_encode(&ev, NULL, &buf, &len) == 0) {
-			publish(arg, buf, len);
+			publish(arg, space_id, buf, len);
 			free(buf);
 			rc = 0;
 		}

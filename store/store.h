@@ -37,14 +37,25 @@ struct st_store_opts {
 
 /*
  * Called once per committed event, after the commit, with the message to
- * publish (topic and msgpack record, see pr_pub_encode).  The buffer is
- * valid only during the call.
+ * publish (topic and msgpack record, see pr_pub_encode) and the Space it
+ * is of.  The buffer is valid only during the call.
  */
-typedef void (*st_publish_fn)(void *arg, const void *msg, size_t len);
+typedef void (*st_publish_fn)(
+    void *arg, const char *space_id, const void *msg, size_t len);
 
 /* Opens the database, applies pending migrations.  Returns 0 or -1. */
 int st_store_open(struct st_store **out, const struct st_store_opts *opts);
 void st_store_close(struct st_store *st);
+
+/*
+ * What the caller may do with an item's answer besides sending it
+ * (proto.h, actor.claim wait_ms).  ST_HOLD_PARK: an idle claim that found
+ * no task, whose answer (no task) may wait up to hold_ms, and the claim
+ * run again (st_store_exec) once a group publishes an event of space_id.
+ * ST_HOLD_DROP: space_id's actor was declared lost (sup.finalize_lost): a
+ * claim of that Space held from before is dropped, never run again.
+ */
+enum st_hold { ST_HOLD_NONE, ST_HOLD_PARK, ST_HOLD_DROP };
 
 /* One request in a group: the caller sets req/req_len; exec sets rep. */
 struct st_item {
@@ -55,6 +66,10 @@ struct st_item {
 	/* Set by exec: a write, whose reply stands only if its group's
 	 * commit finishes (st_store_sync). */
 	bool write;
+	/* Set by exec (see enum st_hold). */
+	enum st_hold hold;
+	int64_t hold_ms;
+	char space_id[CM_ID_MAX + 1];
 };
 
 /*

@@ -148,11 +148,9 @@ sup_kind_available(const struct sup_children *c, enum sup_kind kind)
 }
 
 void
-sup_child_wake(struct sup_child *ch, bool close)
+sup_child_wake(struct sup_child *ch, char why)
 {
-	const char one = close ? CM_WAKE_CLOSE : CM_WAKE_ANY;
-
-	if (ch->wake_fd >= 0 && write(ch->wake_fd, &one, 1) < 0 &&
+	if (ch->wake_fd >= 0 && write(ch->wake_fd, &why, 1) < 0 &&
 	    errno != EAGAIN)
 		cm_warn("supervisor: wake %s", ch->space_id);
 }

@@ -88,12 +88,12 @@ int sup_child_spawn(
     struct sup_children *c, struct sup_child *ch, int64_t now_ms);
 
 /*
- * Wakes an actor: one byte on its wake pipe (CM_WAKE_CLOSE with close,
- * else CM_WAKE_ANY), never blocking (a full pipe already holds a wake-up,
+ * Wakes an actor: one byte on its wake pipe (CM_WAKE_CLOSE, CM_WAKE_QUEUED
+ * or CM_WAKE_ANY), never blocking (a full pipe already holds a wake-up,
  * and the store tells the actor the rest).  A no-op for a row with no
  * running actor.
  */
-void sup_child_wake(struct sup_child *ch, bool close);
+void sup_child_wake(struct sup_child *ch, char why);
 
 /*
  * Hands space_id to a running standby: the row becomes the Space's actor

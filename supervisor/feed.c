@@ -85,8 +85,10 @@ sup_drain_events(struct sup *s)
 			    sup_child_by_space(&s->kids, ev.space_id);
 
 			if (ch != NULL)
-				sup_child_wake(
-				    ch, kind == CM_EV_CLOSE_REQUESTED);
+				sup_child_wake(ch,
+				    kind == CM_EV_CLOSE_REQUESTED ? CM_WAKE_CLOSE
+				    : kind == CM_EV_QUEUED        ? CM_WAKE_QUEUED
+				                                  : CM_WAKE_ANY);
 		}
 		pr_arena_free(&arena);
 		nng_msg_free(m);

@@ -157,6 +157,55 @@ next_event(nng_socket sub, int ms, struct pr_event *ev, struct pr_arena *arena)
 }
 
 /*
+ * An idle claim the store holds is run again right after the submit that
+ * wakes it, in the next group, which may be on the other writer while
+ * the submit's COMMIT (slowed by the trigger) still runs: it waits for
+ * that COMMIT and takes the task.
+ */
+Test(pg_store_commit, a_held_claim_takes_the_task_of_a_slow_commit,
+    .fini = tk_cleanup)
+{
+	struct tk_proc p;
+	struct tk_world w;
+	struct tk_held h;
+	struct pr_req q;
+	struct pr_rep r;
+	char dir[128], space_id[1][CM_ID_MAX + 1], task_id[CM_ID_MAX + 1];
+	char rid[32];
+	nng_socket s;
+	PGconn *db;
+
+	skip_without_pg();
+	tk_tmpdir(dir, sizeof(dir), "pgheld");
+	db = kc_world(&p, dir, NULL, &w, 1, space_id);
+	cr_assert_eq(cm_rpc_open(&s, p.store_url), 0);
+	for (int i = 0; i < 5; i++) {
+		cr_assert(tk_held_send(
+		    &h, s, space_id[0], "pg-held", CM_CLAIM_WAIT_MAX_MS));
+		snprintf(rid, sizeof(rid), "held-%d", i);
+		tk_req_submit(&q, w.workspace_id, space_id[0], rid);
+		cr_assert_eq(tk_call(s, &q, &r), CM_OK);
+		cr_assert_eq(r.err, CM_OK, "%s", cm_err_code(r.err));
+		snprintf(task_id, sizeof(task_id), "%s", r.tasks[0].task_id);
+		pr_rep_free(&r);
+		cr_assert_eq(tk_held_answer(&h, 5000, &r), 1,
+		    "the held claim got no answer");
+		cr_assert_eq(r.err, CM_OK, "%s", cm_err_code(r.err));
+		cr_assert_eq(r.n_tasks, 1, "the held claim missed task %d", i);
+		cr_assert_str_eq(r.tasks[0].task_id, task_id);
+		pr_rep_free(&r);
+		tk_req_finish(&q, task_id, "pg-held");
+		cr_assert_eq(tk_call(s, &q, &r), CM_OK);
+		cr_assert_eq(r.err, CM_OK, "%s", cm_err_code(r.err));
+		pr_rep_free(&r);
+	}
+	nng_close(s);
+	PQfinish(db);
+	tk_proc_stop(&p, SIGTERM);
+	tk_rmrf(dir);
+}
+
+/*
  * A COMMIT the server refuses, answered after the loop went on: the write
  * is answered store_unavailable, its event is not published, and the
  * next write on the Space gets the sequence the refused one would have.

@@ -19,6 +19,7 @@
 #include "clock.h"
 #include "ids.h"
 #include "log.h"
+#include "rpc.h"
 #include "testkit.h"
 
 struct racer {
@@ -207,6 +208,27 @@ get_task(nng_socket s, const struct tk_world *w, const char *space_id,
 	return cm_rpc_call(s, &q, r, timeout_ms);
 }
 
+/* A store in a new dir (tag) with one world and one Space of it (its id
+ * into space_id); returns a socket to it. */
+static nng_socket
+one_space(struct tk_proc *p, struct tk_world *w, char *dir, size_t len,
+    const char *tag, char *space_id)
+{
+	struct pr_req q;
+	struct pr_rep r;
+	nng_socket s;
+
+	tk_tmpdir(dir, len, tag);
+	cr_assert_eq(tk_store_start(p, dir, NULL), 0);
+	cr_assert_eq(cm_rpc_open(&s, p->store_url), 0);
+	cr_assert_eq(tk_provision(s, w, 1), 0);
+	tk_req_create(&q, w, 0);
+	cr_assert_eq(tk_call(s, &q, &r), CM_OK);
+	snprintf(space_id, CM_ID_MAX + 1, "%s", r.spaces[0].space_id);
+	pr_rep_free(&r);
+	return s;
+}
+
 /*
  * cm_rpc_call keeps a context per thread and socket.  A call that timed out
  * must not hand its late reply to the next call, and a new socket in the
@@ -223,14 +245,7 @@ Test(store_process, client_contexts_survive_timeouts_and_sockets,
 	struct pr_req q;
 	struct pr_rep r;
 
-	tk_tmpdir(dir, sizeof(dir), "ctx");
-	cr_assert_eq(tk_store_start(&p, dir, NULL), 0);
-	cr_assert_eq(cm_rpc_open(&s, p.store_url), 0);
-	cr_assert_eq(tk_provision(s, &w, 1), 0);
-	tk_req_create(&q, &w, 0);
-	cr_assert_eq(tk_call(s, &q, &r), CM_OK);
-	snprintf(space_id, sizeof(space_id), "%s", r.spaces[0].space_id);
-	pr_rep_free(&r);
+	s = one_space(&p, &w, dir, sizeof(dir), "ctx", space_id);
 	tk_req_submit(&q, w.workspace_id, space_id, "first");
 	cr_assert_eq(tk_call(s, &q, &r), CM_OK);
 	snprintf(first, sizeof(first), "%s", r.tasks[0].task_id);
@@ -267,6 +282,75 @@ Test(store_process, client_contexts_survive_timeouts_and_sockets,
 	cr_assert_eq(get_task(s, &w, space_id, second, 0, &r), CM_OK);
 	cr_assert_str_eq(r.tasks[0].task_id, second);
 	pr_rep_free(&r);
+
+	nng_close(s);
+	tk_proc_stop(&p, SIGTERM);
+	tk_rmrf(dir);
+}
+
+/*
+ * An idle claim that asks to wait is held by the store, and the task
+ * submitted meanwhile is the answer; one whose time runs out is answered
+ * with no task; and the held claim of a Space whose actor was declared
+ * lost is never run: the next actor's claim takes the task.
+ */
+Test(store_process, an_idle_claim_is_held_until_a_task_comes,
+    .fini = tk_cleanup)
+{
+	struct tk_proc p;
+	struct tk_world w;
+	struct tk_held h;
+	char dir[128], space_id[CM_ID_MAX + 1], task[CM_ID_MAX + 1];
+	nng_socket s;
+	struct pr_req q;
+	struct pr_rep r;
+
+	s = one_space(&p, &w, dir, sizeof(dir), "held", space_id);
+
+	/* Held, then given the task submitted after it. */
+	cr_assert(tk_held_send(&h, s, space_id, "held-1", CM_CLAIM_WAIT_MAX_MS));
+	tk_req_submit(&q, w.workspace_id, space_id, "held-task");
+	cr_assert_eq(tk_call(s, &q, &r), CM_OK);
+	snprintf(task, sizeof(task), "%s", r.tasks[0].task_id);
+	pr_rep_free(&r);
+	cr_assert_eq(tk_held_answer(&h, 5000, &r), 1,
+	    "the held claim got no answer");
+	cr_assert_eq(r.err, CM_OK);
+	cr_assert_eq(r.n_tasks, 1, "the held claim did not get the task");
+	cr_assert_str_eq(r.tasks[0].task_id, task);
+	cr_assert_str_eq(r.tasks[0].status, "running");
+	pr_rep_free(&r);
+	tk_req_finish(&q, task, "held-1");
+	cr_assert_eq(tk_call(s, &q, &r), CM_OK);
+	pr_rep_free(&r);
+
+	/* Nothing comes: answered with no task once its wait is over. */
+	cr_assert(tk_held_send(&h, s, space_id, "held-1", 100));
+	cr_assert_eq(tk_held_answer(&h, 5000, &r), 1,
+	    "the held claim got no answer");
+	cr_assert_eq(r.err, CM_OK);
+	cr_assert_eq(r.n_tasks, 0);
+	pr_rep_free(&r);
+
+	/* Its actor lost: the claim is dropped, and runs for nobody. */
+	cr_assert(
+	    tk_held_send(&h, s, space_id, "held-lost", CM_CLAIM_WAIT_MAX_MS));
+	memset(&q, 0, sizeof(q));
+	q.op = PR_OP_SUP_FINALIZE_LOST;
+	q.space_id = space_id;
+	cr_assert_eq(tk_call(s, &q, &r), CM_OK);
+	pr_rep_free(&r);
+	tk_req_submit(&q, w.workspace_id, space_id, "after-loss");
+	cr_assert_eq(tk_call(s, &q, &r), CM_OK);
+	snprintf(task, sizeof(task), "%s", r.tasks[0].task_id);
+	pr_rep_free(&r);
+	tk_req_claim(&q, space_id, "held-next");
+	cr_assert_eq(tk_call(s, &q, &r), CM_OK);
+	cr_assert_eq(r.n_tasks, 1, "the lost actor's held claim took the task");
+	cr_assert_str_eq(r.tasks[0].task_id, task);
+	pr_rep_free(&r);
+	cr_assert_eq(tk_held_answer(&h, CM_CLAIM_WAIT_MAX_MS + 500, &r), 0,
+	    "a dropped claim was answered");
 
 	nng_close(s);
 	tk_proc_stop(&p, SIGTERM);

@@ -1215,6 +1215,59 @@ tk_req_claim(struct pr_req *q, const char *space_id, const char *holder)
 	q->lease_holder = holder;
 }
 
+bool
+tk_held_send(struct tk_held *h, nng_socket s, const char *space_id,
+    const char *holder, int64_t wait_ms)
+{
+	struct pr_req q;
+	nng_msg *m;
+	int rv;
+
+	tk_req_claim(&q, space_id, holder);
+	q.wait_ms = wait_ms;
+	if (cm_rpc_request(&q, &m) != 0)
+		return tk_fail("testkit", "cannot encode a claim") == 0;
+	if ((rv = nng_ctx_open(&h->ctx, s)) != 0 ||
+	    (rv = nng_aio_alloc(&h->aio, NULL, NULL)) != 0) {
+		nng_msg_free(m);
+		return tk_fail("testkit", "claim: %s", nng_strerror(rv)) == 0;
+	}
+	nng_aio_set_msg(h->aio, m);
+	nng_ctx_send(h->ctx, h->aio);
+	nng_aio_wait(h->aio);
+	if ((rv = nng_aio_result(h->aio)) != 0) {
+		nng_msg_free(nng_aio_get_msg(h->aio));
+		nng_ctx_close(h->ctx);
+		nng_aio_free(h->aio);
+		return tk_fail("testkit", "claim: %s", nng_strerror(rv)) == 0;
+	}
+	return true;
+}
+
+int
+tk_held_answer(struct tk_held *h, int timeout_ms, struct pr_rep *r)
+{
+	char err[128];
+	nng_msg *m;
+	int got = 0;
+
+	memset(r, 0, sizeof(*r));
+	nng_aio_set_timeout(h->aio, timeout_ms);
+	nng_ctx_recv(h->ctx, h->aio);
+	nng_aio_wait(h->aio);
+	if (nng_aio_result(h->aio) == 0) {
+		m = nng_aio_get_msg(h->aio);
+		got = pr_rep_decode(nng_msg_body(m), nng_msg_len(m), r, err,
+		          sizeof(err)) == 0
+		          ? 1
+		          : tk_fail("testkit", "claim's answer: %s", err);
+		nng_msg_free(m);
+	}
+	nng_ctx_close(h->ctx);
+	nng_aio_free(h->aio);
+	return got;
+}
+
 void
 tk_req_finish(struct pr_req *q, const char *task_id, const char *holder)
 {

@@ -263,6 +263,21 @@ void tk_req_create(struct pr_req *q, const struct tk_world *w, size_t i);
 void tk_req_submit(struct pr_req *q, const char *workspace_id,
     const char *space_id, const char *request_id);
 void tk_req_claim(struct pr_req *q, const char *space_id, const char *holder);
+/*
+ * An actor.claim with wait_ms, sent on a context of its own of s ahead of
+ * whatever the thread sends on s next (one pipe carries both, in order),
+ * so that the store holds it before it reads the next request; false when
+ * it could not be sent.  tk_held_answer then waits up to timeout_ms for
+ * its answer into r and closes the context: 1 answered, 0 none came, -1
+ * an answer that does not decode.
+ */
+struct tk_held {
+	nng_ctx ctx;
+	nng_aio *aio;
+};
+bool tk_held_send(struct tk_held *h, nng_socket s, const char *space_id,
+    const char *holder, int64_t wait_ms);
+int tk_held_answer(struct tk_held *h, int timeout_ms, struct pr_rep *r);
 void tk_req_finish(struct pr_req *q, const char *task_id, const char *holder);
 
 /* Issues a new bearer token (written to token) of principal_id through

@@ -490,7 +490,7 @@ fx_sql_int(struct fx *f, const char *sql, ...)
 /* ---- published events --------------------------------------------------- */
 
 static inline void
-fx_publish(void *arg, const void *msg, size_t len)
+fx_publish(void *arg, const char *space_id, const void *msg, size_t len)
 {
 	struct fx *f = arg;
 	struct fx_pub *p;
@@ -513,6 +513,8 @@ fx_publish(void *arg, const void *msg, size_t len)
 	cr_assert_not_null(p->raw);
 	memcpy(p->raw, msg, len);
 	p->raw_len = len;
+	cr_assert_str_eq(space_id, p->ev.space_id,
+	    "published with another Space than its own");
 	if (f->pub_check_commit && p->ev.sequence > 0) {
 		char seq[32];
 
