@@ -440,7 +440,8 @@ on_event(const struct pr_event *e, const struct pr_task *t)
 		next = s->next; /* s may be cut and freed */
 		if (s->parked) {
 			if (s->until_closed) {
-				if (closed && strcmp(s->space, e->space_id) == 0)
+				if (closed &&
+				    strcmp(s->space, e->space_id) == 0)
 					check(s, now);
 			} else if (done && strcmp(s->task, e->task_id) == 0) {
 				finished(s, t, now);

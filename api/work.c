@@ -267,7 +267,8 @@ api_work_answer_wait(struct api_job *j, const struct pr_task *t)
 	bool done;
 
 	/* No store call: the context has no socket to make one on. */
-	wait_ctx(j, &c, &req, &res, pool.cfg, (nng_socket)NNG_SOCKET_INITIALIZER);
+	wait_ctx(
+	    j, &c, &req, &res, pool.cfg, (nng_socket)NNG_SOCKET_INITIALIZER);
 	if ((done = api_wait_finished(&c, t)))
 		conclude(j, &c);
 	free(res.body);

@@ -328,7 +328,7 @@
  * stopping actor hears its answer) and CM_ACTOR_IDLE_POLL_MS.
  */
 #define CM_CLAIM_WAIT_MS 800
-#define CM_ACTOR_ATTEMPT_MS 2000   /* one attempt of any actor call */
+#define CM_ACTOR_ATTEMPT_MS 2000 /* one attempt of any actor call */
 /* A claim or heartbeat is one attempt: the idle timer or the next beat
  * makes the next one, and an outcome waiting to be recorded goes first. */
 #define CM_ACTOR_ONE_SHOT_MS 1000

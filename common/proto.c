@@ -66,22 +66,22 @@ pr_rec(size_t i)
 
 #define PR_REP_ROW(tag, list, fields) \
 	{#list, PR_K_RECS, offsetof(struct pr_rep, list), PR_R_##tag},
-#define PR_REP_ROWS                                                           \
-	{"err", PR_K_ERR, offsetof(struct pr_rep, err), CM_ERROR_CODE_MAX},   \
-	    {"msg", PR_STR, offsetof(struct pr_rep, msg),                     \
-	        CM_ERROR_MESSAGE_MAX},                                        \
-	    {"created", PR_BOOL, offsetof(struct pr_rep, created), 0},        \
-	    {"cancel_requested", PR_BOOL,                                     \
-	        offsetof(struct pr_rep, cancel_requested), 0},                \
-	    {"close_requested", PR_BOOL,                                      \
-	        offsetof(struct pr_rep, close_requested), 0},                 \
-	    {"args", PR_STR, offsetof(struct pr_rep, args), CM_ARGS_MAX},     \
-	    {"count", PR_INT, offsetof(struct pr_rep, count), 0},             \
+#define PR_REP_ROWS                                                         \
+	{"err", PR_K_ERR, offsetof(struct pr_rep, err), CM_ERROR_CODE_MAX}, \
+	    {"msg", PR_STR, offsetof(struct pr_rep, msg),                   \
+	        CM_ERROR_MESSAGE_MAX},                                      \
+	    {"created", PR_BOOL, offsetof(struct pr_rep, created), 0},      \
+	    {"cancel_requested", PR_BOOL,                                   \
+	        offsetof(struct pr_rep, cancel_requested), 0},              \
+	    {"close_requested", PR_BOOL,                                    \
+	        offsetof(struct pr_rep, close_requested), 0},               \
+	    {"args", PR_STR, offsetof(struct pr_rep, args), CM_ARGS_MAX},   \
+	    {"count", PR_INT, offsetof(struct pr_rep, count), 0},           \
 	    PR_RECORDS(PR_REP_ROW)
 const struct pr_fdesc pr_rep_tab[] = {PR_REP_ROWS};
 /* Exactly as many rows as declared (proto_int.h). */
-_Static_assert(sizeof((const struct pr_fdesc[]){PR_REP_ROWS}) ==
-                   sizeof(pr_rep_tab),
+_Static_assert(
+    sizeof((const struct pr_fdesc[]){PR_REP_ROWS}) == sizeof(pr_rep_tab),
     "PR_REP_NROWS is not the number of reply rows");
 #undef PR_REP_ROWS
 #undef PR_REP_ROW
@@ -327,8 +327,8 @@ pr_event_topic(
 }
 
 int
-pr_pub_encode(const struct pr_event *ev, const struct pr_task *task,
-    char **buf, size_t *len)
+pr_pub_encode(const struct pr_event *ev, const struct pr_task *task, char **buf,
+    size_t *len)
 {
 	const struct pr_rdesc *rd = pr_rec(PR_R_event);
 	const struct pr_rdesc *td = pr_rec(PR_R_task);

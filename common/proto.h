@@ -77,49 +77,49 @@ enum pr_type { PR_STR, PR_INT, PR_BOOL, PR_STRLIST, PR_BIN };
  * most CM_CAPABILITY_MAX bytes; for PR_BIN the most bytes; it is unused
  * for PR_INT and PR_BOOL.
  */
-#define PR_REQ_FIELDS(X)                                         \
-	X(OP_ID, op_id, PR_STR, CM_ID_MAX)                       \
-	X(TOKEN_HASH, token_hash, PR_STR, 64)                    \
-	X(WORKSPACE_ID, workspace_id, PR_STR, CM_ID_MAX)         \
-	X(SPACE_ID, space_id, PR_STR, CM_ID_MAX)                 \
-	X(TASK_ID, task_id, PR_STR, CM_ID_MAX)                   \
-	X(PRINCIPAL_ID, principal_id, PR_STR, CM_ID_MAX)         \
-	X(TOKEN_ID, token_id, PR_STR, CM_ID_MAX)                 \
-	X(BUNDLE_ID, bundle_id, PR_STR, CM_ID_MAX)               \
-	X(INSTANCE_ID, browser_instance_id, PR_STR, CM_ID_MAX)   \
-	X(BINDING_ID, binding_id, PR_STR, CM_ID_MAX)             \
-	X(NAME, name, PR_STR, CM_NAME_MAX)                       \
-	X(KIND, kind, PR_STR, 32)                                \
-	X(IS_ADMIN, is_admin, PR_BOOL, 0)                        \
-	X(LABEL, label, PR_STR, CM_NAME_MAX)                     \
-	X(EXPIRES_AT, expires_at, PR_INT, 0)                     \
-	X(ROLE, role, PR_STR, 32)                                \
-	X(MANIFEST, manifest, PR_STR, CM_MANIFEST_MAX)           \
-	X(DRIVER, driver, PR_STR, 32)                            \
-	X(ENDPOINT, endpoint, PR_STR, CM_ENDPOINT_MAX)           \
-	X(CONFIG, config, PR_STR, CM_INSTANCE_CONFIG_MAX)        \
-	X(NETWORK_POLICY, network_policy, PR_STR, CM_POLICY_MAX) \
-	X(PROFILE, profile, PR_STR, CM_PROFILE_MAX)              \
-	X(HOST, host, PR_STR, CM_HOST_MAX)                       \
-	X(STATUS, status, PR_STR, 32)                            \
-	X(INSTANCE_STATUS, instance_status, PR_STR, 32)          \
-	X(IF_STATUS, if_status, PR_STR, 32)                      \
-	X(OWNER_TYPE, owner_type, PR_STR, 32)                    \
-	X(OWNER_ID, owner_id, PR_STR, CM_ID_MAX)                 \
-	X(GRANTED, granted, PR_STRLIST, CM_GRANTED_MAX)          \
-	X(REQUEST_ID, request_id, PR_STR, CM_ID_MAX)             \
-	X(CAPABILITY, capability, PR_STR, CM_CAPABILITY_MAX)     \
-	X(ARGS, args, PR_STR, CM_ARGS_MAX)                       \
-	X(TIMEOUT_MS, timeout_ms, PR_INT, 0)                     \
-	X(LIMIT, limit, PR_INT, 0)                               \
-	X(AFTER_SEQUENCE, after_sequence, PR_INT, 0)             \
-	X(AFTER_ID, after_id, PR_STR, CM_ID_MAX)                 \
-	X(LEASE_HOLDER, lease_holder, PR_STR, CM_ID_MAX)         \
-	X(RESULT, result, PR_STR, CM_RESULT_MAX)                 \
-	X(ERROR_CODE, error_code, PR_STR, CM_ERROR_CODE_MAX)     \
-	X(ARTIFACT_NAME, artifact_name, PR_STR, CM_ID_MAX)       \
-	X(MIME, mime, PR_STR, CM_MIME_MAX)                       \
-	X(ARTIFACT, artifact, PR_BIN, CM_ARTIFACT_MAX)           \
+#define PR_REQ_FIELDS(X)                                              \
+	X(OP_ID, op_id, PR_STR, CM_ID_MAX)                            \
+	X(TOKEN_HASH, token_hash, PR_STR, 64)                         \
+	X(WORKSPACE_ID, workspace_id, PR_STR, CM_ID_MAX)              \
+	X(SPACE_ID, space_id, PR_STR, CM_ID_MAX)                      \
+	X(TASK_ID, task_id, PR_STR, CM_ID_MAX)                        \
+	X(PRINCIPAL_ID, principal_id, PR_STR, CM_ID_MAX)              \
+	X(TOKEN_ID, token_id, PR_STR, CM_ID_MAX)                      \
+	X(BUNDLE_ID, bundle_id, PR_STR, CM_ID_MAX)                    \
+	X(INSTANCE_ID, browser_instance_id, PR_STR, CM_ID_MAX)        \
+	X(BINDING_ID, binding_id, PR_STR, CM_ID_MAX)                  \
+	X(NAME, name, PR_STR, CM_NAME_MAX)                            \
+	X(KIND, kind, PR_STR, 32)                                     \
+	X(IS_ADMIN, is_admin, PR_BOOL, 0)                             \
+	X(LABEL, label, PR_STR, CM_NAME_MAX)                          \
+	X(EXPIRES_AT, expires_at, PR_INT, 0)                          \
+	X(ROLE, role, PR_STR, 32)                                     \
+	X(MANIFEST, manifest, PR_STR, CM_MANIFEST_MAX)                \
+	X(DRIVER, driver, PR_STR, 32)                                 \
+	X(ENDPOINT, endpoint, PR_STR, CM_ENDPOINT_MAX)                \
+	X(CONFIG, config, PR_STR, CM_INSTANCE_CONFIG_MAX)             \
+	X(NETWORK_POLICY, network_policy, PR_STR, CM_POLICY_MAX)      \
+	X(PROFILE, profile, PR_STR, CM_PROFILE_MAX)                   \
+	X(HOST, host, PR_STR, CM_HOST_MAX)                            \
+	X(STATUS, status, PR_STR, 32)                                 \
+	X(INSTANCE_STATUS, instance_status, PR_STR, 32)               \
+	X(IF_STATUS, if_status, PR_STR, 32)                           \
+	X(OWNER_TYPE, owner_type, PR_STR, 32)                         \
+	X(OWNER_ID, owner_id, PR_STR, CM_ID_MAX)                      \
+	X(GRANTED, granted, PR_STRLIST, CM_GRANTED_MAX)               \
+	X(REQUEST_ID, request_id, PR_STR, CM_ID_MAX)                  \
+	X(CAPABILITY, capability, PR_STR, CM_CAPABILITY_MAX)          \
+	X(ARGS, args, PR_STR, CM_ARGS_MAX)                            \
+	X(TIMEOUT_MS, timeout_ms, PR_INT, 0)                          \
+	X(LIMIT, limit, PR_INT, 0)                                    \
+	X(AFTER_SEQUENCE, after_sequence, PR_INT, 0)                  \
+	X(AFTER_ID, after_id, PR_STR, CM_ID_MAX)                      \
+	X(LEASE_HOLDER, lease_holder, PR_STR, CM_ID_MAX)              \
+	X(RESULT, result, PR_STR, CM_RESULT_MAX)                      \
+	X(ERROR_CODE, error_code, PR_STR, CM_ERROR_CODE_MAX)          \
+	X(ARTIFACT_NAME, artifact_name, PR_STR, CM_ID_MAX)            \
+	X(MIME, mime, PR_STR, CM_MIME_MAX)                            \
+	X(ARTIFACT, artifact, PR_BIN, CM_ARTIFACT_MAX)                \
 	X(ERROR_MESSAGE, error_message, PR_STR, CM_ERROR_MESSAGE_MAX) \
 	X(WAIT_MS, wait_ms, PR_INT, 0)
 

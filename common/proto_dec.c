@@ -458,8 +458,8 @@ pr_pub_decode(const void *buf, size_t len, struct pr_event *out,
 	seen = 0;
 	if (task == NULL)
 		task = &dropped;
-	if (dec_top(&d, body + used, blen - used, td->f, td->nf, task,
-	        &seen) != 0)
+	if (dec_top(&d, body + used, blen - used, td->f, td->nf, task, &seen) !=
+	    0)
 		goto fail;
 	if (!pr_pub_task_fits(out, task)) {
 		dec_fail(&d, "the task is not the event's");

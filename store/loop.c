@@ -621,9 +621,8 @@ serve_reruns(struct st_store *st, struct acker *a, size_t k)
 		free(taken[i].rep);
 		/* Still nothing: held on, until its own time is up. */
 		if (items[i].hold == ST_HOLD_PARK)
-			items[i].hold_ms = taken[i].due_ms > now
-			                       ? taken[i].due_ms - now
-			                       : 1;
+			items[i].hold_ms =
+			    taken[i].due_ms > now ? taken[i].due_ms - now : 1;
 	}
 	group_replies(to.g, msgs, items, n, now);
 	to.g->committed = cm_mono_ns();
@@ -835,8 +834,8 @@ st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
 	held.v = calloc(CM_STORE_HELD_MAX, sizeof(*held.v));
 	if ((rv = nng_pipe_notify(
 	         rep, NNG_PIPE_EV_REM_POST, pipe_gone, NULL)) != 0) {
-		cm_warnx("store: cannot follow its pipes: %s",
-		    nng_strerror(rv));
+		cm_warnx(
+		    "store: cannot follow its pipes: %s", nng_strerror(rv));
 		goto out;
 	}
 

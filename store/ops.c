@@ -556,12 +556,11 @@ st_event_touch(struct st_ctx *ctx, const char *workspace_id,
 }
 
 int
-st_event_settle(struct st_ctx *ctx, const struct pr_task *task,
-    const char *payload)
+st_event_settle(
+    struct st_ctx *ctx, const struct pr_task *task, const char *payload)
 {
-	return event_add(ctx, task->workspace_id, task->space_id,
-	    task->task_id, task->status, payload, SPACE_SETTLE, NULL, NULL,
-	    task);
+	return event_add(ctx, task->workspace_id, task->space_id, task->task_id,
+	    task->status, payload, SPACE_SETTLE, NULL, NULL, task);
 }
 
 int

@@ -158,8 +158,7 @@ item_hold(
 	if (rep->err != CM_OK)
 		return;
 	if (req->op == PR_OP_ACTOR_CLAIM && req->wait_ms > 0 &&
-	    rep->n_tasks == 0 && !rep->close_requested &&
-	    rep->n_spaces == 1 &&
+	    rep->n_tasks == 0 && !rep->close_requested && rep->n_spaces == 1 &&
 	    !cm_space_status_is(rep->spaces[0].status, CM_SPACE_CLOSED) &&
 	    !cm_space_status_is(rep->spaces[0].status, CM_SPACE_ERROR)) {
 		it->hold = ST_HOLD_PARK;
@@ -287,7 +286,6 @@ replies_clear(struct st_item *items, size_t n, const bool *ok)
 		items[i].hold = ST_HOLD_NONE;
 	}
 }
-
 
 /*
  * One pass over a group inside the open transaction.  Returns false when

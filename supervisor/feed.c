@@ -74,8 +74,8 @@ sup_drain_events(struct sup *s)
 		enum cm_event_kind kind;
 		char err[128];
 
-		if (pr_pub_decode(nng_msg_body(m), nng_msg_len(m), &ev, NULL, &arena,
-		        err, sizeof(err)) != 0) {
+		if (pr_pub_decode(nng_msg_body(m), nng_msg_len(m), &ev, NULL,
+		        &arena, err, sizeof(err)) != 0) {
 			cm_warnx(
 			    "supervisor: bad event from the store: %s", err);
 		} else if (cm_event_kind_is(ev.kind, CM_EV_SPACE_OPENED)) {
@@ -85,10 +85,11 @@ sup_drain_events(struct sup *s)
 			    sup_child_by_space(&s->kids, ev.space_id);
 
 			if (ch != NULL)
-				sup_child_wake(ch,
-				    kind == CM_EV_CLOSE_REQUESTED ? CM_WAKE_CLOSE
-				    : kind == CM_EV_QUEUED        ? CM_WAKE_QUEUED
-				                                  : CM_WAKE_ANY);
+				sup_child_wake(ch, kind == CM_EV_CLOSE_REQUESTED
+				                       ? CM_WAKE_CLOSE
+				                   : kind == CM_EV_QUEUED
+				                       ? CM_WAKE_QUEUED
+				                       : CM_WAKE_ANY);
 		}
 		pr_arena_free(&arena);
 		nng_msg_free(m);

@@ -191,8 +191,8 @@ disp_run(void *arg)
 			char err[128];
 
 			d->events++;
-			if (pr_pub_decode(nng_msg_body(m), nng_msg_len(m), &ev, NULL,
-			        &arena, err, sizeof(err)) != 0)
+			if (pr_pub_decode(nng_msg_body(m), nng_msg_len(m), &ev,
+			        NULL, &arena, err, sizeof(err)) != 0)
 				d->bad++;
 			else
 				disp_record(d, &ev, t_ns);

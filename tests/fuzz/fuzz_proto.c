@@ -157,7 +157,8 @@ fuzz_pub(const uint8_t *data, size_t size)
 	if (pr_pub_decode(data, size, &c, NULL, &arena, err, sizeof(err)) != 0)
 		die("an event with its task does not decode without it", err);
 	if (!eq_event(&a, &c))
-		die("the event decodes differently without its task", a.space_id);
+		die("the event decodes differently without its task",
+		    a.space_id);
 	if (pr_pub_encode(&a, ta.task_id ? &ta : NULL, &buf, &len) != 0)
 		die("event decoded but does not encode", a.space_id);
 	if (pr_pub_decode(buf, len, &b, &tb, &arena, err, sizeof(err)) != 0)

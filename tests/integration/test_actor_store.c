@@ -146,8 +146,8 @@ px_answer(struct px *p, nng_msg *in)
 	pthread_mutex_lock(&p->mu);
 	px_note(p, &q, &r);
 	pthread_mutex_unlock(&p->mu);
-	if (pr_rep_encode(&r, &buf, &len) != 0 ||
-	    nng_msg_alloc(&out, 0) != 0 || nng_msg_append(out, buf, len) != 0) {
+	if (pr_rep_encode(&r, &buf, &len) != 0 || nng_msg_alloc(&out, 0) != 0 ||
+	    nng_msg_append(out, buf, len) != 0) {
 		if (out != NULL)
 			nng_msg_free(out);
 		out = NULL;

@@ -189,8 +189,8 @@ pge_await(struct pge_store *s, const char *space_id, int64_t seq,
 			bool hit;
 
 			cr_assert_eq(
-			    pr_pub_decode(nng_msg_body(m), nng_msg_len(m), &ev, NULL,
-			        &arena, err, sizeof(err)),
+			    pr_pub_decode(nng_msg_body(m), nng_msg_len(m), &ev,
+			        NULL, &arena, err, sizeof(err)),
 			    0, "%s", err);
 			hit = strcmp(ev.space_id, space_id) == 0 &&
 			      ev.sequence == seq &&

@@ -149,8 +149,8 @@ next_event(nng_socket sub, int ms, struct pr_event *ev, struct pr_arena *arena)
 			return false;
 		nanosleep(&ts, NULL);
 	}
-	cr_assert_eq(pr_pub_decode(nng_msg_body(m), nng_msg_len(m), ev, NULL, arena,
-	                 err, sizeof(err)),
+	cr_assert_eq(pr_pub_decode(nng_msg_body(m), nng_msg_len(m), ev, NULL,
+	                 arena, err, sizeof(err)),
 	    0, "%s", err);
 	nng_msg_free(m);
 	return true;

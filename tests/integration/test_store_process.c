@@ -163,8 +163,8 @@ Test(store_process, event_published_only_after_commit, .fini = tk_cleanup)
 			if (nng_recvmsg(sub, &m, NNG_FLAG_NONBLOCK) != 0)
 				break;
 			cr_assert_eq(
-			    pr_pub_decode(nng_msg_body(m), nng_msg_len(m), &ev, NULL,
-			        &arena, err, sizeof(err)),
+			    pr_pub_decode(nng_msg_body(m), nng_msg_len(m), &ev,
+			        NULL, &arena, err, sizeof(err)),
 			    0, "%s", err);
 			memset(&q, 0, sizeof(q));
 			q.op = PR_OP_EVENT_LIST;
@@ -294,8 +294,8 @@ Test(store_process, client_contexts_survive_timeouts_and_sockets,
  * with no task; and the held claim of a Space whose actor was declared
  * lost is never run: the next actor's claim takes the task.
  */
-Test(store_process, an_idle_claim_is_held_until_a_task_comes,
-    .fini = tk_cleanup)
+Test(
+    store_process, an_idle_claim_is_held_until_a_task_comes, .fini = tk_cleanup)
 {
 	struct tk_proc p;
 	struct tk_world w;
@@ -308,13 +308,14 @@ Test(store_process, an_idle_claim_is_held_until_a_task_comes,
 	s = one_space(&p, &w, dir, sizeof(dir), "held", space_id);
 
 	/* Held, then given the task submitted after it. */
-	cr_assert(tk_held_send(&h, s, space_id, "held-1", CM_CLAIM_WAIT_MAX_MS));
+	cr_assert(
+	    tk_held_send(&h, s, space_id, "held-1", CM_CLAIM_WAIT_MAX_MS));
 	tk_req_submit(&q, w.workspace_id, space_id, "held-task");
 	cr_assert_eq(tk_call(s, &q, &r), CM_OK);
 	snprintf(task, sizeof(task), "%s", r.tasks[0].task_id);
 	pr_rep_free(&r);
-	cr_assert_eq(tk_held_answer(&h, 5000, &r), 1,
-	    "the held claim got no answer");
+	cr_assert_eq(
+	    tk_held_answer(&h, 5000, &r), 1, "the held claim got no answer");
 	cr_assert_eq(r.err, CM_OK);
 	cr_assert_eq(r.n_tasks, 1, "the held claim did not get the task");
 	cr_assert_str_eq(r.tasks[0].task_id, task);
@@ -326,8 +327,8 @@ Test(store_process, an_idle_claim_is_held_until_a_task_comes,
 
 	/* Nothing comes: answered with no task once its wait is over. */
 	cr_assert(tk_held_send(&h, s, space_id, "held-1", 100));
-	cr_assert_eq(tk_held_answer(&h, 5000, &r), 1,
-	    "the held claim got no answer");
+	cr_assert_eq(
+	    tk_held_answer(&h, 5000, &r), 1, "the held claim got no answer");
 	cr_assert_eq(r.err, CM_OK);
 	cr_assert_eq(r.n_tasks, 0);
 	pr_rep_free(&r);

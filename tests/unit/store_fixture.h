@@ -507,8 +507,8 @@ fx_publish(void *arg, const char *space_id, const void *msg, size_t len)
 	p = &f->pubs[f->n_pubs];
 	memset(p, 0, sizeof(*p));
 	cr_assert_eq(
-	    pr_pub_decode(msg, len, &p->ev, NULL, &f->arena, err, sizeof(err)), 0,
-	    "a published message does not decode: %s", err);
+	    pr_pub_decode(msg, len, &p->ev, NULL, &f->arena, err, sizeof(err)),
+	    0, "a published message does not decode: %s", err);
 	p->raw = pr_arena_alloc(&f->arena, len);
 	cr_assert_not_null(p->raw);
 	memcpy(p->raw, msg, len);

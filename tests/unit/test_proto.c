@@ -1627,8 +1627,8 @@ decode_any(const unsigned char *b, size_t n)
 		ok++;
 		cr_assert_eq(pr_pub_encode(&ev, NULL, &buf, &len), 0);
 		cr_assert_eq(
-		    pr_pub_decode(buf, len, &ev2, NULL, &a, err, sizeof(err)), 0,
-		    "%s", err);
+		    pr_pub_decode(buf, len, &ev2, NULL, &a, err, sizeof(err)),
+		    0, "%s", err);
 		cr_assert(eq_event(&ev, &ev2));
 		free(buf);
 	} else {
@@ -1814,8 +1814,8 @@ Test(proto, pub_roundtrip)
 	cr_assert_gt(len, (size_t)n);
 	cr_expect(memcmp(buf, topic, (size_t)n) == 0, "topic first");
 	cr_expect_eq((unsigned char)buf[n] & 0xf0, 0x80, "then a map");
-	cr_assert_eq(
-	    pr_pub_decode(buf, len, &out, NULL, &a, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(pr_pub_decode(buf, len, &out, NULL, &a, err, sizeof(err)),
+	    0, "%s", err);
 	cr_expect(eq_event(&in, &out));
 	free(buf);
 	pr_arena_free(&a);
@@ -1838,9 +1838,9 @@ Test(proto, pub_carries_the_task_it_ends)
 	cr_expect(memcmp(with, without, len) == 0);
 	cr_expect_eq((unsigned char)with[len] & 0xf0, 0x80, "then a map");
 
-	cr_assert_eq(pr_pub_decode(with, wlen, &out, &tout, &a, err,
-	                 sizeof(err)),
-	    0, "%s", err);
+	cr_assert_eq(
+	    pr_pub_decode(with, wlen, &out, &tout, &a, err, sizeof(err)), 0,
+	    "%s", err);
 	cr_expect(eq_event(&in, &out));
 	cr_expect(eq_task(&t, &tout));
 	/* Dropped by a reader that does not want it. */
@@ -1850,9 +1850,9 @@ Test(proto, pub_carries_the_task_it_ends)
 	cr_expect(eq_event(&in, &out));
 	/* Without one, none is made up. */
 	memset(&tout, 0xa5, sizeof(tout));
-	cr_assert_eq(pr_pub_decode(without, len, &out, &tout, &a, err,
-	                 sizeof(err)),
-	    0, "%s", err);
+	cr_assert_eq(
+	    pr_pub_decode(without, len, &out, &tout, &a, err, sizeof(err)), 0,
+	    "%s", err);
 	cr_expect(all_zero(&tout, sizeof(tout)));
 	free(with);
 	free(without);
@@ -1953,8 +1953,8 @@ Test(proto, pub_topic_must_match_record)
 	}
 
 	raw_pub(&m, "ev/w1/s1/", "w1", "s1");
-	cr_assert_eq(
-	    pr_pub_decode(m.b, m.n, &ev, NULL, &a, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(pr_pub_decode(m.b, m.n, &ev, NULL, &a, err, sizeof(err)),
+	    0, "%s", err);
 	cr_expect_str_eq(ev.kind, "space.closed");
 	mp_free(&m);
 

@@ -122,9 +122,10 @@ decode_once(enum kind k, const char *buf, size_t len, unsigned long fail_at,
 
 	fm_arm(fail_at, false);
 	err[0] = '\0';
-	rv = k == REQ   ? pr_req_decode(buf, len, &q, err, errlen)
-	     : k == REP ? pr_rep_decode(buf, len, &r, err, errlen)
-	                : pr_pub_decode(buf, len, &ev, NULL, &arena, err, errlen);
+	rv = k == REQ ? pr_req_decode(buf, len, &q, err, errlen)
+	     : k == REP
+	         ? pr_rep_decode(buf, len, &r, err, errlen)
+	         : pr_pub_decode(buf, len, &ev, NULL, &arena, err, errlen);
 	*made = fm_disarm();
 	if (rv != 0 && k != PUB)
 		/* The decoder itself frees what it took. */
