@@ -248,7 +248,7 @@ clean_done(struct actor *a, bool usable)
  * something this Space's actor acts on (a queued task, a cancel or close
  * request).  Running, the actor asks the store at once (a heartbeat)
  * whether the task is to be cancelled or the Space closed, but not for a
- * queued task, which the finish's reply tells of; otherwise it claims
+ * queued task, which the claim after its finish takes; otherwise it claims
  * once the outcome it may be recording is in.  The byte says only "look
  * now", and the store says what, but for CM_WAKE_CLOSE: a close the store
  * committed, which needs no claim to learn of.
