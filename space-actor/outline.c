@@ -222,9 +222,14 @@ outline_node(
 	if (name == NULL)
 		name = "";
 	is_text = strcmp(role, "StaticText") == 0;
-	print = !ignored && !role_in(role, silent_roles) &&
-	        !(is_text && (name[0] == '\0' ||
-	                         (parent_name && strstr(parent_name, name))));
+	/* A text repeats its parent only when it is the parent's whole name
+	 * (a link's own label).  Part of a name is still text of its own,
+	 * and the page's title is no parent: a body that says "Alice" under
+	 * the title "Order summary for Alice" keeps it. */
+	print =
+	    !ignored && !role_in(role, silent_roles) &&
+	    !(is_text && (name[0] == '\0' ||
+	                     (parent_name && strcmp(parent_name, name) == 0)));
 	if (print)
 		outline_line(o, role, name, is_text,
 		    json_object_get(node, "backendDOMNodeId"), depth);
@@ -236,7 +241,10 @@ outline_node(
 		if (pos != NULL)
 			outline_node(o, (size_t)json_integer_value(pos),
 			    print ? depth + 1 : depth, nest + 1,
-			    print && !is_text ? name : parent_name);
+			    print && !is_text
+			        ? (strcmp(role, "RootWebArea") == 0 ? NULL
+			                                            : name)
+			        : parent_name);
 	}
 }
 

@@ -81,6 +81,40 @@ Test(outline, lines_refs_and_wrappers)
 	free(t);
 }
 
+/* A text is left out only when it is its parent's whole name; part of a
+ * name, or of the page's title, stays. */
+Test(outline, text_that_is_part_of_a_name_stays)
+{
+	json_t *nodes = json_array();
+	size_t n;
+	bool cut;
+	char *t;
+
+	json_array_append_new(nodes,
+	    node("1", "RootWebArea", "Order summary for Alice", 1, "2,3,5"));
+	json_array_append_new(nodes, node("2", "StaticText", "Alice", 0, ""));
+	json_array_append_new(
+	    nodes, node("3", "heading", "Order summary for Alice", 30, "4,6"));
+	json_array_append_new(
+	    nodes, node("4", "StaticText", "Order summary", 0, ""));
+	json_array_append_new(
+	    nodes, node("6", "StaticText", " for Alice", 0, ""));
+	json_array_append_new(nodes, node("5", "generic", "", 50, "7"));
+	json_array_append_new(nodes, node("7", "link", "Pay now", 70, "8"));
+	json_array_append_new(nodes, node("8", "StaticText", "Pay now", 0, ""));
+	t = build(nodes, 4096, &n, &cut);
+	cr_assert_str_eq(t,
+	    "- RootWebArea \"Order summary for Alice\"\n"
+	    "  - text \"Alice\"\n"
+	    "  - heading \"Order summary for Alice\"\n"
+	    "    - text \"Order summary\"\n"
+	    "    - text \" for Alice\"\n"
+	    "  - link \"Pay now\" [ref=e1]\n",
+	    "%s", t);
+	cr_assert_not(cut);
+	free(t);
+}
+
 Test(outline, cut_at_the_bound_and_names_cut_whole)
 {
 	json_t *nodes = json_array();
