@@ -430,11 +430,15 @@ act_page_event(struct act_page *p, const char *session, const char *method,
 int64_t
 act_page_tick(struct act_page *p, int64_t now_ms)
 {
-	if (!p->busy || p->done)
+	if (!p->busy)
 		return -1;
+	/* An outcome decided without the browser (a stale ref, an unknown
+	 * capability) waits for no event: it is taken at the next turn. */
+	if (p->done)
+		return now_ms;
 	if (now_ms >= p->deadline_ms && p->cmd == 0) {
 		page_fail(p, CM_E_TASK_TIMEOUT, "the task's time ran out");
-		return -1;
+		return now_ms;
 	}
 	if (p->poll_at_ms >= 0 && now_ms >= p->poll_at_ms && p->cmd == 0) {
 		p->poll_at_ms = -1;
@@ -444,7 +448,7 @@ act_page_tick(struct act_page *p, int64_t now_ms)
 			page_wait_look(p);
 	}
 	if (p->done)
-		return -1;
+		return now_ms;
 	return p->poll_at_ms >= 0 ? p->poll_at_ms : p->deadline_ms;
 }
 

@@ -129,8 +129,9 @@ int act_page_start(struct act_page *p, const char *capability,
 void act_page_event(struct act_page *p, const char *session, const char *method,
     const json_t *params);
 
-/* Runs what is due by now_ms; returns the next time it needs a turn, or
- * -1 for none (it is waiting on the browser). */
+/* Runs what is due by now_ms; returns the next time it needs a turn
+ * (now_ms or earlier once the call has ended and its outcome waits for
+ * act_page_take), or -1 for none (no call). */
 int64_t act_page_tick(struct act_page *p, int64_t now_ms);
 
 /*
