@@ -67,8 +67,8 @@ enum cm_err cm_capability_check_args(const struct cm_capability *c,
     const json_t *args, char *err, size_t errlen);
 
 /*
- * The full pre-dispatch check of SPEC 3 rule 1: the capability must be in
- * the bundle (CM_E_CAPABILITY_UNKNOWN), in granted (n names;
+ * The full check that comes before any runtime dispatch: the capability
+ * must be in the bundle (CM_E_CAPABILITY_UNKNOWN), in granted (n names;
  * CM_E_CAPABILITY_NOT_GRANTED) and its args valid (CM_E_INVALID_ARGS).
  */
 enum cm_err cm_capability_check(const struct cm_bundle *b,

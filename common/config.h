@@ -1,5 +1,6 @@
 /*
- * config.h: the one configuration loader every binary shares (SPEC 6).
+ * config.h: the one configuration loader every binary shares: every binary
+ * accepts the same keys (docs/operations.md lists them).
  *
  * Precedence, first set wins: --key-with-dashes=value on the command line,
  * SPACED_KEY in the environment, then the config file (`key = value`,

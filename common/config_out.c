@@ -13,8 +13,9 @@
 #include <unistd.h>
 
 /*
- * The keys that are secrets (SPEC 4): a parent never puts them on a child's
- * command line or in its environment, and no message prints their value.
+ * The keys that are secrets: no process's command line or environment may
+ * carry one, so a parent never puts them on a child's command line or in its
+ * environment, and no message prints their value.
  */
 static const char *const cfg_secret_keys[] = {"postgres_dsn"};
 

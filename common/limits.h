@@ -1,14 +1,14 @@
 /*
  * limits.h: every bound spaced enforces, in one place.
  *
- * SPEC section 6 names the user-visible ones; the rest bound what crosses a
- * process boundary (msgpack, CDP, config).  Nothing outside this header may
- * invent a size.
+ * The user-visible ones are those docs/api.md and docs/operations.md list;
+ * the rest bound what crosses a process boundary (msgpack, CDP, config).
+ * Nothing outside this header may invent a size.
  */
 #ifndef CM_LIMITS_H
 #define CM_LIMITS_H
 
-/* HTTP and task inputs (SPEC 6). */
+/* HTTP and task inputs: what a client may send. */
 #define CM_BODY_MAX (64 * 1024)   /* request body */
 #define CM_ARGS_MAX (16 * 1024)   /* task args, serialized */
 #define CM_GRANTED_MAX 32         /* granted_capabilities entries */
@@ -97,7 +97,9 @@
  * xrep0 pipe send queue); the requester then waits for its re-send.
  */
 #define CM_RPC_OUTSTANDING_MAX 64
-/* REQ re-sends a request after this long without a reply (DESIGN 6). */
+/* REQ re-sends a request after this long without a reply: nng's own 60 s
+ * would leave a request lost to a store restart waiting a minute, and the
+ * store answers a re-sent write from its op_id memory. */
 #define CM_RPC_RESEND_MS 2000
 /* How often a loop looks at nng's error counters for a listener that nng
  * stopped, and how long a listener whose errors moved has to take in a
@@ -304,7 +306,9 @@
 #define CM_WAIT_RECHECK_MS 1000
 #define CM_WAIT_RECENT 256
 
-/* Leases (SPEC 3 rule 10). */
+/* Leases: an actor renews its running task's lease every CM_HEARTBEAT_MS;
+ * a lease not renewed within CM_LEASE_TTL_MS ends its task failed (or
+ * cancelled, when a cancel was asked), and that task never runs again. */
 #define CM_LEASE_TTL_MS 15000
 #define CM_HEARTBEAT_MS 5000
 /* Expired leases one sweep finalises; the next sweep takes the rest. */
@@ -410,7 +414,7 @@
 #define CM_LOG_LINE_MAX 2048
 #define CM_FD_ARG_MAX 65535 /* highest fd a --notify-fd style flag names */
 
-/* Tokens (SPEC 1): "spd_" and 32 random bytes in unpadded base64url. */
+/* Tokens: "spd_" and 32 random bytes in unpadded base64url. */
 #define CM_TOKEN_RANDOM 32   /* random bytes in a new token */
 #define CM_TOKEN_LEN 48      /* 4 + 43 characters and the NUL */
 #define CM_TOKEN_HASH_LEN 65 /* 64 lowercase hex digits and the NUL */
@@ -420,7 +424,7 @@
  * How long the api may use a token's resolution (its principal, its
  * memberships) without asking the store again.  A token revoked or a
  * membership removed elsewhere (another api process) is refused within
- * 1 s (issue 16): this, and the request that comes after it.
+ * 1 s: this, and the request that comes after it.
  */
 #define CM_AUTH_CACHE_TTL_MS 500
 

@@ -5,11 +5,12 @@
  * while the two ends exchange their protocol headers: the failed exchange
  * completes the listener's pending accept with NNG_ECLOSED (the EPIPE of
  * its header send), which nng's listener takes for its own closing, and
- * it never accepts again (nng issue #1518, fixed in 1.10).  Connections
- * made after that wait in the transport for ever, and a store, say,
- * answers nobody new.  It happens when a client dials a busy process and
- * gives up (or dies) before the process gets to the connection: a
- * supervisor that dials again, an actor killed at the wrong moment.
+ * it never accepts again (#1518 on nng's issue tracker, fixed in nng
+ * 1.10).  Connections made after that wait in the transport for ever, and
+ * a store, say, answers nobody new.  It happens when a client dials a busy
+ * process and gives up (or dies) before the process gets to the
+ * connection: a supervisor that dials again, an actor killed at the wrong
+ * moment.
  *
  * The only trace nng leaves is the listener's "other" error counter, which
  * also counts errors that nng recovers from by itself (a peer that closed

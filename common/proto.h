@@ -134,7 +134,8 @@ enum pr_field {
 /*
  * Operations: X(ENUM, "wire name", is_write, required mask, optional mask).
  * Every write requires op_id: the store answers a repeated op_id with its
- * first reply (DESIGN 2), across store restarts.
+ * first reply, across store restarts, so a REQ re-send never applies a
+ * write twice.
  *
  * task.submit from the api names its caller (principal_id, kind, is_admin,
  * and role, the caller's role in workspace_id when it has one), and the

@@ -1,5 +1,5 @@
 /*
- * token.h: API bearer tokens (SPEC 1, 4).
+ * token.h: API bearer tokens, a principal's credential (docs/security.md).
  *
  * A token is "spd_" followed by CM_TOKEN_RANDOM bytes from getrandom(2)
  * in unpadded base64url.  Only its SHA-256, in lowercase hex, is ever

@@ -1,7 +1,7 @@
 /*
  * actor.h: one Space's executor.  A single thread and a single poll()
  * loop over the store's event feed, the driver's fds and a timer, so the
- * Space's tasks run one after another by construction (DESIGN 1).
+ * Space's tasks run one after another by construction.
  */
 #ifndef ACT_ACTOR_H
 #define ACT_ACTOR_H

@@ -1,5 +1,5 @@
 /*
- * browser.h: launching a managed Chromium (DESIGN 3).
+ * browser.h: launching a managed Chromium (docs/architecture.md).
  *
  * The browser runs headless in a process group of its own, speaks CDP on
  * the private pipe of --remote-debugging-pipe (its fds 3 and 4) and

@@ -1,5 +1,5 @@
 /*
- * cdp.h: the one Chrome DevTools Protocol client (DESIGN 3).
+ * cdp.h: the one Chrome DevTools Protocol client (docs/architecture.md).
  *
  * It numbers commands, keeps a bounded table of those waiting for a reply,
  * each with a deadline, and routes events, with the flat sessions of

@@ -1,5 +1,5 @@
 /*
- * cdp_pipe.h: the pipe transport of the CDP client (DESIGN 3).
+ * cdp_pipe.h: the pipe transport of the CDP client (cdp.h).
  *
  * Chromium started with --remote-debugging-pipe reads NUL-terminated JSON
  * messages on its fd 3 and writes them on its fd 4: no TCP port is open.

@@ -1,5 +1,5 @@
 /*
- * cdp_ws.h: the websocket transport of the CDP client (DESIGN 3), for a
+ * cdp_ws.h: the websocket transport of the CDP client (cdp.h), for a
  * browser someone else runs (the cdp driver).
  *
  * The endpoint an operator registers is either http(s)://host:port (the

@@ -1,5 +1,5 @@
 /*
- * driver.h: the runtime driver interface (DESIGN 3).
+ * driver.h: the runtime driver interface (docs/architecture.md).
  *
  * An actor owns one driver.  Everything is non-blocking: the actor's single
  * poll() loop asks the driver which fds to watch and when it next needs

@@ -1,5 +1,5 @@
 /*
- * egress.h: a Space's egress proxy (DESIGN 3, SPEC 4).  Every connection
+ * egress.h: a Space's egress proxy (docs/security.md).  Every connection
  * the Space's managed browser makes goes through it: an HTTP proxy on
  * 127.0.0.1 at an ephemeral port, in the actor's one poll() loop (its fds
  * next to the driver's, stepped after each poll; nothing here blocks).

@@ -1,5 +1,5 @@
 /*
- * outline.h: the accessibility outline of a snapshot (DESIGN 3), as a
+ * outline.h: the accessibility outline of a snapshot, as a
  * pure function of the nodes of Accessibility.getFullAXTree.
  *
  * One line per node that matters, indented by depth:

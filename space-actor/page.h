@@ -1,5 +1,5 @@
 /*
- * page.h: the capability layer (DESIGN 3), written once above the
+ * page.h: the capability layer, written once above the
  * transports.  A Space's page is one browser target attached as a flat
  * CDP session; each capability is a fixed sequence of CDP calls on it.
  * Any script a capability evaluates is a constant here; user input

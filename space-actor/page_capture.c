@@ -1,7 +1,7 @@
 /*
- * page_capture.c: the screenshot capability, an artifact (DESIGN 3,
- * Artifacts).  Two CDP calls on the steps page.c provides (page_int.h):
- * Page.getLayoutMetrics for the size to capture, then
+ * page_capture.c: the screenshot capability, an artifact of its task
+ * (docs/architecture.md).  Two CDP calls on the steps page.c provides
+ * (page_int.h): Page.getLayoutMetrics for the size to capture, then
  * Page.captureScreenshot.  The image goes back beside the result, as the
  * outcome's artifact, which the store keeps with the task; the result
  * names it and never holds the image itself:

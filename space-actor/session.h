@@ -1,6 +1,6 @@
 /*
  * session.h: a Space's page on a CDP connection, and the call that runs
- * on it: what the managed and cdp drivers share (DESIGN 3).  They differ
+ * on it: what the managed and cdp drivers share.  They differ
  * only in how they get a connection (a browser launched on a pipe, or a
  * remote browser's websocket); from the connection up it is this.
  *

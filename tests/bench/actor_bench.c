@@ -27,7 +27,7 @@
  * PostgreSQL and two hosts on PostgreSQL, one after the other, in a
  * throwaway cluster.
  *
- * Metrics (DESIGN 8 has the targets; nothing here asserts them):
+ * Metrics (docs/performance.md has the targets; nothing here asserts them):
  *   latency     task.submit sent -> its `completed` event received, noop
  *               task, fake runtime with latency_ms 0, one Space, N=2000
  *               sequential tasks after 200 warm-up tasks.
@@ -85,9 +85,10 @@
 /* ---- the subscriber ------------------------------------------------------
  * One SUB socket on the store's event PUB, filtered by the workspace's
  * topic prefix; one thread receives (pollable fd, non-blocking receives:
- * DESIGN 6) and records, per Space, the latest started and finished task
- * and whether space_closed was seen.  A Space runs one task at a time and
- * each client is sequential, so "latest" is all a waiter needs. */
+ * nng 1.5.2's SUB with a receive timeout can crash after long runs) and
+ * records, per Space, the latest started and finished task and whether
+ * space_closed was seen.  A Space runs one task at a time and each client
+ * is sequential, so "latest" is all a waiter needs. */
 
 enum ab_kind { AB_STARTED, AB_FINISHED, AB_CLOSED };
 
@@ -397,7 +398,7 @@ env_stop(struct env *e)
 	}
 	if (e->p.pid > 0) {
 		n = child_pids(e->p.pid, kids, AB_CHILDREN_MAX);
-		/* In order: actors, then the store (DESIGN 1). */
+		/* spaced stops its actors first and the store last. */
 		tk_proc_stop(&e->p, SIGTERM);
 	}
 	/* Anything the supervisor left behind (it should leave nothing). */

@@ -1,19 +1,19 @@
 /*
  * http_bench: GET of one Space's detail over HTTP through the real spaced
- * (DESIGN 8: >= 25,000 req/s with 64 connections), measured and reported,
- * never asserted.  One spaced on a temporary data dir, its log in
- * <dir>/spaced.out; the world of tk_provision (workspace "default", its
- * manager "op", one fake instance); a token for "op" issued through the
- * admin api; one Space created through HTTP.  The load comes from wrk,
- * run as a child, whose report is printed through and summed up in one
- * line.  Latencies are wrk's, converted to ms by shifting digits (never
- * rounded).
+ * (target >= 25,000 req/s with 64 connections, docs/performance.md),
+ * measured and reported, never asserted.  One spaced on a temporary data
+ * dir, its log in <dir>/spaced.out; the world of tk_provision (workspace
+ * "default", its manager "op", one fake instance); a token for "op" issued
+ * through the admin api; one Space created through HTTP.  The load comes
+ * from wrk, run as a child, whose report is printed through and summed up
+ * in one line.  Latencies are wrk's, converted to ms by shifting digits
+ * (never rounded).
  *
  *   http_bench
  *   HTTP_BENCH_CONNECTIONS=N   wrk connections, 1..1024 (default 64)
  *   HTTP_BENCH_SECONDS=N       wrk duration, 1..600 (default 10)
  *   HTTP_BENCH_SIEGE=1         instead: one well-behaved client under a
- *                              siege (issue 16: p99 < 50 ms)
+ *                              siege (target p99 < 50 ms)
  *
  * The siege arm holds BENCH_SLOW connections sending a byte a second and
  * BENCH_IDLE idle ones (tests/integration/siege.h, as test_hostile_http

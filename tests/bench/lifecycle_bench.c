@@ -1,8 +1,9 @@
 /*
- * lifecycle_bench: the full life of a Space on a real Chromium through
- * the real spaced (DESIGN 8: p50 <= 150 ms), and the same calls made by a
- * minimal direct CDP client over a pipe (tests/integration/cdp_rig.h), in
- * the same run; measured and reported, never asserted.
+ * lifecycle_bench: the full life of a Space on a real Chromium through the
+ * real spaced (target p50 <= 150 ms, docs/performance.md), and the same
+ * calls made by a minimal direct CDP client over a pipe
+ * (tests/integration/cdp_rig.h), in the same run; measured and reported,
+ * never asserted.
  *
  * One run through spaced: POST a Space on a managed instance, a navigate
  * to a page of the bench's own server on 127.0.0.1 and a snapshot (each

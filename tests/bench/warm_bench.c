@@ -1,7 +1,7 @@
 /*
- * warm_bench: warm standby browsers (issue 13), through the real
- * supervisor (spaced) with one managed instance on a real Chromium, on a
- * temporary data dir.  Measured, never asserted.
+ * warm_bench: warm standby browsers, through the real supervisor (spaced)
+ * with one managed instance on a real Chromium, on a temporary data dir.
+ * Measured, never asserted.
  *
  *   warm_bench [RUNS]   (default 20 runs per mode)
  *

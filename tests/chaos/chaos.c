@@ -1,7 +1,7 @@
 /*
  * chaos: a seeded load on spaced through its HTTP API while processes are
  * killed with SIGKILL at random, then a check of every promise that must
- * survive that (issue 16, part 1).
+ * survive that.
  *
  *   chaos [--seed N] [--kills N] [--spaces N] [--browsers] [--keep]
  *

@@ -1,6 +1,6 @@
-// console.test.mjs: the operator console (SPEC 7, acceptance 14) in a real
-// browser.  playwright-core drives Debian's Chromium, headless, against the
-// real spaced that tests/console/test_console.c started, with two managed
+// console.test.mjs: the operator console in a real browser, end to end.
+// playwright-core drives Debian's Chromium, headless, against the real
+// spaced that tests/console/test_console.c started, with two managed
 // instances bound to the workspace and a page server on 127.0.0.1.
 //
 // Environment (all set by test_console.c):

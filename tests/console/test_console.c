@@ -1,12 +1,12 @@
 /*
- * test_console.c: the operator console in a real browser (SPEC 7,
- * acceptance 14's console half).  Starts the real spaced on its own /tmp
- * directory and port with two managed instances bound to the workspace,
- * and the page server of browser tests on 127.0.0.1; issues the console a
- * token of the workspace's manager; then runs console.test.mjs
+ * test_console.c: the operator console in a real browser (the console half
+ * of the real-browser end-to-end test).  Starts the real spaced on its own
+ * /tmp directory and port with two managed instances bound to the
+ * workspace, and the page server of browser tests on 127.0.0.1; issues the
+ * console a token of the workspace's manager; then runs console.test.mjs
  * (playwright-core driving Debian's Chromium) with the URLs and tokens in
- * its environment, and passes when it exits 0.  The screenshot of each
- * main state goes to $CONSOLE_SHOTS, or <build>/console-shots.
+ * its environment, and passes when it exits 0.  The screenshot of each main
+ * state goes to $CONSOLE_SHOTS, or <build>/console-shots.
  *
  * playwright-core is installed from tests/console/package-lock.json by
  * scripts/npm_ci.sh (a no-op once installed from this lock file).

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # make_quiet.sh SOURCE_DIR: `make build` prints no make or CMake chatter,
-# and a build that fails still shows the compiler's error (issue 14, the
+# and a build that fails still shows the compiler's error (a new user's
 # first five minutes).  In a fresh clone with a build tree of its own, one
 # header made not to compile, so that the build fails at its first files:
 # its output must hold the compiler's error and none of make's or CMake's
-# lines.  Then a CMakeLists.txt changes, as after a pull, and the next
-# build re-runs CMake: that run is as quiet.
+# lines.  Then a CMakeLists.txt changes, as after a pull, and the next build
+# re-runs CMake: that run is as quiet.
 set -euo pipefail
 src=$1
 tmp=$(mktemp -d /tmp/spaced-quiet-XXXXXX)

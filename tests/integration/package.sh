@@ -2,9 +2,9 @@
 # package.sh SOURCE_DIR BUILD_DIR: the .deb (CPack) of the build tree,
 # unpacked with dpkg -x into a scratch root: every binary there answers
 # --version with the libraries as installed, the installed configuration
-# loads, the unit is the one SPEC and README describe, and every Depends
-# is a Debian package name.  Then `make install` (PREFIX, DESTDIR) into
-# another scratch root: the binaries, etc/ and the unit.
+# loads, the unit is the one README and docs/operations.md describe, and
+# every Depends is a Debian package name.  Then `make install` (PREFIX,
+# DESTDIR) into another scratch root: the binaries, etc/ and the unit.
 set -euo pipefail
 src=$1
 build=$2

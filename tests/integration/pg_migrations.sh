@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# SPEC acceptance 16: the PostgreSQL migrations apply, in order, to a real
-# server that this test starts (and stops, by pid) in its own directory,
-# and they produce the same tables, indexes and invariants as SQLite's.
+# The PostgreSQL migrations apply, in order, to a real server that this test
+# starts (and stops, by pid) in its own directory, and they produce the same
+# tables, indexes and invariants as SQLite's.
 set -euo pipefail
 src=${1:?source dir}
 

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # pg_migrations.sh from a checkout that the postgres user cannot read, as
-# when root runs `make test` in a fresh clone under a 0700 `mktemp -d`
-# (DESIGN 6, "Setup as root in a private directory"): the migrations and
-# the script are copied under such a directory and run from inside it.
-# Only root runs PostgreSQL's tools as another user, so only root can
-# meet the problem; anyone else has nothing to check.
+# when root runs `make test` in a fresh clone under a 0700 `mktemp -d` (a
+# test that runs a tool as another user must not need that user to read the
+# checkout; docs/development.md): the migrations and the script are copied
+# under such a directory and run from inside it.  Only root runs
+# PostgreSQL's tools as another user, so only root can meet the problem;
+# anyone else has nothing to check.
 set -euo pipefail
 src=${1:?source dir}
 if [ "$(id -u)" -ne 0 ]; then

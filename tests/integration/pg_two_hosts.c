@@ -1,5 +1,5 @@
 /*
- * pg_two_hosts.c: two hosts on one PostgreSQL (issue 17).
+ * pg_two_hosts.c: two hosts on one PostgreSQL.
  *
  * Two spaced, host-a and host-b, each with its own data dir, api port and
  * host_id, share one schema of the cluster tests/pg/cluster.sh started

@@ -1,11 +1,15 @@
 /*
- * SPEC section 9, items 1 to 13, over real HTTP against the real service
- * and the deterministic fake runtime.  Setup may use the store or the
- * admin api; the behaviour each test names goes through the Space routes.
- * Ordering facts come from the fake runtime's log (<dir>/fake.log), never
- * from timing.  The rows items 3 and 12 read are the database's on either
- * backend (tk_db_count, tk_db_each): pg/test_acceptance runs all of it on
- * PostgreSQL.
+ * The service's core promises, one test each (acceptance_01 to
+ * acceptance_13: scoped create, authorization, the atomic reservation,
+ * the one capability path, validation before dispatch, one task at a
+ * time, Spaces in parallel, idempotent submit, cancel, runtime failure,
+ * close, no secret leaks, event replay), over real HTTP against the real
+ * service and the deterministic fake runtime.  Setup may use the store or
+ * the admin api; the behaviour each test names goes through the Space
+ * routes.  Ordering facts come from the fake runtime's log
+ * (<dir>/fake.log), never from timing.  The rows acceptance_03 and
+ * acceptance_12 read are the database's on either backend (tk_db_count,
+ * tk_db_each): pg/test_acceptance runs all of it on PostgreSQL.
  */
 #include <criterion/criterion.h>
 #include <jansson.h>

@@ -1,11 +1,11 @@
 /*
- * An actor and a store that is slow, stopped or failing (issue 12).  The
- * store and the actor run alone, started by the test, so that the test
- * can stop the store (SIGSTOP), signal the actor and read its exit status.
- * Where a request must fail or be counted, the actor (and the api) talk
- * to the store through a proxy of the test's own: a REP socket in a
- * run_dir of its own that forwards every request to the real store, can
- * answer one with an error instead, and counts them by operation.
+ * An actor and a store that is slow, stopped or failing.  The store and the
+ * actor run alone, started by the test, so that the test can stop the store
+ * (SIGSTOP), signal the actor and read its exit status.  Where a request
+ * must fail or be counted, the actor (and the api) talk to the store
+ * through a proxy of the test's own: a REP socket in a run_dir of its own
+ * that forwards every request to the real store, can answer one with an
+ * error instead, and counts them by operation.
  */
 #include <criterion/criterion.h>
 #include <fcntl.h>
@@ -27,7 +27,9 @@
 
 #define SLEEP_LONG "{\"ms\": 60000}"
 #define TIMEOUT_LONG_MS 120000
-#define STOP_BOUND_MS 3000 /* issue 12: an actor told to stop exits within */
+/* An actor told to stop exits within this, whatever the store does
+ * (CM_ACTOR_STOP_MS, with room for a loaded machine). */
+#define STOP_BOUND_MS 3000
 #define NOOP_TASKS 10
 
 /* --- the proxy ---------------------------------------------------------- */

@@ -1,6 +1,7 @@
 /*
  * The HTTP front over real HTTP (libcurl), the real service behind it:
- * SPEC 9 items 1-3 and the error mapping they rest on.
+ * scoped create, authorization, the atomic reservation, and the error
+ * mapping they rest on.
  */
 #include <criterion/criterion.h>
 #include <jansson.h>

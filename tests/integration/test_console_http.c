@@ -1,6 +1,6 @@
 /*
- * test_console_http.c: how spaced-api serves the operator console (SPEC 7)
- * and the two routes it signs in with.
+ * test_console_http.c: how spaced-api serves the operator console and the
+ * two routes it signs in with.
  *
  * Every file of api/console/ is served at /console/<name> (and index.html
  * at /) byte for byte, with its exact content type and the console's

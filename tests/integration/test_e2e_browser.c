@@ -1,13 +1,13 @@
 /*
- * test_e2e_browser.c: SPEC acceptance 14 through the API, on a real
+ * test_e2e_browser.c: a real browser end to end through the API, on a real
  * Chromium.  The admin registers a managed instance on the browser bundle
  * and binds it; the workspace's manager creates a Space, navigates to a
  * page served by the test on 127.0.0.1, snapshots it, clicks a link and
- * types into a field by ref, takes screenshots (png, jpeg, the whole
- * page) and reads them through the API, and closes the Space.
- * Afterwards the Space's profile directory is gone (and the directory
- * Chromium keeps its single-instance socket in), no browser of it runs,
- * and nothing the API returned names the profile.
+ * types into a field by ref, takes screenshots (png, jpeg, the whole page)
+ * and reads them through the API, and closes the Space.  Afterwards the
+ * Space's profile directory is gone (and the directory Chromium keeps its
+ * single-instance socket in), no browser of it runs, and nothing the API
+ * returned names the profile.
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -560,9 +560,9 @@ group_gone(void *arg)
 }
 
 /*
- * Acceptance 15 with a real browser: kill -9 of the Space's actor in the
- * middle of a task leaves no browser of it behind, the task ends
- * outcome_unknown, and the Space keeps working with a new browser.
+ * Killing one Space's actor, with a real browser: kill -9 of the Space's
+ * actor in the middle of a task leaves no browser of it behind, the task
+ * ends outcome_unknown, and the Space keeps working with a new browser.
  */
 Test(e2e_browser, a_killed_actor_leaves_no_browser_and_the_space_works_on,
     .fini = tk_cleanup)
@@ -627,9 +627,9 @@ Test(e2e_browser, a_killed_actor_leaves_no_browser_and_the_space_works_on,
 }
 
 /*
- * Test 6 of the issue, through the API: a wait that never matches is
- * cancelled; the task ends cancelled only once the browser has stopped
- * (the cancel request is in the log before it), and the next task works.
+ * Cancel through the API: a wait that never matches is cancelled; the task
+ * ends cancelled only once the browser has stopped (the cancel request is
+ * in the log before it), and the next task works.
  */
 Test(e2e_browser, a_cancelled_wait_ends_after_cleanup_and_the_space_works_on,
     .fini = tk_cleanup)
@@ -721,9 +721,9 @@ navigate_all(struct hf_env *e, char spaces[][CM_ID_MAX + 1], char urls[][128],
 }
 
 /*
- * Test 8 of the issue: two Spaces on two instances, working at the same
- * time on the same site, never see each other's cookies or storage; and a
- * new Space on an instance whose last Space closed sees none of it.
+ * Isolation: two Spaces on two instances, working at the same time on the
+ * same site, never see each other's cookies or storage; and a new Space on
+ * an instance whose last Space closed sees none of it.
  */
 Test(e2e_browser, spaces_never_share_cookies_or_storage, .fini = tk_cleanup)
 {

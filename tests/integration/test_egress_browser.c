@@ -1,6 +1,6 @@
 /*
- * test_egress_browser.c: the network policy enforced at the browser's egress
- * (issue 15), with real Chromium through the API.
+ * test_egress_browser.c: the network policy enforced at the browser's
+ * egress, with real Chromium through the API.
  *
  * The test serves its pages on 127.0.0.1 and keeps a second listener on
  * 127.0.0.2 that only counts the connections it gets: whatever a case

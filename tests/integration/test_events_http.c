@@ -1,6 +1,6 @@
 /*
- * Live events (SPEC 5): Server-Sent Events with replay, Last-Event-ID and
- * the end after space_closed; and the external nng PUB socket.
+ * Live events (docs/api.md): Server-Sent Events with replay, Last-Event-ID
+ * and the end after space_closed; and the external nng PUB socket.
  */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>

@@ -1,7 +1,7 @@
 /*
- * The first five minutes of a new user (issue 14): a fresh clone, `make
- * run`, and the commands it prints, run exactly as printed; then the
- * README's walk-through with curl, against that same service.
+ * The first five minutes of a new user: a fresh clone, `make run`, and the
+ * commands it prints, run exactly as printed; then the README's
+ * walk-through with curl, against that same service.
  *
  * The clone's make points BUILD at this build tree, so nothing is built
  * twice; its own port and data dir come from HTTP_LISTEN and DATA_DIR.

@@ -1,9 +1,9 @@
 /*
- * test_hostile_http.c: hostile HTTP against the api (issue 16, section
- * 5).  Each case is sent over a raw socket exactly as written, and each
- * must end in a clear 4xx (or a close where HTTP says so) within the
- * api's own deadlines, never in a hang or a crash: after every case the
- * same spaced-api process still answers.
+ * test_hostile_http.c: hostile HTTP against the api.  Each case is sent
+ * over a raw socket exactly as written, and each must end in a clear 4xx
+ * (or a close where HTTP says so) within the api's own deadlines, never in
+ * a hang or a crash: after every case the same spaced-api process still
+ * answers.
  *
  *   - a siege of 500 slow and 1,000 idle connections, under which a
  *     well-behaved client's GET of a Space is answered within 1 s;

@@ -1,9 +1,9 @@
 /*
- * The HTTP front never stalls (issue 12, defect 6).  Each test holds an
- * attack open on raw sockets while a fresh client's GET /healthz must
- * answer within 1 s: bodies that never arrive, heads that never end,
- * long polls, a burst of event streams, more connections than the cap.
- * Then the bounds of a request head, and a replay longer than any buffer.
+ * The HTTP front never stalls.  Each test holds an attack open on raw
+ * sockets while a fresh client's GET /healthz must answer within 1 s:
+ * bodies that never arrive, heads that never end, long polls, a burst of
+ * event streams, more connections than the cap.  Then the bounds of a
+ * request head, and a replay longer than any buffer.
  */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>

@@ -1,8 +1,8 @@
 /*
- * 1,500 open Spaces on the fake driver, past the 1,000-Space target (SPEC
- * 8) and past any one page of sup.list_active: the api's active-Spaces
- * gauge counts every one of them, and every Space gets its actor.  Under
- * the sanitizers, one page and one Space (see MANY).
+ * 1,500 open Spaces on the fake driver, past the 1,000-Space target
+ * (docs/performance.md) and past any one page of sup.list_active: the api's
+ * active-Spaces gauge counts every one of them, and every Space gets its
+ * actor.  Under the sanitizers, one page and one Space (see MANY).
  *
  * Those actors start from the space_opened notices, so the supervisor's
  * rescan need not read past its first page for that test to pass.  A

@@ -2,11 +2,11 @@
  * test_remote_api.c: remote (cdp) instances through the real service, on
  * a Chromium the test runs with --remote-debugging-port=0 on 127.0.0.1.
  *
- * Test 7 of issue 13: an admin registers cdp instances (both endpoint
- * forms), a Space on each snapshots a local page, the two see none of
- * each other's cookies, and after the Spaces close the browser still
- * runs (spaced does not own it).  The endpoint, its websocket URL and its
- * port appear in no response, event or log line.
+ * An admin registers cdp instances (both endpoint forms), a Space on each
+ * snapshots a local page, the two see none of each other's cookies, and
+ * after the Spaces close the browser still runs (spaced does not own it).
+ * The endpoint, its websocket URL and its port appear in no response, event
+ * or log line.
  *
  * The supervisor's probe: an instance on that browser stays ready, one
  * where nothing listens becomes unavailable, a disabled one is left

@@ -1,10 +1,9 @@
 /*
- * No secret in a child's command line or environment (SPEC 4): spaced is
- * given a PostgreSQL DSN holding a canary, through its environment or its
- * own command line (the user's choice), and every child it starts (the
- * store, the api, an actor) is read from /proc: cmdline, environ, and the
- * fds it keeps open.  The store still runs on SQLite: the DSN is only
- * carried.
+ * No secret in a child's command line or environment: spaced is given a
+ * PostgreSQL DSN holding a canary, through its environment or its own
+ * command line (the user's choice), and every child it starts (the store,
+ * the api, an actor) is read from /proc: cmdline, environ, and the fds it
+ * keeps open.  The store still runs on SQLite: the DSN is only carried.
  */
 #include <criterion/criterion.h>
 #include <dirent.h>

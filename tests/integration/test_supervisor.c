@@ -325,11 +325,11 @@ Test(supervisor, sigterm_leaves_nothing_behind, .fini = tk_cleanup)
 
 /*
  * spaced killed with SIGKILL while a task runs (its actors and store die
- * with it) and started again on the same data dir: the restarted
- * supervisor knows its host's actors are gone, and ends the task failed
- * with outcome_unknown (SPEC 3 rule 10) as soon as it has scanned, never
- * lease_expired once the lease has run out; the task is not run again and
- * the Space serves the next one.
+ * with it) and started again on the same data dir: the restarted supervisor
+ * knows its host's actors are gone, and ends the task failed with
+ * outcome_unknown (a task whose outcome is unknown is never run again) as
+ * soon as it has scanned, never lease_expired once the lease has run out;
+ * the task is not run again and the Space serves the next one.
  */
 Test(
     supervisor, restarted_spaced_ends_its_lost_task_at_once, .fini = tk_cleanup)

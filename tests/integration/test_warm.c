@@ -1,10 +1,10 @@
 /*
  * test_warm.c: warm standby browsers and the first start's managed
- * instances (issue 13), on a real Chromium.
+ * instances, on a real Chromium.
  *
- * Test 9: an idle managed instance keeps one browser launched by a
- * standby actor; a Space created on it is served by that actor and that
- * browser (no launch in between); closing the Space discards the browser
+ * An idle managed instance keeps one browser launched by a standby
+ * actor; a Space created on it is served by that actor and that browser
+ * (no launch in between); closing the Space discards the browser
  * and its profile, and a new standby with a new browser and a new profile
  * follows, which sees nothing of the last Space's cookies.  A standby
  * killed with -9, or its browser, is replaced.

@@ -241,11 +241,11 @@ Test(listen, an_error_nng_recovers_from_closes_no_connection)
 }
 
 /*
- * What the guard is for: nng alone stops listening (nng issue #1518).  If
- * this ever fails, the nng in use has the fix and listen.h can go.  One
- * client that left has, once, on a heavily loaded machine, left the
- * listener accepting: up to BARE_TRIES clients leave, and one of them
- * must stop it.
+ * What the guard is for: nng alone stops listening (#1518 on nng's issue
+ * tracker).  If this ever fails, the nng in use has the fix and listen.h
+ * can go.  One client that left has, once, on a heavily loaded machine,
+ * left the listener accepting: up to BARE_TRIES clients leave, and one of
+ * them must stop it.
  */
 #define BARE_TRIES 5
 Test(listen, a_bare_nng_listener_stops_for_good)

@@ -510,7 +510,8 @@ Test(proto, op_table)
 	for (int op = 0; op < PR_OP__COUNT; op++) {
 		cr_expect_str_eq(pr_op_name((enum pr_op)op), ops[op].name);
 		cr_expect_eq(pr_op_is_write((enum pr_op)op), ops[op].write);
-		/* DESIGN 2: the store dedups writes by op_id. */
+		/* The store dedups writes by op_id: a re-sent write is answered
+		 * from its memory, never applied twice. */
 		if (ops[op].write)
 			cr_expect(ops[op].req & PRM(OP_ID), "%s", ops[op].name);
 	}
