@@ -44,7 +44,11 @@
 	X(CM_E_ELEMENT_NOT_FOUND, "element_not_found", 422, false)           \
 	X(CM_E_OUTCOME_UNKNOWN, "outcome_unknown", 500, false)               \
 	X(CM_E_LEASE_EXPIRED, "lease_expired", 500, false)                   \
-	X(CM_E_ACTOR_CRASH_LOOP, "actor_crash_loop", 500, false)
+	X(CM_E_ACTOR_CRASH_LOOP, "actor_crash_loop", 500, false)             \
+	X(CM_E_ELEMENT_OBSCURED, "element_obscured", 422, false)             \
+	X(CM_E_ELEMENT_NOT_INTERACTABLE, "element_not_interactable", 422,    \
+	    false)                                                           \
+	X(CM_E_ELEMENT_NOT_EDITABLE, "element_not_editable", 422, false)
 
 enum cm_err {
 #define CM_ERR_ENUM(e, s, h, r) e,

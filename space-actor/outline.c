@@ -289,3 +289,70 @@ act_outline(const json_t *nodes, size_t max, struct act_ref *refs,
 	*cut = o.cut;
 	return 0;
 }
+
+/* The node of nodes whose DOM node is backend, or NULL. */
+static const json_t *
+node_of_backend(const json_t *nodes, int64_t backend)
+{
+	const json_t *node;
+	size_t i;
+
+	json_array_foreach(nodes, i, node)
+	{
+		const json_t *b = json_object_get(node, "backendDOMNodeId");
+
+		if (json_is_integer(b) && json_integer_value(b) == backend)
+			return node;
+	}
+	return NULL;
+}
+
+static const json_t *
+node_of_id(const json_t *nodes, const char *id)
+{
+	const json_t *node;
+	size_t i;
+
+	if (id == NULL)
+		return NULL;
+	json_array_foreach(nodes, i, node)
+	{
+		const char *n =
+		    json_string_value(json_object_get(node, "nodeId"));
+
+		if (n != NULL && strcmp(n, id) == 0)
+			return node;
+	}
+	return NULL;
+}
+
+int
+act_outline_name(const json_t *nodes, int64_t backend, char *out, size_t len)
+{
+	const json_t *node = node_of_backend(nodes, backend);
+	struct line l = {.n = 0};
+
+	/* Up from the node to the first that prints a line of its own: a
+	 * text or a wrapper is named by what holds it.  Bounded, as the
+	 * parents are the browser's word. */
+	for (int up = 0; node != NULL && up <= CM_SNAPSHOT_NEST_MAX; up++) {
+		const char *role = ax_value(node, "role");
+		const char *name = ax_value(node, "name");
+
+		if (role != NULL &&
+		    !json_is_true(json_object_get(node, "ignored")) &&
+		    !role_in(role, silent_roles) &&
+		    strcmp(role, "StaticText") != 0) {
+			line_role(&l, role);
+			if (name != NULL && name[0] != '\0') {
+				line_add(&l, " ", 1);
+				line_quoted(&l, name);
+			}
+			snprintf(out, len, "%.*s", (int)l.n, l.b);
+			return 0;
+		}
+		node = node_of_id(nodes,
+		    json_string_value(json_object_get(node, "parentId")));
+	}
+	return -1;
+}

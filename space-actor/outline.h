@@ -10,13 +10,14 @@
  * Nodes an agent can act on (links, buttons, fields...) that have a DOM
  * node get a ref, e1, e2... in the order they appear, which maps to the
  * node's backendDOMNodeId.  Wrappers (generic, none, ignored nodes) print
- * nothing but their children; a text equal to part of its parent's name
- * is not repeated.  Names are quoted and cut at CM_SNAPSHOT_NAME_MAX
- * bytes; a role shows only [A-Za-z0-9_-] (any other byte as '?').  The
- * walk stops at CM_SNAPSHOT_DEPTH_MAX printed levels, CM_SNAPSHOT_NEST_MAX
- * levels of the tree (wrappers included) and CM_SNAPSHOT_REFS_MAX refs,
- * and walks each node once, however often it is listed as a child: the
- * browser's tree is outside input, cycles and all.  O(N) in the nodes.
+ * nothing but their children; a text that is its parent's whole name is
+ * not repeated (the page's title counts as no parent's name).  Names are quoted
+ * and cut at CM_SNAPSHOT_NAME_MAX bytes; a role shows only [A-Za-z0-9_-] (any
+ * other byte as '?').  The walk stops at CM_SNAPSHOT_DEPTH_MAX printed levels,
+ * CM_SNAPSHOT_NEST_MAX levels of the tree (wrappers included) and
+ * CM_SNAPSHOT_REFS_MAX refs, and walks each node once, however often it is
+ * listed as a child: the browser's tree is outside input, cycles and all.  O(N)
+ * in the nodes.
  */
 #ifndef ACT_OUTLINE_H
 #define ACT_OUTLINE_H
@@ -41,5 +42,17 @@ struct act_ref {
  */
 int act_outline(const json_t *nodes, size_t max, struct act_ref *refs,
     size_t *n_refs, char **text, bool *cut);
+
+/*
+ * The words the outline gives the node whose DOM node is backend, or, when
+ * that node prints no line of its own (a text, a wrapper), the nearest
+ * ancestor that does: its role and quoted name, as in `button "Accept
+ * cookies"`, with no indentation or ref, into out (cut to len).  nodes
+ * are a reply of Accessibility.getPartialAXTree with its relatives
+ * (parentId links them).  Returns 0, or -1 when neither the node nor any
+ * ancestor of it among nodes prints.  O(N) per level.
+ */
+int act_outline_name(
+    const json_t *nodes, int64_t backend, char *out, size_t len);
 
 #endif

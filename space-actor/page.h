@@ -67,6 +67,7 @@ struct act_page {
 	/* State a sequence carries from one command to the next. */
 	char object[CM_ID_MAX * 2 + 1]; /* a remote object id */
 	double x, y;
+	int64_t hit_node;   /* click: the DOM node that covers the element */
 	int64_t poll_at_ms; /* wait_for: the next look; snapshot: a retry */
 	int64_t wait_end_ms;
 	bool look_again;    /* wait_for: a failed look is not the end */

@@ -6,17 +6,56 @@
 #include "page.h"
 #include "page_int.h"
 
+#include "outline.h"
+
+#include <stdio.h>
 #include <string.h>
 
 static const char JS_SCROLL[] = "function(dx,dy){window.scrollBy(dx,dy);"
                                 "return [window.scrollX,window.scrollY];}";
-static const char JS_FOCUS[] =
-    "function(){this.focus();return document.activeElement===this;}";
-static const char JS_CENTER[] =
-    "function(){this.scrollIntoView({block:'center',inline:'center'});"
-    "const r=this.getBoundingClientRect();"
-    "return (r.width>0&&r.height>0)?[r.left+r.width/2,r.top+r.height/2]"
-    ":null;}";
+/*
+ * Whether the element takes typed text, and then its focus: a text-like
+ * input, a textarea or an editable element (contenteditable).  Returns
+ * "ok" once it has the focus, "unfocused" when it would not take it,
+ * "readonly", or "not_editable:<kind>" naming what it is (a select, a
+ * checkbox, a range...) so the failure can say which capability fits.
+ */
+static const char JS_EDITABLE[] =
+    "function(){const t=this,k=t.localName;"
+    "const text=['text','search','email','url','tel','password','number'];"
+    "if(k==='input'&&!text.includes(t.type))return 'not_editable:'+t.type;"
+    "if(k==='select')return 'not_editable:select';"
+    "if(k!=='input'&&k!=='textarea'&&!t.isContentEditable)"
+    "return 'not_editable:'+k;"
+    "if(t.readOnly)return 'readonly';"
+    "t.focus();const a=t.getRootNode().activeElement;"
+    "return a===t?'ok':'unfocused';}";
+/*
+ * Whether a person could act on the element, as it stands: scrolled into
+ * view, it must be connected, rendered and visible, and not disabled (a
+ * form control's :disabled, inherited from a fieldset too, or
+ * aria-disabled on it or above it).  With hit set, the point a click
+ * would land on, the centre of its box, must hit the element or
+ * something inside it (through open shadow roots): what else the point
+ * hits would get the click.  Returns {why} when it may not be acted on,
+ * else {x, y, covered}.
+ */
+static const char JS_ACTIONABLE[] =
+    "function(hit){if(!this.isConnected)return {why:'gone'};"
+    "if(this.nodeType!==1)return {why:'hidden'};"
+    "this.scrollIntoView({block:'center',inline:'center'});"
+    "const s=getComputedStyle(this),r=this.getBoundingClientRect();"
+    "if(r.width<=0||r.height<=0||s.visibility!=='visible')"
+    "return {why:'hidden'};"
+    "if(this.matches(':disabled')||this.closest('[aria-disabled=true]'))"
+    "return {why:'disabled'};"
+    "const x=r.left+r.width/2,y=r.top+r.height/2;"
+    "if(!hit)return {x:x,y:y,covered:false};"
+    "let h=document.elementFromPoint(x,y);"
+    "while(h&&h.shadowRoot){const d=h.shadowRoot.elementFromPoint(x,y);"
+    "if(!d||d===h)break;h=d;}"
+    "let n=h;while(n&&n!==this)n=n.parentNode||n.host;"
+    "return {x:x,y:y,covered:n!==this};}";
 /* ---- click */
 
 static void
@@ -51,27 +90,92 @@ page_moved(struct act_page *p, const json_t *result)
 	page_mouse(p, "mousePressed", page_pressed);
 }
 
-static void
-page_centered(struct act_page *p, const json_t *result)
+/*
+ * The answer of JS_ACTIONABLE: false (and the call failed) when the
+ * element may not be acted on; else true, with its point in p->x, p->y
+ * and *covered.
+ */
+static bool
+page_actionable(struct act_page *p, const json_t *result, bool *covered)
 {
 	const json_t *v = page_value(p, result);
+	const char *why;
 
 	if (p->done)
-		return;
-	if (!json_is_array(v) || json_array_size(v) != 2) {
-		page_fail(p, CM_E_ELEMENT_NOT_FOUND,
-		    "the element is not visible; take a new snapshot");
+		return false;
+	why = json_string_value(json_object_get(v, "why"));
+	if (why != NULL && strcmp(why, "gone") == 0) {
+		page_not_found(p, "the element is no longer in the page");
+		return false;
+	}
+	if (why != NULL || !json_is_number(json_object_get(v, "x")) ||
+	    !json_is_number(json_object_get(v, "y"))) {
+		page_fail(p, CM_E_ELEMENT_NOT_INTERACTABLE,
+		    "the element is %s, so nothing was done to it",
+		    why != NULL && strcmp(why, "disabled") == 0
+		        ? "disabled"
+		        : "not visible");
+		return false;
+	}
+	p->x = json_number_value(json_object_get(v, "x"));
+	p->y = json_number_value(json_object_get(v, "y"));
+	*covered = json_is_true(json_object_get(v, "covered"));
+	return true;
+}
+
+/* What the point hits, named as the outline names it. */
+static void
+page_cover_named(struct act_page *p, const json_t *result)
+{
+	char name[CM_SNAPSHOT_NAME_MAX + 64];
+
+	if (act_outline_name(json_object_get(result, "nodes"), p->hit_node,
+	        name, sizeof(name)) != 0)
+		snprintf(name, sizeof(name), "another element");
+	page_fail(p, CM_E_ELEMENT_OBSCURED,
+	    "%s covers the element, and would get the click; close or move "
+	    "it first (a new snapshot shows it)",
+	    name);
+}
+
+static void
+page_cover_found(struct act_page *p, const json_t *result)
+{
+	const json_t *b = json_object_get(result, "backendNodeId");
+
+	if (!json_is_integer(b)) {
+		page_cover_named(p, NULL);
 		return;
 	}
-	p->x = json_number_value(json_array_get(v, 0));
-	p->y = json_number_value(json_array_get(v, 1));
+	p->hit_node = json_integer_value(b);
+	page_send(p, "Accessibility.getPartialAXTree",
+	    json_pack("{s:I, s:b}", "backendNodeId", (json_int_t)p->hit_node,
+	        "fetchRelatives", 1),
+	    page_cover_named);
+}
+
+static void
+page_click_checked(struct act_page *p, const json_t *result)
+{
+	bool covered;
+
+	if (!page_actionable(p, result, &covered))
+		return;
+	if (covered) {
+		page_send(p, "DOM.getNodeForLocation",
+		    json_pack("{s:i, s:i, s:b}", "x", (int)p->x, "y", (int)p->y,
+		        "includeUserAgentShadowDOM", 0),
+		    page_cover_found);
+		return;
+	}
 	page_mouse(p, "mouseMoved", page_moved);
 }
 
 static void
 page_click_at(struct act_page *p)
 {
-	page_call_on(p, JS_CENTER, NULL, false, page_centered);
+	page_call_on(
+	    p, JS_ACTIONABLE, json_pack("[b]", 1), false, page_click_checked);
 }
 
 void
@@ -160,16 +264,54 @@ page_inserted(struct act_page *p, const json_t *result)
 		page_key_up_done(p, NULL);
 }
 
+/* The capability that sets an element of a kind type does not fill. */
+static const char *
+fitting_capability(const char *kind)
+{
+	if (strcmp(kind, "select") == 0)
+		return "select_option";
+	if (strcmp(kind, "file") == 0)
+		return "upload";
+	if (strcmp(kind, "checkbox") == 0 || strcmp(kind, "radio") == 0)
+		return "check";
+	if (strcmp(kind, "range") == 0 || strcmp(kind, "date") == 0 ||
+	    strcmp(kind, "datetime-local") == 0 || strcmp(kind, "time") == 0 ||
+	    strcmp(kind, "month") == 0 || strcmp(kind, "week") == 0 ||
+	    strcmp(kind, "color") == 0)
+		return "fill";
+	return "click";
+}
+
 static void
 page_focused(struct act_page *p, const json_t *result)
 {
 	const json_t *v = page_value(p, result);
+	const char *r;
+	char kind[32];
 
 	if (p->done)
 		return;
-	if (!json_is_true(v)) {
-		page_fail(p, CM_E_ELEMENT_NOT_FOUND,
-		    "the element cannot take input; take a new snapshot");
+	r = json_string_value(v) ? json_string_value(v) : "";
+	if (strncmp(r, "not_editable:", 13) == 0) {
+		/* The page's word for the kind, to name it: letters and '-'
+		 * only, bounded. */
+		size_t n = 0;
+
+		for (r += 13; *r != '\0' && n + 1 < sizeof(kind); r++)
+			if ((*r >= 'a' && *r <= 'z') || *r == '-')
+				kind[n++] = *r;
+		kind[n] = '\0';
+		page_fail(p, CM_E_ELEMENT_NOT_EDITABLE,
+		    "the element (%s) takes no typed text, so nothing was "
+		    "typed; use %s",
+		    n > 0 ? kind : "unknown", fitting_capability(kind));
+		return;
+	}
+	if (strcmp(r, "ok") != 0) {
+		page_fail(p, CM_E_ELEMENT_NOT_INTERACTABLE,
+		    "the element is %s, so nothing was typed",
+		    strcmp(r, "readonly") == 0 ? "read-only"
+		                               : "not able to take the focus");
 		return;
 	}
 	page_send(p, "Input.insertText",
@@ -178,9 +320,22 @@ page_focused(struct act_page *p, const json_t *result)
 }
 
 static void
+page_type_checked(struct act_page *p, const json_t *result)
+{
+	bool covered;
+
+	if (!page_actionable(p, result, &covered))
+		return;
+	page_call_on(p, JS_EDITABLE, NULL, false, page_focused);
+}
+
+/* Visible and enabled first (JS_ACTIONABLE, no hit test: typing goes to
+ * the focus, not to a point), then editable and focused. */
+static void
 page_focus(struct act_page *p)
 {
-	page_call_on(p, JS_FOCUS, NULL, false, page_focused);
+	page_call_on(
+	    p, JS_ACTIONABLE, json_pack("[b]", 0), false, page_type_checked);
 }
 
 void

@@ -33,6 +33,12 @@ const MESSAGES = {
     'The instance\'s network policy does not allow that host.',
   element_not_found:
     'That element is not on the page any more, or the ref is stale. Take a new snapshot and use a ref from it.',
+  element_obscured:
+    'Another element covers that one, so a click would land on it instead. Close or move what covers it, then try again.',
+  element_not_interactable:
+    'That element is hidden or disabled, so nothing was done to it.',
+  element_not_editable:
+    'That element takes no typing. Use the capability the message names.',
   space_closed: 'This Space is closed or closing: it takes no new tasks.',
   space_unusable: 'This Space is in error and cannot run tasks. Close it and create a new one.',
   quota_exceeded: 'The workspace has as many active Spaces as it may. Close one first.',

@@ -7,6 +7,7 @@
 
 #include <criterion/criterion.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +53,21 @@ df_run(const struct act_driver_ops *ops, struct act_driver *d, const char *cap,
 	free(out.result);
 	out.result = NULL;
 	return out;
+}
+
+/* The ref the outline gives the line that holds what; the test fails
+ * when there is none on that line. */
+static inline void
+df_ref_of(const char *outline, const char *what, char *ref, size_t len)
+{
+	const char *line = strstr(outline, what), *r;
+
+	cr_assert_not_null(line, "no \"%s\" in:\n%s", what, outline);
+	r = strstr(line, "[ref=");
+	cr_assert_not_null(r, "no ref on \"%s\" in:\n%s", what, outline);
+	cr_assert_lt(
+	    (size_t)(r - line), strcspn(line, "\n"), "no ref on %s", what);
+	snprintf(ref, len, "%.*s", (int)strcspn(r + 5, "]"), r + 5);
 }
 
 #endif

@@ -87,6 +87,39 @@ static const struct {
         "(localStorage.getItem('mark')||'none')+'.';</script>"
         "</body></html>",
         NULL},
+    /* A shop whose cookie banner, fixed at the top, covers its Buy
+     * button until it is accepted; a button that is disabled and one
+     * that is hidden.  A click that lands shows in the title. */
+    {"/banner",
+        "<!doctype html><html><head><title>Shop</title><style>"
+        "#bar{position:fixed;top:0;left:0;width:100%;height:120px}"
+        "#bar button{width:100%;height:120px}</style></head><body>"
+        "<button id=\"buy\" onclick=\"document.title='Bought'\">Buy</button>"
+        "<button id=\"off\" disabled>Sold out</button>"
+        "<button id=\"ghost\" style=\"visibility:hidden\">Ghost</button>"
+        "<div id=\"bar\"><button onclick=\"document.getElementById('bar')"
+        ".remove()\">Accept cookies</button></div></body></html>",
+        NULL},
+    /* Controls of every kind: those that take typed text and those that
+     * take none. */
+    {"/controls",
+        "<!doctype html><html><head><title>Form</title></head><body>"
+        "<select id=\"s\" aria-label=\"Size\"><option>S</option>"
+        "<option>M</option></select>"
+        "<input id=\"r\" type=\"range\" aria-label=\"Volume\">"
+        "<input id=\"d\" type=\"date\" aria-label=\"Day\">"
+        "<input id=\"f\" type=\"file\" aria-label=\"Photo\">"
+        "<input id=\"c\" type=\"checkbox\" aria-label=\"Agree\">"
+        "<input id=\"t\" aria-label=\"Name\">"
+        "<input id=\"ro\" aria-label=\"Fixed\" value=\"fixed\" readonly>"
+        "<textarea id=\"a\" aria-label=\"Note\"></textarea>"
+        "<div id=\"e\" contenteditable=\"true\" role=\"textbox\" "
+        "aria-label=\"Bio\"></div>"
+        "<p id=\"echo\"></p><script>for(const id of ['t','a'])"
+        "document.getElementById(id).addEventListener('input',function(){"
+        "document.getElementById('echo').textContent=id+'='+this.value;});"
+        "</script></body></html>",
+        NULL},
 };
 
 #define SITE_PAGES (sizeof(site) / sizeof(site[0]))

@@ -9,7 +9,9 @@
  * of random pixels, whose full-page screenshot is too big to keep),
  * /stuck (whose main thread, once the test opens its gate, blocks in a
  * synchronous request to /hang, which is never answered: its connection
- * is held until the server stops) and 404 for anything
+ * is held until the server stops), /banner (a Buy button under a fixed
+ * cookie banner, a disabled button and a hidden one), /controls (fields
+ * that take typed text and fields that take none) and 404 for anything
  * else: a test that allows only 127.0.0.1 sees what its browser lets
  * through.  One thread, one request per connection.
  */

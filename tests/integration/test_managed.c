@@ -70,20 +70,6 @@ str(const json_t *o, const char *k)
 	return json_string_value(json_object_get(o, k));
 }
 
-/* The ref the outline gives to the line that holds what. */
-static void
-ref_of(const char *outline, const char *what, char *ref, size_t len)
-{
-	const char *line = strstr(outline, what), *r;
-
-	cr_assert_not_null(line, "no \"%s\" in:\n%s", what, outline);
-	r = strstr(line, "[ref=");
-	cr_assert_not_null(r, "no ref on \"%s\" in:\n%s", what, outline);
-	cr_assert_lt(
-	    (size_t)(r - line), strcspn(line, "\n"), "no ref on %s", what);
-	snprintf(ref, len, "%.*s", (int)strcspn(r + 5, "]"), r + 5);
-}
-
 static void
 navigate_home(struct act_driver *d)
 {
@@ -123,7 +109,7 @@ Test(managed, an_agent_session_on_a_real_page)
 	cr_assert_not_null(
 	    strstr(outline, "text \"The spaced test site.\""), "%s", outline);
 	cr_assert(json_is_false(json_object_get(res, "truncated")));
-	ref_of(outline, "link \"Next page\"", ref, sizeof(ref));
+	df_ref_of(outline, "link \"Next page\"", ref, sizeof(ref));
 	json_decref(res);
 
 	/* Click the link by its ref: the next page loads. */
@@ -154,7 +140,7 @@ Test(managed, an_agent_session_on_a_real_page)
 	json_decref(res);
 	o = run(d, "snapshot", "{}", &res);
 	cr_assert_eq(o.err, CM_OK);
-	ref_of(str(res, "snapshot"), "textbox \"Query\"", ref, sizeof(ref));
+	df_ref_of(str(res, "snapshot"), "textbox \"Query\"", ref, sizeof(ref));
 	json_decref(res);
 	snprintf(args, sizeof(args),
 	    "{\"ref\":\"%s\",\"text\":\"spaces\",\"submit\":true}", ref);

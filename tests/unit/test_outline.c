@@ -262,3 +262,32 @@ Test(outline, a_role_shows_only_word_characters)
 	cr_assert_eq(n, 0);
 	free(t);
 }
+
+/* What covers a point is named as its line would be: the node itself, or
+ * the nearest ancestor that prints one; none, when nothing above prints. */
+Test(outline, a_node_is_named_as_its_line)
+{
+	json_t *nodes = json_array();
+	json_t *text = node("3", "StaticText", "Accept cookies", 30, "");
+	json_t *wrap = node("2", "generic", "", 20, "3");
+	json_t *lone = node("9", "generic", "", 90, "");
+	char out[128];
+
+	json_object_set_new(text, "parentId", json_string("2"));
+	json_object_set_new(wrap, "parentId", json_string("1"));
+	json_array_append_new(
+	    nodes, node("1", "button", "Accept cookies", 10, "2"));
+	json_array_append_new(nodes, wrap);
+	json_array_append_new(nodes, text);
+	json_array_append_new(nodes, lone);
+	cr_assert_eq(act_outline_name(nodes, 30, out, sizeof(out)), 0);
+	cr_assert_str_eq(out, "button \"Accept cookies\"");
+	cr_assert_eq(act_outline_name(nodes, 10, out, sizeof(out)), 0);
+	cr_assert_str_eq(out, "button \"Accept cookies\"");
+	cr_assert_eq(act_outline_name(nodes, 90, out, sizeof(out)), -1);
+	cr_assert_eq(act_outline_name(nodes, 77, out, sizeof(out)), -1);
+	/* A parent that points back at its child ends the walk. */
+	json_object_set_new(lone, "parentId", json_string("9"));
+	cr_assert_eq(act_outline_name(nodes, 90, out, sizeof(out)), -1);
+	json_decref(nodes);
+}

@@ -1,0 +1,203 @@
+/*
+ * test_page_truth.c: the managed driver on a real Chromium, on pages of
+ * the test's own (pages.h) with the features of real sites.  A capability
+ * says only what the page received: a click on an element something else
+ * covers fails with element_obscured and names what covers it, one on a
+ * hidden or disabled element with element_not_interactable, and type on
+ * an element that takes no typed text with element_not_editable, naming
+ * the capability that fits; none of them touches the page.
+ */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "capability.h"
+#include "driver.h"
+#include "driver_fixture.h"
+#include "pages.h"
+#include "testkit.h"
+
+#define WAIT_MS 30000 /* the most one call may take here */
+
+static struct cm_config cfg;
+static struct act_env env;
+static struct tk_pages *pages;
+static int port;
+static char dir[256];
+static struct act_driver *drv;
+
+static void
+setup(void)
+{
+	char err[256];
+
+	signal(SIGPIPE, SIG_IGN); /* as the actor: a dead browser's pipe */
+	memset(&cfg, 0, sizeof(cfg));
+	tk_tmpdir(dir, sizeof(dir), "truth");
+	snprintf(cfg.data_dir, sizeof(cfg.data_dir), "%s", dir);
+	snprintf(cfg.chromium_path, sizeof(cfg.chromium_path), "%s",
+	    "/usr/bin/chromium");
+	memset(&env, 0, sizeof(env));
+	env.space_id = "0190a0b0-0000-7000-8000-000000000002";
+	env.instance_id = "0190a0b0-0000-7000-8000-0000000000ab";
+	env.driver = "managed";
+	env.cfg = &cfg;
+	cr_assert_not_null(pages = tk_pages_start(&port));
+	cr_assert_eq(act_driver_managed.open(&env, &drv, err, sizeof(err)), 0,
+	    "%s", err);
+}
+
+static void
+teardown(void)
+{
+	act_driver_managed.close(drv);
+	tk_pages_stop(pages);
+	tk_rmrf(dir);
+}
+
+TestSuite(page_truth, .init = setup, .fini = teardown, .timeout = 240);
+
+static struct act_outcome
+run(const char *cap, const char *args_json, json_t **result)
+{
+	return df_run(
+	    &act_driver_managed, drv, cap, args_json, result, WAIT_MS);
+}
+
+static const char *
+str(const json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+static void
+open_page(const char *path, const char *title)
+{
+	char args[160];
+	json_t *res;
+	struct act_outcome o;
+
+	snprintf(args, sizeof(args), "{\"url\":\"http://127.0.0.1:%d%s\"}",
+	    port, path);
+	o = run("navigate", args, &res);
+	cr_assert_eq(
+	    o.err, CM_OK, "navigate: %s %s", cm_err_code(o.err), o.message);
+	cr_assert_str_eq(str(res, "title"), title);
+	json_decref(res);
+}
+
+/* The page's title now, from a snapshot. */
+static void
+title_is(const char *want)
+{
+	json_t *res;
+	struct act_outcome o = run("snapshot", "{}", &res);
+
+	cr_assert_eq(o.err, CM_OK, "snapshot: %s", o.message);
+	cr_assert_str_eq(str(res, "title"), want);
+	json_decref(res);
+}
+
+static void
+fails_with(
+    const char *cap, const char *args, enum cm_err want, const char *words)
+{
+	struct act_outcome o = run(cap, args, NULL);
+
+	cr_assert_eq(o.err, want, "%s %s: %s (%s)", cap, args,
+	    cm_err_code(o.err), o.message);
+	cr_assert_not_null(strstr(o.message, words),
+	    "%s %s: \"%s\" lacks \"%s\"", cap, args, o.message, words);
+}
+
+Test(page_truth, a_covered_click_fails_and_names_what_covers_it)
+{
+	char ref[32], buy[80];
+	json_t *res;
+	struct act_outcome o;
+
+	open_page("/banner", "Shop");
+	o = run("snapshot", "{}", &res);
+	cr_assert_eq(o.err, CM_OK, "snapshot: %s", o.message);
+	df_ref_of(str(res, "snapshot"), "button \"Buy\"", ref, sizeof(ref));
+	json_decref(res);
+	snprintf(buy, sizeof(buy), "{\"ref\":\"%s\"}", ref);
+
+	/* The banner would get the click: nothing is pressed. */
+	fails_with("click", buy, CM_E_ELEMENT_OBSCURED,
+	    "button \"Accept cookies\" covers the element");
+	fails_with("click", "{\"selector\":\"#buy\"}", CM_E_ELEMENT_OBSCURED,
+	    "button \"Accept cookies\"");
+	title_is("Shop");
+
+	/* Hidden and disabled: not acted on either. */
+	fails_with("click", "{\"selector\":\"#off\"}",
+	    CM_E_ELEMENT_NOT_INTERACTABLE, "disabled");
+	fails_with("click", "{\"selector\":\"#ghost\"}",
+	    CM_E_ELEMENT_NOT_INTERACTABLE, "not visible");
+
+	/* Accept the cookies: the same ref's click now lands. */
+	o = run("click", "{\"selector\":\"#bar button\"}", NULL);
+	cr_assert_eq(o.err, CM_OK, "accept: %s", o.message);
+	o = run("click", buy, &res);
+	cr_assert_eq(o.err, CM_OK, "buy: %s", o.message);
+	cr_assert(json_is_true(json_object_get(res, "clicked")));
+	json_decref(res);
+	title_is("Bought");
+}
+
+/* Types as args say, then reads the text of the element of selector. */
+static void
+typed_shows(const char *args, const char *selector, const char *want)
+{
+	char sel[64];
+	json_t *res;
+	struct act_outcome o = run("type", args, NULL);
+
+	cr_assert_eq(o.err, CM_OK, "type %s: %s", args, o.message);
+	snprintf(sel, sizeof(sel), "{\"selector\":\"%s\"}", selector);
+	o = run("extract_text", sel, &res);
+	cr_assert_eq(o.err, CM_OK, "extract_text: %s", o.message);
+	cr_assert_str_eq(str(res, "text"), want);
+	json_decref(res);
+}
+
+Test(page_truth, type_acts_only_on_what_takes_typed_text)
+{
+	static const struct {
+		const char *selector, *fits;
+	} none[] = {
+	    {"#s", "use select_option"},
+	    {"#r", "use fill"},
+	    {"#d", "use fill"},
+	    {"#f", "use upload"},
+	    {"#c", "use check"},
+	};
+	char args[128], ref[32];
+	json_t *res;
+	struct act_outcome o;
+
+	open_page("/controls", "Form");
+	for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
+		snprintf(args, sizeof(args),
+		    "{\"selector\":\"%s\",\"text\":\"2024-01-02\"}",
+		    none[i].selector);
+		fails_with(
+		    "type", args, CM_E_ELEMENT_NOT_EDITABLE, none[i].fits);
+	}
+	fails_with("type", "{\"selector\":\"#ro\",\"text\":\"x\"}",
+	    CM_E_ELEMENT_NOT_INTERACTABLE, "read-only");
+
+	/* Text fields, a textarea and an editable element take it. */
+	typed_shows("{\"selector\":\"#t\",\"text\":\"Ada\"}", "#echo", "t=Ada");
+	typed_shows(
+	    "{\"selector\":\"#a\",\"text\":\"a note\"}", "#echo", "a=a note");
+	o = run("snapshot", "{}", &res);
+	cr_assert_eq(o.err, CM_OK);
+	df_ref_of(str(res, "snapshot"), "textbox \"Bio\"", ref, sizeof(ref));
+	json_decref(res);
+	snprintf(
+	    args, sizeof(args), "{\"ref\":\"%s\",\"text\":\"Hello\"}", ref);
+	typed_shows(args, "#e", "Hello");
+}
