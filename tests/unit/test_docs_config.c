@@ -1,5 +1,6 @@
 /*
- * README's configuration reference against the config table: every key
+ * The configuration reference of docs/operations.md against the config
+ * table: every key
  * that cm_config_print writes has a row, every row is a key, and each
  * row's default (its first `code` span) is the value a load with no
  * file, environment or flag gives.  A default without a code span is
@@ -12,8 +13,8 @@
 
 #include "config.h"
 
-#define README SPACED_SOURCE_DIR "/README.md"
-#define HEADING "### Configuration reference\n"
+#define DOC SPACED_SOURCE_DIR "/docs/operations.md"
+#define HEADING "## Configuration reference\n"
 #define KEYS_MAX 64
 #define CELL_MAX 256
 
@@ -72,16 +73,16 @@ code_span(const char *cell, size_t len, char *out, size_t outlen)
 	return true;
 }
 
-Test(readme, the_configuration_reference_matches_the_config_table)
+Test(docs, the_configuration_reference_matches_the_config_table)
 {
 	struct kv keys[KEYS_MAX];
 	size_t n = defaults(keys, KEYS_MAX), rows = 0;
-	FILE *f = fopen(README, "r");
+	FILE *f = fopen(DOC, "r");
 	char line[1024];
 	bool in = false, table = false;
 
 	cr_assert_gt(n, 10, "cm_config_print wrote %zu keys", n);
-	cr_assert_not_null(f, "cannot read %s", README);
+	cr_assert_not_null(f, "cannot read %s", DOC);
 	while (fgets(line, sizeof(line), f) != NULL) {
 		char key[64], dflt[CELL_MAX];
 		const char *c1, *c2, *c3;
@@ -108,25 +109,28 @@ Test(readme, the_configuration_reference_matches_the_config_table)
 			continue; /* the heading and the rule */
 		for (i = 0; i < n && strcmp(keys[i].key, key) != 0; i++)
 			;
-		cr_assert_lt(i, n, "README names %s, which is no key", key);
-		cr_assert_not(keys[i].seen, "README names %s twice", key);
+		cr_assert_lt(
+		    i, n, "the reference names %s, which is no key", key);
+		cr_assert_not(
+		    keys[i].seen, "the reference names %s twice", key);
 		keys[i].seen = true;
 		rows++;
 		if (code_span(
 		        c1 + 1, (size_t)(c2 - c1 - 1), dflt, sizeof(dflt)))
 			cr_assert_str_eq(dflt, keys[i].value,
-			    "README's default of %s is %s, the code's %s", key,
-			    dflt, keys[i].value);
+			    "the reference's default of %s is %s, the code's "
+			    "%s",
+			    key, dflt, keys[i].value);
 		else
 			cr_assert(keys[i].value[0] == '\0' ||
 			              strcmp(key, "host_id") == 0,
-			    "README gives %s no default; the code's is %s", key,
-			    keys[i].value);
+			    "the reference gives %s no default; the code's is "
+			    "%s",
+			    key, keys[i].value);
 	}
 	fclose(f);
-	cr_assert(in, "README has no heading %s", HEADING);
+	cr_assert(in, "%s has no heading %s", DOC, HEADING);
 	for (size_t i = 0; i < n; i++)
-		cr_assert(
-		    keys[i].seen, "README's reference lacks %s", keys[i].key);
+		cr_assert(keys[i].seen, "the reference lacks %s", keys[i].key);
 	cr_assert_eq(rows, n);
 }
