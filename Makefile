@@ -1,4 +1,4 @@
-# Thin wrappers around CMake; see README.md.
+# Thin wrappers around CMake; see README.md and docs/development.md.
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan

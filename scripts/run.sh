@@ -2,7 +2,7 @@
 # run.sh BUILD [spaced flags...]: starts spaced from the build tree, waits
 # for its readiness line, says in plain words how to use it, then waits on
 # it.  Ctrl-C or SIGTERM stops it (forwarded as SIGTERM, once).  Flags and
-# SPACED_* variables are spaced's own (README: configuration), e.g.
+# SPACED_* variables are spaced's own (docs/operations.md, the configuration reference), e.g.
 # --http-listen=127.0.0.1:18080 --data-dir=/tmp/x for a second instance.
 set -euo pipefail
 build=${1:-build}
