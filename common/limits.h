@@ -239,6 +239,10 @@
 #define CM_SNAPSHOT_NAME_MAX 200        /* characters of one node's name */
 #define CM_TEXT_MAX 32000               /* extract_text */
 #define CM_WAIT_POLL_MS 100             /* wait_for looks this often */
+/* A navigation waiting for load ends this long after its document's
+ * DOMContentLoaded with "loading": true: one subresource that never
+ * answers (a tracker, an image) must not fail the navigation. */
+#define CM_NAV_LOAD_GRACE_MS 2000
 
 /*
  * The supervisor (supervisor/main.c).  Its store calls are asynchronous;

@@ -50,7 +50,8 @@ page_end(struct act_page *p, enum cm_err err, json_t *result)
 	}
 	p->done = true;
 	p->next = NULL;
-	p->want_load = false;
+	p->until = ACT_UNTIL_NONE;
+	p->grace_at_ms = -1;
 	p->poll_at_ms = -1;
 }
 
@@ -176,8 +177,17 @@ page_info_done(struct act_page *p, const json_t *result)
 	json_t *out = p->keep != NULL ? p->keep : json_object();
 
 	p->keep = NULL;
-	json_object_set(out, "url", json_object_get(info, "url"));
-	json_object_set(out, "title", json_object_get(info, "title"));
+	/* A document committed and not yet parsed: the target still shows
+	 * the old one's title (and may show no url yet).  Its url is the
+	 * commit's; its title is not known. */
+	if (p->nav_committed && !p->nav_dcl && p->nav_url[0] != '\0') {
+		json_object_set_new(out, "url", json_string(p->nav_url));
+		json_object_set_new(out, "title", json_null());
+	} else {
+		json_object_set(out, "url", json_object_get(info, "url"));
+		json_object_set(out, "title", json_object_get(info, "title"));
+	}
+	json_object_set_new(out, "loading", json_boolean(p->loading));
 	if (strcmp(p->capability, "navigate") == 0)
 		json_object_set_new(out, "status",
 		    p->doc_status > 0 ? json_integer(p->doc_status)
@@ -365,7 +375,7 @@ act_page_start(struct act_page *p, const char *capability, const json_t *args,
 	p->started_ms = cm_mono_ms();
 	p->deadline_ms = deadline_ms;
 	p->poll_at_ms = -1;
-	p->want_load = false;
+	page_nav_arm(p, ACT_UNTIL_NONE);
 	p->look_again = false;
 	p->blocked_host[0] = '\0';
 	p->doc_host[0] = '\0';
@@ -383,6 +393,16 @@ act_page_start(struct act_page *p, const char *capability, const json_t *args,
 	else
 		caps[i].begin(p);
 	return 0;
+}
+
+/* Whether the event's frameId is the main frame's (any frame, before the
+ * main frame is known). */
+static bool
+page_main_frame(const struct act_page *p, const json_t *params)
+{
+	const char *id = json_string_value(json_object_get(params, "frameId"));
+
+	return id != NULL && (p->frame[0] == '\0' || strcmp(id, p->frame) == 0);
 }
 
 void
@@ -404,19 +424,38 @@ act_page_event(struct act_page *p, const char *session, const char *method,
 		if (id != NULL && json_object_get(frame, "parentId") == NULL) {
 			snprintf(p->frame, sizeof(p->frame), "%s", id);
 			p->n_refs = 0; /* a new document: refs are stale */
+			page_nav_url(p,
+			    json_string_value(json_object_get(frame, "url")));
+			page_nav_event(p, PAGE_NAV_COMMITTED);
 		}
-	} else if (strcmp(method, "Page.frameStartedLoading") == 0 ||
-	           strcmp(method, "Page.frameStoppedLoading") == 0) {
-		id = json_string_value(json_object_get(params, "frameId"));
-		if (id != NULL &&
-		    (p->frame[0] == '\0' || strcmp(id, p->frame) == 0))
-			p->loading =
-			    strcmp(method, "Page.frameStartedLoading") == 0;
+	} else if (strcmp(method, "Page.navigatedWithinDocument") == 0) {
+		if (page_main_frame(p, params)) {
+			page_nav_url(p,
+			    json_string_value(json_object_get(params, "url")));
+			page_nav_event(p, PAGE_NAV_SAME_DOC);
+		}
+	} else if (strcmp(method, "Page.frameRequestedNavigation") == 0) {
+		/* Only a navigation of this tab moves the page. */
+		const char *how =
+		    json_string_value(json_object_get(params, "disposition"));
+
+		if (page_main_frame(p, params) && how != NULL &&
+		    strcmp(how, "currentTab") == 0)
+			page_nav_event(p, PAGE_NAV_REQUESTED);
+	} else if (strcmp(method, "Page.frameStartedLoading") == 0) {
+		if (page_main_frame(p, params)) {
+			p->loading = true;
+			page_nav_event(p, PAGE_NAV_REQUESTED);
+		}
+	} else if (strcmp(method, "Page.frameStoppedLoading") == 0) {
+		if (page_main_frame(p, params)) {
+			p->loading = false;
+			page_nav_event(p, PAGE_NAV_STOPPED);
+		}
+	} else if (strcmp(method, "Page.domContentEventFired") == 0) {
+		page_nav_event(p, PAGE_NAV_DCL);
 	} else if (strcmp(method, "Page.loadEventFired") == 0) {
-		if (p->busy && !p->done && p->want_load) {
-			p->want_load = false;
-			page_info(p);
-		}
+		page_nav_event(p, PAGE_NAV_LOAD);
 	} else if (strcmp(method, "Page.javascriptDialogOpening") == 0) {
 		/* Nobody is there to answer a dialog: dismiss it. */
 		act_cdp_call(p->cdp, p->session, "Page.handleJavaScriptDialog",
@@ -440,15 +479,18 @@ act_page_tick(struct act_page *p, int64_t now_ms)
 		page_fail(p, CM_E_TASK_TIMEOUT, "the task's time ran out");
 		return now_ms;
 	}
+	page_nav_due(p, now_ms);
+	if (p->done)
+		return now_ms;
 	if (p->poll_at_ms >= 0 && now_ms >= p->poll_at_ms && p->cmd == 0) {
 		p->poll_at_ms = -1;
-		if (strcmp(p->capability, "snapshot") == 0)
-			cap_snapshot(p);
-		else
-			page_wait_look(p);
+		page_wait_look(p);
 	}
 	if (p->done)
 		return now_ms;
+	if (p->grace_at_ms >= 0 &&
+	    (p->poll_at_ms < 0 || p->grace_at_ms < p->poll_at_ms))
+		return p->grace_at_ms;
 	return p->poll_at_ms >= 0 ? p->poll_at_ms : p->deadline_ms;
 }
 
@@ -535,7 +577,8 @@ act_page_abort(struct act_page *p)
 		act_cdp_forget(p->cdp, p->cmd);
 	p->cmd = 0;
 	p->next = NULL;
-	p->want_load = false;
+	p->until = ACT_UNTIL_NONE;
+	p->grace_at_ms = -1;
 	p->poll_at_ms = -1;
 	json_decref(p->keep);
 	p->keep = NULL;

@@ -58,8 +58,25 @@ struct act_page {
 	int64_t cmd; /* the command awaited, 0 for none */
 	void (*next)(struct act_page *p, const json_t *result);
 	void (*then)(struct act_page *p); /* once the element is found */
-	/* Waiting for the main frame's load event (navigate, back). */
-	bool want_load;
+	/*
+	 * The main frame's navigation during the call (page_nav.c), watched
+	 * from the call's start: requested or started, committed (a new
+	 * document, or a move within the document), and the committed
+	 * document's DOMContentLoaded and load.  until says what the call
+	 * waits for once its own command is answered (nav_answered).
+	 */
+	enum act_until {
+		ACT_UNTIL_NONE,   /* not waiting for a navigation */
+		ACT_UNTIL_COMMIT, /* a committed document */
+		ACT_UNTIL_DCL,    /* ... that has parsed (DOMContentLoaded) */
+		ACT_UNTIL_LOAD,   /* ... and loaded, or CM_NAV_LOAD_GRACE_MS */
+	} until;
+	bool nav_answered;
+	bool nav_started, nav_committed, nav_same_doc, nav_dcl, nav_load;
+	int64_t grace_at_ms; /* load: the end of the grace after DCL */
+	/* The url the main frame committed during the call ("" when none,
+	 * or one too long to keep). */
+	char nav_url[CM_URL_MAX + 1];
 	/* navigate: the HTTP status of the main frame's last document
 	 * response in this call (a redirect's, then where it led), as the
 	 * interception's response stage saw it; 0 for none (data:, say). */

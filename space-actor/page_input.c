@@ -73,7 +73,7 @@ static void
 page_released(struct act_page *p, const json_t *result)
 {
 	(void)result;
-	page_end(p, CM_OK, json_pack("{s:b}", "clicked", 1));
+	page_action_done(p, json_pack("{s:b}", "clicked", 1));
 }
 
 static void
@@ -236,7 +236,7 @@ static void
 page_key_up_done(struct act_page *p, const json_t *result)
 {
 	(void)result;
-	page_end(p, CM_OK,
+	page_action_done(p,
 	    strcmp(p->capability, "press") == 0
 	        ? json_pack("{s:O}", "pressed", json_object_get(p->args, "key"))
 	        : json_pack("{s:b}", "typed", 1));

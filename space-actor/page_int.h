@@ -63,12 +63,43 @@ void page_auth_required(struct act_page *p, const json_t *params);
  * host during this call. */
 bool page_proxy_refused(struct act_page *p, const char *host);
 
+/*
+ * Navigation waits (page_nav.c).  Every call watches the main frame from
+ * its start (page_nav_arm, with what it waits for; ACT_UNTIL_NONE for a
+ * call that does not wait); the events of act_page_event feed it.  Once
+ * the call's own command is answered, page_nav_answered lets a
+ * navigation end the call: on a move within the document at once, else
+ * once the committed document has reached p->until (for load, at most
+ * CM_NAV_LOAD_GRACE_MS after its DOMContentLoaded, then with loading
+ * true), or, for a navigation that stopped with no new document (a 204,
+ * a download), when it stops.  It ends with page_info, whose result
+ * p->keep may hold.  Each wait ends on an event, or on its bound.
+ */
+enum page_nav_ev {
+	PAGE_NAV_REQUESTED, /* requested, or the main frame started loading */
+	PAGE_NAV_COMMITTED, /* the main frame has a new document */
+	PAGE_NAV_SAME_DOC,  /* the main frame moved within its document */
+	PAGE_NAV_DCL,       /* DOMContentLoaded */
+	PAGE_NAV_LOAD,      /* load */
+	PAGE_NAV_STOPPED,   /* the main frame stopped loading */
+};
+void page_nav_arm(struct act_page *p, enum act_until until);
+void page_nav_answered(struct act_page *p);
+void page_nav_event(struct act_page *p, enum page_nav_ev ev);
+/* The url the main frame committed (kept only when it fits). */
+void page_nav_url(struct act_page *p, const char *url);
+/* Ends a call whose load grace has run out by now_ms. */
+void page_nav_due(struct act_page *p, int64_t now_ms);
+/* Ends an action (click, type, press) with result (taken), or, when it
+ * started a navigation of the main frame, once that navigation has
+ * reached DOMContentLoaded (with navigated, url, title and loading). */
+void page_action_done(struct act_page *p, json_t *result);
+
 /* The capabilities of page_nav.c. */
 void cap_navigate(struct act_page *p);
 void cap_back(struct act_page *p);
-/* The capabilities of page_read.c.  A snapshot of a document still
- * loading, and a wait_for that has not yet matched, set p->poll_at_ms;
- * act_page_tick then calls cap_snapshot or page_wait_look again. */
+/* The capabilities of page_read.c.  A wait_for that has not yet matched
+ * sets p->poll_at_ms; act_page_tick then calls page_wait_look again. */
 void cap_snapshot(struct act_page *p);
 void cap_extract_text(struct act_page *p);
 void cap_wait_for(struct act_page *p);

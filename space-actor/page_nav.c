@@ -1,15 +1,167 @@
 /*
- * page_nav.c: the capabilities that move the page: navigate (to a URL the
+ * page_nav.c: the capabilities that move the page, navigate (to a URL the
  * policy allows, its HTTP status in the result) and back (the previous
- * history entry).  Both end when the new document has loaded, with the
- * url and title page.c's page_info reads; a navigation the interception
- * (page_fetch.c) refused ends with host_not_allowed.
+ * history entry), and the navigation waits every call shares
+ * (page_int.h).  A navigation ends on the main frame's own events: a
+ * move within the document (history.pushState, a fragment) at once, a
+ * new document once it has reached what the call waits for.  A
+ * navigation the interception (page_fetch.c) refused ends with
+ * host_not_allowed.
  */
 #include "page.h"
 #include "page_int.h"
 
 #include <stdio.h>
 #include <string.h>
+
+#include "clock.h"
+
+/* ---- the waits */
+
+void
+page_nav_arm(struct act_page *p, enum act_until until)
+{
+	p->until = until;
+	p->nav_answered = false;
+	p->nav_started = p->nav_committed = p->nav_same_doc = false;
+	p->nav_dcl = p->nav_load = false;
+	p->grace_at_ms = -1;
+	p->nav_url[0] = '\0';
+}
+
+void
+page_nav_url(struct act_page *p, const char *url)
+{
+	if (!p->busy || p->done)
+		return;
+	if (url == NULL || strlen(url) >= sizeof(p->nav_url))
+		p->nav_url[0] = '\0';
+	else
+		snprintf(p->nav_url, sizeof(p->nav_url), "%s", url);
+}
+
+/* Ends the call when the navigation has come as far as it waits for. */
+static void
+page_nav_check(struct act_page *p)
+{
+	bool there;
+
+	if (!p->busy || p->done || !p->nav_answered ||
+	    p->until == ACT_UNTIL_NONE || p->cmd != 0)
+		return;
+	switch (p->until) {
+	case ACT_UNTIL_COMMIT:
+		there = p->nav_committed;
+		break;
+	case ACT_UNTIL_DCL:
+		there = p->nav_committed && p->nav_dcl;
+		break;
+	default:
+		there = p->nav_committed && p->nav_load;
+		break;
+	}
+	if (there || p->nav_same_doc) {
+		p->until = ACT_UNTIL_NONE;
+		p->grace_at_ms = -1;
+		page_info(p);
+	}
+}
+
+void
+page_nav_answered(struct act_page *p)
+{
+	p->nav_answered = true;
+	/* Its DOMContentLoaded may have come before the answer. */
+	if (p->until == ACT_UNTIL_LOAD && p->nav_committed && p->nav_dcl &&
+	    !p->nav_load && p->grace_at_ms < 0)
+		p->grace_at_ms = cm_mono_ms() + CM_NAV_LOAD_GRACE_MS;
+	page_nav_check(p);
+}
+
+void
+page_nav_event(struct act_page *p, enum page_nav_ev ev)
+{
+	if (!p->busy || p->done)
+		return;
+	switch (ev) {
+	case PAGE_NAV_REQUESTED:
+		p->nav_started = true;
+		break;
+	case PAGE_NAV_COMMITTED:
+		/* What came before the commit was the old document's. */
+		p->nav_started = p->nav_committed = true;
+		p->nav_dcl = p->nav_load = false;
+		p->grace_at_ms = -1;
+		break;
+	case PAGE_NAV_SAME_DOC:
+		p->nav_started = p->nav_same_doc = true;
+		break;
+	case PAGE_NAV_DCL:
+		p->nav_dcl = true;
+		if (p->until == ACT_UNTIL_LOAD && p->nav_committed &&
+		    p->nav_answered && p->grace_at_ms < 0)
+			p->grace_at_ms = cm_mono_ms() + CM_NAV_LOAD_GRACE_MS;
+		break;
+	case PAGE_NAV_LOAD:
+		p->nav_load = true;
+		break;
+	case PAGE_NAV_STOPPED:
+		/* A navigation that stopped with no new document (a 204, a
+		 * download, one cancelled): the page stays as it was. */
+		if (p->nav_started && !p->nav_committed && p->nav_answered &&
+		    p->until != ACT_UNTIL_NONE && p->cmd == 0) {
+			p->until = ACT_UNTIL_NONE;
+			page_info(p);
+			return;
+		}
+		break;
+	}
+	page_nav_check(p);
+}
+
+void
+page_nav_due(struct act_page *p, int64_t now_ms)
+{
+	if (p->grace_at_ms < 0 || now_ms < p->grace_at_ms || !p->busy ||
+	    p->done || p->cmd != 0)
+		return;
+	/* Parsed, and load has not come: the document is read as it is,
+	 * and page_info says it is still loading. */
+	p->until = ACT_UNTIL_NONE;
+	p->grace_at_ms = -1;
+	page_info(p);
+}
+
+void
+page_action_done(struct act_page *p, json_t *result)
+{
+	if (!p->nav_started) {
+		page_end(p, CM_OK, result);
+		return;
+	}
+	json_object_set_new(result, "navigated", json_true());
+	json_decref(p->keep);
+	p->keep = result;
+	p->until = ACT_UNTIL_DCL;
+	page_nav_answered(p);
+}
+
+/* ---- navigate */
+
+/* What navigate waits for: wait_until, "load" unless it says otherwise
+ * (the schema allows only the three). */
+static enum act_until
+navigate_until(const struct act_page *p)
+{
+	const char *w =
+	    json_string_value(json_object_get(p->args, "wait_until"));
+
+	if (w != NULL && strcmp(w, "commit") == 0)
+		return ACT_UNTIL_COMMIT;
+	if (w != NULL && strcmp(w, "domcontentloaded") == 0)
+		return ACT_UNTIL_DCL;
+	return ACT_UNTIL_LOAD;
+}
 
 static void
 page_navigated(struct act_page *p, const json_t *result)
@@ -28,27 +180,33 @@ page_navigated(struct act_page *p, const json_t *result)
 			    "navigation failed: %s", err);
 		return;
 	}
-	if (loader == NULL) { /* within the document: nothing loads */
-		page_info(p);
-		return;
-	}
-	p->want_load = true;
+	/* Within the document nothing loads; otherwise the answer may come
+	 * before the commit (the target's url is still empty then): the
+	 * main frame's frameNavigated says when it is there. */
+	if (loader == NULL)
+		p->nav_same_doc = true;
+	page_nav_answered(p);
 }
 
 void
 cap_navigate(struct act_page *p)
 {
 	p->doc_status = 0;
+	page_nav_arm(p, navigate_until(p));
 	page_send(p, "Page.navigate",
 	    json_pack("{s:O}", "url", json_object_get(p->args, "url")),
 	    page_navigated);
 }
 
+/* ---- back */
+
 static void
 page_history_done(struct act_page *p, const json_t *result)
 {
 	(void)result;
-	p->want_load = true; /* the entry's loader is not known: any load */
+	/* The entry may be of this document (a pushState) or another: the
+	 * main frame's events say which. */
+	page_nav_answered(p);
 }
 
 static void
@@ -65,6 +223,7 @@ page_history(struct act_page *p, const json_t *result)
 		    p, CM_E_RUNTIME_ERROR, "there is no page to go back to");
 		return;
 	}
+	page_nav_arm(p, ACT_UNTIL_LOAD);
 	page_send(p, "Page.navigateToHistoryEntry",
 	    json_pack("{s:O}", "entryId", json_object_get(prev, "id")),
 	    page_history_done);

@@ -1,6 +1,7 @@
 /*
  * page_read.c: the capabilities that read the page: snapshot (the
- * accessibility outline, whose refs later calls name elements by),
+ * accessibility outline of the document as it is, whose refs later calls
+ * name elements by),
  * extract_text (an element's or the body's text) and wait_for (a text or a
  * selector, looked for every CM_WAIT_POLL_MS until timeout_ms).
  */
@@ -58,14 +59,11 @@ page_snapshot_tree(struct act_page *p, const json_t *result)
 	page_info(p);
 }
 
+/* The document as it is: one still loading is read too, and the result
+ * says it is loading.  Nothing here waits for the page. */
 void
 cap_snapshot(struct act_page *p)
 {
-	/* A document still loading has no stable tree: look again soon. */
-	if (p->loading) {
-		p->poll_at_ms = cm_mono_ms() + CM_WAIT_POLL_MS;
-		return;
-	}
 	page_send(p, "Accessibility.getFullAXTree", NULL, page_snapshot_tree);
 }
 

@@ -120,6 +120,26 @@ static const struct {
         "document.getElementById('echo').textContent=id+'='+this.value;});"
         "</script></body></html>",
         NULL},
+    /* A single-page app: its link moves within the document
+     * (history.pushState), and going back is a popstate. */
+    {"/spa",
+        "<!doctype html><html><head><title>Inbox</title></head><body>"
+        "<h1 id=\"h\">Inbox</h1><a id=\"go\" href=\"/spa/item\">Open "
+        "item</a><script>function show(t){document.title=t;"
+        "document.getElementById('h').textContent=t;}"
+        "document.getElementById('go').addEventListener('click',"
+        "function(e){e.preventDefault();history.pushState({},'',"
+        "'/spa/item');show('Item');});"
+        "addEventListener('popstate',function(){show('Inbox');});"
+        "</script></body></html>",
+        NULL},
+    /* A page whose one picture never comes (/hang): it parses, and never
+     * loads. */
+    {"/pending",
+        "<!doctype html><html><head><title>Pending</title></head><body>"
+        "<h1>Almost there</h1><img alt=\"tracker\" src=\"/hang\">"
+        "<a href=\"/next\">Next page</a></body></html>",
+        NULL},
 };
 
 #define SITE_PAGES (sizeof(site) / sizeof(site[0]))

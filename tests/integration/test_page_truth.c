@@ -5,7 +5,12 @@
  * covers fails with element_obscured and names what covers it, one on a
  * hidden or disabled element with element_not_interactable, and type on
  * an element that takes no typed text with element_not_editable, naming
- * the capability that fits; none of them touches the page.
+ * the capability that fits; none of them touches the page.  Every wait
+ * ends on the page's own events: a move within the document (a
+ * single-page app's link, and back from it) ends its call at once; a page
+ * whose one picture never comes is read as it is, and navigate ends once
+ * it has parsed, saying it is still loading; a click that loads a new
+ * page ends once that page has parsed, so the snapshot after it reads it.
  */
 #include <criterion/criterion.h>
 #include <signal.h>
@@ -200,4 +205,116 @@ Test(page_truth, type_acts_only_on_what_takes_typed_text)
 	snprintf(
 	    args, sizeof(args), "{\"ref\":\"%s\",\"text\":\"Hello\"}", ref);
 	typed_shows(args, "#e", "Hello");
+}
+
+static const char *
+url_path(const json_t *res)
+{
+	const char *u = str(res, "url");
+	const char *p = u != NULL ? strstr(u, "://") : NULL;
+
+	cr_assert_not_null(p, "no url in the result: %s", json_dumps(res, 0));
+	p = strchr(p + 3, '/');
+	cr_assert_not_null(p, "%s", u);
+	return p;
+}
+
+Test(page_truth, a_move_within_the_document_ends_at_once)
+{
+	json_t *res;
+	struct act_outcome o;
+
+	open_page("/spa", "Inbox");
+	o = run("click", "{\"selector\":\"#go\"}", &res);
+	cr_assert_eq(o.err, CM_OK, "click: %s", o.message);
+	cr_assert(json_is_true(json_object_get(res, "navigated")));
+	cr_assert_str_eq(url_path(res), "/spa/item");
+	cr_assert_str_eq(str(res, "title"), "Item");
+	json_decref(res);
+
+	/* Back is a popstate: no document loads, and none is waited for. */
+	o = run("back", "{}", &res);
+	cr_assert_eq(
+	    o.err, CM_OK, "back: %s (%s)", cm_err_code(o.err), o.message);
+	cr_assert_str_eq(url_path(res), "/spa");
+	cr_assert_str_eq(str(res, "title"), "Inbox");
+	json_decref(res);
+	cr_assert_eq(tk_pages_hits(pages, "/spa"), 1);
+}
+
+Test(page_truth, a_page_that_never_loads_is_read_as_it_is)
+{
+	char args[160];
+	json_t *res;
+	struct act_outcome o;
+
+	/* navigate ends once the page has parsed, saying it still loads. */
+	snprintf(args, sizeof(args),
+	    "{\"url\":\"http://127.0.0.1:%d/pending\"}", port);
+	o = run("navigate", args, &res);
+	cr_assert_eq(
+	    o.err, CM_OK, "navigate: %s (%s)", cm_err_code(o.err), o.message);
+	cr_assert_str_eq(str(res, "title"), "Pending");
+	cr_assert(json_is_true(json_object_get(res, "loading")));
+	json_decref(res);
+
+	/* The snapshot reads it at once, and says so too. */
+	o = run("snapshot", "{}", &res);
+	cr_assert_eq(
+	    o.err, CM_OK, "snapshot: %s (%s)", cm_err_code(o.err), o.message);
+	cr_assert_not_null(
+	    strstr(str(res, "snapshot"), "heading \"Almost there\""), "%s",
+	    str(res, "snapshot"));
+	cr_assert(json_is_true(json_object_get(res, "loading")));
+	json_decref(res);
+
+	/* What it waits for is the caller's: commit, or parsed. */
+	snprintf(args, sizeof(args),
+	    "{\"url\":\"http://127.0.0.1:%d/pending?again\","
+	    "\"wait_until\":\"domcontentloaded\"}",
+	    port);
+	o = run("navigate", args, &res);
+	cr_assert_eq(o.err, CM_OK, "navigate: %s", o.message);
+	cr_assert_str_eq(str(res, "title"), "Pending");
+	json_decref(res);
+	snprintf(args, sizeof(args),
+	    "{\"url\":\"http://127.0.0.1:%d/next\",\"wait_until\":\"commit\"}",
+	    port);
+	o = run("navigate", args, &res);
+	cr_assert_eq(o.err, CM_OK, "navigate: %s", o.message);
+	cr_assert_str_eq(url_path(res), "/next");
+	json_decref(res);
+}
+
+Test(page_truth, a_click_that_loads_a_page_ends_once_it_has_parsed)
+{
+	char ref[32], args[64];
+	json_t *res;
+	struct act_outcome o;
+
+	open_page("/", "Home");
+	o = run("snapshot", "{}", &res);
+	cr_assert_eq(o.err, CM_OK);
+	df_ref_of(str(res, "snapshot"), "link \"Next page\"", ref, sizeof(ref));
+	json_decref(res);
+	snprintf(args, sizeof(args), "{\"ref\":\"%s\"}", ref);
+	o = run("click", args, &res);
+	cr_assert_eq(o.err, CM_OK, "click: %s", o.message);
+	cr_assert(json_is_true(json_object_get(res, "navigated")));
+	cr_assert_str_eq(str(res, "title"), "Next");
+	json_decref(res);
+	/* No wait in between: the new page is there to read. */
+	o = run("snapshot", "{}", &res);
+	cr_assert_eq(o.err, CM_OK);
+	cr_assert_not_null(
+	    strstr(str(res, "snapshot"), "heading \"Second page\""), "%s",
+	    str(res, "snapshot"));
+	json_decref(res);
+
+	/* A click that moves nothing says so. */
+	open_page("/banner", "Shop");
+	o = run("click", "{\"selector\":\"#bar button\"}", &res);
+	cr_assert_eq(o.err, CM_OK, "click: %s", o.message);
+	cr_assert_null(json_object_get(res, "navigated"));
+	json_decref(res);
 }
