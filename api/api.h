@@ -49,7 +49,7 @@ struct api_ctx {
 	struct api_res *res;
 	/* The caller, once authenticated; valid for the request. */
 	struct pr_rep auth;
-	struct api_identity id;
+	struct cm_identity id;
 	/* Path parameters, by route. */
 	const char *workspace_id;
 	const char *space_id;
@@ -196,7 +196,7 @@ void api_instance_list(struct api_ctx *c);
  * workspace, with their manifests; whoever may list the instances. */
 void api_bundle_list(struct api_ctx *c);
 
-/* --- routes (routes_admin.c): API_ACT_ADMIN, c->params in path order --- */
+/* --- routes (routes_admin.c): CM_ACT_ADMIN, c->params in path order --- */
 
 /* Answers 403 (or 401) and returns false unless the caller is an admin. */
 bool api_admin_allowed(struct api_ctx *c);
@@ -221,7 +221,7 @@ void api_admin_binding_delete(struct api_ctx *c);
 
 /* GET /metrics: asks the store and the supervisor, then renders. */
 void api_metrics_get(struct api_ctx *c);
-/* GET /api/v1/admin/status (API_ACT_ADMIN): the supervisor's children,
+/* GET /api/v1/admin/status (CM_ACT_ADMIN): the supervisor's children,
  * from sup.status on its control socket; 503 supervisor_unavailable when
  * it does not answer within a bound. */
 void api_admin_status(struct api_ctx *c);

@@ -25,11 +25,11 @@ req_for(const struct api_ctx *c, enum pr_op op)
 
 /* Answers an authorization refusal; true when allowed. */
 static bool
-allowed(struct api_ctx *c, enum api_action a, const struct pr_space *sp,
+allowed(struct api_ctx *c, enum cm_action a, const struct pr_space *sp,
     const char *owner_type, const char *owner_id)
 {
 	const char *why = NULL;
-	enum cm_err e = api_authz_check(
+	enum cm_err e = cm_authz_check(
 	    &c->id, a, c->workspace_id, sp, owner_type, owner_id, &why);
 
 	if (e == CM_OK)
@@ -45,7 +45,7 @@ allowed(struct api_ctx *c, enum api_action a, const struct pr_space *sp,
  * for everyone else.
  */
 static bool
-space_for(struct api_ctx *c, enum api_action a, struct pr_rep *r)
+space_for(struct api_ctx *c, enum cm_action a, struct pr_rep *r)
 {
 	struct pr_req q = req_for(c, PR_OP_SPACE_GET);
 
@@ -114,7 +114,7 @@ api_space_list(struct api_ctx *c)
 		    "owner_id is longer than an id");
 		return;
 	}
-	e = api_authz_list_filter(
+	e = cm_authz_list_filter(
 	    &c->id, c->workspace_id, owner[0] ? owner : NULL, &filter, &why);
 	if (e != CM_OK) {
 		api_fail(c, 0, e, why);
@@ -173,7 +173,7 @@ api_space_create(struct api_ctx *c)
 		q.granted.n = json_array_size(g);
 		q.granted.v = granted;
 	}
-	if (!allowed(c, API_ACT_SPACE_CREATE, NULL, q.owner_type, q.owner_id))
+	if (!allowed(c, CM_ACT_SPACE_CREATE, NULL, q.owner_type, q.owner_id))
 		goto out;
 	q.space_id = NULL;
 	if (!api_call(c, &q, &r))
@@ -193,7 +193,7 @@ api_space_get(struct api_ctx *c)
 {
 	struct pr_rep r;
 
-	if (space_for(c, API_ACT_SPACE_READ, &r))
+	if (space_for(c, CM_ACT_SPACE_READ, &r))
 		api_ok(c, 200,
 		    api_dto_space(
 		        &r.spaces[0], r.n_tasks ? &r.tasks[0] : NULL));
@@ -276,7 +276,7 @@ submit_caller(struct api_ctx *c, struct pr_req *q)
 {
 	const struct pr_principal *p = c->id.principal;
 	const char *why = NULL;
-	enum cm_err e = api_authz_check(&c->id, API_ACT_SPACE_SUBMIT,
+	enum cm_err e = cm_authz_check(&c->id, CM_ACT_SPACE_SUBMIT,
 	    c->workspace_id, NULL, NULL, NULL, &why);
 
 	/* Without a Space every allowed caller is told not_found. */
@@ -385,7 +385,7 @@ api_task_list(struct api_ctx *c)
 	if (!api_query_int(c, "limit", 1, CM_LIST_LIMIT_MAX,
 	        CM_LIST_LIMIT_DEFAULT, &limit))
 		return;
-	if (!space_for(c, API_ACT_SPACE_READ, &sp)) {
+	if (!space_for(c, CM_ACT_SPACE_READ, &sp)) {
 		pr_rep_free(&sp);
 		return;
 	}
@@ -405,7 +405,7 @@ task_read(struct api_ctx *c, enum pr_op op, struct pr_rep *r)
 {
 	struct pr_req q = req_for(c, op);
 	struct pr_rep sp;
-	bool ok = space_for(c, API_ACT_SPACE_READ, &sp);
+	bool ok = space_for(c, CM_ACT_SPACE_READ, &sp);
 
 	pr_rep_free(&sp);
 	memset(r, 0, sizeof(*r));
@@ -461,7 +461,7 @@ api_space_cancel(struct api_ctx *c)
 		return;
 	if (!api_body_str(c, body, "task_id", CM_ID_MAX, false, &q.task_id))
 		goto out;
-	if (!space_for(c, API_ACT_SPACE_CANCEL, &sp)) {
+	if (!space_for(c, CM_ACT_SPACE_CANCEL, &sp)) {
 		pr_rep_free(&sp);
 		goto out;
 	}
@@ -494,7 +494,7 @@ api_space_close(struct api_ctx *c)
 			return;
 		json_decref(body);
 	}
-	if (!space_for(c, API_ACT_SPACE_CLOSE, &sp)) {
+	if (!space_for(c, CM_ACT_SPACE_CLOSE, &sp)) {
 		pr_rep_free(&sp);
 		return;
 	}
@@ -525,7 +525,7 @@ api_event_list(struct api_ctx *c)
 	    !api_query_int(c, "limit", 1, CM_EVENTS_LIMIT_MAX,
 	        CM_EVENTS_LIMIT_DEFAULT, &limit))
 		return;
-	if (!space_for(c, API_ACT_SPACE_READ, &sp)) {
+	if (!space_for(c, CM_ACT_SPACE_READ, &sp)) {
 		pr_rep_free(&sp);
 		return;
 	}
@@ -558,7 +558,7 @@ api_instance_list(struct api_ctx *c)
 {
 	struct pr_req q = req_for(c, PR_OP_INSTANCE_LIST);
 
-	if (!allowed(c, API_ACT_INSTANCE_LIST, NULL, NULL, NULL))
+	if (!allowed(c, CM_ACT_INSTANCE_LIST, NULL, NULL, NULL))
 		return;
 	q.space_id = NULL;
 	answer_list(c, &q, LIST_INSTANCES);
@@ -588,7 +588,7 @@ api_bundle_list(struct api_ctx *c)
 	struct pr_rep ri, rb;
 	json_t *list;
 
-	if (!allowed(c, API_ACT_INSTANCE_LIST, NULL, NULL, NULL))
+	if (!allowed(c, CM_ACT_INSTANCE_LIST, NULL, NULL, NULL))
 		return;
 	qi.space_id = NULL;
 	qb.workspace_id = qb.space_id = NULL;
