@@ -57,11 +57,11 @@ struct api_ctx {
 	const char *artifact_name;
 	char params[4][CM_ID_MAX + 1];
 	/* A route that answers later says so here, and sets no answer:
-	 * API_LATER_WAIT parks the request until task later_task finishes
-	 * (with later_closed, until the Space is closed) or
-	 * later_deadline_ms (monotonic) passes, then api_wait_check runs;
-	 * API_LATER_STREAM turns the connection into the Space's
-	 * event stream, after sequence later_after. */
+	 * API_LATER_WAIT (set by api_wait_park, wait.h) parks the request
+	 * until task later_task finishes (with later_closed, until the
+	 * Space is closed) or later_deadline_ms (monotonic) passes;
+	 * API_LATER_STREAM turns the connection into the Space's event
+	 * stream, after sequence later_after. */
 	enum api_later {
 		API_LATER_NONE,
 		API_LATER_WAIT,
@@ -182,15 +182,6 @@ void api_event_list(struct api_ctx *c);
 /* GET .../tasks/{task_id}/artifacts/{name}: the bytes, under the task's
  * authorization. */
 void api_artifact_get(struct api_ctx *c);
-/* A parked ?wait= request (workspace_id, space_id and later_* set): 200
- * with the task once finished (with later_closed, the Space once
- * closed), 202 with it once the wait ran out, otherwise parked again
- * (c->later). */
-void api_wait_check(struct api_ctx *c);
-/* The same for a parked request's task t, read or carried by its event:
- * 200 with it and true when it has finished, otherwise false and no
- * answer.  No store call. */
-bool api_wait_finished(struct api_ctx *c, const struct pr_task *t);
 void api_instance_list(struct api_ctx *c);
 /* GET .../runtime-bundles: the bundles of the instances bound to the
  * workspace, with their manifests; whoever may list the instances. */

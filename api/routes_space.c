@@ -1,7 +1,9 @@
 /*
- * routes_space.c: the Space routes of SPEC section 2.  Each handler
- * authorizes through the one authz module, calls the store, and answers
- * through the one set of builders.
+ * routes_space.c: the routes of one workspace's Spaces, their tasks,
+ * events and artifacts, and the instances and bundles it may use.  Each
+ * handler authorizes through the one authz module, calls the store, and
+ * answers through the one set of builders; a ?wait= asks wait.h to park
+ * the request rather than answer it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +12,7 @@
 #include "api.h"
 #include "clock.h"
 #include "status.h"
+#include "wait.h"
 
 static struct pr_req
 req_for(const struct api_ctx *c, enum pr_op op)
@@ -207,64 +210,6 @@ terminal(const char *status)
 }
 
 /*
- * ?wait=SECONDS: answers 200 with the finished task (a close: the closed
- * Space), or 202 with it as it stands when the wait runs out (SPEC 3
- * rule 3).  Until then the request is parked on the loop, holding no
- * thread.  task_id NULL: the Space's close is waited for.
- */
-static void
-park(struct api_ctx *c, const char *task_id, long wait_s)
-{
-	c->later = API_LATER_WAIT;
-	c->later_closed = task_id == NULL;
-	snprintf(c->later_task, sizeof(c->later_task), "%s",
-	    task_id != NULL ? task_id : "");
-	c->later_deadline_ms = cm_mono_ms() + wait_s * 1000;
-}
-
-void
-api_wait_check(struct api_ctx *c)
-{
-	bool space = c->later_closed;
-	struct pr_req q = req_for(c, space ? PR_OP_SPACE_GET : PR_OP_TASK_GET);
-	struct pr_rep r;
-	bool done;
-
-	c->later = API_LATER_NONE;
-	if (!space)
-		q.task_id = c->later_task;
-	if (!api_call(c, &q, &r))
-		return;
-	if (r.err != CM_OK) {
-		api_fail_rep(c, &r);
-		pr_rep_free(&r);
-		return;
-	}
-	done = space ? cm_space_status_is(r.spaces[0].status, CM_SPACE_CLOSED)
-	             : terminal(r.tasks[0].status);
-	if (!space && done)
-		api_wait_finished(c, &r.tasks[0]);
-	else if (done || cm_mono_ms() >= c->later_deadline_ms)
-		api_ok(c, done ? 200 : 202,
-		    space ? api_dto_space(
-		                &r.spaces[0], r.n_tasks ? &r.tasks[0] : NULL)
-		          : api_dto_task(&r.tasks[0]));
-	else
-		c->later = API_LATER_WAIT;
-	pr_rep_free(&r);
-}
-
-bool
-api_wait_finished(struct api_ctx *c, const struct pr_task *t)
-{
-	c->later = API_LATER_NONE;
-	if (!terminal(t->status))
-		return false;
-	api_ok(c, 200, api_dto_task(t));
-	return true;
-}
-
-/*
  * A submit names its caller, and the store decides with the authz module
  * on the Space row it reads anyway: no space.get first.  What needs no
  * row is decided here, so the store is asked only on behalf of an
@@ -364,7 +309,7 @@ api_task_submit(struct api_ctx *c)
 	} else if (r.err != CM_OK) {
 		api_fail_rep(c, &r);
 	} else if (wait > 0 && !terminal(r.tasks[0].status)) {
-		park(c, r.tasks[0].task_id, wait);
+		api_wait_park(c, r.tasks[0].task_id, wait);
 	} else {
 		api_ok(c, terminal(r.tasks[0].status) || !r.created ? 200 : 202,
 		    api_dto_task(&r.tasks[0]));
@@ -506,7 +451,7 @@ api_space_close(struct api_ctx *c)
 	else if (!(closed = cm_space_status_is(
 	               r.spaces[0].status, CM_SPACE_CLOSED)) &&
 	         wait > 0)
-		park(c, NULL, wait);
+		api_wait_park(c, NULL, wait);
 	else /* closed only once the actor has torn the browser down */
 		api_ok(c, closed ? 200 : 202,
 		    api_dto_space(
