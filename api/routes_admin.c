@@ -1,5 +1,6 @@
 /*
- * routes_admin.c: provisioning under /api/v1/admin (SPEC 2), for admin
+ * routes_admin.c: provisioning under /api/v1/admin (workspaces,
+ * principals, tokens, memberships, bundles, instances, bindings), for admin
  * principals only.  Each handler checks CM_ACT_ADMIN before it reads the
  * body, so a non-admin learns nothing from validation errors; the store
  * validates names, kinds, drivers, manifests and policies (the one copy of

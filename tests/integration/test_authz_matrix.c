@@ -1,8 +1,8 @@
 /*
- * Who may do what, over real HTTP against the real service (the rules of
- * common/authz.h, as the routes apply them): every Space route against every
- * kind of caller, a foreign Space, the active-Space quota, and the 422 answers
- * to every kind of bad body on create and submit.
+ * Who may do what, over real HTTP against the real service (the rules
+ * of common/authz.h, as the routes apply them): every Space route
+ * against every kind of caller, a foreign Space, the active-Space quota,
+ * and the 422 answers to every kind of bad body on create and submit.
  */
 #include <criterion/criterion.h>
 #include <jansson.h>
