@@ -49,7 +49,7 @@ struct api_ctx {
 	struct api_res *res;
 	/* The caller, once authenticated; valid for the request. */
 	struct pr_rep auth;
-	struct api_identity id;
+	struct cm_identity id;
 	/* Path parameters, by route. */
 	const char *workspace_id;
 	const char *space_id;
@@ -57,11 +57,11 @@ struct api_ctx {
 	const char *artifact_name;
 	char params[4][CM_ID_MAX + 1];
 	/* A route that answers later says so here, and sets no answer:
-	 * API_LATER_WAIT parks the request until task later_task finishes
-	 * (with later_closed, until the Space is closed) or
-	 * later_deadline_ms (monotonic) passes, then api_wait_check runs;
-	 * API_LATER_STREAM turns the connection into the Space's
-	 * event stream, after sequence later_after. */
+	 * API_LATER_WAIT (set by api_wait_park, wait.h) parks the request
+	 * until task later_task finishes (with later_closed, until the
+	 * Space is closed) or later_deadline_ms (monotonic) passes;
+	 * API_LATER_STREAM turns the connection into the Space's event
+	 * stream, after sequence later_after. */
 	enum api_later {
 		API_LATER_NONE,
 		API_LATER_WAIT,
@@ -182,21 +182,12 @@ void api_event_list(struct api_ctx *c);
 /* GET .../tasks/{task_id}/artifacts/{name}: the bytes, under the task's
  * authorization. */
 void api_artifact_get(struct api_ctx *c);
-/* A parked ?wait= request (workspace_id, space_id and later_* set): 200
- * with the task once finished (with later_closed, the Space once
- * closed), 202 with it once the wait ran out, otherwise parked again
- * (c->later). */
-void api_wait_check(struct api_ctx *c);
-/* The same for a parked request's task t, read or carried by its event:
- * 200 with it and true when it has finished, otherwise false and no
- * answer.  No store call. */
-bool api_wait_finished(struct api_ctx *c, const struct pr_task *t);
 void api_instance_list(struct api_ctx *c);
 /* GET .../runtime-bundles: the bundles of the instances bound to the
  * workspace, with their manifests; whoever may list the instances. */
 void api_bundle_list(struct api_ctx *c);
 
-/* --- routes (routes_admin.c): API_ACT_ADMIN, c->params in path order --- */
+/* --- routes (routes_admin.c): CM_ACT_ADMIN, c->params in path order --- */
 
 /* Answers 403 (or 401) and returns false unless the caller is an admin. */
 bool api_admin_allowed(struct api_ctx *c);
@@ -221,7 +212,7 @@ void api_admin_binding_delete(struct api_ctx *c);
 
 /* GET /metrics: asks the store and the supervisor, then renders. */
 void api_metrics_get(struct api_ctx *c);
-/* GET /api/v1/admin/status (API_ACT_ADMIN): the supervisor's children,
+/* GET /api/v1/admin/status (CM_ACT_ADMIN): the supervisor's children,
  * from sup.status on its control socket; 503 supervisor_unavailable when
  * it does not answer within a bound. */
 void api_admin_status(struct api_ctx *c);

@@ -137,7 +137,7 @@ api_authenticate(struct api_ctx *c)
 		api_fail(c, 0, CM_E_UNAUTHENTICATED, "the token is not valid");
 		return false;
 	}
-	api_identity_from_reply(&c->auth, &c->id);
+	cm_identity_from_reply(&c->auth, &c->id);
 	if (c->id.principal == NULL) {
 		api_fail(c, 0, CM_E_UNAUTHENTICATED, "the token is not valid");
 		return false;

@@ -1,7 +1,8 @@
 /*
- * conn.h: one client connection's state machine (api/conn.c), driven by
- * the connection loop (api/http.c).  Loop thread only; what events.c
- * and the loop may do with a connection from outside is in http.h.
+ * conn.h: one client connection's state machine (api/conn.c, which
+ * reads requests with api/conn_read.c), driven by the connection loop
+ * (api/http.c).  Loop thread only; what events.c, wait.c and the loop
+ * may do with a connection from outside is in http.h.
  */
 #ifndef API_CONN_H
 #define API_CONN_H

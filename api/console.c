@@ -1,7 +1,7 @@
 /*
- * console.c: the operator console's static files (SPEC 7), served with no
- * token: they hold no data, and every datum the console shows comes from
- * the /api/v1 routes under the operator's bearer token.
+ * console.c: the operator console's static files (docs/operations.md),
+ * served with no token: they hold no data, and every datum the console
+ * shows comes from the /api/v1 routes under the operator's bearer token.
  *
  * The files are embedded at build time (api/embed_file.cmake) and found
  * by an exact match of their name in one fixed table, so no request can

@@ -1,7 +1,7 @@
 /*
- * dto.c: records as the API shows them (SPEC 2).  These builders never see
- * a secret column: the store's public records carry none, and a task's
- * args appear only as arg_keys.
+ * dto.c: records as the API shows them (docs/api.md).  These builders
+ * never see a secret column: the store's public records carry none, and
+ * a task's args appear only as arg_keys.
  */
 #include <stdio.h>
 

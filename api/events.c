@@ -1,9 +1,9 @@
 /*
  * events.c: live events, on the loop thread.  It reads the store's feed
- * (through its pollable fd with non-blocking receives, never an aio
- * timeout: DESIGN 6) and hands each event to the external PUB socket,
- * to the Server-Sent Events streams of its Space and to the ?wait=
- * requests parked on its task.
+ * through its pollable fd with non-blocking receives, so the loop waits
+ * in epoll_wait alone, and hands each event to the external PUB socket,
+ * to the Server-Sent Events streams of its Space and to the parked
+ * requests (wait.h).
  *
  * Nothing here calls another process or takes a lock: a replay, or a gap
  * the feed left (pub/sub may drop), is read from the store by a worker a
@@ -32,23 +32,13 @@
 #include "recv.h"
 #include "rpc.h"
 #include "status.h"
+#include "wait.h"
 
-/* An event stream, or a parked ?wait= request, of one connection. */
+/* The event stream of one connection. */
 struct api_stream {
 	struct api_conn *conn;
-	bool parked; /* a ?wait= request, not a stream */
 	char ws[CM_ID_MAX + 1];
 	char space[CM_ID_MAX + 1];
-	/* Parked: the task (or the Space's close), what the answer needs,
-	 * and when to look. */
-	char task[CM_ID_MAX + 1];
-	bool until_closed;
-	const char *route, *method;
-	bool close;
-	int64_t t0_ns; /* when the request was complete (metrics) */
-	int64_t deadline_ms, next_check_ms;
-	bool checking; /* a worker is looking at the task */
-	/* Streaming. */
 	int64_t last_sent; /* sequence of the last event sent */
 	bool paging;       /* a worker is reading a page */
 	bool behind;       /* events may be missing: read them from the store */
@@ -62,10 +52,6 @@ static struct {
 	struct cm_listener pub_l;
 	nng_aio *sub_rx; /* the loop's receives */
 	struct api_stream *list;
-	/* Finished task ids and closed Spaces' ids, for a request parked
-	 * after what it waits for happened. */
-	char recent[CM_WAIT_RECENT][CM_ID_MAX + 1];
-	size_t recent_next;
 } ev;
 
 static const char sse_head[] = "HTTP/1.1 200 OK\r\n"
@@ -73,14 +59,9 @@ static const char sse_head[] = "HTTP/1.1 200 OK\r\n"
                                "Cache-Control: no-store\r\n"
                                "Connection: close\r\n\r\n";
 
-static bool
-finishing(const char *kind)
-{
-	return cm_event_kind_ends_task(cm_event_kind_parse(kind));
-}
-
-/* One event as SSE, onto t: id, event and data lines (SPEC 5).  Returns
- * 0, or -1 out of memory. */
+/* One event as SSE, onto t: an id line (its sequence, which a client
+ * resumes from as Last-Event-ID), an event line (its kind) and a data
+ * line (its JSON).  Returns 0, or -1 out of memory. */
 static int
 add_event(struct api_prom *t, const struct pr_event *e)
 {
@@ -224,7 +205,7 @@ api_events_page_done(struct api_conn *c, struct api_job *j)
 {
 	struct api_stream *s = api_conn_stream(c);
 
-	if (s == NULL || s->parked) {
+	if (s == NULL) {
 		api_job_free(j);
 		return;
 	}
@@ -253,7 +234,7 @@ api_events_drained(struct api_conn *c)
 {
 	struct api_stream *s = api_conn_stream(c);
 
-	if (s != NULL && !s->parked && s->behind)
+	if (s != NULL && s->behind)
 		request_page(s);
 }
 
@@ -299,106 +280,8 @@ stream_event(struct api_stream *s, const struct pr_event *e, int64_t now)
 	}
 }
 
-/* The job that answers a parked request, or NULL out of memory. */
-static struct api_job *
-wait_job(const struct api_stream *s)
-{
-	struct api_job *j = calloc(1, sizeof(*j));
-
-	if (j == NULL)
-		return NULL;
-	j->kind = API_JOB_WAIT;
-	j->conn = s->conn;
-	j->t0_ns = s->t0_ns;
-	j->route = s->route;
-	j->http_method = s->method;
-	j->close = s->close;
-	snprintf(j->ws, sizeof(j->ws), "%s", s->ws);
-	snprintf(j->space, sizeof(j->space), "%s", s->space);
-	snprintf(j->task, sizeof(j->task), "%s", s->task);
-	j->until_closed = s->until_closed;
-	j->deadline_ms = s->deadline_ms;
-	return j;
-}
-
-/* Hands a parked request to a worker to look at its task. */
-static void
-check(struct api_stream *s, int64_t now)
-{
-	struct api_job *j;
-
-	if (s->checking)
-		return;
-	if ((j = wait_job(s)) == NULL) {
-		s->next_check_ms = now + CM_WAIT_RECHECK_MS;
-		return;
-	}
-	s->checking = true;
-	api_http_queue(j);
-}
-
-/*
- * A parked request's task ended, and its event carried the row as that
- * commit left it (store: st_event_settle): the answer is made here, as a
- * worker would make it from the row read back, without that read.  Not
- * while a worker looks at the task already: its answer comes.  s may be
- * freed on return.
- */
-static void
-finished(struct api_stream *s, const struct pr_task *t, int64_t now)
-{
-	struct api_job *j;
-
-	if (s->checking)
-		return;
-	if (t == NULL || (j = wait_job(s)) == NULL) {
-		check(s, now);
-		return;
-	}
-	if (!api_work_answer_wait(j, t)) {
-		api_job_free(j);
-		check(s, now);
-		return;
-	}
-	api_http_done(j);
-}
-
-void
-api_events_park(struct api_conn *c, const struct api_job *j)
-{
-	struct api_stream *s = api_conn_stream(c);
-	int64_t now = cm_mono_ms();
-
-	if (s == NULL) {
-		if ((s = calloc(1, sizeof(*s))) == NULL) {
-			api_conn_cut(c);
-			return;
-		}
-		link_stream(c, s);
-	}
-	s->parked = true;
-	s->checking = false;
-	snprintf(s->ws, sizeof(s->ws), "%s", j->ws);
-	snprintf(s->space, sizeof(s->space), "%s", j->space);
-	snprintf(s->task, sizeof(s->task), "%s", j->task);
-	s->until_closed = j->until_closed;
-	s->route = j->route;
-	s->method = j->http_method;
-	s->close = j->close;
-	s->deadline_ms = j->deadline_ms;
-	s->t0_ns = j->t0_ns;
-	s->next_check_ms = now + CM_WAIT_RECHECK_MS < j->deadline_ms
-	                       ? now + CM_WAIT_RECHECK_MS
-	                       : j->deadline_ms;
-	for (size_t i = 0; i < CM_WAIT_RECENT; i++)
-		if (strcmp(ev.recent[i],
-		        s->until_closed ? s->space : s->task) == 0) {
-			check(s, now); /* it finished before it was parked */
-			break;
-		}
-}
-
-/* The external message: topic, one space, the event JSON (SPEC 5). */
+/* The external message: the topic "space/<workspace>/<space> ", then the
+ * event's JSON, so a subscriber filters by workspace or Space by prefix. */
 static void
 publish(const struct pr_event *e)
 {
@@ -421,34 +304,20 @@ publish(const struct pr_event *e)
 	free(json);
 }
 
-/* e, and t the task it ended as its commit left it (or NULL). */
+/* e, and t the task it ended as its commit left it (or NULL): for the
+ * metrics, the parked requests, and the streams of its Space. */
 static void
 on_event(const struct pr_event *e, const struct pr_task *t)
 {
 	struct api_stream *s, *next;
-	bool done = finishing(e->kind) && e->task_id != NULL;
-	bool closed = cm_event_kind_is(e->kind, CM_EV_SPACE_CLOSED);
 	int64_t now = cm_mono_ms();
 
 	api_metrics_event(e);
-	if (done || closed) { /* a task's id, or a closed Space's */
-		snprintf(ev.recent[ev.recent_next], sizeof(ev.recent[0]), "%s",
-		    done ? e->task_id : e->space_id);
-		ev.recent_next = (ev.recent_next + 1) % CM_WAIT_RECENT;
-	}
+	api_wait_event(e, t);
 	for (s = ev.list; s != NULL; s = next) {
 		next = s->next; /* s may be cut and freed */
-		if (s->parked) {
-			if (s->until_closed) {
-				if (closed &&
-				    strcmp(s->space, e->space_id) == 0)
-					check(s, now);
-			} else if (done && strcmp(s->task, e->task_id) == 0) {
-				finished(s, t, now);
-			}
-		} else if (strcmp(s->space, e->space_id) == 0) {
+		if (strcmp(s->space, e->space_id) == 0)
 			stream_event(s, e, now);
-		}
 	}
 }
 
@@ -484,17 +353,8 @@ api_events_tick(int64_t now)
 	cm_listener_tend(&ev.pub_l, now);
 	for (s = ev.list; s != NULL; s = next) {
 		next = s->next;
-		if (s->parked) {
-			if (!s->checking && now >= s->next_check_ms) {
-				s->next_check_ms =
-				    now + CM_WAIT_RECHECK_MS < s->deadline_ms
-				        ? now + CM_WAIT_RECHECK_MS
-				        : s->deadline_ms;
-				check(s, now);
-			}
-		} else if (api_conn_pending(s->conn) > CM_SSE_PENDING_MAX &&
-		           api_conn_stalled_ms(s->conn, now) >=
-		               CM_SSE_STALL_MS) {
+		if (api_conn_pending(s->conn) > CM_SSE_PENDING_MAX &&
+		    api_conn_stalled_ms(s->conn, now) >= CM_SSE_STALL_MS) {
 			/* Whether or not events still come: a client with more
 			 * than its share waiting that takes nothing is cut. */
 			cm_info(

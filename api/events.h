@@ -1,8 +1,9 @@
 /*
  * events.h: live events out of the HTTP front.  The loop thread reads the
  * store's committed events once and hands each to the external nng PUB
- * socket (SPEC 5), to the Server-Sent Events streams watching its Space,
- * and to the ?wait= requests parked on its task.
+ * socket (topic "space/<workspace>/<space> ", then the event's JSON), to
+ * the Server-Sent Events streams watching its Space, and to the parked
+ * ?wait= requests (api_wait_event, wait.h).
  *
  * Everything here runs on the loop thread (api/http.c) and holds no lock,
  * except api_events_page, which a worker runs.  Nothing on the loop
@@ -20,7 +21,8 @@ void api_events_close(void);
 
 /* loop: drains the feed (its fd is readable) and hands every event out. */
 void api_events_feed(void);
-/* loop: heartbeats, and parked requests whose time has come. */
+/* loop: heartbeats, and cutting off streams whose client stopped
+ * reading. */
 void api_events_tick(int64_t now_ms);
 
 /*
@@ -30,14 +32,11 @@ void api_events_tick(int64_t now_ms);
  * feed, and ends c after space_closed.
  */
 void api_events_stream(struct api_conn *c, const struct api_job *j);
-/* loop: parks c until j->task finishes or j->deadline_ms passes; then a
- * worker answers it (API_JOB_WAIT). */
-void api_events_park(struct api_conn *c, const struct api_job *j);
 /* loop: a page job came back (API_JOB_PAGE); takes j. */
 void api_events_page_done(struct api_conn *c, struct api_job *j);
 /* loop: c's output is all written. */
 void api_events_drained(struct api_conn *c);
-/* loop: c is closing; drops its stream or parked wait. */
+/* loop: c is closing; drops its stream, if it has one. */
 void api_events_forget(struct api_conn *c);
 
 /*

@@ -31,6 +31,7 @@
 #include "conn.h"
 #include "events.h"
 #include "log.h"
+#include "wait.h"
 
 /* The workers share one socket to the store. */
 _Static_assert(CM_API_WORKERS <= CM_RPC_OUTSTANDING_MAX,
@@ -103,6 +104,7 @@ sweep(int64_t now)
 			cm_warn("api: epoll_ctl");
 	}
 	api_events_tick(now);
+	api_wait_tick(now);
 }
 
 static void *

@@ -8,8 +8,8 @@
  * takes them.  A complete request becomes a job for one of the worker
  * threads (api/work.c), which may call the store and never touches a
  * socket; its answer comes back to the loop.  A request that must wait
- * (?wait=) is parked and an event stream is fed from the loop
- * (api/events.c): neither holds a thread.
+ * (?wait=) is parked on the loop (api/wait.c) and an event stream is fed
+ * from it (api/events.c): neither holds a thread.
  *
  * Functions marked "loop" run on the loop thread only; nothing they touch
  * is locked.
@@ -26,14 +26,15 @@
 #include "limits.h"
 #include "request.h"
 
-struct pr_task;
+struct api_ctx;
 
 struct api_conn;   /* one client connection, owned by the loop */
-struct api_stream; /* its event stream or parked wait (api/events.c) */
+struct api_stream; /* its event stream (api/events.c) */
+struct api_wait;   /* its parked ?wait= request (api/wait.c) */
 
 enum api_job_kind {
 	API_JOB_REQUEST, /* run a request through the router */
-	API_JOB_WAIT,    /* look at a parked ?wait= request's task again */
+	API_JOB_WAIT,    /* look at a parked request's task (Space) again */
 	API_JOB_PAGE,    /* read a page of events for a stream */
 };
 
@@ -105,9 +106,12 @@ int64_t api_conn_stalled_ms(const struct api_conn *c, int64_t now_ms);
 void api_conn_end(struct api_conn *c);
 /* loop: closes c now, dropping any output. */
 void api_conn_cut(struct api_conn *c);
-/* loop: c's stream or parked wait (NULL: none); events.c owns it. */
+/* loop: c's event stream (NULL: none); events.c owns it. */
 struct api_stream *api_conn_stream(const struct api_conn *c);
 void api_conn_set_stream(struct api_conn *c, struct api_stream *s);
+/* loop: c's parked wait (NULL: none); wait.c owns it. */
+struct api_wait *api_conn_wait(const struct api_conn *c);
+void api_conn_set_wait(struct api_conn *c, struct api_wait *w);
 
 /*
  * work.c: the pool.  Starts CM_API_WORKERS threads that run queued jobs
@@ -122,12 +126,14 @@ struct api_job *api_work_take_done(void);
 /* Stops the threads; returns the jobs never run or never taken back. */
 struct api_job *api_work_stop(void);
 /*
- * loop: answers j, a parked request (API_JOB_WAIT), from t, its task's
- * row as the event that ended it carried it, as a worker would after
- * reading it: true and j's answer rendered when t has finished, false
- * and j untouched otherwise.  No store call.
+ * After c, the context of j, went through its route (or a parked wait
+ * was looked at, wait.h): renders c's answer into j->out and counts it
+ * (api_metrics_request), or, when c->later asks for a parked wait or a
+ * stream, sets j's outcome and copies what that needs into j.  A
+ * worker's, or the loop's for an answer it makes itself; touches no
+ * socket.
  */
-bool api_work_answer_wait(struct api_job *j, const struct pr_task *t);
+void api_work_conclude(struct api_job *j, struct api_ctx *c);
 /*
  * work.c: a whole response (status line, headers, body, which may be
  * NULL) into *out (malloc'd, caller frees) and *len.  The body is

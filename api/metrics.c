@@ -21,6 +21,7 @@
 /* --- histograms --------------------------------------------------------- */
 
 #define HIST_BUCKETS_MAX 16
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 struct hist_spec {
 	const double *le; /* upper bounds, ascending; +Inf is implicit */
@@ -44,17 +45,13 @@ static const double run_le[] = {0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1,
 static const double queue_le[] = {
     0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300};
 
-#define SPEC(a)                             \
-	{                                   \
-		a, sizeof(a) / sizeof(a[0]) \
-	}
-static const struct hist_spec http_spec = SPEC(http_le);
-static const struct hist_spec run_spec = SPEC(run_le);
-static const struct hist_spec queue_spec = SPEC(queue_le);
+static const struct hist_spec http_spec = {http_le, N_OF(http_le)};
+static const struct hist_spec run_spec = {run_le, N_OF(run_le)};
+static const struct hist_spec queue_spec = {queue_le, N_OF(queue_le)};
 
-_Static_assert(sizeof(http_le) / sizeof(double) <= HIST_BUCKETS_MAX, "");
-_Static_assert(sizeof(run_le) / sizeof(double) <= HIST_BUCKETS_MAX, "");
-_Static_assert(sizeof(queue_le) / sizeof(double) <= HIST_BUCKETS_MAX, "");
+_Static_assert(N_OF(http_le) <= HIST_BUCKETS_MAX, "");
+_Static_assert(N_OF(run_le) <= HIST_BUCKETS_MAX, "");
+_Static_assert(N_OF(queue_le) <= HIST_BUCKETS_MAX, "");
 
 /* The first bucket whose bound is >= v: Prometheus buckets are "le". */
 static void
@@ -72,7 +69,7 @@ hist_observe(struct hist *h, const struct hist_spec *s, double v)
 
 static const char *const methods[] = {
     "GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "other"};
-#define N_METHODS (sizeof(methods) / sizeof(methods[0]))
+#define N_METHODS N_OF(methods)
 
 struct req_series {
 	const char *route; /* NULL: unmatched */
@@ -123,7 +120,7 @@ struct restart_row {
  * counted as "other" (the last column). */
 static const char *const block_reasons[] = {
     CM_BLOCK_NOT_ALLOWED, CM_BLOCK_PRIVATE, CM_BLOCK_NO_POLICY};
-#define N_BLOCK_REASONS (sizeof(block_reasons) / sizeof(block_reasons[0]) + 1)
+#define N_BLOCK_REASONS (N_OF(block_reasons) + 1)
 
 static struct {
 	pthread_mutex_t lock;
@@ -485,7 +482,7 @@ render_http(struct api_prom *b)
 		free(l);
 	}
 	api_prom_family(b, "spaced_http_request_duration_seconds", "histogram",
-	    "Time from a worker taking a request to its answer being ready, "
+	    "Time from a request's last byte read to its answer being ready, "
 	    "by route pattern and method.");
 	for (size_t i = 0; i < m.n_dur; i++) {
 		char *l = route_labels(m.dur[i].route, m.dur[i].method);

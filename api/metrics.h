@@ -2,64 +2,83 @@
  * metrics.h: the api's Prometheus metrics, rendered for GET /metrics in
  * the text exposition format (version 0.0.4).
  *
- * What is measured where (every number lives in this api process and
- * starts from zero when it starts; several api processes are summed by
- * the scraper):
+ * Every number lives in this api process and starts from zero when it
+ * starts.  What is measured where, and by which thread:
  *
  *   spaced_http_requests_total{route,method,status}        counter
  *   spaced_http_request_duration_seconds{route,method}     histogram
- *       Counted in the worker (main.c, run_job) once per request, after
- *       its answer is built.  route is the route table's pattern ('*'
- *       for each id segment) so ids never become labels; a request that
- *       matched no pattern is route="unmatched".  A 405 carries the
- *       pattern its path matched.  method is one of the standard methods
- *       or "other".  The duration runs from the worker taking the request
- *       to the answer being ready: time spent waiting for a free worker
- *       and in nng's own I/O is not in it.  An SSE stream counts once,
- *       with status 200, when it has been handed to the events thread.
+ *       api_metrics_request, from api_work_conclude (work.c), once per
+ *       routed request when its answer is ready: on the worker that ran
+ *       the route, or, for a ?wait= request answered from the row its
+ *       task's event carried (wait.h), on the connection loop.  route is
+ *       the route table's pattern ('*' for each id segment), so ids never
+ *       become labels; a 405 carries the pattern its path matched, and a
+ *       path that matched none is route="unmatched".  method is one of
+ *       GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS, or "other".  The
+ *       duration runs from the loop having read the request's last byte
+ *       to its answer being rendered: it includes the wait for a free
+ *       worker and, for a parked ?wait= request, the whole time parked,
+ *       and not the writing of the answer.  A parked request counts once,
+ *       when it is answered (not if its client left first); an event
+ *       stream counts once, with status 200, when its route hands it to
+ *       the loop.  The answers the loop gives itself (a malformed, too
+ *       large or too slow request, a refusal past the connection cap) go
+ *       through no route and are not counted.
  *
  *   spaced_tasks_finished_total{status,error_code}         counter
  *   spaced_task_duration_seconds{status}                   histogram
  *   spaced_task_queue_seconds                              histogram
  *   spaced_task_tracking_evictions_total                   counter
- *       From the store's committed events, fed to api_metrics_event by
- *       the events thread.  Times are the events' created_at, which the
- *       store stamps in its transaction: queue time is started - queued,
- *       run time is completed/failed/cancelled - started.  A task whose
- *       earlier events this process did not see (it started later, the
- *       PUB socket dropped them, or the task was evicted from the bounded
- *       map of CM_METRICS_TASKS_MAX tasks) is still counted as finished
- *       but adds no latency sample.  A task cancelled or failed before it
- *       started has no queue or run sample.  A dropped terminal event is
- *       a finish not counted: nng pub/sub may drop under bursts.
+ *       api_metrics_event, on the connection loop (events.c), for every
+ *       committed event of the store's internal feed.  Times are the
+ *       events' created_at, which the store stamps in its transaction:
+ *       queue time is started - queued, run time is completed, failed or
+ *       cancelled - started.  A task whose earlier events this process
+ *       did not see (it started later, the feed dropped them, or the task
+ *       was evicted from the bounded map of CM_METRICS_TASKS_MAX tasks)
+ *       is still counted as finished but adds no latency sample.  A task
+ *       cancelled or failed before it started has no queue or run sample.
+ *       A dropped terminal event is a finish not counted: nng pub/sub may
+ *       drop under bursts.
  *
  *   spaced_egress_blocked_total{reason}                    counter
- *       From the store's network_blocked events (the Spaces' egress
+ *       The same feed's network_blocked events (the Spaces' egress
  *       proxies refusing a connection), by the event's reason:
  *       host_not_allowed, private_address, no_policy or other.  Same
- *       feed, same caveats as the task counters.
+ *       thread, same caveats as the task counters.
+ *
+ *   spaced_sse_streams_cut_total                           counter
+ *       api_metrics_stream_cut, on the connection loop (events.c): event
+ *       streams cut off because their client took nothing for
+ *       CM_SSE_STALL_MS with more than CM_SSE_PENDING_MAX waiting.
  *
  *   spaced_spaces_active                                   gauge
- *       Asked of the store (sup.list_active, every page) on each scrape:
- *       Spaces whose status is not closed, on every host, all of them.
- *       Absent when the store did not answer every page in time.
  *   spaced_actor_restarts_total                            counter
- *       From the supervisor's control socket (sup.status) on each scrape:
- *       the sum, over actor rows, of the restarts seen grow since the
- *       previous scrape.  The supervisor forgets a row when its Space
- *       closes, so its own sum can shrink; this counter never does.
- *       Restarts of a row that appeared and vanished between two scrapes
- *       are missed.
- *   spaced_sse_streams_cut_total                           counter
- *       Event streams the api cut off because their client took nothing
- *       for CM_SSE_STALL_MS with more than CM_SSE_PENDING_MAX waiting.
  *   spaced_metrics_source_up{source="store"|"supervisor"}  gauge
- *       Whether that source answered the last scrape.
+ *       Asked by the worker that runs GET /metrics (routes_meta.c), before
+ *       it renders, each source within a bound of its own.  The store
+ *       (sup.list_active, every page) gives api_metrics_gauge_spaces the
+ *       Spaces whose status is not closed, on every host; the gauge is
+ *       absent when the store did not answer every page in time.  The
+ *       supervisor's control socket (sup.status) gives
+ *       api_metrics_actor_restarts its child table: the counter adds, per
+ *       actor row, the growth of its restart count since the previous
+ *       answer, and all of the count of a row that is new or whose count
+ *       went down (its Space's actor was replaced), so the first scrape
+ *       after this process starts adds every row's count.  The
+ *       supervisor forgets a row when its Space closes, so its own sum
+ *       can shrink; this counter never does.  Restarts of a row that
+ *       appeared and vanished between two answers are missed.
+ *       source_up says whether each source answered the last scrape; it
+ *       is absent before the first.
+ *
  *   spaced_metrics_series_overflow_total                   counter
  *       Request samples dropped because CM_METRICS_SERIES_MAX series
  *       exist already (a bug: the route table bounds the series).
  *
- * Every function is thread-safe (one mutex) and never blocks on I/O.
+ * Every function is thread-safe (one mutex) and never blocks on I/O; a
+ * render holds the mutex throughout, so a scrape is one consistent
+ * reading.
  */
 #ifndef API_METRICS_H
 #define API_METRICS_H
@@ -70,7 +89,9 @@
 
 /*
  * Counts one answered request.  route must outlive the process (a route
- * table pattern) or be NULL for "unmatched"; method may be anything.
+ * table pattern) or be NULL for "unmatched"; method may be anything, NULL
+ * too ("other" past the standard ones).  A status outside 100..599 counts
+ * as 0, and a negative or NaN seconds as 0.
  */
 void api_metrics_request(
     const char *route, const char *method, int status, double seconds);
@@ -85,7 +106,7 @@ void api_metrics_request(
  */
 void api_metrics_event(const struct pr_event *ev);
 
-/* Counts a stream cut off (spaced_sse_streams_cut_total). */
+/* Counts an event stream cut off (spaced_sse_streams_cut_total). */
 void api_metrics_stream_cut(void);
 
 /* Sets spaced_spaces_active; n < 0 means the store did not answer. */
@@ -93,13 +114,15 @@ void api_metrics_gauge_spaces(long n);
 
 /*
  * Folds the supervisor's child table (n rows, from sup.status) into
- * spaced_actor_restarts_total; n < 0 means the supervisor did not answer.
+ * spaced_actor_restarts_total, remembering up to CM_PROTO_LIST_MAX actor
+ * rows for the next answer; n < 0 means the supervisor did not answer,
+ * and changes nothing but its source_up.
  */
 void api_metrics_actor_restarts(const struct pr_child *children, long n);
 
 /*
  * The whole exposition, malloc'd and NUL-terminated (the caller frees);
- * NULL on allocation failure.  O(series).
+ * NULL on allocation failure.  O(series), under the mutex.
  */
 char *api_metrics_render(void);
 

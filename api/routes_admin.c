@@ -1,6 +1,7 @@
 /*
- * routes_admin.c: provisioning under /api/v1/admin (SPEC 2), for admin
- * principals only.  Each handler checks API_ACT_ADMIN before it reads the
+ * routes_admin.c: provisioning under /api/v1/admin (workspaces,
+ * principals, tokens, memberships, bundles, instances, bindings), for admin
+ * principals only.  Each handler checks CM_ACT_ADMIN before it reads the
  * body, so a non-admin learns nothing from validation errors; the store
  * validates names, kinds, drivers, manifests and policies (the one copy of
  * those rules), this file only checks types and the wire bounds.
@@ -30,8 +31,8 @@ bool
 api_admin_allowed(struct api_ctx *c)
 {
 	const char *why = NULL;
-	enum cm_err e = api_authz_check(
-	    &c->id, API_ACT_ADMIN, NULL, NULL, NULL, NULL, &why);
+	enum cm_err e =
+	    cm_authz_check(&c->id, CM_ACT_ADMIN, NULL, NULL, NULL, NULL, &why);
 
 	if (e == CM_OK)
 		return true;

@@ -1,7 +1,9 @@
 /*
- * routes_space.c: the Space routes of SPEC section 2.  Each handler
- * authorizes through the one authz module, calls the store, and answers
- * through the one set of builders.
+ * routes_space.c: the routes of one workspace's Spaces, their tasks,
+ * events and artifacts, and the instances and bundles it may use.  Each
+ * handler authorizes through the one authz module, calls the store, and
+ * answers through the one set of builders; a ?wait= asks wait.h to park
+ * the request rather than answer it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +12,7 @@
 #include "api.h"
 #include "clock.h"
 #include "status.h"
+#include "wait.h"
 
 static struct pr_req
 req_for(const struct api_ctx *c, enum pr_op op)
@@ -25,11 +28,11 @@ req_for(const struct api_ctx *c, enum pr_op op)
 
 /* Answers an authorization refusal; true when allowed. */
 static bool
-allowed(struct api_ctx *c, enum api_action a, const struct pr_space *sp,
+allowed(struct api_ctx *c, enum cm_action a, const struct pr_space *sp,
     const char *owner_type, const char *owner_id)
 {
 	const char *why = NULL;
-	enum cm_err e = api_authz_check(
+	enum cm_err e = cm_authz_check(
 	    &c->id, a, c->workspace_id, sp, owner_type, owner_id, &why);
 
 	if (e == CM_OK)
@@ -45,7 +48,7 @@ allowed(struct api_ctx *c, enum api_action a, const struct pr_space *sp,
  * for everyone else.
  */
 static bool
-space_for(struct api_ctx *c, enum api_action a, struct pr_rep *r)
+space_for(struct api_ctx *c, enum cm_action a, struct pr_rep *r)
 {
 	struct pr_req q = req_for(c, PR_OP_SPACE_GET);
 
@@ -114,7 +117,7 @@ api_space_list(struct api_ctx *c)
 		    "owner_id is longer than an id");
 		return;
 	}
-	e = api_authz_list_filter(
+	e = cm_authz_list_filter(
 	    &c->id, c->workspace_id, owner[0] ? owner : NULL, &filter, &why);
 	if (e != CM_OK) {
 		api_fail(c, 0, e, why);
@@ -173,7 +176,7 @@ api_space_create(struct api_ctx *c)
 		q.granted.n = json_array_size(g);
 		q.granted.v = granted;
 	}
-	if (!allowed(c, API_ACT_SPACE_CREATE, NULL, q.owner_type, q.owner_id))
+	if (!allowed(c, CM_ACT_SPACE_CREATE, NULL, q.owner_type, q.owner_id))
 		goto out;
 	q.space_id = NULL;
 	if (!api_call(c, &q, &r))
@@ -193,7 +196,7 @@ api_space_get(struct api_ctx *c)
 {
 	struct pr_rep r;
 
-	if (space_for(c, API_ACT_SPACE_READ, &r))
+	if (space_for(c, CM_ACT_SPACE_READ, &r))
 		api_ok(c, 200,
 		    api_dto_space(
 		        &r.spaces[0], r.n_tasks ? &r.tasks[0] : NULL));
@@ -204,64 +207,6 @@ static bool
 terminal(const char *status)
 {
 	return cm_task_status_terminal(cm_task_status_parse(status));
-}
-
-/*
- * ?wait=SECONDS: answers 200 with the finished task (a close: the closed
- * Space), or 202 with it as it stands when the wait runs out (SPEC 3
- * rule 3).  Until then the request is parked on the loop, holding no
- * thread.  task_id NULL: the Space's close is waited for.
- */
-static void
-park(struct api_ctx *c, const char *task_id, long wait_s)
-{
-	c->later = API_LATER_WAIT;
-	c->later_closed = task_id == NULL;
-	snprintf(c->later_task, sizeof(c->later_task), "%s",
-	    task_id != NULL ? task_id : "");
-	c->later_deadline_ms = cm_mono_ms() + wait_s * 1000;
-}
-
-void
-api_wait_check(struct api_ctx *c)
-{
-	bool space = c->later_closed;
-	struct pr_req q = req_for(c, space ? PR_OP_SPACE_GET : PR_OP_TASK_GET);
-	struct pr_rep r;
-	bool done;
-
-	c->later = API_LATER_NONE;
-	if (!space)
-		q.task_id = c->later_task;
-	if (!api_call(c, &q, &r))
-		return;
-	if (r.err != CM_OK) {
-		api_fail_rep(c, &r);
-		pr_rep_free(&r);
-		return;
-	}
-	done = space ? cm_space_status_is(r.spaces[0].status, CM_SPACE_CLOSED)
-	             : terminal(r.tasks[0].status);
-	if (!space && done)
-		api_wait_finished(c, &r.tasks[0]);
-	else if (done || cm_mono_ms() >= c->later_deadline_ms)
-		api_ok(c, done ? 200 : 202,
-		    space ? api_dto_space(
-		                &r.spaces[0], r.n_tasks ? &r.tasks[0] : NULL)
-		          : api_dto_task(&r.tasks[0]));
-	else
-		c->later = API_LATER_WAIT;
-	pr_rep_free(&r);
-}
-
-bool
-api_wait_finished(struct api_ctx *c, const struct pr_task *t)
-{
-	c->later = API_LATER_NONE;
-	if (!terminal(t->status))
-		return false;
-	api_ok(c, 200, api_dto_task(t));
-	return true;
 }
 
 /*
@@ -276,7 +221,7 @@ submit_caller(struct api_ctx *c, struct pr_req *q)
 {
 	const struct pr_principal *p = c->id.principal;
 	const char *why = NULL;
-	enum cm_err e = api_authz_check(&c->id, API_ACT_SPACE_SUBMIT,
+	enum cm_err e = cm_authz_check(&c->id, CM_ACT_SPACE_SUBMIT,
 	    c->workspace_id, NULL, NULL, NULL, &why);
 
 	/* Without a Space every allowed caller is told not_found. */
@@ -364,7 +309,7 @@ api_task_submit(struct api_ctx *c)
 	} else if (r.err != CM_OK) {
 		api_fail_rep(c, &r);
 	} else if (wait > 0 && !terminal(r.tasks[0].status)) {
-		park(c, r.tasks[0].task_id, wait);
+		api_wait_park(c, r.tasks[0].task_id, wait);
 	} else {
 		api_ok(c, terminal(r.tasks[0].status) || !r.created ? 200 : 202,
 		    api_dto_task(&r.tasks[0]));
@@ -385,7 +330,7 @@ api_task_list(struct api_ctx *c)
 	if (!api_query_int(c, "limit", 1, CM_LIST_LIMIT_MAX,
 	        CM_LIST_LIMIT_DEFAULT, &limit))
 		return;
-	if (!space_for(c, API_ACT_SPACE_READ, &sp)) {
+	if (!space_for(c, CM_ACT_SPACE_READ, &sp)) {
 		pr_rep_free(&sp);
 		return;
 	}
@@ -405,7 +350,7 @@ task_read(struct api_ctx *c, enum pr_op op, struct pr_rep *r)
 {
 	struct pr_req q = req_for(c, op);
 	struct pr_rep sp;
-	bool ok = space_for(c, API_ACT_SPACE_READ, &sp);
+	bool ok = space_for(c, CM_ACT_SPACE_READ, &sp);
 
 	pr_rep_free(&sp);
 	memset(r, 0, sizeof(*r));
@@ -461,7 +406,7 @@ api_space_cancel(struct api_ctx *c)
 		return;
 	if (!api_body_str(c, body, "task_id", CM_ID_MAX, false, &q.task_id))
 		goto out;
-	if (!space_for(c, API_ACT_SPACE_CANCEL, &sp)) {
+	if (!space_for(c, CM_ACT_SPACE_CANCEL, &sp)) {
 		pr_rep_free(&sp);
 		goto out;
 	}
@@ -494,7 +439,7 @@ api_space_close(struct api_ctx *c)
 			return;
 		json_decref(body);
 	}
-	if (!space_for(c, API_ACT_SPACE_CLOSE, &sp)) {
+	if (!space_for(c, CM_ACT_SPACE_CLOSE, &sp)) {
 		pr_rep_free(&sp);
 		return;
 	}
@@ -506,7 +451,7 @@ api_space_close(struct api_ctx *c)
 	else if (!(closed = cm_space_status_is(
 	               r.spaces[0].status, CM_SPACE_CLOSED)) &&
 	         wait > 0)
-		park(c, NULL, wait);
+		api_wait_park(c, NULL, wait);
 	else /* closed only once the actor has torn the browser down */
 		api_ok(c, closed ? 200 : 202,
 		    api_dto_space(
@@ -525,7 +470,7 @@ api_event_list(struct api_ctx *c)
 	    !api_query_int(c, "limit", 1, CM_EVENTS_LIMIT_MAX,
 	        CM_EVENTS_LIMIT_DEFAULT, &limit))
 		return;
-	if (!space_for(c, API_ACT_SPACE_READ, &sp)) {
+	if (!space_for(c, CM_ACT_SPACE_READ, &sp)) {
 		pr_rep_free(&sp);
 		return;
 	}
@@ -558,7 +503,7 @@ api_instance_list(struct api_ctx *c)
 {
 	struct pr_req q = req_for(c, PR_OP_INSTANCE_LIST);
 
-	if (!allowed(c, API_ACT_INSTANCE_LIST, NULL, NULL, NULL))
+	if (!allowed(c, CM_ACT_INSTANCE_LIST, NULL, NULL, NULL))
 		return;
 	q.space_id = NULL;
 	answer_list(c, &q, LIST_INSTANCES);
@@ -588,7 +533,7 @@ api_bundle_list(struct api_ctx *c)
 	struct pr_rep ri, rb;
 	json_t *list;
 
-	if (!allowed(c, API_ACT_INSTANCE_LIST, NULL, NULL, NULL))
+	if (!allowed(c, CM_ACT_INSTANCE_LIST, NULL, NULL, NULL))
 		return;
 	qi.space_id = NULL;
 	qb.workspace_id = qb.space_id = NULL;

@@ -19,6 +19,7 @@
 #include "http.h"
 #include "log.h"
 #include "metrics.h"
+#include "wait.h"
 
 static const char *
 reason(int status)
@@ -121,9 +122,8 @@ lasting_method(const char *m)
 	return "OTHER";
 }
 
-/* After a route ran: render its answer, or say how it goes on later. */
-static void
-conclude(struct api_job *j, struct api_ctx *c)
+void
+api_work_conclude(struct api_job *j, struct api_ctx *c)
 {
 	struct api_res *res = c->res;
 
@@ -186,44 +186,8 @@ run_request(struct api_job *j, const struct cm_config *cfg, nng_socket store)
 	c.res = &res;
 	j->http_method = lasting_method(j->req.method);
 	api_dispatch(&c);
-	conclude(j, &c);
+	api_work_conclude(j, &c);
 	api_auth_release(&c);
-	free(res.body);
-}
-
-/* The context of a parked request, which was authorized when it was
- * made. */
-static void
-wait_ctx(struct api_job *j, struct api_ctx *c, struct api_req *req,
-    struct api_res *res, const struct cm_config *cfg, nng_socket store)
-{
-	memset(req, 0, sizeof(*req));
-	req->method = j->http_method;
-	memset(res, 0, sizeof(*res));
-	memset(c, 0, sizeof(*c));
-	c->cfg = cfg;
-	c->store = store;
-	c->req = req;
-	c->res = res;
-	c->route = j->route;
-	c->workspace_id = j->ws;
-	c->space_id = j->space;
-	snprintf(c->later_task, sizeof(c->later_task), "%s", j->task);
-	c->later_closed = j->until_closed;
-	c->later_deadline_ms = j->deadline_ms;
-}
-
-/* A parked request's task, looked at again. */
-static void
-run_wait(struct api_job *j, const struct cm_config *cfg, nng_socket store)
-{
-	struct api_req req;
-	struct api_res res;
-	struct api_ctx c;
-
-	wait_ctx(j, &c, &req, &res, cfg, store);
-	api_wait_check(&c);
-	conclude(j, &c);
 	free(res.body);
 }
 
@@ -236,7 +200,7 @@ run(struct api_job *j, const struct cm_config *cfg, nng_socket store)
 		run_request(j, cfg, store);
 		break;
 	case API_JOB_WAIT:
-		run_wait(j, cfg, store);
+		api_wait_run(j, cfg, store);
 		break;
 	case API_JOB_PAGE:
 		api_events_page(j, store);
@@ -257,23 +221,6 @@ static struct {
 	struct api_job *waiting, *waiting_tail, *done, *done_tail;
 	bool stop;
 } pool = {.lock = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
-
-bool
-api_work_answer_wait(struct api_job *j, const struct pr_task *t)
-{
-	struct api_req req;
-	struct api_res res;
-	struct api_ctx c;
-	bool done;
-
-	/* No store call: the context has no socket to make one on. */
-	wait_ctx(
-	    j, &c, &req, &res, pool.cfg, (nng_socket)NNG_SOCKET_INITIALIZER);
-	if ((done = api_wait_finished(&c, t)))
-		conclude(j, &c);
-	free(res.body);
-	return done;
-}
 
 /* Appends j to a list; call locked. */
 static void

@@ -139,7 +139,7 @@ enum pr_field {
  *
  * task.submit from the api names its caller (principal_id, kind, is_admin,
  * and role, the caller's role in workspace_id when it has one), and the
- * store authorizes it through api/authz.h on the Space row it reads, so
+ * store authorizes it through common/authz.h on the Space row it reads, so
  * no space.get goes before a submit.  Without principal_id the caller is
  * trusted (the processes of the service, tests and benchmarks).
  *

@@ -155,10 +155,10 @@ submit_allowed(
 	    .principal_id = req->principal_id,
 	    .role = req->role,
 	};
-	struct api_identity id = {&who, &m, req->role != NULL ? 1 : 0};
+	struct cm_identity id = {&who, &m, req->role != NULL ? 1 : 0};
 	const char *why = NULL;
-	enum cm_err e = api_authz_check(
-	    &id, API_ACT_SPACE_SUBMIT, req->workspace_id, sp, NULL, NULL, &why);
+	enum cm_err e = cm_authz_check(
+	    &id, CM_ACT_SPACE_SUBMIT, req->workspace_id, sp, NULL, NULL, &why);
 
 	if (e == CM_OK)
 		return true;

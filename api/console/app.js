@@ -1,4 +1,4 @@
-// The operator console (SPEC 7): plain JS, no framework, no build step.
+// The operator console: plain JS, no framework, no build step.
 //
 // Every datum comes from the /api/v1 routes with the operator's bearer
 // token, which lives in this tab's sessionStorage only: never in a URL, a

@@ -1,8 +1,8 @@
 /*
- * Who may do what, over real HTTP against the real service (SPEC 2 and
- * the rules of api/authz.h): every Space route against every kind of
- * caller, a foreign Space, the active-Space quota, and the 422 answers to
- * every kind of bad body on create and submit.
+ * Who may do what, over real HTTP against the real service (the rules
+ * of common/authz.h, as the routes apply them): every Space route
+ * against every kind of caller, a foreign Space, the active-Space quota,
+ * and the 422 answers to every kind of bad body on create and submit.
  */
 #include <criterion/criterion.h>
 #include <jansson.h>
@@ -649,8 +649,8 @@ Test(authz, invalid_bodies_on_create_and_submit, .fini = tk_cleanup)
 	    {"{\"request_id\": \"r\", \"capability\": \"noop\", "
 	     "\"timeout_seconds\": 1.5}",
 	        "invalid_timeout"},
-	    /* A string is a bad type, but of the timeout: SPEC 2 names
-	     * invalid_timeout for a bad timeout. */
+	    /* A string is a bad type, but of the timeout: any bad
+	     * timeout_seconds is invalid_timeout, whatever its fault. */
 	    {"{\"request_id\": \"r\", \"capability\": \"noop\", "
 	     "\"timeout_seconds\": \"60\"}",
 	        "invalid_timeout"},
@@ -723,8 +723,8 @@ Test(authz, invalid_bodies_on_create_and_submit, .fini = tk_cleanup)
 	big = nested_args_body(33);
 	hf_expect(&e, "POST", path, e.manager, big, 422, "invalid_request");
 	free(big);
-	/* args over 16 KiB in a body under 64 KiB: invalid_args (SPEC 6
-	 * bounds args at 16 KiB; 413 is for bodies over 64 KiB). */
+	/* args over 16 KiB in a body under 64 KiB: invalid_args (args are
+	 * bounded at CM_ARGS_MAX; 413 is for bodies over CM_BODY_MAX). */
 	big = sized_args_body(CM_ARGS_MAX + 200);
 	hf_expect(&e, "POST", path, e.manager, big, 422, "invalid_args");
 	free(big);

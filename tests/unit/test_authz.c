@@ -1,4 +1,5 @@
-/* Authorization: the whole decision table of SPEC 2, then its edges. */
+/* Authorization: the whole decision table of common/authz.h, then its
+ * edges. */
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -65,17 +66,17 @@ enum who {
 	WHO__COUNT
 };
 
-static const struct api_identity id_no_principal = {NULL, NULL, 0};
-static const struct api_identity id_dis = IDENT(p_dis, m_dis);
-static const struct api_identity id_out = IDENT(p_out, m_out);
-static const struct api_identity id_other = IDENT(p_other, m_other);
-static const struct api_identity id_op = IDENT(p_op, m_op);
-static const struct api_identity id_ag = IDENT(p_ag, m_ag);
-static const struct api_identity id_mgr = IDENT(p_mgr, m_mgr);
-static const struct api_identity id_agmgr = IDENT(p_agmgr, m_agmgr);
-static const struct api_identity id_admin = {&p_admin, NULL, 0};
+static const struct cm_identity id_no_principal = {NULL, NULL, 0};
+static const struct cm_identity id_dis = IDENT(p_dis, m_dis);
+static const struct cm_identity id_out = IDENT(p_out, m_out);
+static const struct cm_identity id_other = IDENT(p_other, m_other);
+static const struct cm_identity id_op = IDENT(p_op, m_op);
+static const struct cm_identity id_ag = IDENT(p_ag, m_ag);
+static const struct cm_identity id_mgr = IDENT(p_mgr, m_mgr);
+static const struct cm_identity id_agmgr = IDENT(p_agmgr, m_agmgr);
+static const struct cm_identity id_admin = {&p_admin, NULL, 0};
 
-static const struct api_identity *const who_id[WHO__COUNT] = {
+static const struct cm_identity *const who_id[WHO__COUNT] = {
     [WHO_NONE] = NULL,
     [WHO_NO_PRINCIPAL] = &id_no_principal,
     [WHO_DISABLED] = &id_dis,
@@ -153,32 +154,32 @@ static const enum cm_err expected[WHO__COUNT][C__COUNT] = {
 static enum cm_err
 run_cell(enum who w, enum col c, const char **why)
 {
-	static const enum api_action space_actions[] = {API_ACT_SPACE_READ,
-	    API_ACT_SPACE_SUBMIT, API_ACT_SPACE_CANCEL, API_ACT_SPACE_CLOSE};
+	static const enum cm_action space_actions[] = {CM_ACT_SPACE_READ,
+	    CM_ACT_SPACE_SUBMIT, CM_ACT_SPACE_CANCEL, CM_ACT_SPACE_CLOSE};
 	const struct pr_space *const spaces[] = {
 	    &s_op, &s_ag, &s_foreign, NULL};
-	const struct api_identity *id = who_id[w];
+	const struct cm_identity *id = who_id[w];
 	/* Whoever calls creates for itself (p-op's owner when nobody). */
 	const struct pr_principal *self =
 	    id != NULL && id->principal != NULL ? id->principal : &p_op;
 
 	switch (c) {
 	case C_LIST:
-		return api_authz_check(
-		    id, API_ACT_SPACE_LIST, W1, NULL, NULL, NULL, why);
+		return cm_authz_check(
+		    id, CM_ACT_SPACE_LIST, W1, NULL, NULL, NULL, why);
 	case C_CREATE_SELF:
-		return api_authz_check(id, API_ACT_SPACE_CREATE, W1, NULL,
+		return cm_authz_check(id, CM_ACT_SPACE_CREATE, W1, NULL,
 		    self->kind, self->principal_id, why);
 	case C_INSTANCES:
-		return api_authz_check(
-		    id, API_ACT_INSTANCE_LIST, W1, NULL, NULL, NULL, why);
+		return cm_authz_check(
+		    id, CM_ACT_INSTANCE_LIST, W1, NULL, NULL, NULL, why);
 	case C_ADMIN:
-		return api_authz_check(
-		    id, API_ACT_ADMIN, W1, NULL, NULL, NULL, why);
+		return cm_authz_check(
+		    id, CM_ACT_ADMIN, W1, NULL, NULL, NULL, why);
 	default: {
 		int k = c - C_READ_OP;
 
-		return api_authz_check(id, space_actions[k / 4], W1,
+		return cm_authz_check(id, space_actions[k / 4], W1,
 		    spaces[k % 4], NULL, NULL, why);
 	}
 	}
@@ -211,11 +212,11 @@ Test(authz, decision_table)
 
 Test(authz, why_is_optional)
 {
-	cr_assert_eq(api_authz_check(&id_other, API_ACT_SPACE_READ, W1, &s_op,
+	cr_assert_eq(cm_authz_check(&id_other, CM_ACT_SPACE_READ, W1, &s_op,
 	                 NULL, NULL, NULL),
 	    CM_E_FORBIDDEN);
-	cr_assert_eq(api_authz_check(&id_op, API_ACT_SPACE_READ, W1, &s_op,
-	                 NULL, NULL, NULL),
+	cr_assert_eq(cm_authz_check(&id_op, CM_ACT_SPACE_READ, W1, &s_op, NULL,
+	                 NULL, NULL),
 	    CM_OK);
 }
 
@@ -223,18 +224,17 @@ Test(authz, why_names_the_status_table_reason)
 {
 	const char *why = NULL;
 
-	api_authz_check(
-	    &id_out, API_ACT_SPACE_LIST, W1, NULL, NULL, NULL, &why);
+	cm_authz_check(&id_out, CM_ACT_SPACE_LIST, W1, NULL, NULL, NULL, &why);
 	cr_assert_str_eq(why, "not a member of the workspace");
-	api_authz_check(
-	    &id_other, API_ACT_SPACE_CLOSE, W1, &s_op, NULL, NULL, &why);
+	cm_authz_check(
+	    &id_other, CM_ACT_SPACE_CLOSE, W1, &s_op, NULL, NULL, &why);
 	cr_assert_str_eq(why, "not the owner and not a manager");
-	api_authz_check(&id_op, API_ACT_SPACE_CREATE, W1, NULL, "operator",
-	    "p-other", &why);
+	cm_authz_check(
+	    &id_op, CM_ACT_SPACE_CREATE, W1, NULL, "operator", "p-other", &why);
 	cr_assert_str_eq(why, "owner_id not allowed");
-	api_authz_check(&id_mgr, API_ACT_ADMIN, W1, NULL, NULL, NULL, &why);
+	cm_authz_check(&id_mgr, CM_ACT_ADMIN, W1, NULL, NULL, NULL, &why);
 	cr_assert_str_eq(why, "not an admin");
-	api_authz_check(NULL, API_ACT_SPACE_LIST, W1, NULL, NULL, NULL, &why);
+	cm_authz_check(NULL, CM_ACT_SPACE_LIST, W1, NULL, NULL, NULL, &why);
 	cr_assert_str_eq(why, "authentication required");
 }
 
@@ -242,7 +242,7 @@ Test(authz, why_names_the_status_table_reason)
 
 struct create_case {
 	const char *name;
-	const struct api_identity *id;
+	const struct cm_identity *id;
 	const char *owner_type;
 	const char *owner_id;
 	enum cm_err want;
@@ -283,8 +283,8 @@ Test(authz, create_owner)
 
 	for (size_t i = 0; i < n; i++) {
 		const struct create_case *k = &cases[i];
-		enum cm_err got = api_authz_check(k->id, API_ACT_SPACE_CREATE,
-		    W1, NULL, k->owner_type, k->owner_id, NULL);
+		enum cm_err got = cm_authz_check(k->id, CM_ACT_SPACE_CREATE, W1,
+		    NULL, k->owner_type, k->owner_id, NULL);
 
 		cr_expect_eq(got, k->want, "%s: got %s, want %s", k->name,
 		    cm_err_code(got), cm_err_code(k->want));
@@ -296,7 +296,7 @@ Test(authz, create_owner)
 
 struct list_case {
 	const char *name;
-	const struct api_identity *id;
+	const struct cm_identity *id;
 	const char *requested;
 	enum cm_err want;
 	const char *want_filter; /* NULL: every Space */
@@ -327,7 +327,7 @@ Test(authz, list_filter)
 		const struct list_case *k = &cases[i];
 		const char *filter = sentinel;
 		const char *why = NULL;
-		enum cm_err got = api_authz_list_filter(
+		enum cm_err got = cm_authz_list_filter(
 		    k->id, W1, k->requested, &filter, &why);
 
 		cr_expect_eq(got, k->want, "%s: got %s, want %s", k->name,
@@ -357,9 +357,9 @@ Test(authz, list_filter_is_per_workspace)
 
 	/* p-out manages W2: sees all there, nothing in W1. */
 	cr_assert_eq(
-	    api_authz_list_filter(&id_out, W2, NULL, &filter, NULL), CM_OK);
+	    cm_authz_list_filter(&id_out, W2, NULL, &filter, NULL), CM_OK);
 	cr_assert_null(filter);
-	cr_assert_eq(api_authz_list_filter(&id_out, W1, NULL, &filter, NULL),
+	cr_assert_eq(cm_authz_list_filter(&id_out, W1, NULL, &filter, NULL),
 	    CM_E_FORBIDDEN);
 }
 
@@ -370,16 +370,16 @@ Test(authz, roles_are_per_workspace)
 	static const struct pr_membership mixed[] = {
 	    {.workspace_id = W1, .principal_id = "p-op", .role = "member"},
 	    {.workspace_id = W2, .principal_id = "p-op", .role = "manager"}};
-	const struct api_identity id = IDENT(p_op, mixed);
+	const struct cm_identity id = IDENT(p_op, mixed);
 	const struct pr_space s_ag2 = {.workspace_id = W2,
 	    .owner_type = "runtime_agent",
 	    .owner_id = "p-ag"};
 
-	cr_assert_eq(api_authz_check(
-	                 &id, API_ACT_SPACE_READ, W1, &s_ag, NULL, NULL, NULL),
+	cr_assert_eq(
+	    cm_authz_check(&id, CM_ACT_SPACE_READ, W1, &s_ag, NULL, NULL, NULL),
 	    CM_E_FORBIDDEN, "manager of W2 must stay a member in W1");
-	cr_assert_eq(api_authz_check(
-	                 &id, API_ACT_SPACE_READ, W2, &s_ag2, NULL, NULL, NULL),
+	cr_assert_eq(cm_authz_check(
+	                 &id, CM_ACT_SPACE_READ, W2, &s_ag2, NULL, NULL, NULL),
 	    CM_OK);
 }
 
@@ -391,17 +391,17 @@ Test(authz, memberships_of_other_principals_are_ignored)
 	    {.workspace_id = W1, .principal_id = "p-op", .role = "member"}};
 	static const struct pr_membership only_lent[] = {
 	    {.workspace_id = W1, .principal_id = "p-mgr", .role = "manager"}};
-	const struct api_identity a = IDENT(p_op, lent);
-	const struct api_identity b = IDENT(p_op, only_lent);
+	const struct cm_identity a = IDENT(p_op, lent);
+	const struct cm_identity b = IDENT(p_op, only_lent);
 
-	cr_assert_eq(api_authz_check(
-	                 &a, API_ACT_SPACE_CLOSE, W1, &s_ag, NULL, NULL, NULL),
+	cr_assert_eq(
+	    cm_authz_check(&a, CM_ACT_SPACE_CLOSE, W1, &s_ag, NULL, NULL, NULL),
 	    CM_E_FORBIDDEN);
-	cr_assert_eq(api_authz_check(
-	                 &a, API_ACT_SPACE_CLOSE, W1, &s_op, NULL, NULL, NULL),
+	cr_assert_eq(
+	    cm_authz_check(&a, CM_ACT_SPACE_CLOSE, W1, &s_op, NULL, NULL, NULL),
 	    CM_OK);
 	cr_assert_eq(
-	    api_authz_check(&b, API_ACT_SPACE_LIST, W1, NULL, NULL, NULL, NULL),
+	    cm_authz_check(&b, CM_ACT_SPACE_LIST, W1, NULL, NULL, NULL, NULL),
 	    CM_E_FORBIDDEN);
 }
 
@@ -411,14 +411,14 @@ Test(authz, unknown_role_is_no_membership)
 	    {.workspace_id = W1, .principal_id = "p-op", .role = "owner"}};
 	static const struct pr_membership none[] = {
 	    {.workspace_id = W1, .principal_id = "p-op", .role = NULL}};
-	const struct api_identity a = IDENT(p_op, odd);
-	const struct api_identity b = IDENT(p_op, none);
+	const struct cm_identity a = IDENT(p_op, odd);
+	const struct cm_identity b = IDENT(p_op, none);
 
-	cr_assert_eq(api_authz_check(
-	                 &a, API_ACT_INSTANCE_LIST, W1, NULL, NULL, NULL, NULL),
+	cr_assert_eq(cm_authz_check(
+	                 &a, CM_ACT_INSTANCE_LIST, W1, NULL, NULL, NULL, NULL),
 	    CM_E_FORBIDDEN);
-	cr_assert_eq(api_authz_check(
-	                 &b, API_ACT_INSTANCE_LIST, W1, NULL, NULL, NULL, NULL),
+	cr_assert_eq(cm_authz_check(
+	                 &b, CM_ACT_INSTANCE_LIST, W1, NULL, NULL, NULL, NULL),
 	    CM_E_FORBIDDEN);
 }
 
@@ -432,14 +432,14 @@ Test(authz, principal_without_id_is_unauthenticated)
 	    {.workspace_id = W1, .principal_id = "", .role = "member"}};
 	const struct pr_space s_empty = {
 	    .workspace_id = W1, .owner_type = "operator", .owner_id = ""};
-	const struct api_identity a = IDENT(anon, m);
-	const struct api_identity b = {&nul, NULL, 0};
+	const struct cm_identity a = IDENT(anon, m);
+	const struct cm_identity b = {&nul, NULL, 0};
 
-	cr_assert_eq(api_authz_check(&a, API_ACT_SPACE_READ, W1, &s_empty, NULL,
-	                 NULL, NULL),
+	cr_assert_eq(cm_authz_check(
+	                 &a, CM_ACT_SPACE_READ, W1, &s_empty, NULL, NULL, NULL),
 	    CM_E_UNAUTHENTICATED);
 	cr_assert_eq(
-	    api_authz_check(&b, API_ACT_SPACE_LIST, W1, NULL, NULL, NULL, NULL),
+	    cm_authz_check(&b, CM_ACT_SPACE_LIST, W1, NULL, NULL, NULL, NULL),
 	    CM_E_UNAUTHENTICATED);
 }
 
@@ -447,10 +447,10 @@ Test(authz, disabled_member_is_unauthenticated)
 {
 	static const struct pr_principal dis_op = {
 	    .principal_id = "p-op", .kind = "operator", .disabled = true};
-	const struct api_identity id = IDENT(dis_op, m_op);
+	const struct cm_identity id = IDENT(dis_op, m_op);
 
-	cr_assert_eq(api_authz_check(
-	                 &id, API_ACT_SPACE_READ, W1, &s_op, NULL, NULL, NULL),
+	cr_assert_eq(
+	    cm_authz_check(&id, CM_ACT_SPACE_READ, W1, &s_op, NULL, NULL, NULL),
 	    CM_E_UNAUTHENTICATED);
 }
 
@@ -459,29 +459,29 @@ Test(authz, workspace_must_be_named)
 	for (int i = 0; i < 2; i++) {
 		const char *ws = i == 0 ? NULL : "";
 
-		cr_assert_eq(api_authz_check(&id_admin, API_ACT_SPACE_LIST, ws,
+		cr_assert_eq(cm_authz_check(&id_admin, CM_ACT_SPACE_LIST, ws,
 		                 NULL, NULL, NULL, NULL),
 		    CM_E_NOT_FOUND);
-		cr_assert_eq(api_authz_check(&id_op, API_ACT_SPACE_READ, ws,
+		cr_assert_eq(cm_authz_check(&id_op, CM_ACT_SPACE_READ, ws,
 		                 &s_op, NULL, NULL, NULL),
 		    CM_E_NOT_FOUND);
 	}
 	/* Still 401 first. */
-	cr_assert_eq(api_authz_check(NULL, API_ACT_SPACE_LIST, NULL, NULL, NULL,
-	                 NULL, NULL),
+	cr_assert_eq(cm_authz_check(
+	                 NULL, CM_ACT_SPACE_LIST, NULL, NULL, NULL, NULL, NULL),
 	    CM_E_UNAUTHENTICATED);
 }
 
 Test(authz, admin_routes_ignore_the_workspace)
 {
-	cr_assert_eq(api_authz_check(&id_admin, API_ACT_ADMIN, NULL, NULL, NULL,
-	                 NULL, NULL),
+	cr_assert_eq(cm_authz_check(
+	                 &id_admin, CM_ACT_ADMIN, NULL, NULL, NULL, NULL, NULL),
 	    CM_OK);
-	cr_assert_eq(api_authz_check(
-	                 &id_mgr, API_ACT_ADMIN, NULL, NULL, NULL, NULL, NULL),
+	cr_assert_eq(
+	    cm_authz_check(&id_mgr, CM_ACT_ADMIN, NULL, NULL, NULL, NULL, NULL),
 	    CM_E_FORBIDDEN);
 	cr_assert_eq(
-	    api_authz_check(&id_out, API_ACT_ADMIN, W2, NULL, NULL, NULL, NULL),
+	    cm_authz_check(&id_out, CM_ACT_ADMIN, W2, NULL, NULL, NULL, NULL),
 	    CM_E_FORBIDDEN, "a manager of W2 is no admin");
 }
 
@@ -491,12 +491,12 @@ Test(authz, admin_member_keeps_admin_powers)
 	    .principal_id = "p-am", .kind = "runtime_agent", .is_admin = true};
 	static const struct pr_membership m[] = {
 	    {.workspace_id = W1, .principal_id = "p-am", .role = "member"}};
-	const struct api_identity id = IDENT(adm, m);
+	const struct cm_identity id = IDENT(adm, m);
 
-	cr_assert_eq(api_authz_check(&id, API_ACT_SPACE_CANCEL, W1, &s_op, NULL,
-	                 NULL, NULL),
+	cr_assert_eq(cm_authz_check(
+	                 &id, CM_ACT_SPACE_CANCEL, W1, &s_op, NULL, NULL, NULL),
 	    CM_OK);
-	cr_assert_eq(api_authz_check(&id, API_ACT_SPACE_CREATE, W1, NULL,
+	cr_assert_eq(cm_authz_check(&id, CM_ACT_SPACE_CREATE, W1, NULL,
 	                 "operator", "p-op", NULL),
 	    CM_OK);
 }
@@ -507,13 +507,13 @@ Test(authz, space_fields_missing)
 	    .owner_type = "operator", .owner_id = "p-op"};
 	const struct pr_space no_owner = {.workspace_id = W1};
 
-	cr_assert_eq(api_authz_check(&id_mgr, API_ACT_SPACE_READ, W1, &no_ws,
+	cr_assert_eq(cm_authz_check(&id_mgr, CM_ACT_SPACE_READ, W1, &no_ws,
 	                 NULL, NULL, NULL),
 	    CM_E_NOT_FOUND);
-	cr_assert_eq(api_authz_check(&id_op, API_ACT_SPACE_READ, W1, &no_owner,
+	cr_assert_eq(cm_authz_check(&id_op, CM_ACT_SPACE_READ, W1, &no_owner,
 	                 NULL, NULL, NULL),
 	    CM_E_FORBIDDEN);
-	cr_assert_eq(api_authz_check(&id_mgr, API_ACT_SPACE_READ, W1, &no_owner,
+	cr_assert_eq(cm_authz_check(&id_mgr, CM_ACT_SPACE_READ, W1, &no_owner,
 	                 NULL, NULL, NULL),
 	    CM_OK);
 }
@@ -528,10 +528,10 @@ Test(authz, ownership_is_owner_id)
 	const struct pr_space prefix = {
 	    .workspace_id = W1, .owner_type = "operator", .owner_id = "p-o"};
 
-	cr_assert_eq(api_authz_check(&id_op, API_ACT_SPACE_SUBMIT, W1, &odd,
-	                 NULL, NULL, NULL),
+	cr_assert_eq(cm_authz_check(&id_op, CM_ACT_SPACE_SUBMIT, W1, &odd, NULL,
+	                 NULL, NULL),
 	    CM_OK);
-	cr_assert_eq(api_authz_check(&id_op, API_ACT_SPACE_SUBMIT, W1, &prefix,
+	cr_assert_eq(cm_authz_check(&id_op, CM_ACT_SPACE_SUBMIT, W1, &prefix,
 	                 NULL, NULL, NULL),
 	    CM_E_FORBIDDEN);
 }
@@ -539,11 +539,11 @@ Test(authz, ownership_is_owner_id)
 Test(authz, space_is_ignored_when_the_action_names_none)
 {
 	/* A stale pointer from a foreign Space must not turn list into 404. */
-	cr_assert_eq(api_authz_check(&id_op, API_ACT_SPACE_LIST, W1, &s_foreign,
+	cr_assert_eq(cm_authz_check(&id_op, CM_ACT_SPACE_LIST, W1, &s_foreign,
 	                 NULL, NULL, NULL),
 	    CM_OK);
-	cr_assert_eq(api_authz_check(&id_other, API_ACT_INSTANCE_LIST, W1,
-	                 &s_op, NULL, NULL, NULL),
+	cr_assert_eq(cm_authz_check(&id_other, CM_ACT_INSTANCE_LIST, W1, &s_op,
+	                 NULL, NULL, NULL),
 	    CM_OK);
 }
 
@@ -551,12 +551,12 @@ Test(authz, unknown_action_is_denied)
 {
 	const char *why = NULL;
 
-	cr_assert_eq(api_authz_check(&id_admin, API_ACT__COUNT, W1, &s_op, NULL,
-	                 NULL, &why),
+	cr_assert_eq(cm_authz_check(
+	                 &id_admin, CM_ACT__COUNT, W1, &s_op, NULL, NULL, &why),
 	    CM_E_INTERNAL);
 	cr_assert_str_eq(why, "unknown action");
-	cr_assert_eq(api_authz_check(&id_admin, (enum api_action) - 1, W1,
-	                 &s_op, NULL, NULL, NULL),
+	cr_assert_eq(cm_authz_check(&id_admin, (enum cm_action) - 1, W1, &s_op,
+	                 NULL, NULL, NULL),
 	    CM_E_INTERNAL);
 }
 
@@ -571,14 +571,14 @@ Test(authz, identity_from_reply)
 	    .n_principals = 1,
 	    .memberships = ms,
 	    .n_memberships = 2};
-	struct api_identity id;
+	struct cm_identity id;
 
-	api_identity_from_reply(&rep, &id);
+	cm_identity_from_reply(&rep, &id);
 	cr_assert_eq(id.principal, &ps[0]);
 	cr_assert_eq(id.memberships, ms);
 	cr_assert_eq(id.n_memberships, 2);
-	cr_assert_eq(api_authz_check(
-	                 &id, API_ACT_SPACE_READ, W1, &s_op, NULL, NULL, NULL),
+	cr_assert_eq(
+	    cm_authz_check(&id, CM_ACT_SPACE_READ, W1, &s_op, NULL, NULL, NULL),
 	    CM_OK);
 }
 
@@ -587,25 +587,25 @@ Test(authz, identity_from_failed_or_odd_reply)
 	struct pr_principal ps[2] = {p_admin, p_op};
 	struct pr_rep rep = {
 	    .err = CM_E_UNAUTHENTICATED, .principals = ps, .n_principals = 1};
-	struct api_identity id;
+	struct cm_identity id;
 
-	api_identity_from_reply(&rep, &id);
+	cm_identity_from_reply(&rep, &id);
 	cr_assert_null(id.principal, "an error reply names nobody");
 	cr_assert_eq(
-	    api_authz_check(&id, API_ACT_ADMIN, NULL, NULL, NULL, NULL, NULL),
+	    cm_authz_check(&id, CM_ACT_ADMIN, NULL, NULL, NULL, NULL, NULL),
 	    CM_E_UNAUTHENTICATED);
 
 	rep.err = CM_OK;
 	rep.n_principals = 2;
-	api_identity_from_reply(&rep, &id);
+	cm_identity_from_reply(&rep, &id);
 	cr_assert_null(id.principal, "two principals: ambiguous");
 
 	rep.n_principals = 0;
 	rep.principals = NULL;
-	api_identity_from_reply(&rep, &id);
+	cm_identity_from_reply(&rep, &id);
 	cr_assert_null(id.principal);
 	cr_assert_eq(id.n_memberships, 0);
 
-	api_identity_from_reply(NULL, &id);
+	cm_identity_from_reply(NULL, &id);
 	cr_assert_null(id.principal);
 }

@@ -1,6 +1,6 @@
 /*
- * authz.c: the authorization decisions of SPEC 2.  The rules and their
- * order are documented in authz.h; this file only explains choices.
+ * authz.c: the authorization decisions.  The rules and their order are
+ * documented in authz.h; this file only explains choices.
  */
 #include <stdbool.h>
 #include <string.h>
@@ -9,7 +9,8 @@
 
 enum authz_role { AUTHZ_NONE, AUTHZ_MEMBER, AUTHZ_MANAGER };
 
-/* The messages of SPEC 2's status table, for the error body. */
+/* The error body's message for each refusal, one per reason: a client
+ * and an operator read the same words for the same rule. */
 static const char authz_why_unauth[] = "authentication required";
 static const char authz_why_admin[] = "not an admin";
 static const char authz_why_member[] = "not a member of the workspace";
@@ -33,7 +34,7 @@ authz_same(const char *a, const char *b)
 }
 
 static bool
-authz_authenticated(const struct api_identity *id)
+authz_authenticated(const struct cm_identity *id)
 {
 	return id != NULL && id->principal != NULL &&
 	       authz_nonempty(id->principal->principal_id) &&
@@ -48,7 +49,7 @@ authz_authenticated(const struct api_identity *id)
  * O(n_memberships).
  */
 static enum authz_role
-authz_role(const struct api_identity *id, const char *ws)
+authz_role(const struct cm_identity *id, const char *ws)
 {
 	const struct pr_principal *p = id->principal;
 
@@ -67,10 +68,10 @@ authz_role(const struct api_identity *id, const char *ws)
 }
 
 static bool
-authz_names_space(enum api_action a)
+authz_names_space(enum cm_action a)
 {
-	return a == API_ACT_SPACE_READ || a == API_ACT_SPACE_SUBMIT ||
-	       a == API_ACT_SPACE_CANCEL || a == API_ACT_SPACE_CLOSE;
+	return a == CM_ACT_SPACE_READ || a == CM_ACT_SPACE_SUBMIT ||
+	       a == CM_ACT_SPACE_CANCEL || a == CM_ACT_SPACE_CLOSE;
 }
 
 static enum cm_err
@@ -82,7 +83,7 @@ authz_answer(enum cm_err err, const char *msg, const char **why)
 }
 
 enum cm_err
-api_authz_check(const struct api_identity *id, enum api_action a,
+cm_authz_check(const struct cm_identity *id, enum cm_action a,
     const char *workspace_id, const struct pr_space *space,
     const char *create_owner_type, const char *create_owner_id,
     const char **why)
@@ -92,14 +93,14 @@ api_authz_check(const struct api_identity *id, enum api_action a,
 	bool all; /* manager or admin: every Space of the workspace */
 
 	/* Checked through an unsigned value: an enum may be signed. */
-	if ((unsigned)a >= (unsigned)API_ACT__COUNT)
+	if ((unsigned)a >= (unsigned)CM_ACT__COUNT)
 		return authz_answer(CM_E_INTERNAL, authz_why_action, why);
 	if (!authz_authenticated(id))
 		return authz_answer(
 		    CM_E_UNAUTHENTICATED, authz_why_unauth, why);
 	p = id->principal;
 
-	if (a == API_ACT_ADMIN) {
+	if (a == CM_ACT_ADMIN) {
 		if (!p->is_admin)
 			return authz_answer(
 			    CM_E_FORBIDDEN, authz_why_admin, why);
@@ -113,7 +114,7 @@ api_authz_check(const struct api_identity *id, enum api_action a,
 		return authz_answer(CM_E_FORBIDDEN, authz_why_member, why);
 	all = p->is_admin || role == AUTHZ_MANAGER;
 
-	if (a == API_ACT_SPACE_CREATE) {
+	if (a == CM_ACT_SPACE_CREATE) {
 		if (create_owner_type == NULL || create_owner_id == NULL)
 			return authz_answer(
 			    CM_E_FORBIDDEN, authz_why_create, why);
@@ -140,13 +141,13 @@ api_authz_check(const struct api_identity *id, enum api_action a,
 }
 
 enum cm_err
-api_authz_list_filter(const struct api_identity *id, const char *workspace_id,
+cm_authz_list_filter(const struct cm_identity *id, const char *workspace_id,
     const char *requested_owner_id, const char **owner_filter, const char **why)
 {
 	enum cm_err err;
 
-	err = api_authz_check(
-	    id, API_ACT_SPACE_LIST, workspace_id, NULL, NULL, NULL, why);
+	err = cm_authz_check(
+	    id, CM_ACT_SPACE_LIST, workspace_id, NULL, NULL, NULL, why);
 	if (err != CM_OK)
 		return err;
 	if (id->principal->is_admin ||
@@ -162,7 +163,7 @@ api_authz_list_filter(const struct api_identity *id, const char *workspace_id,
 }
 
 void
-api_identity_from_reply(const struct pr_rep *rep, struct api_identity *out)
+cm_identity_from_reply(const struct pr_rep *rep, struct cm_identity *out)
 {
 	out->principal = NULL;
 	out->memberships = NULL;
