@@ -1,6 +1,7 @@
 /*
- * status.h: the statuses of tasks, Spaces and browser instances and the
- * kinds of events, as enums, each with its one string table (SPEC 1).
+ * status.h: the statuses of tasks, Spaces and browser instances, the
+ * kinds of events and the drivers of browser instances, as enums, each
+ * with its one string table (SPEC 1).
  *
  * The strings are the wire and database form and never change; code
  * compares enums, never the strings.  Each X-macro row is
@@ -49,6 +50,12 @@
 	/* A wake-up notice only (proto.h), never stored. */ \
 	X(CM_EV_CLOSE_REQUESTED, "close_requested")
 
+/* A browser instance's driver: what kind of runtime its actor runs. */
+#define CM_DRIVERS(X)                   \
+	X(CM_DRIVER_MANAGED, "managed") \
+	X(CM_DRIVER_CDP, "cdp")         \
+	X(CM_DRIVER_FAKE, "fake")
+
 /* Why an egress proxy refused a connection: the reason of a
  * network_blocked event, and the label of spaced_egress_blocked_total. */
 #define CM_BLOCK_NOT_ALLOWED "host_not_allowed" /* allow_hosts */
@@ -64,6 +71,7 @@ enum cm_instance_status {
 	CM_INSTANCE_STATUSES(CM_STATUS_ENUM) CM_INSTANCE_STATUS__COUNT
 };
 enum cm_event_kind { CM_EVENT_KINDS(CM_STATUS_ENUM) CM_EVENT_KIND__COUNT };
+enum cm_driver { CM_DRIVERS(CM_STATUS_ENUM) CM_DRIVER__COUNT };
 #undef CM_STATUS_ENUM
 
 const char *cm_task_status_name(enum cm_task_status s);
@@ -89,5 +97,9 @@ enum cm_event_kind cm_event_kind_parse(const char *s);
 bool cm_event_kind_is(const char *s, enum cm_event_kind want);
 /* completed, failed or cancelled: the event that ends its task. */
 bool cm_event_kind_ends_task(enum cm_event_kind k);
+
+const char *cm_driver_name(enum cm_driver d);
+/* The driver named s, or CM_DRIVER__COUNT. */
+enum cm_driver cm_driver_parse(const char *s);
 
 #endif

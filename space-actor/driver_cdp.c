@@ -166,8 +166,8 @@ cd_step(struct act_driver *d, const struct pollfd *fds, int nfds,
 	    d->s.state == ACT_SESSION_DOWN)
 		act_session_begin(
 		    &d->s, d->cdp, cm_mono_ms() + CM_BROWSER_START_MS);
-	st = act_session_turn(
-	    &d->s, d->cdp, "cdp", &d->connect_failures, &drop, out);
+	st = act_session_turn(&d->s, d->cdp, cm_driver_name(CM_DRIVER_CDP),
+	    &d->connect_failures, &drop, out);
 	if (drop) {
 		cd_down(d);
 		/* A call that came during a reset that did not end clean
@@ -247,7 +247,6 @@ cd_close(struct act_driver *d)
 }
 
 const struct act_driver_ops act_driver_cdp = {
-    .name = "cdp",
     .open = cd_open,
     .start = cd_start,
     .pollfds = cd_pollfds,
