@@ -11,6 +11,7 @@
 #include "ctl.h"
 #include "ids.h"
 #include "json.h"
+#include "status.h"
 
 #define PATH_LEN (CM_URL_MAX + 1)
 #define ESC_LEN (3 * CM_NAME_MAX + 1)
@@ -165,9 +166,7 @@ spaces_close(struct ctl *c)
 static bool
 task_ends(const char *kind)
 {
-	return kind != NULL &&
-	       (strcmp(kind, "completed") == 0 || strcmp(kind, "failed") == 0 ||
-	           strcmp(kind, "cancelled") == 0);
+	return cm_event_kind_ends_task(cm_event_kind_parse(kind));
 }
 
 /* What --wait watches: one task's events, timed from its submit. */
@@ -224,7 +223,7 @@ show_outcome(struct ctl *c, const char *space, json_t *res)
 		    art, c->ws, space,
 		    json_string_value(json_object_get(t, "task_id")), art, art,
 		    c->url, path);
-	if (status != NULL && strcmp(status, "completed") == 0)
+	if (cm_task_status_is(status, CM_TASK_COMPLETED))
 		return CTL_EXIT_OK;
 	if (json_is_object(err))
 		fprintf(stderr, "error: %s: %s\n",

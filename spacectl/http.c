@@ -18,6 +18,7 @@
 #include "bbuf.h"
 #include "ctl.h"
 #include "json.h"
+#include "status.h"
 
 /* A body being received, at most cap bytes. */
 /* A handle for one request to path, with the token and the headers (an
@@ -273,9 +274,8 @@ sse_dispatch(struct sse *s)
 		if (s->fn(s->arg, ev))
 			s->stop = true;
 	}
-	if (json_is_string(json_object_get(ev, "kind")) &&
-	    strcmp(json_string_value(json_object_get(ev, "kind")),
-	        "space_closed") == 0)
+	if (cm_event_kind_is(json_string_value(json_object_get(ev, "kind")),
+	        CM_EV_SPACE_CLOSED))
 		s->closed = true;
 	json_decref(ev);
 }
