@@ -294,14 +294,14 @@ resolve(struct ctl *c)
 			return ctl_usage("the token is empty or too long");
 		snprintf(c->token, sizeof(c->token), "%s", tok);
 	} else {
-		struct sup_tokenfile f;
+		struct cm_tokenfile f;
 
-		if (sup_tokenfile_init(&f, cfg.data_dir) != 0 ||
-		    sup_tokenfile_read(&f) != SUP_TOKENFILE_OK)
+		if (cm_tokenfile_init(&f, cfg.data_dir) != 0 ||
+		    cm_tokenfile_read(&f) != CM_TOKENFILE_OK)
 			return ctl_usage("no token: give --token, set "
 			                 "SPACED_TOKEN, or run where %s/%s is "
 			                 "readable",
-			    cfg.data_dir, SUP_ADMIN_TOKEN_FILE);
+			    cfg.data_dir, CM_ADMIN_TOKEN_FILE);
 		snprintf(c->token, sizeof(c->token), "%s", f.token);
 		explicit_bzero(f.token, sizeof(f.token));
 	}
