@@ -1,7 +1,7 @@
 /*
  * status.h: the statuses of tasks, Spaces and browser instances, the
  * kinds of events and the drivers of browser instances, as enums, each
- * with its one string table (SPEC 1).
+ * with its one string table.
  *
  * The strings are the wire and database form and never change; code
  * compares enums, never the strings.  Each X-macro row is
@@ -14,7 +14,7 @@
 
 #include <stdbool.h>
 
-/* SPEC 1.2.  completed, failed and cancelled are terminal. */
+/* A task's.  completed, failed and cancelled are terminal. */
 #define CM_TASK_STATUSES(X)               \
 	X(CM_TASK_QUEUED, "queued")       \
 	X(CM_TASK_RUNNING, "running")     \
@@ -22,20 +22,20 @@
 	X(CM_TASK_FAILED, "failed")       \
 	X(CM_TASK_CANCELLED, "cancelled")
 
-/* SPEC 1.1. */
+/* A Space's. */
 #define CM_SPACE_STATUSES(X)           \
 	X(CM_SPACE_IDLE, "idle")       \
 	X(CM_SPACE_RUNNING, "running") \
 	X(CM_SPACE_CLOSED, "closed")   \
 	X(CM_SPACE_ERROR, "error")
 
-/* SPEC 1: a browser instance. */
+/* A browser instance's. */
 #define CM_INSTANCE_STATUSES(X)                   \
 	X(CM_INSTANCE_READY, "ready")             \
 	X(CM_INSTANCE_UNAVAILABLE, "unavailable") \
 	X(CM_INSTANCE_DISABLED, "disabled")
 
-/* SPEC 1.3: task events, Space events, runtime events. */
+/* Event kinds: task events, Space events, runtime events. */
 #define CM_EVENT_KINDS(X)                                    \
 	X(CM_EV_QUEUED, "queued")                            \
 	X(CM_EV_STARTED, "started")                          \

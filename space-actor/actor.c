@@ -187,10 +187,11 @@ runtime_unusable(struct actor *a)
 
 /*
  * The runtime is at rest after a cancel (usable or not): only now is the
- * task cancelled (SPEC 3 rule 7).  A runtime that cannot be cleaned up
- * leaves the Space in error.  Stopping by signal, the cancel is recorded
- * first when the store does not have it yet, so the task ends as
- * cancelled, in order.
+ * task cancelled, since a running task is never reported cancelled before
+ * its executor has aborted the call and cleaned up.  A runtime that cannot
+ * be cleaned up leaves the Space in error.  Stopping by signal, the cancel
+ * is recorded first when the store does not have it yet, so the task ends
+ * as cancelled, in order.
  */
 static void
 cancelled(struct actor *a, bool usable)
@@ -412,7 +413,7 @@ actor_turn(struct actor *a)
 		/*
 		 * The runtime is torn down before the Space is marked closed:
 		 * the instance stays reserved until its browser and profile
-		 * are gone (SPEC 3 rule 9).
+		 * are gone, so a new Space on it never meets the old browser.
 		 */
 		a->ops->close(a->drv);
 		a->drv = NULL;

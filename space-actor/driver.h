@@ -1,5 +1,5 @@
 /*
- * driver.h: the runtime driver interface (DESIGN 3).
+ * driver.h: the runtime driver interface (docs/architecture.md).
  *
  * An actor owns one driver.  Everything is non-blocking: the actor's single
  * poll() loop asks the driver which fds to watch and when it next needs
@@ -112,6 +112,7 @@ struct act_driver_ops {
 	void (*rest)(struct act_driver *d);
 };
 
+/* The drivers of this build (drivers.h finds one by kind). */
 extern const struct act_driver_ops act_driver_fake;
 extern const struct act_driver_ops act_driver_managed;
 extern const struct act_driver_ops act_driver_cdp;

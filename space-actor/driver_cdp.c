@@ -1,8 +1,8 @@
 /*
- * driver_cdp.c: the cdp driver (DESIGN 3).  The Space runs on a browser
- * someone else runs (a container, another host), reached over a
- * websocket (cdp_ws.h) at the instance's endpoint; from the connection
- * up it is the managed driver's session (session.h).
+ * driver_cdp.c: the cdp driver.  The Space runs on a browser someone else
+ * runs (a container, another host), reached over a websocket (cdp_ws.h)
+ * at the instance's endpoint; from the connection up it is the managed
+ * driver's session (session.h).
  *
  * Each Space gets a browser context of its own (Target.createBrowserContext,
  * disposed at close), so two Spaces on one remote browser never share

@@ -1,8 +1,8 @@
 /*
- * driver_managed.c: the managed driver (DESIGN 3).  The actor launches
- * its own Chromium (browser.h), speaks CDP to it over the private pipe
- * (cdp_pipe.h, cdp.h); from the connection up, the page and the call on
- * it are the session's (session.h), shared with the cdp driver.
+ * driver_managed.c: the managed driver.  The actor launches its own
+ * Chromium (browser.h), speaks CDP to it over the private pipe (cdp_pipe.h,
+ * cdp.h); from the connection up, the page and the call on it are the
+ * session's (session.h), shared with the cdp driver.
  *
  * The browser starts at open and gets its page ready in the loop (in the
  * browser's default context: the browser is the Space's own).  When

@@ -1,5 +1,6 @@
 /*
- * spacectl: the command-line client of spaced's api (SPEC 8).
+ * spacectl: the command-line client of spaced's api, a command for each
+ * of its routes (test_spacectl fails on a route without one).
  *
  *   spacectl [global options] GROUP [VERB] [ARGS...] [options]
  *

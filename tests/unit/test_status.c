@@ -3,7 +3,8 @@
 
 #include "status.h"
 
-/* The wire strings (SPEC 1): the tables may never change them. */
+/* The wire strings clients read (docs/api.md): the tables may never change
+ * them. */
 static const char *const task_wire[] = {
     "queued", "running", "completed", "failed", "cancelled"};
 static const char *const space_wire[] = {"idle", "running", "closed", "error"};
