@@ -433,7 +433,8 @@ api_admin_instance_register(struct api_ctx *c)
 	        c, body, "network_policy", CM_POLICY_MAX, false, &policy))
 		goto out;
 	/* An instance no actor would ever drive is refused up front. */
-	if (strcmp(q.driver, "fake") == 0 && !c->cfg->allow_fake_driver) {
+	if (cm_driver_parse(q.driver) == CM_DRIVER_FAKE &&
+	    !c->cfg->allow_fake_driver) {
 		api_fail(c, 0, CM_E_INVALID_REQUEST,
 		    "the fake driver is off (allow_fake_driver = false)");
 		goto out;

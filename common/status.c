@@ -15,7 +15,7 @@ status_find(const char *const *table, int n, const char *s)
 }
 
 /* One string table per enum, and its name and parse functions, written
- * once for the four of them. */
+ * once for the five of them. */
 #define CM_STATUS_ROW(e, s) [e] = s,
 #define CM_STATUS_TABLE(prefix, count, rows)                               \
 	static const char *const prefix##_table[count] = {                 \
@@ -34,6 +34,7 @@ CM_STATUS_TABLE(cm_space_status, CM_SPACE_STATUS__COUNT, CM_SPACE_STATUSES)
 CM_STATUS_TABLE(
     cm_instance_status, CM_INSTANCE_STATUS__COUNT, CM_INSTANCE_STATUSES)
 CM_STATUS_TABLE(cm_event_kind, CM_EVENT_KIND__COUNT, CM_EVENT_KINDS)
+CM_STATUS_TABLE(cm_driver, CM_DRIVER__COUNT, CM_DRIVERS)
 
 bool
 cm_task_status_terminal(enum cm_task_status s)

@@ -1,6 +1,7 @@
 /*
- * status.h: the statuses of tasks, Spaces and browser instances and the
- * kinds of events, as enums, each with its one string table (SPEC 1).
+ * status.h: the statuses of tasks, Spaces and browser instances, the
+ * kinds of events and the drivers of browser instances, as enums, each
+ * with its one string table.
  *
  * The strings are the wire and database form and never change; code
  * compares enums, never the strings.  Each X-macro row is
@@ -13,7 +14,7 @@
 
 #include <stdbool.h>
 
-/* SPEC 1.2.  completed, failed and cancelled are terminal. */
+/* A task's.  completed, failed and cancelled are terminal. */
 #define CM_TASK_STATUSES(X)               \
 	X(CM_TASK_QUEUED, "queued")       \
 	X(CM_TASK_RUNNING, "running")     \
@@ -21,20 +22,20 @@
 	X(CM_TASK_FAILED, "failed")       \
 	X(CM_TASK_CANCELLED, "cancelled")
 
-/* SPEC 1.1. */
+/* A Space's. */
 #define CM_SPACE_STATUSES(X)           \
 	X(CM_SPACE_IDLE, "idle")       \
 	X(CM_SPACE_RUNNING, "running") \
 	X(CM_SPACE_CLOSED, "closed")   \
 	X(CM_SPACE_ERROR, "error")
 
-/* SPEC 1: a browser instance. */
+/* A browser instance's. */
 #define CM_INSTANCE_STATUSES(X)                   \
 	X(CM_INSTANCE_READY, "ready")             \
 	X(CM_INSTANCE_UNAVAILABLE, "unavailable") \
 	X(CM_INSTANCE_DISABLED, "disabled")
 
-/* SPEC 1.3: task events, Space events, runtime events. */
+/* Event kinds: task events, Space events, runtime events. */
 #define CM_EVENT_KINDS(X)                                    \
 	X(CM_EV_QUEUED, "queued")                            \
 	X(CM_EV_STARTED, "started")                          \
@@ -48,6 +49,12 @@
 	X(CM_EV_NETWORK_BLOCKED, "network_blocked")          \
 	/* A wake-up notice only (proto.h), never stored. */ \
 	X(CM_EV_CLOSE_REQUESTED, "close_requested")
+
+/* A browser instance's driver: what kind of runtime its actor runs. */
+#define CM_DRIVERS(X)                   \
+	X(CM_DRIVER_MANAGED, "managed") \
+	X(CM_DRIVER_CDP, "cdp")         \
+	X(CM_DRIVER_FAKE, "fake")
 
 /* Why an egress proxy refused a connection: the reason of a
  * network_blocked event, and the label of spaced_egress_blocked_total. */
@@ -64,6 +71,7 @@ enum cm_instance_status {
 	CM_INSTANCE_STATUSES(CM_STATUS_ENUM) CM_INSTANCE_STATUS__COUNT
 };
 enum cm_event_kind { CM_EVENT_KINDS(CM_STATUS_ENUM) CM_EVENT_KIND__COUNT };
+enum cm_driver { CM_DRIVERS(CM_STATUS_ENUM) CM_DRIVER__COUNT };
 #undef CM_STATUS_ENUM
 
 const char *cm_task_status_name(enum cm_task_status s);
@@ -89,5 +97,9 @@ enum cm_event_kind cm_event_kind_parse(const char *s);
 bool cm_event_kind_is(const char *s, enum cm_event_kind want);
 /* completed, failed or cancelled: the event that ends its task. */
 bool cm_event_kind_ends_task(enum cm_event_kind k);
+
+const char *cm_driver_name(enum cm_driver d);
+/* The driver named s, or CM_DRIVER__COUNT. */
+enum cm_driver cm_driver_parse(const char *s);
 
 #endif

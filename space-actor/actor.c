@@ -26,6 +26,7 @@
 
 #include "browser.h"
 #include "clock.h"
+#include "drivers.h"
 #include "json.h"
 #include "log.h"
 #include "loop.h"
@@ -488,7 +489,7 @@ actor_turn(struct actor *a)
 static bool
 warm_fits(const struct act_env *env)
 {
-	return strcmp(env->driver, "managed") == 0 &&
+	return env->driver == CM_DRIVER_MANAGED &&
 	       (env->profile == NULL || env->profile[0] == '\0');
 }
 
@@ -519,7 +520,7 @@ static int
 open_runtime(struct actor *a, struct act_driver **warm,
     struct act_egress **warm_egress, char *err, size_t len)
 {
-	bool managed = strcmp(a->inst.env.driver, "managed") == 0;
+	bool managed = a->inst.env.driver == CM_DRIVER_MANAGED;
 
 	if (*warm != NULL && *warm_egress != NULL && warm_fits(&a->inst.env)) {
 		a->ops = &act_driver_managed;
@@ -599,14 +600,15 @@ act_run_warm(const struct cm_config *cfg, const char *space_id, int notify_fd,
 	}
 	if (open_runtime(&a, &warm, &warm_egress, err, sizeof(err)) != 0) {
 		cm_warnx("actor: space %s: runtime %s unusable: %s", a.space_id,
-		    a.inst.env.driver, err);
+		    cm_driver_name(a.inst.env.driver), err);
 		a.ops = NULL;
 		rc = act_calls_mark_unusable(&a) == 0 ? 0 : 1;
 		cm_ready_notify(&notify_fd);
 		goto out;
 	}
 	cm_ready_notify(&notify_fd);
-	cm_debug("actor: space %s ready (%s)", a.space_id, a.inst.env.driver);
+	cm_debug("actor: space %s ready (%s)", a.space_id,
+	    cm_driver_name(a.inst.env.driver));
 
 	a.need_claim = true;
 	while (actor_turn(&a))
@@ -630,8 +632,7 @@ out:
 	if (act_browser_reap(cm_mono_ms() + CM_BROWSER_REAP_MS) != 0)
 		cm_warnx(
 		    "actor: space %s: a browser outlived its reap", a.space_id);
-	if (a.inst.env.driver != NULL &&
-	    strcmp(a.inst.env.driver, "managed") == 0)
+	if (a.inst.env.driver == CM_DRIVER_MANAGED)
 		act_managed_sweep(cfg);
 	act_task_drop(&a);
 	cm_rpc_async_close(a.call);

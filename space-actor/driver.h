@@ -19,15 +19,16 @@
 #include "errors.h"
 #include "limits.h"
 #include "redact.h"
+#include "status.h"
 
 /* What a driver is opened with: the instance as the store knows it. */
 struct act_env {
 	const char *space_id;
 	const char *instance_id;
-	const char *driver;   /* managed | cdp | fake */
-	const char *endpoint; /* secret */
-	const char *profile;  /* secret */
-	const json_t *config; /* the instance config object (secret) */
+	enum cm_driver driver; /* CM_DRIVER__COUNT: a name of no driver */
+	const char *endpoint;  /* secret */
+	const char *profile;   /* secret */
+	const json_t *config;  /* the instance config object (secret) */
 	const struct cm_bundle *bundle;
 	const struct cm_policy *policy;
 	const struct cm_config *cfg;
@@ -70,7 +71,6 @@ struct act_outcome {
 struct act_driver;
 
 struct act_driver_ops {
-	const char *name;
 	/* Launches or attaches.  On failure returns -1 with a reason. */
 	int (*open)(const struct act_env *env, struct act_driver **out,
 	    char *err, size_t errlen);
@@ -112,9 +112,7 @@ struct act_driver_ops {
 	void (*rest)(struct act_driver *d);
 };
 
-/* The driver for a name, or NULL. */
-const struct act_driver_ops *act_driver_find(const char *name);
-
+/* The drivers of this build (drivers.h finds one by kind). */
 extern const struct act_driver_ops act_driver_fake;
 extern const struct act_driver_ops act_driver_managed;
 extern const struct act_driver_ops act_driver_cdp;

@@ -1,8 +1,8 @@
 /*
- * driver_cdp.c: the cdp driver (DESIGN 3).  The Space runs on a browser
- * someone else runs (a container, another host), reached over a
- * websocket (cdp_ws.h) at the instance's endpoint; from the connection
- * up it is the managed driver's session (session.h).
+ * driver_cdp.c: the cdp driver.  The Space runs on a browser someone else
+ * runs (a container, another host), reached over a websocket (cdp_ws.h)
+ * at the instance's endpoint; from the connection up it is the managed
+ * driver's session (session.h).
  *
  * Each Space gets a browser context of its own (Target.createBrowserContext,
  * disposed at close), so two Spaces on one remote browser never share
@@ -166,8 +166,8 @@ cd_step(struct act_driver *d, const struct pollfd *fds, int nfds,
 	    d->s.state == ACT_SESSION_DOWN)
 		act_session_begin(
 		    &d->s, d->cdp, cm_mono_ms() + CM_BROWSER_START_MS);
-	st = act_session_turn(
-	    &d->s, d->cdp, "cdp", &d->connect_failures, &drop, out);
+	st = act_session_turn(&d->s, d->cdp, cm_driver_name(CM_DRIVER_CDP),
+	    &d->connect_failures, &drop, out);
 	if (drop) {
 		cd_down(d);
 		/* A call that came during a reset that did not end clean
@@ -247,7 +247,6 @@ cd_close(struct act_driver *d)
 }
 
 const struct act_driver_ops act_driver_cdp = {
-    .name = "cdp",
     .open = cd_open,
     .start = cd_start,
     .pollfds = cd_pollfds,

@@ -340,7 +340,6 @@ fake_close(struct act_driver *d)
 }
 
 const struct act_driver_ops act_driver_fake = {
-    .name = "fake",
     .open = fake_open,
     .start = fake_start,
     .pollfds = fake_pollfds,
@@ -349,15 +348,3 @@ const struct act_driver_ops act_driver_fake = {
     .reset = fake_reset,
     .close = fake_close,
 };
-
-const struct act_driver_ops *
-act_driver_find(const char *name)
-{
-	if (name != NULL && strcmp(name, "fake") == 0)
-		return &act_driver_fake;
-	if (name != NULL && strcmp(name, "managed") == 0)
-		return &act_driver_managed;
-	if (name != NULL && strcmp(name, "cdp") == 0)
-		return &act_driver_cdp;
-	return NULL;
-}

@@ -1,8 +1,8 @@
 /*
- * driver_managed.c: the managed driver (DESIGN 3).  The actor launches
- * its own Chromium (browser.h), speaks CDP to it over the private pipe
- * (cdp_pipe.h, cdp.h); from the connection up, the page and the call on
- * it are the session's (session.h), shared with the cdp driver.
+ * driver_managed.c: the managed driver.  The actor launches its own
+ * Chromium (browser.h), speaks CDP to it over the private pipe (cdp_pipe.h,
+ * cdp.h); from the connection up, the page and the call on it are the
+ * session's (session.h), shared with the cdp driver.
  *
  * The browser starts at open and gets its page ready in the loop (in the
  * browser's default context: the browser is the Space's own).  When
@@ -415,8 +415,8 @@ md_step(struct act_driver *d, const struct pollfd *fds, int nfds,
 		if (st == ACT_DONE)
 			return st;
 	}
-	st = act_session_turn(
-	    &d->s, d->cdp, "managed", &d->launch_failures, &drop, out);
+	st = act_session_turn(&d->s, d->cdp, cm_driver_name(CM_DRIVER_MANAGED),
+	    &d->launch_failures, &drop, out);
 	if (drop) {
 		md_down(d, true);
 		/* A call that came during a reset that did not end clean
@@ -482,7 +482,6 @@ md_close(struct act_driver *d)
 }
 
 const struct act_driver_ops act_driver_managed = {
-    .name = "managed",
     .open = md_open,
     .start = md_start,
     .pollfds = md_pollfds,

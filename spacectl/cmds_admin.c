@@ -35,33 +35,33 @@ admin_path(char *out, const char *fmt, const char *id1, const char *id2)
 	return false;
 }
 
-/* A whole file (at most max bytes) into a malloc'd string; NULL after a
- * usage message. */
-static char *
-read_file(const char *file, size_t max, size_t *len)
+/* A whole file (at most max bytes) into *out, a malloc'd string of *len
+ * bytes.  An exit code: a usage error (unreadable, too long) or an
+ * internal failure (out of memory), with its message. */
+static int
+read_file(const char *file, size_t max, char **out, size_t *len)
 {
 	FILE *f = strcmp(file, "-") == 0 ? stdin : fopen(file, "re");
 	char *buf;
 
-	if (f == NULL) {
-		ctl_usage("%s cannot be read", file);
-		return NULL;
-	}
+	*out = NULL;
+	if (f == NULL)
+		return ctl_usage("%s cannot be read", file);
 	if ((buf = malloc(max + 2)) == NULL) {
 		if (f != stdin)
 			fclose(f);
-		return NULL;
+		return ctl_internal("out of memory");
 	}
 	*len = fread(buf, 1, max + 1, f);
 	if (f != stdin)
 		fclose(f);
 	if (*len > max) {
 		free(buf);
-		ctl_usage("%s is over %zu bytes", file, max);
-		return NULL;
+		return ctl_usage("%s is over %zu bytes", file, max);
 	}
 	buf[*len] = '\0';
-	return buf;
+	*out = buf;
+	return CTL_EXIT_OK;
 }
 
 static int
@@ -103,11 +103,9 @@ tokens_issue(struct ctl *c)
 		return CTL_EXIT_USAGE;
 	body = json_object();
 	if (c->opt[CTL_O_LABEL] != NULL)
-		json_object_set_new(
-		    body, "label", json_string(c->opt[CTL_O_LABEL]));
+		ctl_set(&body, "label", json_string(c->opt[CTL_O_LABEL]));
 	if (ttl > 0)
-		json_object_set_new(
-		    body, "expires_in_seconds", json_integer(ttl));
+		ctl_set(&body, "expires_in_seconds", json_integer(ttl));
 	/* The new token is printed once, as the api shows it once: it is
 	 * what the caller asked for. */
 	return ctl_call_show(c, "POST", path, body, NULL);
@@ -159,9 +157,10 @@ bundles_create(struct ctl *c)
 	char err[128], *text;
 	json_t *manifest = NULL;
 	size_t len;
+	int rc;
 
-	if ((text = read_file(c->arg[0], CM_MANIFEST_MAX, &len)) == NULL)
-		return CTL_EXIT_USAGE;
+	if ((rc = read_file(c->arg[0], CM_MANIFEST_MAX, &text, &len)) != 0)
+		return rc;
 	if (cm_json_parse(text, len, CM_MANIFEST_MAX, CM_JSON_DEPTH_MAX,
 	        &manifest, err, sizeof(err)) != 0 ||
 	    !json_is_object(manifest)) {
@@ -187,36 +186,39 @@ instances_register(struct ctl *c)
 	json_t *body;
 	char *endpoint;
 	size_t len;
+	int rc;
 
 	body = json_pack("{s:s, s:s, s:s}", "name", c->arg[0], "driver",
 	    c->opt[CTL_O_DRIVER], "bundle_id", c->opt[CTL_O_BUNDLE]);
-	if (body == NULL)
-		return ctl_usage("out of memory");
 	if (c->opt[CTL_O_INSTANCE_CONFIG] != NULL)
-		json_object_set_new(
-		    body, "config", ctl_opt_obj(c, CTL_O_INSTANCE_CONFIG));
+		ctl_set(&body, "config", ctl_opt_obj(c, CTL_O_INSTANCE_CONFIG));
 	if (c->opt[CTL_O_POLICY] != NULL)
-		json_object_set_new(
-		    body, "network_policy", ctl_opt_obj(c, CTL_O_POLICY));
+		ctl_set(&body, "network_policy", ctl_opt_obj(c, CTL_O_POLICY));
 	if (c->opt[CTL_O_PROFILE] != NULL)
-		json_object_set_new(
-		    body, "profile", json_string(c->opt[CTL_O_PROFILE]));
+		ctl_set(&body, "profile", json_string(c->opt[CTL_O_PROFILE]));
 	if (c->opt[CTL_O_HOST] != NULL)
-		json_object_set_new(
-		    body, "host", json_string(c->opt[CTL_O_HOST]));
+		ctl_set(&body, "host", json_string(c->opt[CTL_O_HOST]));
 	if (c->opt[CTL_O_ENDPOINT_FILE] != NULL) {
-		endpoint = read_file(
-		    c->opt[CTL_O_ENDPOINT_FILE], CM_ENDPOINT_MAX, &len);
-		if (endpoint == NULL) {
+		const char *file = c->opt[CTL_O_ENDPOINT_FILE];
+
+		if ((rc = read_file(file, CM_ENDPOINT_MAX, &endpoint, &len)) !=
+		    0) {
 			json_decref(body);
-			return CTL_EXIT_USAGE;
+			return rc;
 		}
 		while (len > 0 &&
 		       (endpoint[len - 1] == '\n' || endpoint[len - 1] == '\r'))
 			endpoint[--len] = '\0';
-		json_object_set_new(body, "endpoint", json_string(endpoint));
+		if (strlen(endpoint) != len || !ctl_utf8(endpoint, len))
+			rc = ctl_usage("%s is not UTF-8 text", file);
+		else
+			ctl_set(&body, "endpoint", json_string(endpoint));
 		explicit_bzero(endpoint, len);
 		free(endpoint);
+		if (rc != 0) {
+			json_decref(body);
+			return rc;
+		}
 	}
 	return ctl_call_show(
 	    c, "POST", AD "/browser-instances", body, instance_cols);

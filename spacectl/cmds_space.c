@@ -11,6 +11,7 @@
 #include "ctl.h"
 #include "ids.h"
 #include "json.h"
+#include "status.h"
 
 #define PATH_LEN (CM_URL_MAX + 1)
 #define ESC_LEN (3 * CM_NAME_MAX + 1)
@@ -73,7 +74,8 @@ spaces_list(struct ctl *c)
 	return ctl_call_show(c, "GET", path, NULL, space_cols);
 }
 
-/* A comma-separated list as a JSON array of strings. */
+/* A comma-separated list as a JSON array of strings; NULL when out of
+ * memory. */
 static json_t *
 name_list(const char *s)
 {
@@ -83,8 +85,11 @@ name_list(const char *s)
 	while (a != NULL && *p != '\0') {
 		size_t n = strcspn(p, ",");
 
-		if (n > 0)
-			json_array_append_new(a, json_stringn(p, n));
+		if (n > 0 &&
+		    json_array_append_new(a, json_stringn(p, n)) != 0) {
+			json_decref(a); /* out of memory: ctl_set says so */
+			return NULL;
+		}
 		p += n;
 		if (*p == ',')
 			p++;
@@ -105,17 +110,15 @@ spaces_create(struct ctl *c)
 	    c->opt[CTL_O_INSTANCE], "owner_type",
 	    c->opt[CTL_O_OWNER_TYPE] ? c->opt[CTL_O_OWNER_TYPE] : "operator",
 	    "owner_id", c->opt[CTL_O_OWNER]);
-	if (body == NULL)
-		return ctl_usage("out of memory");
 	if (c->opt[CTL_O_BINDING] != NULL)
-		json_object_set_new(
-		    body, "binding_id", json_string(c->opt[CTL_O_BINDING]));
+		ctl_set(
+		    &body, "binding_id", json_string(c->opt[CTL_O_BINDING]));
 	if (c->opt[CTL_O_GRANT] != NULL)
-		json_object_set_new(body, "granted_capabilities",
+		ctl_set(&body, "granted_capabilities",
 		    name_list(c->opt[CTL_O_GRANT]));
 	if (c->opt[CTL_O_REQUEST_ID] != NULL)
-		json_object_set_new(
-		    body, "request_id", json_string(c->opt[CTL_O_REQUEST_ID]));
+		ctl_set(
+		    &body, "request_id", json_string(c->opt[CTL_O_REQUEST_ID]));
 	return ctl_call_show(c, "POST", path, body, space_cols);
 }
 
@@ -143,8 +146,7 @@ spaces_cancel(struct ctl *c)
 		return rc;
 	body = json_object();
 	if (c->opt[CTL_O_TASK] != NULL)
-		json_object_set_new(
-		    body, "task_id", json_string(c->opt[CTL_O_TASK]));
+		ctl_set(&body, "task_id", json_string(c->opt[CTL_O_TASK]));
 	return ctl_call_show(c, "POST", path, body, task_cols);
 }
 
@@ -165,9 +167,7 @@ spaces_close(struct ctl *c)
 static bool
 task_ends(const char *kind)
 {
-	return kind != NULL &&
-	       (strcmp(kind, "completed") == 0 || strcmp(kind, "failed") == 0 ||
-	           strcmp(kind, "cancelled") == 0);
+	return cm_event_kind_ends_task(cm_event_kind_parse(kind));
 }
 
 /* What --wait watches: one task's events, timed from its submit. */
@@ -224,7 +224,7 @@ show_outcome(struct ctl *c, const char *space, json_t *res)
 		    art, c->ws, space,
 		    json_string_value(json_object_get(t, "task_id")), art, art,
 		    c->url, path);
-	if (status != NULL && strcmp(status, "completed") == 0)
+	if (cm_task_status_is(status, CM_TASK_COMPLETED))
 		return CTL_EXIT_OK;
 	if (json_is_object(err))
 		fprintf(stderr, "error: %s: %s\n",
@@ -255,11 +255,8 @@ tasks_submit(struct ctl *c)
 	body = json_pack("{s:s, s:s, s:o}", "request_id",
 	    c->opt[CTL_O_REQUEST_ID] ? c->opt[CTL_O_REQUEST_ID] : rid,
 	    "capability", c->arg[1], "args", args ? args : json_object());
-	if (body == NULL)
-		return ctl_usage("out of memory");
 	if (timeout > 0)
-		json_object_set_new(
-		    body, "timeout_seconds", json_integer(timeout));
+		ctl_set(&body, "timeout_seconds", json_integer(timeout));
 	rc = ctl_call(c, "POST", path, body, &status, &res);
 	json_decref(body);
 	if (rc != CTL_EXIT_OK || c->opt[CTL_O_WAIT] == NULL) {

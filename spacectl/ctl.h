@@ -2,12 +2,20 @@
  * ctl.h: what spacectl's files share.  Internal to spacectl.
  *
  * main.c parses the command line into a struct ctl and runs one command
- * of the table in cmds_*.c; http.c is the only code that talks to the
- * api (libcurl), and out.c the only code that prints tables.
+ * of the table in cmds_*.c; opts.c reads a command's options, exit.c
+ * prints the message of a usage error or an internal failure; http.c is
+ * the only code that talks to the api (libcurl), and out.c the only code
+ * that prints tables.
  *
- * Exit codes: CTL_EXIT_OK, CTL_EXIT_API (the api answered an error, or
- * could not be reached: the reason is on stderr, an api error as
- * "error: <code>: <message>"), CTL_EXIT_USAGE (the command line).
+ * Exit codes (main.c's --help lists them too):
+ *   CTL_EXIT_OK        0  done
+ *   CTL_EXIT_API       1  the api answered an error, or could not be
+ *                         reached: the reason is on stderr, an api error
+ *                         as "error: <code>: <message>"
+ *   CTL_EXIT_USAGE     2  the command line (ctl_usage)
+ *   CTL_EXIT_INTERNAL  3  spacectl itself failed: out of memory, or
+ *                         libcurl did not start (ctl_internal); no
+ *                         request was sent, or its answer was not read
  *
  * The token is a secret: no message, --verbose line or table carries it.
  */
@@ -21,15 +29,19 @@
 
 #include "limits.h"
 
-#define CTL_VERSION "1.0.0"
-
-enum { CTL_EXIT_OK = 0, CTL_EXIT_API = 1, CTL_EXIT_USAGE = 2 };
+enum {
+	CTL_EXIT_OK = 0,
+	CTL_EXIT_API = 1,
+	CTL_EXIT_USAGE = 2,
+	CTL_EXIT_INTERNAL = 3,
+};
 
 /* What an option's value must be: checked once, before any command runs
  * or anything is resolved, so that every usage error exits 2 at once. */
 enum ctl_type {
 	CTL_FLAG, /* no value */
-	CTL_STR,  /* any text */
+	CTL_STR,  /* any text (UTF-8, as JSON's strings are) */
+	CTL_PATH, /* a file's name: any bytes, never sent */
 	CTL_INT,  /* an integer in [lo, hi] */
 	CTL_OBJ,  /* a JSON object, at most CM_BODY_MAX bytes */
 };
@@ -42,7 +54,7 @@ enum ctl_type {
 	X(TOKEN, "token", CTL_STR, 0, 0,                                    \
 	    "bearer token (default: SPACED_TOKEN, then "                    \
 	    "<data_dir>/admin.token)")                                      \
-	X(CONFIG, "config", CTL_STR, 0, 0,                                  \
+	X(CONFIG, "config", CTL_PATH, 0, 0,                                 \
 	    "the spaced config file to read data_dir "                      \
 	    "and http_listen from")                                         \
 	X(JSON, "json", CTL_FLAG, 0, 0,                                     \
@@ -79,14 +91,14 @@ enum ctl_type {
 	X(FOLLOW, "follow", CTL_FLAG, 0, 0,                                 \
 	    "stream events live, resuming after a "                         \
 	    "dropped connection")                                           \
-	X(OUTPUT, "output", CTL_STR, 0, 0, "the file to write (-o)")        \
+	X(OUTPUT, "output", CTL_PATH, 0, 0, "the file to write (-o)")       \
 	X(ADMIN, "admin", CTL_FLAG, 0, 0, "the principal is an admin")      \
 	X(LABEL, "label", CTL_STR, 0, 0, "the token's label")               \
 	X(EXPIRES_IN, "expires-in", CTL_INT, 1, CM_TOKEN_TTL_MAX_S,         \
 	    "the token's lifetime in seconds")                              \
 	X(DRIVER, "driver", CTL_STR, 0, 0, "managed, cdp or fake")          \
 	X(BUNDLE, "bundle", CTL_STR, 0, 0, "runtime bundle id")             \
-	X(ENDPOINT_FILE, "endpoint-file", CTL_STR, 0, 0,                    \
+	X(ENDPOINT_FILE, "endpoint-file", CTL_PATH, 0, 0,                   \
 	    "a file holding the instance's endpoint (a secret: never an "   \
 	    "argument)")                                                    \
 	X(INSTANCE_CONFIG, "instance-config", CTL_OBJ, 0, 0,                \
@@ -140,26 +152,54 @@ extern const char *const ctl_bundle_cols[];
 extern const struct ctl_cmd ctl_admin_cmds[];
 extern const struct ctl_cmd ctl_space_cmds[];
 
+/* --- exit messages (exit.c) --------------------------------------------- */
+
+/* Prints "spacectl: <message>" on stderr and returns code. */
+int ctl_fail(int code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* A usage error: returns CTL_EXIT_USAGE. */
+#define ctl_usage(...) ctl_fail(CTL_EXIT_USAGE, __VA_ARGS__)
+/* spacectl itself failed (out of memory): returns CTL_EXIT_INTERNAL. */
+#define ctl_internal(...) ctl_fail(CTL_EXIT_INTERNAL, __VA_ARGS__)
+
+/* --- a command's options (opts.c) ---------------------------------------- */
+
 /* --workspace (default: "default") into c->ws, once: an id as it is, a
  * name looked up in the admin's list of workspaces.  An exit code. */
 int ctl_workspace(struct ctl *c);
-/* Prints "spacectl: <message>" on stderr and returns CTL_EXIT_USAGE. */
-int ctl_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A CTL_INT option's value (checked when parsed), dflt when absent. */
 long long ctl_opt_int(const struct ctl *c, enum ctl_opt o, long long dflt);
-/* A CTL_OBJ option's value parsed (a new reference), NULL when absent. */
+/* A CTL_OBJ option's value parsed (a new reference), NULL when absent or
+ * out of memory. */
 json_t *ctl_opt_obj(const struct ctl *c, enum ctl_opt o);
+/*
+ * s[0..len) is UTF-8 as JSON takes it (no overlong form, surrogate or
+ * code point over U+10FFFF).  Text that goes into a request is checked
+ * with it first (main.c checks every argument and CTL_STR value), so
+ * that a body that cannot be built means out of memory, nothing else.
+ */
+bool ctl_utf8(const char *s, size_t len);
 
 /* --- the api (http.c) ---------------------------------------------------- */
 
 /*
  * One request: method, path (with any query, already escaped), a JSON
- * body (borrowed; NULL for none).  On a 2xx answer returns CTL_EXIT_OK
- * with *status set and *out the parsed answer (the caller decrefs;
- * NULL for an empty one).  Otherwise prints why and returns CTL_EXIT_API.
+ * body (borrowed).  GET and DELETE send none (NULL); every POST and PUT
+ * sends one, an empty object when it has nothing to say, so a NULL body
+ * there is one that could not be built: nothing is sent and the answer
+ * is CTL_EXIT_INTERNAL.  On a 2xx answer returns CTL_EXIT_OK with
+ * *status set and *out the parsed answer (the caller decrefs; NULL for
+ * an empty one).  Otherwise prints why and returns CTL_EXIT_API, or
+ * CTL_EXIT_INTERNAL when spacectl ran out of memory.
  */
 int ctl_call(struct ctl *c, const char *method, const char *path, json_t *body,
     int *status, json_t **out);
+/*
+ * Sets (*obj)[key] to v, taking v, for a body built a member at a time.
+ * When v is NULL or the set fails (out of memory), *obj is released and
+ * set to NULL, which ctl_call then refuses; a NULL *obj stays NULL.
+ */
+void ctl_set(json_t **obj, const char *key, json_t *v);
 /* ctl_call for GET, answering the answer's "data" member (a new
  * reference). */
 int ctl_get(struct ctl *c, const char *path, json_t **data);

@@ -18,15 +18,17 @@
 #include "bbuf.h"
 #include "ctl.h"
 #include "json.h"
+#include "status.h"
 
-/* A body being received, at most cap bytes. */
 /* A handle for one request to path, with the token and the headers (an
- * extra one may be NULL); *hdrs is freed by the caller. */
+ * extra one may be NULL); *hdrs is freed by the caller.  NULL when
+ * libcurl is out of memory (*hdrs is NULL then). */
 static CURL *
 handle(struct ctl *c, const char *method, const char *path, const char *extra,
     struct curl_slist **hdrs)
 {
 	char url[2 * (CM_URL_MAX + 1)], auth[CM_TOKEN_MAX + 32];
+	const char *add[3] = {auth, "Content-Type: application/json", extra};
 	CURL *h = curl_easy_init();
 
 	*hdrs = NULL;
@@ -34,11 +36,20 @@ handle(struct ctl *c, const char *method, const char *path, const char *extra,
 		return NULL;
 	snprintf(url, sizeof(url), "%s%s", c->url, path);
 	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", c->token);
-	*hdrs = curl_slist_append(*hdrs, auth);
+	for (size_t i = 0; i < 3 && add[i] != NULL; i++) {
+		/* A failed append leaves the list as it was. */
+		struct curl_slist *l = curl_slist_append(*hdrs, add[i]);
+
+		if (l == NULL) {
+			explicit_bzero(auth, sizeof(auth));
+			curl_slist_free_all(*hdrs);
+			*hdrs = NULL;
+			curl_easy_cleanup(h);
+			return NULL;
+		}
+		*hdrs = l;
+	}
 	explicit_bzero(auth, sizeof(auth));
-	*hdrs = curl_slist_append(*hdrs, "Content-Type: application/json");
-	if (extra != NULL)
-		*hdrs = curl_slist_append(*hdrs, extra);
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, *hdrs);
@@ -77,27 +88,56 @@ print_error(long status, const struct cm_bbuf *b)
 	json_decref(v);
 }
 
-/* Runs h; on a transport failure prints why.  Returns the status, or -1. */
+/*
+ * Runs h, its answer into b; on a failure prints why.  Returns the
+ * status, or the exit code (negated) to end with: -CTL_EXIT_API when the
+ * api could not be reached or answered too much, -CTL_EXIT_INTERNAL when
+ * spacectl ran out of memory (libcurl's own, or b's: cm_bbuf_write
+ * refuses a write only for that when b is not over).
+ */
 static long
 perform(struct ctl *c, CURL *h, const struct cm_bbuf *b)
 {
 	CURLcode rc = curl_easy_perform(h);
-	long status = -1;
+	long status = -CTL_EXIT_API;
 
-	if (rc != CURLE_OK && !(b != NULL && b->over)) {
+	if (rc == CURLE_OUT_OF_MEMORY || (rc == CURLE_WRITE_ERROR && !b->over))
+		return -ctl_internal("out of memory");
+	if (rc != CURLE_OK && !b->over) {
 		fprintf(stderr, "error: unreachable: %s: %s\n", c->url,
 		    curl_easy_strerror(rc));
-		return -1;
+		return -CTL_EXIT_API;
 	}
-	if (b != NULL && b->over) {
+	if (b->over) {
 		fprintf(stderr,
 		    "error: too_large: the answer is over %zu bytes\n", b->cap);
-		return -1;
+		return -CTL_EXIT_API;
 	}
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
 	if (c->verbose)
 		fprintf(stderr, "< %ld\n", status);
 	return status;
+}
+
+void
+ctl_set(json_t **obj, const char *key, json_t *v)
+{
+	if (*obj == NULL) {
+		json_decref(v);
+		return;
+	}
+	/* json_object_set_new takes v whether or not it succeeds. */
+	if (json_object_set_new(*obj, key, v) != 0) {
+		json_decref(*obj);
+		*obj = NULL;
+	}
+}
+
+/* POST and PUT carry a JSON body, always (ctl.h). */
+static bool
+sends_body(const char *method)
+{
+	return strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0;
 }
 
 int
@@ -113,16 +153,25 @@ ctl_call(struct ctl *c, const char *method, const char *path, json_t *body,
 
 	*out = NULL;
 	if (h == NULL)
-		return ctl_usage("out of memory");
+		return ctl_internal("out of memory");
+	if (body == NULL && sends_body(method)) {
+		rc = ctl_internal("out of memory: no request body");
+		goto done;
+	}
 	if (body != NULL) {
-		text = json_dumps(body, JSON_COMPACT);
-		curl_easy_setopt(h, CURLOPT_POSTFIELDS, text ? text : "{}");
+		if ((text = json_dumps(body, JSON_COMPACT)) == NULL) {
+			rc = ctl_internal("out of memory");
+			goto done;
+		}
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, text);
 	}
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)CM_CTL_REQUEST_MS);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, cm_bbuf_write);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
-	if ((st = perform(c, h, &b)) < 0)
+	if ((st = perform(c, h, &b)) < 0) {
+		rc = (int)-st;
 		goto done;
+	}
 	*status = (int)st;
 	if (st < 200 || st > 299) {
 		print_error(st, &b);
@@ -202,12 +251,14 @@ ctl_download(struct ctl *c, const char *path, const char *file, char *mime,
 	int rc = CTL_EXIT_API;
 
 	if (h == NULL)
-		return ctl_usage("out of memory");
+		return ctl_internal("out of memory");
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)CM_CTL_REQUEST_MS);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, cm_bbuf_write);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
-	if ((st = perform(c, h, &b)) < 0)
+	if ((st = perform(c, h, &b)) < 0) {
+		rc = (int)-st;
 		goto done;
+	}
 	if (st != 200) {
 		print_error(st, &b);
 		goto done;
@@ -273,9 +324,8 @@ sse_dispatch(struct sse *s)
 		if (s->fn(s->arg, ev))
 			s->stop = true;
 	}
-	if (json_is_string(json_object_get(ev, "kind")) &&
-	    strcmp(json_string_value(json_object_get(ev, "kind")),
-	        "space_closed") == 0)
+	if (cm_event_kind_is(json_string_value(json_object_get(ev, "kind")),
+	        CM_EV_SPACE_CLOSED))
 		s->closed = true;
 	json_decref(ev);
 }
@@ -373,21 +423,27 @@ ctl_stream(struct ctl *c, const char *path, int64_t *last,
 	int attempts = 0, rc = CTL_EXIT_API;
 
 	if (s == NULL)
-		return ctl_usage("out of memory");
+		return ctl_internal("out of memory");
 	s->c = c;
 	s->last = last;
 	s->fn = fn;
 	s->arg = arg;
 	for (;;) {
 		char leid[64];
-		struct curl_slist *hdrs;
+		struct curl_slist *hdrs, *accept;
 		CURL *h;
 
 		snprintf(leid, sizeof(leid), "Last-Event-ID: %lld",
 		    (long long)*last);
-		if ((h = handle(c, "GET", path, leid, &hdrs)) == NULL)
+		if ((h = handle(c, "GET", path, leid, &hdrs)) == NULL ||
+		    (accept = curl_slist_append(
+		         hdrs, "Accept: text/event-stream")) == NULL) {
+			curl_slist_free_all(hdrs);
+			curl_easy_cleanup(h);
+			rc = ctl_internal("out of memory");
 			break;
-		hdrs = curl_slist_append(hdrs, "Accept: text/event-stream");
+		}
+		hdrs = accept;
 		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
 		curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, sse_header);
 		curl_easy_setopt(h, CURLOPT_HEADERDATA, s);

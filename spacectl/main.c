@@ -1,5 +1,6 @@
 /*
- * spacectl: the command-line client of spaced's api (SPEC 8).
+ * spacectl: the command-line client of spaced's api, a command for each
+ * of its routes (test_spacectl fails on a route without one).
  *
  *   spacectl [global options] GROUP [VERB] [ARGS...] [options]
  *
@@ -11,7 +12,6 @@
  */
 #include <curl/curl.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +19,6 @@
 
 #include "config.h"
 #include "ctl.h"
-#include "ids.h"
 #include "json.h"
 #include "log.h"
 #include "tokenfile.h"
@@ -38,37 +37,6 @@ static const struct {
 };
 
 static const struct ctl_cmd *const tables[] = {ctl_space_cmds, ctl_admin_cmds};
-
-int
-ctl_usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("spacectl: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return CTL_EXIT_USAGE;
-}
-
-long long
-ctl_opt_int(const struct ctl *c, enum ctl_opt o, long long dflt)
-{
-	return c->opt[o] != NULL ? strtoll(c->opt[o], NULL, 10) : dflt;
-}
-
-json_t *
-ctl_opt_obj(const struct ctl *c, enum ctl_opt o)
-{
-	char err[128];
-	json_t *v = NULL;
-
-	if (c->opt[o] != NULL)
-		cm_json_parse(c->opt[o], strlen(c->opt[o]), CM_BODY_MAX,
-		    CM_JSON_DEPTH_MAX, &v, err, sizeof(err));
-	return v;
-}
 
 /* The value of option o has its type; false after a usage message. */
 static bool
@@ -98,6 +66,11 @@ opt_valid(enum ctl_opt o, const char *v)
 			ctl_usage(
 			    "--%s must be a JSON object", options[o].name);
 		return ok;
+	case CTL_STR:
+		if (ctl_utf8(v, strlen(v)))
+			return true;
+		ctl_usage("--%s is not UTF-8 text", options[o].name);
+		return false;
 	default:
 		return true;
 	}
@@ -143,7 +116,8 @@ help_all(FILE *f, const char *group)
 	for (int o = 0; o < CTL_O_WORKSPACE; o++)
 		fprintf(f, "  --%-16s %s\n", options[o].name, options[o].help);
 	fprintf(f, "\n'spacectl COMMAND --help' describes a command.  Exit "
-	           "codes: 0 success, 1 an api error, 2 a usage error.\n");
+	           "codes: 0 success, 1 an api error, 2 a usage error, 3 "
+	           "spacectl itself failed (out of memory, say).\n");
 }
 
 static void
@@ -174,6 +148,11 @@ parse(struct ctl *c, int argc, char **argv)
 		if (strncmp(a, "--", 2) != 0 || a[2] == '\0') {
 			if (c->n_arg == CM_CTL_ARGS_MAX)
 				return ctl_usage("too many arguments");
+			/* Names and ids, sent in a body or a path: a file
+			 * argument (bundles create) is named in UTF-8 too. */
+			if (!ctl_utf8(a, strlen(a)))
+				return ctl_usage(
+				    "an argument is not UTF-8 text");
 			c->arg[c->n_arg++] = a;
 			continue;
 		}
@@ -268,7 +247,7 @@ resolve(struct ctl *c)
 			argv[1] = flag;
 		}
 		if ((env = config_env()) == NULL)
-			return ctl_usage("out of memory");
+			return ctl_internal("out of memory");
 		rc = cm_config_load(
 		    &cfg, argv[1] ? 2 : 1, argv, env, NULL, err, sizeof(err));
 		free(env);
@@ -294,60 +273,18 @@ resolve(struct ctl *c)
 			return ctl_usage("the token is empty or too long");
 		snprintf(c->token, sizeof(c->token), "%s", tok);
 	} else {
-		struct sup_tokenfile f;
+		struct cm_tokenfile f;
 
-		if (sup_tokenfile_init(&f, cfg.data_dir) != 0 ||
-		    sup_tokenfile_read(&f) != SUP_TOKENFILE_OK)
+		if (cm_tokenfile_init(&f, cfg.data_dir) != 0 ||
+		    cm_tokenfile_read(&f) != CM_TOKENFILE_OK)
 			return ctl_usage("no token: give --token, set "
 			                 "SPACED_TOKEN, or run where %s/%s is "
 			                 "readable",
-			    cfg.data_dir, SUP_ADMIN_TOKEN_FILE);
+			    cfg.data_dir, CM_ADMIN_TOKEN_FILE);
 		snprintf(c->token, sizeof(c->token), "%s", f.token);
 		explicit_bzero(f.token, sizeof(f.token));
 	}
 	return CTL_EXIT_OK;
-}
-
-int
-ctl_workspace(struct ctl *c)
-{
-	const char *w =
-	    c->opt[CTL_O_WORKSPACE] ? c->opt[CTL_O_WORKSPACE] : "default";
-	json_t *rows, *row;
-	size_t i;
-	int rc;
-
-	if (strlen(w) == 0 || strlen(w) > CM_NAME_MAX)
-		return ctl_usage("--workspace is empty or too long");
-	if (c->ws[0] != '\0')
-		return CTL_EXIT_OK;
-	if (cm_uuid_valid(w)) {
-		snprintf(c->ws, sizeof(c->ws), "%s", w);
-		return CTL_EXIT_OK;
-	}
-	if ((rc = ctl_get(c, "/api/v1/admin/workspaces", &rows)) != 0) {
-		fprintf(stderr,
-		    "spacectl: the workspace named %s was not looked up (a "
-		    "name needs an admin token; any token takes its id)\n",
-		    w);
-		return rc;
-	}
-	json_array_foreach(rows, i, row)
-	{
-		const char *name =
-		    json_string_value(json_object_get(row, "name"));
-		const char *id =
-		    json_string_value(json_object_get(row, "workspace_id"));
-
-		if (name && id && strcmp(name, w) == 0) {
-			snprintf(c->ws, sizeof(c->ws), "%s", id);
-			json_decref(rows);
-			return CTL_EXIT_OK;
-		}
-	}
-	json_decref(rows);
-	fprintf(stderr, "error: not_found: no workspace named %s\n", w);
-	return CTL_EXIT_API;
 }
 
 int
@@ -364,7 +301,7 @@ main(int argc, char **argv)
 	if ((rc = parse(&c, argc, argv)) != 0)
 		return rc;
 	if (c.opt[CTL_O_VERSION] != NULL) {
-		printf("spacectl %s\n", CTL_VERSION);
+		printf("spacectl %s\n", SPACED_VERSION);
 		return CTL_EXIT_OK;
 	}
 	k = find(&c, &used, &group_known);
@@ -406,7 +343,7 @@ main(int argc, char **argv)
 	if ((rc = resolve(&c)) != 0)
 		return rc;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-		return ctl_usage("libcurl did not start");
+		return ctl_internal("libcurl did not start");
 	rc = k->fn(&c);
 	explicit_bzero(c.token, sizeof(c.token));
 	curl_global_cleanup();

@@ -32,7 +32,7 @@ st_artifact_check(const struct pr_req *req, struct pr_rep *rep)
 		    "an artifact needs its name, mime type and bytes");
 		return -1;
 	}
-	if (strcmp(req->status, "completed") != 0) {
+	if (!cm_task_status_is(req->status, CM_TASK_COMPLETED)) {
 		pr_rep_error(rep, CM_E_INVALID_REQUEST,
 		    "only a completed task has an artifact");
 		return -1;

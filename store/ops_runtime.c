@@ -113,7 +113,7 @@ void
 st_op_instance_register(
     struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
-	static const char *const drivers[] = {"managed", "cdp", "fake", NULL};
+	const enum cm_driver driver = cm_driver_parse(req->driver);
 	static const char has_bundle[] =
 	    "SELECT 1 FROM runtime_bundles WHERE id = $1";
 	static const char ins[] =
@@ -135,13 +135,12 @@ st_op_instance_register(
 	char err[256];
 	int rc;
 
-	if (!st_admin_name_ok(req->name) ||
-	    !st_admin_one_of(req->driver, drivers)) {
+	if (!st_admin_name_ok(req->name) || driver == CM_DRIVER__COUNT) {
 		pr_rep_error(rep, CM_E_INVALID_REQUEST,
 		    "name must be 1..255 bytes, driver managed, cdp or fake");
 		return;
 	}
-	if (strcmp(req->driver, "cdp") == 0 &&
+	if (driver == CM_DRIVER_CDP &&
 	    (req->endpoint == NULL || req->endpoint[0] == '\0')) {
 		pr_rep_error(rep, CM_E_INVALID_REQUEST,
 		    "a cdp instance needs an "
@@ -150,7 +149,7 @@ st_op_instance_register(
 	}
 	/* The forms the cdp driver and the probe know (the message names
 	 * them, never the endpoint: it is a secret). */
-	if (strcmp(req->driver, "cdp") == 0 &&
+	if (driver == CM_DRIVER_CDP &&
 	    cm_cdpep_parse(req->endpoint, &ep) != 0) {
 		pr_rep_error(rep, CM_E_INVALID_REQUEST,
 		    "a cdp endpoint is http(s)://host:port or "

@@ -570,9 +570,7 @@ st_store_republish(struct st_store *st, const char *space_id, int64_t sequence,
 			ev.kind = st_col_text(s, 2);
 			ev.payload = st_col_text(s, 3);
 			ev.created_at = st_col_int(s, 4);
-			if (ev.kind != NULL &&
-			    strcmp(ev.kind,
-			        cm_event_kind_name(CM_EV_SPACE_OPENED)) == 0)
+			if (cm_event_kind_is(ev.kind, CM_EV_SPACE_OPENED))
 				ev.host = st_col_text(s, 5);
 		} else {
 			ev.kind = kind;

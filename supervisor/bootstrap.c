@@ -92,7 +92,7 @@ struct sup_boot {
 	const struct cm_config *cfg;
 	const char *bin_dir;
 	enum boot_state state;
-	struct sup_tokenfile file; /* holds the token: a secret */
+	struct cm_tokenfile file; /* holds the token: a secret */
 	char hash[CM_TOKEN_HASH_LEN];
 	char admin_id[CM_ID_MAX + 1];
 	/* The store's only principal, when it is an enabled admin named
@@ -183,7 +183,7 @@ read_manifest(const char *path)
 	/* One byte over the bound is read, so an oversized file shows. */
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 ||
 	    (buf = malloc(CM_MANIFEST_MAX + 2)) == NULL ||
-	    (n = sup_read_all(fd, buf, CM_MANIFEST_MAX + 1)) < 0) {
+	    (n = cm_read_all(fd, buf, CM_MANIFEST_MAX + 1)) < 0) {
 		cm_warn("bootstrap: %s", path);
 	} else if (n > CM_MANIFEST_MAX) {
 		cm_warnx("bootstrap: %s: over %d bytes", path, CM_MANIFEST_MAX);
@@ -208,7 +208,7 @@ static enum sup_boot_step
 done(struct sup_boot *b)
 {
 	if (b->show_token) {
-		if (sup_tokenfile_publish(&b->file) != 0)
+		if (cm_tokenfile_publish(&b->file) != 0)
 			return SUP_BOOT_FAILED;
 		cm_info("bootstrap: the admin token is in %s", b->file.path);
 		fprintf(stderr, "spaced: admin token in %s\n", b->file.path);
@@ -358,7 +358,7 @@ on_member(struct sup_boot *b, const struct pr_rep *r)
 static enum sup_boot_step
 fresh(struct sup_boot *b, struct pr_req *q)
 {
-	if (sup_tokenfile_ensure(&b->file) != 0 ||
+	if (cm_tokenfile_ensure(&b->file) != 0 ||
 	    cm_token_hash(b->file.token, strlen(b->file.token), b->hash) != 0)
 		return SUP_BOOT_FAILED;
 	q->kind = "operator";
@@ -429,7 +429,7 @@ not_accepted(struct sup_boot *b)
 	         "(revoked, or not an enabled admin's); it is not used.  "
 	         "Remove the file.  Without another admin token, the way "
 	         "back is to start spaced on an empty data_dir",
-	    sup_tokenfile_name(&b->file));
+	    cm_tokenfile_name(&b->file));
 	return done(b);
 }
 
@@ -444,17 +444,17 @@ resume(struct sup_boot *b, const struct pr_rep *principals, struct pr_req *q)
 	if (only != NULL && is_enabled_admin(only) &&
 	    strcmp(only->name, BOOT_ADMIN_NAME) == 0)
 		copy_id(b->only_admin, only->principal_id);
-	switch (sup_tokenfile_read(&b->file)) {
-	case SUP_TOKENFILE_OK:
+	switch (cm_tokenfile_read(&b->file)) {
+	case CM_TOKENFILE_OK:
 		break;
-	case SUP_TOKENFILE_ABSENT:
+	case CM_TOKENFILE_ABSENT:
 		return no_token_file(b, principals);
-	case SUP_TOKENFILE_MALFORMED:
+	case CM_TOKENFILE_MALFORMED:
 		cm_warnx("bootstrap: %s does not hold a token and the store "
 		         "has principals: the file is not used; remove it",
-		    sup_tokenfile_name(&b->file));
+		    cm_tokenfile_name(&b->file));
 		return done(b);
-	case SUP_TOKENFILE_ERROR:
+	case CM_TOKENFILE_ERROR:
 		return SUP_BOOT_FAILED;
 	}
 	if (cm_token_hash(b->file.token, strlen(b->file.token), b->hash) != 0)
@@ -519,7 +519,7 @@ sup_boot_new(
 	}
 	b->cfg = cfg;
 	b->bin_dir = bin_dir;
-	if (sup_tokenfile_init(&b->file, cfg->data_dir) != 0) {
+	if (cm_tokenfile_init(&b->file, cfg->data_dir) != 0) {
 		free(b);
 		return -1;
 	}

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "status.h"
 
 #define BROWSERS_BUNDLE "browser"
 #define BROWSERS_NAME "chromium-%d"
@@ -80,7 +81,7 @@ next_instance(struct sup_browsers *b, struct pr_req *q)
 		return ask(b, q, BR_BIND, PR_OP_BINDING_CREATE);
 	}
 	q->name = b->name;
-	q->driver = "managed";
+	q->driver = cm_driver_name(CM_DRIVER_MANAGED);
 	q->bundle_id = b->bundle;
 	return ask(b, q, BR_REGISTER, PR_OP_INSTANCE_REGISTER);
 }

@@ -1,5 +1,5 @@
 /*
- * browsers.h: the managed instances of a first start (SPEC 6
+ * browsers.h: the managed instances of a first start (the setting
  * managed_browsers), a part of the bootstrap (bootstrap.h) that runs
  * before its last write.  When chromium_path is an executable file, the
  * bootstrap of a new data dir registers managed_browsers managed

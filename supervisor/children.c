@@ -1,7 +1,8 @@
 /*
  * children.c: spawning children.  After fork the child only calls
  * async-signal-safe functions and execs at once: nng and SQLite are never
- * touched between fork and exec (DESIGN 6).
+ * touched between fork and exec, since another thread may have held
+ * their locks at the fork.
  */
 #include "children.h"
 

@@ -2,7 +2,8 @@
  * lifecycle.c: the supervisor's children from start to end: starting a
  * row (or putting it in backoff), an actor per Space and the api once,
  * the readiness line, reaping through the signalfd, a death (finalising
- * an actor's lost task, SPEC 3 rule 10, and the restart policy's
+ * an actor's lost task as outcome_unknown, or cancelled when a cancel
+ * was asked for, and the restart policy's
  * verdict), restarts when their backoff is over, and stopping kinds of
  * children within bounds at shutdown.  The loop that calls all this is
  * main.c's.

@@ -5,7 +5,8 @@
  * store (bootstrap.h), starts the api (when built) once that is done,
  * then one actor per Space that is not closed, and keeps them alive:
  * reaping through a signalfd, finalising the task of an actor that died
- * (SPEC 3 rule 10) and restarting by the policy table.  Its loop never
+ * (failed with outcome_unknown, or cancelled when a cancel was asked
+ * for) and restarting by the policy table.  Its loop never
  * waits on the store: every store call is asynchronous (storework.h).
  * SIGTERM stops everything within bounds (CM_SUP_STOP_*).  Exit codes:
  * 0 stopped cleanly, 1 gave up on a permanent child (let systemd restart

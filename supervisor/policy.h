@@ -1,6 +1,7 @@
 /*
- * policy.h: restart policy as pure functions (DESIGN 1, STYLE "process
- * work").  No clocks, no processes: callers pass the time in.
+ * policy.h: restart policy as pure functions: what to do is decided
+ * here, and done by the caller's loop.  No clocks, no processes: callers
+ * pass the time in.
  */
 #ifndef SUP_POLICY_H
 #define SUP_POLICY_H

@@ -21,6 +21,7 @@
 #include "curlm.h"
 #include "log.h"
 #include "rpc.h"
+#include "status.h"
 
 struct probe_item {
 	char id[CM_ID_MAX + 1];
@@ -133,11 +134,13 @@ probe_write_next(struct sup_probe *p)
 		memset(&q, 0, sizeof(q));
 		q.op = PR_OP_INSTANCE_SET_STATUS;
 		q.browser_instance_id = it->id;
-		q.status = it->ready ? "ready" : "unavailable";
+		q.status = cm_instance_status_name(
+		    it->ready ? CM_INSTANCE_READY : CM_INSTANCE_UNAVAILABLE);
 		/* Only from what this round read: an operator's disable
 		 * since then stands (a conflict, and the next round reads
 		 * again). */
-		q.if_status = it->ready ? "unavailable" : "ready";
+		q.if_status = cm_instance_status_name(
+		    it->ready ? CM_INSTANCE_UNAVAILABLE : CM_INSTANCE_READY);
 		if (cm_rpc_async_start(
 		        p->set, &q, CM_SUP_STORE_ATTEMPT_MS, 0) != CM_OK)
 			return; /* the next round sees the change again */
@@ -181,13 +184,18 @@ probe_round(struct sup_probe *p, const struct pr_rep *r)
 	for (size_t i = 0; i < n && p->n < CM_PROBE_MAX; i++) {
 		const struct pr_instance *in = &r->instances[i];
 		struct probe_item *it = &p->items[p->n];
+		enum cm_instance_status st =
+		    cm_instance_status_parse(in->status);
 		struct cm_cdpep ep;
 
-		if (in->status == NULL || strcmp(in->status, "disabled") == 0)
-			continue; /* the operator's, not ours */
+		/* disabled is the operator's, not ours; a status of no row
+		 * (none at all) is no instance the probe knows. */
+		if (st == CM_INSTANCE_STATUS__COUNT ||
+		    st == CM_INSTANCE_DISABLED)
+			continue;
 		memset(it, 0, sizeof(*it));
 		snprintf(it->id, sizeof(it->id), "%s", in->browser_instance_id);
-		it->was_ready = strcmp(in->status, "ready") == 0;
+		it->was_ready = st == CM_INSTANCE_READY;
 		p->n++;
 		if (cm_cdpep_parse(r->instance_secrets[i].endpoint, &ep) != 0 ||
 		    cm_cdpep_version_begin(

@@ -1,5 +1,6 @@
 /*
- * probe.h: the supervisor's probe of cdp instances (DESIGN 3).
+ * probe.h: the supervisor's probe of cdp instances, the remote browsers
+ * it does not run.
  *
  * Every probe_interval_ms (config, CM_PROBE_INTERVAL_MS by default) it
  * reads the cdp instances of its host from the store (sup.list_cdp, the

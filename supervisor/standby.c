@@ -17,14 +17,16 @@
 
 #include "clock.h"
 #include "log.h"
+#include "status.h"
 #include "sup.h"
 
 bool
 sup_standby_fits(const struct cm_config *cfg, const struct pr_instance *in)
 {
-	return cfg->warm_standby && in->driver != NULL &&
-	       strcmp(in->driver, "managed") == 0 && in->status != NULL &&
-	       strcmp(in->status, "ready") == 0 && in->profile_mode != NULL &&
+	return cfg->warm_standby &&
+	       cm_driver_parse(in->driver) == CM_DRIVER_MANAGED &&
+	       cm_instance_status_parse(in->status) == CM_INSTANCE_READY &&
+	       in->profile_mode != NULL &&
 	       strcmp(in->profile_mode, "ephemeral") == 0 && in->host != NULL &&
 	       strcmp(in->host, cfg->host_id) == 0;
 }

@@ -101,10 +101,10 @@ sup_work_rescan(struct sup *s)
  * The first scan since this supervisor started, of a Space of its host
  * whose task is running and which has no actor of ours: that task's actor
  * was the supervisor's before, and died with it (PR_SET_PDEATHSIG), so
- * the task is lost.  It is finalised at once (SPEC 3 rule 10:
- * outcome_unknown, or cancelled), not once its lease has run out, and the
- * Space's actor starts when that is done, as after an actor's crash (a
- * row waiting to restart, held by the job).  True when so.
+ * the task is lost.  It is finalised at once (failed with
+ * outcome_unknown, or cancelled when a cancel was asked for), not once its
+ * lease has run out, and the Space's actor starts when that is done, as after
+ * an actor's crash (a row waiting to restart, held by the job).  True when so.
  */
 static bool
 boot_lost(struct sup *s, const struct pr_space *sp)

@@ -46,7 +46,7 @@ setup(void)
 	memset(&env, 0, sizeof(env));
 	env.space_id = "0190a0b0-0000-7000-8000-000000000002";
 	env.instance_id = "0190a0b0-0000-7000-8000-0000000000ab";
-	env.driver = "managed";
+	env.driver = CM_DRIVER_MANAGED;
 	env.cfg = &cfg;
 	cr_assert_not_null(pages = tk_pages_start(&port));
 	cr_assert_eq(act_driver_managed.open(&env, &drv, err, sizeof(err)), 0,

@@ -52,7 +52,7 @@ env_for(struct act_env *env, const char *space, const char *endpoint)
 	memset(env, 0, sizeof(*env));
 	env->space_id = space;
 	env->instance_id = "0190a0b0-0000-7000-8000-0000000000bb";
-	env->driver = "cdp";
+	env->driver = CM_DRIVER_CDP;
 	env->endpoint = endpoint;
 	env->cfg = &cfg;
 }

@@ -1,7 +1,8 @@
 /*
  * spacectl, the built binary, run as a child process against the real
  * service with the fake runtime: each command's output and exit code (0
- * done, 1 an api error with its code, 2 a usage error), every --json
+ * done, 1 an api error with its code, 2 a usage error, 3 spacectl out of
+ * memory, shown with failalloc.c preloaded), every --json
  * output parsed with jansson, --wait printing events before the result,
  * events --follow resuming after the api is killed with no sequence
  * missing or repeated, and where the token and the URL come from.
@@ -209,6 +210,20 @@ json_lines(const struct run *r, const char *what)
 
 #define WS_ID "--workspace=01900000-0000-7000-8000-000000000000"
 
+/* What `spaced --version` prints after "spaced ", its newline included. */
+static void
+daemon_version(char *out, size_t len)
+{
+	FILE *p = popen(SPACED_BIN_DIR "/spaced --version", "r");
+	char line[128];
+
+	cr_assert(p != NULL);
+	cr_assert(fgets(line, sizeof(line), p) != NULL, "spaced --version");
+	cr_assert_eq(pclose(p), 0, "spaced --version failed");
+	cr_assert(strncmp(line, "spaced ", 7) == 0, "%s", line);
+	snprintf(out, len, "%s", line + 7);
+}
+
 /* --- no server needed ----------------------------------------------------- */
 
 Test(spacectl, usage_errors_exit_2_and_every_command_has_help, .fini = fini)
@@ -246,13 +261,25 @@ Test(spacectl, usage_errors_exit_2_and_every_command_has_help, .fini = fini)
 	    (const char *const[]){"artifacts", "get", "s", "t", "n", NULL},
 	    (const char *const[]){"spaces", "create", "--owner", "p", NULL},
 	    (const char *const[]){"--json", "--json", "status", NULL},
+	    /* What goes into a request is UTF-8 text. */
+	    (const char *const[]){"workspaces", "create", "\xff", NULL},
+	    (const char *const[]){
+	        "spaces", "list", "--status", "\xc0\xaf", WS_ID, NULL},
+	    (const char *const[]){
+	        "tokens", "issue", "p", "--label", "\xed\xa0\x80", NULL},
 	};
+	char spaced[128];
 	struct run r;
 
 	tk_tmpdir(env.sf.dir, sizeof(env.sf.dir), "ctl-usage");
 	r = ctl_env((const char *const[]){"--version", NULL}, NULL);
 	expect(&r, 0, "--version");
 	cr_assert(strncmp(r.out, "spacectl ", 9) == 0, "%s", r.out);
+	/* The project's one version, as the daemon prints it. */
+	daemon_version(spaced, sizeof(spaced));
+	cr_assert(r.out[9] != '\0' && strcmp(r.out + 9, spaced) == 0,
+	    "spacectl --version: %s, spaced --version: spaced %s", r.out,
+	    spaced);
 	run_free(&r);
 	r = ctl_env((const char *const[]){"--help", NULL}, NULL);
 	expect(&r, 0, "--help");
@@ -281,7 +308,53 @@ Test(spacectl, usage_errors_exit_2_and_every_command_has_help, .fini = fini)
 		cr_assert(r.err[0] != '\0', "a usage error says why");
 		run_free(&r);
 	}
+	/* UTF-8 beyond ASCII is text: the command gets as far as the api. */
+	r = ctl_env((const char *const[]){"workspaces", "create",
+	                "caf\xc3\xa9-\xe2\x82\xac-\xf0\x9f\x99\x82", NULL},
+	    (const char *const[]){
+	        "SPACED_URL=http://127.0.0.1:1", "SPACED_TOKEN=spd_x", NULL});
+	expect(&r, 1, "a UTF-8 name");
+	cr_assert(strstr(r.err, "error: unreachable") == r.err, "%s", r.err);
+	run_free(&r);
 	tk_rmrf(env.sf.dir);
+}
+
+/* An allocation spacectl cannot do without fails: it exits 3, with no
+ * request sent (the URL is dead anyway) and the reason on stderr.  The
+ * manifest's buffer is the one allocation of CM_MANIFEST_MAX bytes and
+ * more; FAILALLOC_MIN_BYTES makes exactly those fail. */
+Test(spacectl, out_of_memory_exits_3, .fini = fini)
+{
+#ifdef SPACED_SANITIZED
+	cr_skip_test("a sanitizer's runtime cannot be preceded by a preload");
+#else
+	char manifest[256], min[64];
+	const char *pre = "LD_PRELOAD=" FAILALLOC_SO;
+	const char *const args[] = {"--url", "http://127.0.0.1:1", "--token",
+	    "spd_x", "bundles", "create", manifest, NULL};
+	struct run r;
+	FILE *f;
+
+	tk_tmpdir(env.sf.dir, sizeof(env.sf.dir), "ctl-oom");
+	snprintf(manifest, sizeof(manifest), "%s/manifest.json", env.sf.dir);
+	f = fopen(manifest, "w");
+	cr_assert(f != NULL);
+	fputs("{}\n", f);
+	fclose(f);
+	snprintf(min, sizeof(min), "FAILALLOC_MIN_BYTES=%d", CM_MANIFEST_MAX);
+
+	/* Without the failure the same command gets as far as the api. */
+	r = ctl_env(args, (const char *const[]){pre, NULL});
+	expect(&r, 1, "bundles create, a dead url");
+	cr_assert(strstr(r.err, "error: unreachable") == r.err, "%s", r.err);
+	run_free(&r);
+	r = ctl_env(args, (const char *const[]){pre, min, NULL});
+	expect(&r, 3, "bundles create, out of memory");
+	cr_assert(
+	    strstr(r.err, "spacectl: out of memory") == r.err, "%s", r.err);
+	run_free(&r);
+	tk_rmrf(env.sf.dir);
+#endif
 }
 
 /* Whether w is a command word (a group or a verb): lower case, not an

@@ -12,6 +12,8 @@ static const char *const instance_wire[] = {"ready", "unavailable", "disabled"};
 static const char *const kind_wire[] = {"queued", "started", "completed",
     "failed", "cancel_requested", "cancelled", "space_opened", "space_closed",
     "space_error", "network_blocked", "close_requested"};
+/* A browser instance's driver, as stored and as registered over HTTP. */
+static const char *const driver_wire[] = {"managed", "cdp", "fake"};
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -34,6 +36,7 @@ Test(status, round_trip_of_every_value)
 	ROUND_TRIP(
 	    cm_instance_status, CM_INSTANCE_STATUS__COUNT, instance_wire);
 	ROUND_TRIP(cm_event_kind, CM_EVENT_KIND__COUNT, kind_wire);
+	ROUND_TRIP(cm_driver, CM_DRIVER__COUNT, driver_wire);
 	cr_assert(cm_task_status_is("failed", CM_TASK_FAILED));
 	cr_assert(cm_space_status_is("closed", CM_SPACE_CLOSED));
 	cr_assert(cm_event_kind_is("space_opened", CM_EV_SPACE_OPENED));
@@ -42,7 +45,8 @@ Test(status, round_trip_of_every_value)
 Test(status, unknown_strings_are_errors)
 {
 	static const char *const bad[] = {"", "Queued", "queued ", "cancel",
-	    "canceled", "closing", "open", "done"};
+	    "canceled", "closing", "open", "done", "Managed", "cdp ", "chrome",
+	    "fak"};
 
 	for (size_t i = 0; i < N(bad); i++) {
 		cr_assert_eq(cm_task_status_parse(bad[i]),
@@ -53,16 +57,20 @@ Test(status, unknown_strings_are_errors)
 		    CM_INSTANCE_STATUS__COUNT, "%s", bad[i]);
 		cr_assert_eq(cm_event_kind_parse(bad[i]), CM_EVENT_KIND__COUNT,
 		    "%s", bad[i]);
+		cr_assert_eq(
+		    cm_driver_parse(bad[i]), CM_DRIVER__COUNT, "%s", bad[i]);
 		cr_assert_not(cm_task_status_is(bad[i], CM_TASK_QUEUED));
 	}
 	cr_assert_eq(cm_task_status_parse(NULL), CM_TASK_STATUS__COUNT);
 	cr_assert_eq(cm_space_status_parse(NULL), CM_SPACE_STATUS__COUNT);
 	cr_assert_eq(cm_instance_status_parse(NULL), CM_INSTANCE_STATUS__COUNT);
 	cr_assert_eq(cm_event_kind_parse(NULL), CM_EVENT_KIND__COUNT);
+	cr_assert_eq(cm_driver_parse(NULL), CM_DRIVER__COUNT);
 	/* A status of one table is no value of another. */
 	cr_assert_eq(cm_task_status_parse("idle"), CM_TASK_STATUS__COUNT);
 	cr_assert_eq(cm_space_status_parse("queued"), CM_SPACE_STATUS__COUNT);
 	cr_assert_eq(cm_event_kind_parse("running"), CM_EVENT_KIND__COUNT);
+	cr_assert_eq(cm_driver_parse("ready"), CM_DRIVER__COUNT);
 }
 
 Test(status, out_of_range_values_name_nothing)
@@ -72,6 +80,8 @@ Test(status, out_of_range_values_name_nothing)
 	cr_assert_str_eq(
 	    cm_instance_status_name(CM_INSTANCE_STATUS__COUNT), "");
 	cr_assert_str_eq(cm_event_kind_name(CM_EVENT_KIND__COUNT), "");
+	cr_assert_str_eq(cm_driver_name(CM_DRIVER__COUNT), "");
+	cr_assert_str_eq(cm_driver_name((enum cm_driver) - 1), "");
 	cr_assert_str_eq(cm_task_status_name((enum cm_task_status) - 1), "");
 	cr_assert_not(cm_task_status_terminal(CM_TASK_STATUS__COUNT));
 	cr_assert_not(cm_event_kind_ends_task(CM_EVENT_KIND__COUNT));

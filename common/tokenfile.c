@@ -1,7 +1,8 @@
 /*
  * tokenfile.c: the admin token's file.  Every write is fsync'd with its
  * directory before the caller goes on: the file is the only copy of the
- * raw token (bootstrap.c says in which order things happen, and why).
+ * raw token (supervisor/bootstrap.c says in which order things happen,
+ * and why).
  */
 #include "tokenfile.h"
 
@@ -17,7 +18,7 @@
 #include "token.h"
 
 int
-sup_tokenfile_init(struct sup_tokenfile *f, const char *data_dir)
+cm_tokenfile_init(struct cm_tokenfile *f, const char *data_dir)
 {
 	char *abs;
 	int n, m;
@@ -29,9 +30,9 @@ sup_tokenfile_init(struct sup_tokenfile *f, const char *data_dir)
 	    abs != NULL && strlen(abs) < sizeof(f->dir) ? abs : data_dir);
 	free(abs);
 	n = snprintf(
-	    f->path, sizeof(f->path), "%s/" SUP_ADMIN_TOKEN_FILE, f->dir);
+	    f->path, sizeof(f->path), "%s/" CM_ADMIN_TOKEN_FILE, f->dir);
 	m = snprintf(
-	    f->temp, sizeof(f->temp), "%s/" SUP_ADMIN_TOKEN_TEMP, f->dir);
+	    f->temp, sizeof(f->temp), "%s/" CM_ADMIN_TOKEN_TEMP, f->dir);
 	if (n < 0 || (size_t)n >= sizeof(f->path) || m < 0 ||
 	    (size_t)m >= sizeof(f->temp)) {
 		cm_warnx("bootstrap: the data_dir path is too long");
@@ -57,7 +58,7 @@ sync_dir(const char *dir)
 }
 
 ssize_t
-sup_read_all(int fd, char *buf, size_t cap)
+cm_read_all(int fd, char *buf, size_t cap)
 {
 	size_t n = 0;
 
@@ -77,39 +78,39 @@ sup_read_all(int fd, char *buf, size_t cap)
 
 /* Reads the token file at path into f->token and makes it durable (a
  * previous start may have died before its fsync). */
-static enum sup_tokenfile_state
-read_at(struct sup_tokenfile *f, const char *path)
+static enum cm_tokenfile_state
+read_at(struct cm_tokenfile *f, const char *path)
 {
 	char buf[CM_TOKEN_MAX + 2];
-	enum sup_tokenfile_state rc = SUP_TOKENFILE_ERROR;
+	enum cm_tokenfile_state rc = CM_TOKENFILE_ERROR;
 	struct stat st;
 	ssize_t n;
 	int fd;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
 		if (errno == ENOENT)
-			return SUP_TOKENFILE_ABSENT;
+			return CM_TOKENFILE_ABSENT;
 		cm_warn("bootstrap: %s", path);
-		return SUP_TOKENFILE_ERROR;
+		return CM_TOKENFILE_ERROR;
 	}
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		cm_warnx("bootstrap: %s is not a regular file", path);
-	} else if ((n = sup_read_all(fd, buf, sizeof(buf))) < 0 ||
+	} else if ((n = cm_read_all(fd, buf, sizeof(buf))) < 0 ||
 	           fsync(fd) != 0) {
 		cm_warn("bootstrap: %s", path);
 	} else {
 		if (n > 0 && buf[n - 1] == '\n')
 			n--;
 		if (!cm_token_valid(buf, (size_t)n)) {
-			rc = SUP_TOKENFILE_MALFORMED;
+			rc = CM_TOKENFILE_MALFORMED;
 		} else {
 			memcpy(f->token, buf, (size_t)n);
 			f->token[n] = '\0';
-			rc = sync_dir(f->dir) == 0 ? SUP_TOKENFILE_OK
-			                           : SUP_TOKENFILE_ERROR;
+			rc = sync_dir(f->dir) == 0 ? CM_TOKENFILE_OK
+			                           : CM_TOKENFILE_ERROR;
 		}
 	}
-	if (rc == SUP_TOKENFILE_OK && (st.st_mode & 077))
+	if (rc == CM_TOKENFILE_OK && (st.st_mode & 077))
 		cm_warnx(
 		    "bootstrap: %s is readable by others; chmod 600 it", path);
 	close(fd);
@@ -117,21 +118,21 @@ read_at(struct sup_tokenfile *f, const char *path)
 	return rc;
 }
 
-enum sup_tokenfile_state
-sup_tokenfile_read(struct sup_tokenfile *f)
+enum cm_tokenfile_state
+cm_tokenfile_read(struct cm_tokenfile *f)
 {
-	enum sup_tokenfile_state rc = read_at(f, f->path);
+	enum cm_tokenfile_state rc = read_at(f, f->path);
 
 	f->in_temp = false;
-	if (rc == SUP_TOKENFILE_ABSENT) {
+	if (rc == CM_TOKENFILE_ABSENT) {
 		rc = read_at(f, f->temp);
-		f->in_temp = rc != SUP_TOKENFILE_ABSENT;
+		f->in_temp = rc != CM_TOKENFILE_ABSENT;
 	}
 	return rc;
 }
 
 const char *
-sup_tokenfile_name(const struct sup_tokenfile *f)
+cm_tokenfile_name(const struct cm_tokenfile *f)
 {
 	return f->in_temp ? f->temp : f->path;
 }
@@ -139,7 +140,7 @@ sup_tokenfile_name(const struct sup_tokenfile *f)
 /* Writes a new token to admin.token.tmp, durably.  Only while the store
  * has no principal: no row can name a token an earlier start left. */
 static int
-create(struct sup_tokenfile *f)
+create(struct cm_tokenfile *f)
 {
 	char line[CM_TOKEN_LEN + 1];
 	size_t len, off = 0;
@@ -185,33 +186,33 @@ failed:
 }
 
 int
-sup_tokenfile_ensure(struct sup_tokenfile *f)
+cm_tokenfile_ensure(struct cm_tokenfile *f)
 {
-	switch (sup_tokenfile_read(f)) {
-	case SUP_TOKENFILE_OK:
+	switch (cm_tokenfile_read(f)) {
+	case CM_TOKENFILE_OK:
 		cm_info("bootstrap: resuming with the token already in %s",
-		    sup_tokenfile_name(f));
+		    cm_tokenfile_name(f));
 		return 0;
-	case SUP_TOKENFILE_ABSENT:
+	case CM_TOKENFILE_ABSENT:
 		return create(f);
-	case SUP_TOKENFILE_MALFORMED:
+	case CM_TOKENFILE_MALFORMED:
 		/* Torn by a crash before its fsync, or not ours: with no
 		 * principal in the store, no row can name it. */
 		cm_warnx("bootstrap: %s does not hold a token; replacing it",
-		    sup_tokenfile_name(f));
-		if (unlink(sup_tokenfile_name(f)) != 0) {
-			cm_warn("bootstrap: %s", sup_tokenfile_name(f));
+		    cm_tokenfile_name(f));
+		if (unlink(cm_tokenfile_name(f)) != 0) {
+			cm_warn("bootstrap: %s", cm_tokenfile_name(f));
 			return -1;
 		}
 		return create(f);
-	case SUP_TOKENFILE_ERROR:
+	case CM_TOKENFILE_ERROR:
 		break;
 	}
 	return -1;
 }
 
 int
-sup_tokenfile_publish(struct sup_tokenfile *f)
+cm_tokenfile_publish(struct cm_tokenfile *f)
 {
 	if (!f->in_temp)
 		return 0;
