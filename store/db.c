@@ -18,8 +18,6 @@
 
 #include "limits.h"
 #include "log.h"
-#include "mem.h"
-#include "pcache.h"
 #include "vfs.h"
 #include "wal.h"
 
@@ -71,16 +69,13 @@ static bool configured;
 /*
  * Every connection is used by one thread only: the store's, and the
  * checkpointer's (wal.c).  Memory accounting would cost a lock per
- * allocation.  Small blocks come from free lists per thread (mem.c), and
- * the page cache is the default one without its scan of every page after
- * a b-tree split (pcache.c).
+ * allocation.  The allocator and the page cache are SQLite's own.
  */
 static void
 configure(void)
 {
 	configured = sqlite3_config(SQLITE_CONFIG_MULTITHREAD) == SQLITE_OK &&
-	             sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) == SQLITE_OK &&
-	             st_mem_configure() == 0 && st_pcache_configure() == 0;
+	             sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) == SQLITE_OK;
 }
 
 int

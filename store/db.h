@@ -24,10 +24,9 @@ struct st_db;
 struct st_stmt;
 
 /*
- * Configures SQLite for this process, once: threading, the allocator
- * (mem.c) and the page cache (pcache.c).  It takes effect only before
- * SQLite initialises; st_db_open_sqlite calls it first.  Returns 0 when
- * all of it is in place.
+ * Configures SQLite for this process, once: threading and memory
+ * accounting.  It takes effect only before SQLite initialises;
+ * st_db_open_sqlite calls it first.  Returns 0 when all of it is in place.
  */
 int st_db_configure(void);
 

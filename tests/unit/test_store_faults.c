@@ -1,13 +1,13 @@
 /*
  * Allocation failures in the store's request path: the Nth allocation
- * SQLite makes through the store's allocator fails (st_mem_fail_nth),
- * for every N that a write reaches.  Each write is answered, with a typed
- * error when it did not commit; an acknowledged write is there, a failed
- * one is not; the store goes on, and the database stays whole.
+ * SQLite makes fails (st_fault_fail_nth, a wrapper this test installs
+ * before the store opens), for every N that a write reaches.  Each write is
+ * answered, with a typed error when it did not commit; an acknowledged write is
+ * there, a failed one is not; the store goes on, and the database stays whole.
  */
 #include <criterion/criterion.h>
 
-#include "mem.h"
+#include "fault.h"
 #include "store_fixture.h"
 
 static struct fx fx;
@@ -15,6 +15,8 @@ static struct fx fx;
 static void
 setup(void)
 {
+	/* Before SQLite starts: the store opens its database in fx_setup. */
+	cr_assert_eq(st_fault_install(), 0, "SQLite started before the test");
 	fx_setup(&fx, 0);
 }
 
@@ -37,10 +39,10 @@ create_failing(const char *name, long nth, enum cm_err *err)
 
 	fx_req(&fx, &q, PR_OP_WORKSPACE_CREATE);
 	q.name = name;
-	st_mem_fail_nth(nth);
+	st_fault_fail_nth(nth);
 	st_store_call(fx.st, &q, &rep, fx_publish, &fx);
-	fired = st_mem_fault_fired();
-	st_mem_fail_nth(0);
+	fired = st_fault_fired();
+	st_fault_fail_nth(0);
 	*err = rep.err;
 	pr_rep_free(&rep);
 	return fired;
@@ -139,10 +141,10 @@ Test(store_faults, every_failed_allocation_of_a_submit_is_an_error_reply)
 		q.request_id = rid;
 		q.capability = "noop";
 		q.args = "{}";
-		st_mem_fail_nth(n);
+		st_fault_fail_nth(n);
 		st_store_call(fx.st, &q, &rep, fx_publish, &fx);
-		fired = st_mem_fault_fired();
-		st_mem_fail_nth(0);
+		fired = st_fault_fired();
+		st_fault_fail_nth(0);
 		rows = fx_sql_int(&fx,
 		    "SELECT count(*) FROM browser_space_tasks WHERE request_id "
 		    "= ?1",
