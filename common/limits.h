@@ -243,6 +243,9 @@
  * DOMContentLoaded with "loading": true: one subresource that never
  * answers (a tracker, an image) must not fail the navigation. */
 #define CM_NAV_LOAD_GRACE_MS 2000
+/* Tabs a Space's page may have opened and still open (popups, links to a
+ * new tab); past it a new one is closed as it opens. */
+#define CM_TABS_MAX 8
 
 /*
  * The supervisor (supervisor/main.c).  Its store calls are asynchronous;

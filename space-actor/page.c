@@ -39,6 +39,12 @@ void
 page_end(struct act_page *p, enum cm_err err, json_t *result)
 {
 	p->out.err = err;
+	if (json_is_object(result) && p->tabs_opened > 0)
+		json_object_set_new(
+		    result, "tabs_opened", json_integer(p->tabs_opened));
+	if (json_is_object(result) && p->tabs_refused > 0)
+		json_object_set_new(
+		    result, "tabs_refused", json_integer(p->tabs_refused));
 	if (result != NULL) {
 		p->out.result = json_dumps(result, JSON_COMPACT);
 		json_decref(result);
@@ -188,6 +194,10 @@ page_info_done(struct act_page *p, const json_t *result)
 		json_object_set(out, "title", json_object_get(info, "title"));
 	}
 	json_object_set_new(out, "loading", json_boolean(p->loading));
+	if (p->left_asking)
+		json_object_set_new(out, "dialog",
+		    json_pack(
+		        "{s:s, s:b}", "type", "beforeunload", "accepted", 1));
 	if (strcmp(p->capability, "navigate") == 0)
 		json_object_set_new(out, "status",
 		    p->doc_status > 0 ? json_integer(p->doc_status)
@@ -376,6 +386,8 @@ act_page_start(struct act_page *p, const char *capability, const json_t *args,
 	p->deadline_ms = deadline_ms;
 	p->poll_at_ms = -1;
 	page_nav_arm(p, ACT_UNTIL_NONE);
+	p->left_asking = false;
+	p->tabs_opened = p->tabs_refused = 0;
 	p->look_again = false;
 	p->blocked_host[0] = '\0';
 	p->doc_host[0] = '\0';
@@ -393,6 +405,36 @@ act_page_start(struct act_page *p, const char *capability, const json_t *args,
 	else
 		caps[i].begin(p);
 	return 0;
+}
+
+/*
+ * A dialog of the page.  Leaving a page that asks first (beforeunload) is
+ * what the call that leaves it means: it is accepted, and the call's
+ * result says so.  Any other is dismissed (nobody is there to answer
+ * it).
+ */
+static void
+page_dialog(struct act_page *p, const json_t *params)
+{
+	const char *type = json_string_value(json_object_get(params, "type"));
+	bool leave = type != NULL && strcmp(type, "beforeunload") == 0;
+
+	act_cdp_call(p->cdp, p->session, "Page.handleJavaScriptDialog",
+	    json_pack("{s:b}", "accept", leave),
+	    cm_mono_ms() + CM_WAIT_POLL_MS * 10, NULL, NULL);
+	if (leave && p->busy && !p->done)
+		p->left_asking = true;
+}
+
+void
+act_page_tab_opened(struct act_page *p, bool refused)
+{
+	if (!p->busy || p->done)
+		return;
+	if (refused)
+		p->tabs_refused++;
+	else
+		p->tabs_opened++;
 }
 
 /* Whether the event's frameId is the main frame's (any frame, before the
@@ -457,10 +499,7 @@ act_page_event(struct act_page *p, const char *session, const char *method,
 	} else if (strcmp(method, "Page.loadEventFired") == 0) {
 		page_nav_event(p, PAGE_NAV_LOAD);
 	} else if (strcmp(method, "Page.javascriptDialogOpening") == 0) {
-		/* Nobody is there to answer a dialog: dismiss it. */
-		act_cdp_call(p->cdp, p->session, "Page.handleJavaScriptDialog",
-		    json_pack("{s:b}", "accept", 0),
-		    cm_mono_ms() + CM_WAIT_POLL_MS * 10, NULL, NULL);
+		page_dialog(p, params);
 	} else if (strcmp(method, "Inspector.targetCrashed") == 0) {
 		act_page_lost(p, "the page crashed");
 	}

@@ -74,6 +74,12 @@ struct act_page {
 	bool nav_answered;
 	bool nav_started, nav_committed, nav_same_doc, nav_dcl, nav_load;
 	int64_t grace_at_ms; /* load: the end of the grace after DCL */
+	/* The page asked before it was left (beforeunload), during this
+	 * call, and was left: the result says so. */
+	bool left_asking;
+	/* Tabs the page opened during this call: kept, and closed at once
+	 * past CM_TABS_MAX (session.c). */
+	int tabs_opened, tabs_refused;
 	/* The url the main frame committed during the call ("" when none,
 	 * or one too long to keep). */
 	char nav_url[CM_URL_MAX + 1];
@@ -128,6 +134,11 @@ void act_page_init(struct act_page *p, struct act_cdp *cdp,
  * refused the document's host during the call.
  */
 json_t *act_page_fetch_params(bool auth);
+
+/* The page opened a tab (session.c tracks it), or one that was closed
+ * at once as CM_TABS_MAX were open (refused): the call under way says
+ * so in its result. */
+void act_page_tab_opened(struct act_page *p, bool refused);
 
 /* Forgets the call and the refs. */
 void act_page_fini(struct act_page *p);

@@ -132,18 +132,36 @@ page_nav_due(struct act_page *p, int64_t now_ms)
 	page_info(p);
 }
 
-void
-page_action_done(struct act_page *p, json_t *result)
+static void
+page_action_settled(struct act_page *p, const json_t *reply)
 {
+	json_t *result = p->keep;
+
+	(void)reply;
 	if (!p->nav_started) {
+		p->keep = NULL;
 		page_end(p, CM_OK, result);
 		return;
 	}
 	json_object_set_new(result, "navigated", json_true());
-	json_decref(p->keep);
-	p->keep = result;
 	p->until = ACT_UNTIL_DCL;
 	page_nav_answered(p);
+}
+
+/*
+ * The input's own answer may come before what it started: the renderer
+ * acknowledges input on a path of its own, while a navigation it began
+ * (a link, history.pushState) is told on the frame's.  One round trip to
+ * the page's main thread, behind what the input made it do, brings every
+ * such event first; then the call ends, or waits for its navigation.
+ */
+void
+page_action_done(struct act_page *p, json_t *result)
+{
+	json_decref(p->keep);
+	p->keep = result;
+	page_send(p, "Runtime.evaluate", json_pack("{s:s}", "expression", "0"),
+	    page_action_settled);
 }
 
 /* ---- navigate */

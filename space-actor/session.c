@@ -24,6 +24,13 @@ enum session_step {
 	/* The viewport is CM_BROWSER_WIDTH x CM_BROWSER_HEIGHT at scale 1,
 	 * whatever the window around it: a screenshot of it is that size. */
 	STEP_VIEWPORT,
+	/* The page keeps the focus, and renders, whatever tab the page
+	 * opens: a popup that took the focus would leave it a background
+	 * tab, whose frames and input the browser holds back. */
+	STEP_FOCUS,
+	/* The browser tells of every target, so the tabs the page opens are
+	 * known (act_session_event). */
+	STEP_DISCOVER,
 	STEP_FRAMES,
 	STEP__COUNT
 };
@@ -36,6 +43,8 @@ static const char *const session_methods[STEP__COUNT] = {
     [STEP_INSPECTOR] = "Inspector.enable",
     [STEP_FETCH] = "Fetch.enable",
     [STEP_VIEWPORT] = "Emulation.setDeviceMetricsOverride",
+    [STEP_FOCUS] = "Emulation.setFocusEmulationEnabled",
+    [STEP_DISCOVER] = "Target.setDiscoverTargets",
     [STEP_FRAMES] = "Page.getFrameTree",
 };
 
@@ -104,6 +113,13 @@ session_send(struct act_session *s, int step)
 		    CM_BROWSER_WIDTH, "height", CM_BROWSER_HEIGHT,
 		    "deviceScaleFactor", 1, "mobile", 0);
 		session = s->page.session;
+		break;
+	case STEP_FOCUS:
+		params = json_pack("{s:b}", "enabled", 1);
+		session = s->page.session;
+		break;
+	case STEP_DISCOVER:
+		params = json_pack("{s:b}", "discover", 1);
 		break;
 	default:
 		session = s->page.session;
@@ -199,6 +215,12 @@ session_replace(struct act_session *s, const char *who)
 	snprintf(old, sizeof(old), "%s", s->target);
 	act_page_fini(&s->page);
 	s->page_ok = false;
+	/* The tabs it opened go with it. */
+	for (int i = 0; i < s->n_tabs; i++)
+		act_cdp_call(s->cdp, NULL, "Target.closeTarget",
+		    json_pack("{s:s}", "targetId", s->tabs[i]), end, NULL,
+		    NULL);
+	s->n_tabs = 0;
 	if (act_cdp_call(s->cdp, NULL, "Target.closeTarget",
 	        json_pack("{s:s}", "targetId", old), end, NULL, NULL) <= 0)
 		return -1;
@@ -214,7 +236,56 @@ act_session_begin(struct act_session *s, struct act_cdp *cdp, int64_t deadline)
 	s->state = ACT_SESSION_SETUP;
 	s->deadline_ms = deadline;
 	s->context[0] = s->target[0] = '\0';
+	s->n_tabs = 0; /* a new connection: a new browser, or a new page */
 	return session_send(s, s->own_context ? STEP_CONTEXT : STEP_CREATE);
+}
+
+/* A target the browser made: a tab the page opened is kept, or closed
+ * when CM_TABS_MAX are open already.  Either way the call under way is
+ * told (its result says a tab was opened). */
+static void
+session_tab_created(struct act_session *s, const json_t *info)
+{
+	const char *type = json_string_value(json_object_get(info, "type"));
+	const char *opener =
+	    json_string_value(json_object_get(info, "openerId"));
+	const char *id = session_id(info, "targetId");
+
+	if (type == NULL || strcmp(type, "page") != 0 || opener == NULL ||
+	    strcmp(opener, s->target) != 0 || id == NULL)
+		return;
+	for (int i = 0; i < s->n_tabs; i++)
+		if (strcmp(s->tabs[i], id) == 0)
+			return;
+	if (s->n_tabs < CM_TABS_MAX) {
+		snprintf(s->tabs[s->n_tabs], sizeof(s->tabs[0]), "%s", id);
+		s->n_tabs++;
+		/* A new tab in the page's window hides the page, and a hidden
+		 * page draws no frames (a screenshot waits for one): the page
+		 * is brought back to the front. */
+		act_cdp_call(s->cdp, s->page.session, "Page.bringToFront",
+		    NULL, cm_mono_ms() + CM_BROWSER_START_MS, NULL, NULL);
+		act_page_tab_opened(&s->page, false);
+		return;
+	}
+	act_cdp_call(s->cdp, NULL, "Target.closeTarget",
+	    json_pack("{s:s}", "targetId", id),
+	    cm_mono_ms() + CM_BROWSER_START_MS, NULL, NULL);
+	act_page_tab_opened(&s->page, true);
+}
+
+static void
+session_tab_gone(struct act_session *s, const char *id)
+{
+	if (id == NULL)
+		return;
+	for (int i = 0; i < s->n_tabs; i++)
+		if (strcmp(s->tabs[i], id) == 0) {
+			memmove(s->tabs[i], s->tabs[i + 1],
+			    (size_t)(s->n_tabs - i - 1) * sizeof(s->tabs[0]));
+			s->n_tabs--;
+			return;
+		}
 }
 
 void
@@ -226,6 +297,15 @@ act_session_event(struct act_session *s, const char *session,
 	if (!s->page_ok)
 		return;
 	act_page_event(&s->page, session, method, params);
+	if (session == NULL && strcmp(method, "Target.targetCreated") == 0) {
+		session_tab_created(s, json_object_get(params, "targetInfo"));
+		return;
+	}
+	if (session == NULL && strcmp(method, "Target.targetDestroyed") == 0) {
+		session_tab_gone(
+		    s, json_string_value(json_object_get(params, "targetId")));
+		return;
+	}
 	/* The target itself went away (a renderer killed with its page). */
 	if (strcmp(method, "Target.targetCrashed") != 0 &&
 	    strcmp(method, "Target.detachedFromTarget") != 0)

@@ -47,6 +47,12 @@ struct act_session {
 	struct act_page page;
 	bool page_ok;
 	bool resetting; /* the page is being brought to rest */
+	/* The tabs the page opened (a target=_blank link, window.open), at
+	 * most CM_TABS_MAX: past it a new one is closed at once.  They live
+	 * in the browser; the page keeps its focus (setup), so none of them
+	 * slows or blocks it. */
+	char tabs[CM_TABS_MAX][CM_ID_MAX + 1];
+	int n_tabs;
 
 	/* A call waiting for the page, and an outcome that came early. */
 	bool waiting;

@@ -140,6 +140,24 @@ static const struct {
         "<h1>Almost there</h1><img alt=\"tracker\" src=\"/hang\">"
         "<a href=\"/next\">Next page</a></body></html>",
         NULL},
+    /* A page that asks before it is left (once a person has acted on
+     * it: the browser asks only then). */
+    {"/leave",
+        "<!doctype html><html><head><title>Draft</title></head><body>"
+        "<h1>Unsaved draft</h1><button id=\"b\" onclick=\"this."
+        "textContent='Edited'\">Edit</button><script>"
+        "addEventListener('beforeunload',function(e){e.preventDefault();"
+        "e.returnValue='';});</script></body></html>",
+        NULL},
+    /* Pages that open others: a link to a new tab, and a script's
+     * window.open.  A click that lands shows in the title. */
+    {"/popup",
+        "<!doctype html><html><head><title>Opener</title></head><body>"
+        "<a id=\"tab\" href=\"/next\" target=\"_blank\">New tab</a>"
+        "<button id=\"win\" onclick=\"window.open('/search')\">"
+        "Window</button><button id=\"mark\" onclick=\"document.title="
+        "'Marked'\">Mark</button></body></html>",
+        NULL},
 };
 
 #define SITE_PAGES (sizeof(site) / sizeof(site[0]))

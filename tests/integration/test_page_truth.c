@@ -20,6 +20,7 @@
 #include "capability.h"
 #include "driver.h"
 #include "driver_fixture.h"
+#include "limits.h"
 #include "pages.h"
 #include "testkit.h"
 
@@ -317,4 +318,79 @@ Test(page_truth, a_click_that_loads_a_page_ends_once_it_has_parsed)
 	cr_assert_eq(o.err, CM_OK, "click: %s", o.message);
 	cr_assert_null(json_object_get(res, "navigated"));
 	json_decref(res);
+}
+
+/* Leaving a page that asks first: navigate and back accept, and say so. */
+Test(page_truth, a_page_that_asks_before_it_is_left_does_not_trap_the_space)
+{
+	char args[160];
+	json_t *res, *d;
+	struct act_outcome o;
+
+	open_page("/leave", "Draft");
+	o = run("click", "{\"selector\":\"#b\"}", NULL);
+	cr_assert_eq(o.err, CM_OK, "click: %s", o.message);
+	snprintf(
+	    args, sizeof(args), "{\"url\":\"http://127.0.0.1:%d/next\"}", port);
+	o = run("navigate", args, &res);
+	cr_assert_eq(
+	    o.err, CM_OK, "navigate: %s (%s)", cm_err_code(o.err), o.message);
+	cr_assert_str_eq(str(res, "title"), "Next");
+	d = json_object_get(res, "dialog");
+	cr_assert_str_eq(
+	    str(d, "type"), "beforeunload", "%s", json_dumps(res, 0));
+	cr_assert(json_is_true(json_object_get(d, "accepted")));
+	json_decref(res);
+
+	/* Back to it, act on it again, and back away from it. */
+	o = run("back", "{}", &res);
+	cr_assert_eq(o.err, CM_OK, "back: %s", o.message);
+	cr_assert_str_eq(str(res, "title"), "Draft");
+	json_decref(res);
+	o = run("click", "{\"selector\":\"#b\"}", NULL);
+	cr_assert_eq(o.err, CM_OK, "click: %s", o.message);
+	o = run("back", "{}", &res);
+	cr_assert_eq(
+	    o.err, CM_OK, "back: %s (%s)", cm_err_code(o.err), o.message);
+	cr_assert_str_eq(
+	    str(json_object_get(res, "dialog"), "type"), "beforeunload");
+	json_decref(res);
+}
+
+/* Pages the Space's page opens never slow or block it. */
+Test(page_truth, a_popup_leaves_the_page_as_it_was)
+{
+	json_t *res;
+	struct act_outcome o;
+
+	open_page("/popup", "Opener");
+	o = run("click", "{\"selector\":\"#tab\"}", &res);
+	cr_assert_eq(o.err, CM_OK, "click: %s", o.message);
+	/* The new tab is not this page's navigation; the click says it
+	 * opened one. */
+	cr_assert_null(json_object_get(res, "navigated"));
+	cr_assert_eq(json_integer_value(json_object_get(res, "tabs_opened")), 1,
+	    "%s", json_dumps(res, 0));
+	json_decref(res);
+	/* Up to CM_TABS_MAX tabs stay open; past it, one is closed as it
+	 * opens, and the click says so. */
+	for (int i = 1; i <= CM_TABS_MAX; i++) {
+		o = run("click", "{\"selector\":\"#win\"}", &res);
+		cr_assert_eq(o.err, CM_OK, "click: %s", o.message);
+		cr_assert_eq(
+		    json_integer_value(json_object_get(
+		        res, i < CM_TABS_MAX ? "tabs_opened" : "tabs_refused")),
+		    1, "click %d: %s", i, json_dumps(res, 0));
+		json_decref(res);
+	}
+	o = run("click", "{\"selector\":\"#mark\"}", NULL);
+	cr_assert_eq(
+	    o.err, CM_OK, "click: %s (%s)", cm_err_code(o.err), o.message);
+	title_is("Marked");
+	o = run("screenshot", "{}", NULL);
+	cr_assert_eq(
+	    o.err, CM_OK, "screenshot: %s (%s)", cm_err_code(o.err), o.message);
+	free(o.artifact);
+	cr_assert_eq(tk_pages_hits(pages, "/next"), 1);
+	cr_assert_geq(tk_pages_hits(pages, "/search"), CM_TABS_MAX - 1);
 }
