@@ -246,6 +246,11 @@
 /* Tabs a Space's page may have opened and still open (popups, links to a
  * new tab); past it a new one is closed as it opens. */
 #define CM_TABS_MAX 8
+/* Bytes of a download's suggested name a result shows. */
+#define CM_DOWNLOAD_NAME_MAX 200
+/* A navigation whose document is a download ends once the download has;
+ * the browser begins it within this, or the navigation fails. */
+#define CM_NAV_DOWNLOAD_START_MS 5000
 
 /*
  * The supervisor (supervisor/main.c).  Its store calls are asynchronous;

@@ -32,6 +32,8 @@
 
 /* A discarded profile's name: trash-<pid>-<its own name>. */
 #define MD_TRASH_PREFIX "trash-"
+/* The Space's downloads, inside its profile. */
+#define MD_DOWNLOADS "spaced-downloads"
 
 struct act_driver {
 	char chromium[CM_PATH_MAX];
@@ -95,6 +97,26 @@ md_down(struct act_driver *d, bool wait)
 		act_browser_end(&d->b);
 }
 
+/*
+ * The Space's downloads go to <profile>/MD_DOWNLOADS, inside the data
+ * dir: it goes with an ephemeral profile, and from a kept one at close
+ * (md_close).  Made when missing.  0, or -1 with err.
+ */
+static int
+md_downloads_dir(struct act_driver *d, char *err, size_t errlen)
+{
+	char dir[CM_PATH_MAX];
+	int n = snprintf(dir, sizeof(dir), "%s/%s", d->profile, MD_DOWNLOADS);
+
+	if (n < 0 || (size_t)n >= sizeof(dir) ||
+	    (mkdir(dir, 0700) != 0 && errno != EEXIST)) {
+		snprintf(err, errlen, "cannot make the downloads directory");
+		return -1;
+	}
+	act_session_downloads(&d->s, dir);
+	return 0;
+}
+
 /* Launches a browser and begins setting up its page.  Returns 0 or -1. */
 static int
 md_launch(struct act_driver *d, char *err, size_t errlen)
@@ -108,6 +130,8 @@ md_launch(struct act_driver *d, char *err, size_t errlen)
 		    strerror(errno));
 		return -1;
 	}
+	if (md_downloads_dir(d, err, errlen) != 0)
+		return -1;
 	if (act_browser_launch(d->chromium, d->profile,
 	        d->proxy[0] != '\0' ? d->proxy : NULL, &d->b, err, errlen) != 0)
 		return -1;
@@ -478,6 +502,9 @@ md_close(struct act_driver *d)
 	act_session_fini(&d->s);
 	if (d->ephemeral)
 		md_discard(d->profile);
+	else if (d->s.downloads[0] != '\0' && md_rm_tree(d->s.downloads) != 0)
+		cm_warnx("managed: the Space's downloads were not removed in "
+		         "full");
 	free(d);
 }
 

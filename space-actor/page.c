@@ -45,6 +45,10 @@ page_end(struct act_page *p, enum cm_err err, json_t *result)
 	if (json_is_object(result) && p->tabs_refused > 0)
 		json_object_set_new(
 		    result, "tabs_refused", json_integer(p->tabs_refused));
+	if (json_is_object(result) && p->dl_began)
+		json_object_set_new(result, "download",
+		    json_pack("{s:s, s:s, s:I}", "name", p->dl_name, "state",
+		        p->dl_state, "bytes", p->dl_bytes));
 	if (result != NULL) {
 		p->out.result = json_dumps(result, JSON_COMPACT);
 		json_decref(result);
@@ -388,6 +392,8 @@ act_page_start(struct act_page *p, const char *capability, const json_t *args,
 	page_nav_arm(p, ACT_UNTIL_NONE);
 	p->left_asking = false;
 	p->tabs_opened = p->tabs_refused = 0;
+	p->dl_began = p->dl_wanted = p->dl_expected = false;
+	p->dl_wait_end_ms = -1;
 	p->look_again = false;
 	p->blocked_host[0] = '\0';
 	p->doc_host[0] = '\0';
@@ -435,6 +441,66 @@ act_page_tab_opened(struct act_page *p, bool refused)
 		p->tabs_refused++;
 	else
 		p->tabs_opened++;
+}
+
+/* The name a site suggested for a download, as a result may show it:
+ * printable, no path separators, cut on a character boundary. */
+static void
+download_name(char *out, size_t len, const char *name)
+{
+	size_t n = 0;
+
+	for (; name != NULL && *name != '\0' && n + 1 < len; name++) {
+		unsigned char c = (unsigned char)*name;
+
+		out[n++] = c < 0x20 || c == 0x7f || c == '/' || c == '\\'
+		               ? '_'
+		               : (char)c;
+	}
+	if (name != NULL && *name != '\0')
+		while (n > 0 && ((unsigned char)out[n - 1] & 0xC0) == 0x80)
+			n--;
+	if (n > 0 && name != NULL && *name != '\0' &&
+	    ((unsigned char)out[n - 1] & 0xC0) == 0xC0)
+		n--;
+	out[n] = '\0';
+}
+
+void
+act_page_download(struct act_page *p, const char *method, const json_t *params)
+{
+	const char *guid = json_string_value(json_object_get(params, "guid"));
+	const char *state;
+
+	if (!p->busy || p->done || guid == NULL || strlen(guid) > CM_ID_MAX)
+		return;
+	if (strcmp(method, "Browser.downloadWillBegin") == 0) {
+		/* The first of the call is the one it reports. */
+		if (p->dl_began)
+			return;
+		p->dl_began = true;
+		snprintf(p->dl_guid, sizeof(p->dl_guid), "%s", guid);
+		download_name(p->dl_name, sizeof(p->dl_name),
+		    json_string_value(
+		        json_object_get(params, "suggestedFilename")));
+		p->dl_state = "in_progress";
+		p->dl_bytes = 0;
+		p->dl_wait_end_ms = -1;
+		return;
+	}
+	if (!p->dl_began || strcmp(guid, p->dl_guid) != 0)
+		return;
+	state = json_string_value(json_object_get(params, "state"));
+	p->dl_bytes =
+	    json_integer_value(json_object_get(params, "receivedBytes"));
+	if (state == NULL || strcmp(state, "inProgress") == 0)
+		return;
+	p->dl_state =
+	    strcmp(state, "completed") == 0 ? "completed" : "canceled";
+	if (p->dl_wanted && p->cmd == 0) {
+		p->dl_wanted = false;
+		page_info(p);
+	}
 }
 
 /* Whether the event's frameId is the main frame's (any frame, before the
@@ -519,6 +585,13 @@ act_page_tick(struct act_page *p, int64_t now_ms)
 		return now_ms;
 	}
 	page_nav_due(p, now_ms);
+	if (p->dl_wait_end_ms >= 0 && now_ms >= p->dl_wait_end_ms &&
+	    p->cmd == 0) {
+		page_fail(p, CM_E_RUNTIME_ERROR,
+		    "the document was a download, and the browser did not "
+		    "begin it");
+		return now_ms;
+	}
 	if (p->done)
 		return now_ms;
 	if (p->poll_at_ms >= 0 && now_ms >= p->poll_at_ms && p->cmd == 0) {
@@ -527,6 +600,9 @@ act_page_tick(struct act_page *p, int64_t now_ms)
 	}
 	if (p->done)
 		return now_ms;
+	if (p->dl_wait_end_ms >= 0 &&
+	    (p->poll_at_ms < 0 || p->dl_wait_end_ms < p->poll_at_ms))
+		return p->dl_wait_end_ms;
 	if (p->grace_at_ms >= 0 &&
 	    (p->poll_at_ms < 0 || p->grace_at_ms < p->poll_at_ms))
 		return p->grace_at_ms;

@@ -73,6 +73,7 @@ struct act_page {
 	} until;
 	bool nav_answered;
 	bool nav_started, nav_committed, nav_same_doc, nav_dcl, nav_load;
+	bool nav_stopped;    /* it stopped loading with no new document */
 	int64_t grace_at_ms; /* load: the end of the grace after DCL */
 	/* The page asked before it was left (beforeunload), during this
 	 * call, and was left: the result says so. */
@@ -80,6 +81,19 @@ struct act_page {
 	/* Tabs the page opened during this call: kept, and closed at once
 	 * past CM_TABS_MAX (session.c). */
 	int tabs_opened, tabs_refused;
+	/* A download the page began during this call: the browser's guid
+	 * for it, the name the site suggested (bounded, no path), its
+	 * state ("in_progress", "completed", "canceled") and bytes. */
+	bool dl_began;
+	char dl_guid[CM_ID_MAX + 1];
+	char dl_name[CM_DOWNLOAD_NAME_MAX + 1];
+	const char *dl_state;
+	json_int_t dl_bytes;
+	bool dl_wanted; /* navigate ends when the download does */
+	/* The main frame's document is one the browser downloads (an
+	 * attachment): its navigation's abort is the download's start. */
+	bool dl_expected;
+	int64_t dl_wait_end_ms; /* the bound on the download's start */
 	/* The url the main frame committed during the call ("" when none,
 	 * or one too long to keep). */
 	char nav_url[CM_URL_MAX + 1];
@@ -139,6 +153,11 @@ json_t *act_page_fetch_params(bool auth);
  * at once as CM_TABS_MAX were open (refused): the call under way says
  * so in its result. */
 void act_page_tab_opened(struct act_page *p, bool refused);
+
+/* Browser.downloadWillBegin or Browser.downloadProgress (the browser's
+ * events; the session passes them on). */
+void act_page_download(
+    struct act_page *p, const char *method, const json_t *params);
 
 /* Forgets the call and the refs. */
 void act_page_fini(struct act_page *p);

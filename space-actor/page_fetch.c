@@ -129,6 +129,39 @@ page_redirect_target(const json_t *params)
 	return NULL;
 }
 
+/* The value of the response header name, or NULL. */
+static const char *
+page_response_header(const json_t *params, const char *name)
+{
+	const json_t *h;
+	size_t i;
+
+	json_array_foreach(json_object_get(params, "responseHeaders"), i, h)
+	{
+		const char *n = json_string_value(json_object_get(h, "name"));
+		const char *v = json_string_value(json_object_get(h, "value"));
+
+		if (n != NULL && v != NULL && strcasecmp(n, name) == 0)
+			return v;
+	}
+	return NULL;
+}
+
+/* Whether a document's response is one the browser saves instead of
+ * showing: sent as an attachment, or as bytes of no kind it shows. */
+static bool
+page_response_downloads(const json_t *params)
+{
+	const char *cd = page_response_header(params, "content-disposition");
+	const char *ct = page_response_header(params, "content-type");
+
+	while (cd != NULL && (*cd == ' ' || *cd == '\t'))
+		cd++;
+	return (cd != NULL && strncasecmp(cd, "attachment", 10) == 0) ||
+	       (ct != NULL &&
+	           strncasecmp(ct, "application/octet-stream", 24) == 0);
+}
+
 /*
  * A request of the page paused (Fetch): let it through, or fail it as
  * blocked by the client.  Only its host is kept, never the URL.
@@ -165,6 +198,8 @@ page_request_paused(struct act_page *p, const json_t *params)
 
 			p->doc_status =
 			    code >= 100 && code <= 999 ? (int)code : 0;
+			if (page_response_downloads(params))
+				p->dl_expected = true;
 		}
 		if (page_egress_refused(params)) {
 			cm_url_host(url, host, sizeof(host));

@@ -24,7 +24,7 @@ page_nav_arm(struct act_page *p, enum act_until until)
 	p->until = until;
 	p->nav_answered = false;
 	p->nav_started = p->nav_committed = p->nav_same_doc = false;
-	p->nav_dcl = p->nav_load = false;
+	p->nav_dcl = p->nav_load = p->nav_stopped = false;
 	p->grace_at_ms = -1;
 	p->nav_url[0] = '\0';
 }
@@ -40,6 +40,25 @@ page_nav_url(struct act_page *p, const char *url)
 		snprintf(p->nav_url, sizeof(p->nav_url), "%s", url);
 }
 
+/*
+ * A navigation whose document the browser downloads instead (an
+ * attachment) ends with the download, which the browser tells of after
+ * the navigation's own end: its start within CM_NAV_DOWNLOAD_START_MS,
+ * then its end (act_page_download).
+ */
+static void
+page_nav_download(struct act_page *p)
+{
+	p->until = ACT_UNTIL_NONE;
+	if (p->dl_began && strcmp(p->dl_state, "in_progress") != 0) {
+		page_info(p);
+		return;
+	}
+	p->dl_wanted = true;
+	if (!p->dl_began && p->dl_wait_end_ms < 0)
+		p->dl_wait_end_ms = cm_mono_ms() + CM_NAV_DOWNLOAD_START_MS;
+}
+
 /* Ends the call when the navigation has come as far as it waits for. */
 static void
 page_nav_check(struct act_page *p)
@@ -49,6 +68,17 @@ page_nav_check(struct act_page *p)
 	if (!p->busy || p->done || !p->nav_answered ||
 	    p->until == ACT_UNTIL_NONE || p->cmd != 0)
 		return;
+	if (p->dl_expected && !p->nav_committed) {
+		page_nav_download(p);
+		return;
+	}
+	if (p->nav_stopped && !p->nav_committed) {
+		/* It stopped with no new document (a 204, one cancelled):
+		 * the page stays as it was. */
+		p->until = ACT_UNTIL_NONE;
+		page_info(p);
+		return;
+	}
 	switch (p->until) {
 	case ACT_UNTIL_COMMIT:
 		there = p->nav_committed;
@@ -106,14 +136,8 @@ page_nav_event(struct act_page *p, enum page_nav_ev ev)
 		p->nav_load = true;
 		break;
 	case PAGE_NAV_STOPPED:
-		/* A navigation that stopped with no new document (a 204, a
-		 * download, one cancelled): the page stays as it was. */
-		if (p->nav_started && !p->nav_committed && p->nav_answered &&
-		    p->until != ACT_UNTIL_NONE && p->cmd == 0) {
-			p->until = ACT_UNTIL_NONE;
-			page_info(p);
-			return;
-		}
+		if (p->nav_started && !p->nav_committed)
+			p->nav_stopped = true;
 		break;
 	}
 	page_nav_check(p);
@@ -189,6 +213,11 @@ page_navigated(struct act_page *p, const json_t *result)
 	const char *loader =
 	    json_string_value(json_object_get(result, "loaderId"));
 
+	if (err != NULL && err[0] != '\0' && (p->dl_began || p->dl_expected)) {
+		p->nav_answered = true;
+		page_nav_download(p);
+		return;
+	}
 	if (err != NULL && err[0] != '\0') {
 		if (p->blocked_host[0] != '\0' ||
 		    page_proxy_refused(p, p->doc_host))

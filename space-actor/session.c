@@ -31,6 +31,9 @@ enum session_step {
 	/* The browser tells of every target, so the tabs the page opens are
 	 * known (act_session_event). */
 	STEP_DISCOVER,
+	/* Downloads go to the Space's own directory, or nowhere, and are
+	 * told of (Browser.download*): never to the browser's default. */
+	STEP_DOWNLOADS,
 	STEP_FRAMES,
 	STEP__COUNT
 };
@@ -45,6 +48,7 @@ static const char *const session_methods[STEP__COUNT] = {
     [STEP_VIEWPORT] = "Emulation.setDeviceMetricsOverride",
     [STEP_FOCUS] = "Emulation.setFocusEmulationEnabled",
     [STEP_DISCOVER] = "Target.setDiscoverTargets",
+    [STEP_DOWNLOADS] = "Browser.setDownloadBehavior",
     [STEP_FRAMES] = "Page.getFrameTree",
 };
 
@@ -61,6 +65,15 @@ void
 act_session_proxy(struct act_session *s, const struct act_proxy_auth *proxy)
 {
 	s->proxy = proxy;
+}
+
+void
+act_session_downloads(struct act_session *s, const char *dir)
+{
+	if (dir == NULL || strlen(dir) >= sizeof(s->downloads))
+		s->downloads[0] = '\0';
+	else
+		snprintf(s->downloads, sizeof(s->downloads), "%s", dir);
 }
 
 void
@@ -120,6 +133,17 @@ session_send(struct act_session *s, int step)
 		break;
 	case STEP_DISCOVER:
 		params = json_pack("{s:b}", "discover", 1);
+		break;
+	case STEP_DOWNLOADS:
+		params = json_pack("{s:s, s:b}", "behavior",
+		    s->downloads[0] != '\0' ? "allowAndName" : "deny",
+		    "eventsEnabled", 1);
+		if (s->downloads[0] != '\0')
+			json_object_set_new(
+			    params, "downloadPath", json_string(s->downloads));
+		if (s->own_context)
+			json_object_set_new(params, "browserContextId",
+			    json_string(s->context));
 		break;
 	default:
 		session = s->page.session;
@@ -263,8 +287,8 @@ session_tab_created(struct act_session *s, const json_t *info)
 		/* A new tab in the page's window hides the page, and a hidden
 		 * page draws no frames (a screenshot waits for one): the page
 		 * is brought back to the front. */
-		act_cdp_call(s->cdp, s->page.session, "Page.bringToFront",
-		    NULL, cm_mono_ms() + CM_BROWSER_START_MS, NULL, NULL);
+		act_cdp_call(s->cdp, s->page.session, "Page.bringToFront", NULL,
+		    cm_mono_ms() + CM_BROWSER_START_MS, NULL, NULL);
 		act_page_tab_opened(&s->page, false);
 		return;
 	}
@@ -299,6 +323,12 @@ act_session_event(struct act_session *s, const char *session,
 	act_page_event(&s->page, session, method, params);
 	if (session == NULL && strcmp(method, "Target.targetCreated") == 0) {
 		session_tab_created(s, json_object_get(params, "targetInfo"));
+		return;
+	}
+	if (session == NULL &&
+	    (strcmp(method, "Browser.downloadWillBegin") == 0 ||
+	        strcmp(method, "Browser.downloadProgress") == 0)) {
+		act_page_download(&s->page, method, params);
 		return;
 	}
 	if (session == NULL && strcmp(method, "Target.targetDestroyed") == 0) {

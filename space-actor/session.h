@@ -53,6 +53,9 @@ struct act_session {
 	 * slows or blocks it. */
 	char tabs[CM_TABS_MAX][CM_ID_MAX + 1];
 	int n_tabs;
+	/* Where the browser saves what the page downloads (the Space's own
+	 * directory), or "": downloads are refused. */
+	char downloads[CM_PATH_MAX];
 
 	/* A call waiting for the page, and an outcome that came early. */
 	bool waiting;
@@ -71,6 +74,11 @@ void act_session_init(
  * for every page set up from now on. */
 void act_session_proxy(
     struct act_session *s, const struct act_proxy_auth *proxy);
+
+/* Downloads of every page set up from now on go to dir (copied; NULL or
+ * "": none are allowed), each under a name of the browser's own (its
+ * guid), never one the site chose. */
+void act_session_downloads(struct act_session *s, const char *dir);
 
 /* The network policy from now on (a standby's browser adopted by a
  * Space); borrowed. */

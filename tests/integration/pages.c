@@ -149,6 +149,13 @@ static const struct {
         "addEventListener('beforeunload',function(e){e.preventDefault();"
         "e.returnValue='';});</script></body></html>",
         NULL},
+    /* A file to download (served as an attachment), and a page that
+     * links to it. */
+    {"/file", "quarterly figures\n", NULL},
+    {"/files",
+        "<!doctype html><html><head><title>Files</title></head><body>"
+        "<a id=\"dl\" href=\"/file\">Report</a></body></html>",
+        NULL},
     /* Pages that open others: a link to a new tab, and a script's
      * window.open.  A click that lands shows in the title. */
     {"/popup",
@@ -279,14 +286,19 @@ pages_serve(struct tk_pages *s, int c)
 	}
 	pages_fill(text, sizeof(text), body, s->port, jar);
 	n = snprintf(head, sizeof(head),
-	    "HTTP/1.1 %d %s\r\nContent-Type: text/html; charset=utf-8\r\n"
-	    "Content-Length: %zu\r\n%s%s%s%sConnection: close\r\n\r\n",
+	    "HTTP/1.1 %d %s\r\nContent-Type: %s\r\n"
+	    "Content-Length: %zu\r\n%s%s%s%s%sConnection: close\r\n\r\n",
 	    status,
 	    status == 200   ? "OK"
 	    : status == 302 ? "Found"
 	                    : "Not Found",
+	    strcmp(path, "/file") == 0 ? "text/plain"
+	                               : "text/html; charset=utf-8",
 	    strlen(text), location ? "Location: " : "", location ? where : "",
-	    location ? "\r\n" : "", status == 200 ? set : "");
+	    location ? "\r\n" : "", status == 200 ? set : "",
+	    strcmp(path, "/file") == 0
+	        ? "Content-Disposition: attachment; filename=\"report.txt\"\r\n"
+	        : "");
 	if (send(c, head, (size_t)n, MSG_NOSIGNAL) == n)
 		(void)!send(c, text, strlen(text), MSG_NOSIGNAL);
 	return false;

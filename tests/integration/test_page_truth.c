@@ -13,9 +13,12 @@
  * page ends once that page has parsed, so the snapshot after it reads it.
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "capability.h"
 #include "driver.h"
@@ -393,4 +396,77 @@ Test(page_truth, a_popup_leaves_the_page_as_it_was)
 	free(o.artifact);
 	cr_assert_eq(tk_pages_hits(pages, "/next"), 1);
 	cr_assert_geq(tk_pages_hits(pages, "/search"), CM_TABS_MAX - 1);
+}
+
+/* The profile's downloads directory (driver_managed.c), and whether it
+ * holds a file of want's bytes. */
+static bool
+downloaded(const char *want)
+{
+	char path[512], got[64];
+	struct dirent *de;
+	bool found = false;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/profiles/%s/spaced-downloads", dir,
+	    env.space_id);
+	cr_assert_not_null(d = opendir(path), "no %s", path);
+	while (!found && (de = readdir(d)) != NULL) {
+		char file[800];
+		FILE *f;
+		size_t n;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(file, sizeof(file), "%s/%s", path, de->d_name);
+		if ((f = fopen(file, "r")) == NULL)
+			continue;
+		n = fread(got, 1, sizeof(got) - 1, f);
+		got[n] = '\0';
+		fclose(f);
+		found = strcmp(got, want) == 0;
+	}
+	closedir(d);
+	return found;
+}
+
+/* A file the page offers is downloaded into the Space's own directory,
+ * and the call says so: a navigate to it is no error. */
+Test(page_truth, a_download_goes_to_the_space_and_is_reported)
+{
+	char args[160];
+	json_t *res, *dl;
+	struct act_outcome o;
+	struct stat st;
+	const char *home = getenv("HOME");
+	char home_dl[512];
+	bool had_home_dl;
+
+	snprintf(home_dl, sizeof(home_dl), "%s/Downloads",
+	    home != NULL ? home : "/root");
+	had_home_dl = stat(home_dl, &st) == 0;
+	snprintf(
+	    args, sizeof(args), "{\"url\":\"http://127.0.0.1:%d/file\"}", port);
+	o = run("navigate", args, &res);
+	cr_assert_eq(
+	    o.err, CM_OK, "navigate: %s (%s)", cm_err_code(o.err), o.message);
+	dl = json_object_get(res, "download");
+	cr_assert_str_eq(
+	    str(dl, "name"), "report.txt", "%s", json_dumps(res, 0));
+	cr_assert_str_eq(str(dl, "state"), "completed");
+	cr_assert_eq(json_integer_value(json_object_get(dl, "bytes")), 18);
+	json_decref(res);
+	cr_assert(downloaded("quarterly figures\n"));
+
+	/* A link to it: the click says a download began. */
+	open_page("/files", "Files");
+	o = run("click", "{\"selector\":\"#dl\"}", &res);
+	cr_assert_eq(o.err, CM_OK, "click: %s", o.message);
+	cr_assert_str_eq(str(json_object_get(res, "download"), "name"),
+	    "report.txt", "%s", json_dumps(res, 0));
+	json_decref(res);
+	cr_assert_eq(tk_pages_hits(pages, "/file"), 2);
+	/* Nothing went to the browser's own place for downloads. */
+	cr_assert_eq(
+	    stat(home_dl, &st) == 0, had_home_dl, "%s appeared", home_dl);
 }
