@@ -8,7 +8,8 @@
 # Only entries whose names are the tests' own are looked at, and only
 # those made during the run (absent before it):
 #   spaced-*                   testkit's directories (spaced-<tag>-XXXXXX),
-#                              the scripts' mktemp -d, the unit fixtures'
+#                              the scripts' mktemp -d (run.sh's among
+#                              them), the unit fixtures'
 #   test_log_*, test_egress_*  the unit tests' mkstemp files
 #   org.chromium.Chromium.*    a browser's single-instance directory,
 #                              which Chromium removes only on a clean exit
@@ -16,7 +17,6 @@
 #   playwright-artifacts-*, playwright_chromiumdev_profile-*
 #                              the console test's Playwright and its browser
 #   criterion_*.sock           a Criterion binary's socket (a killed one's)
-#   tmp.*                      scripts/run.sh's mktemp -d
 # Another run on the same machine (a second build tree's tests) makes the
 # same names.  So an entry counts only when it is ours (our uid), still
 # there after a pause of SPACED_TMP_SETTLE seconds (default 10; taken only
@@ -29,7 +29,7 @@
 set -uo pipefail
 [ $# -gt 0 ] || { echo "usage: tmp_check.sh COMMAND..." >&2; exit 2; }
 
-names='^(spaced-.*|test_log_.*|test_egress_.*|\.?org\.chromium\.Chromium\..*|playwright-artifacts-.*|playwright_chromiumdev_profile-.*|criterion_[0-9]+\.sock|tmp\..*)$'
+names='^(spaced-.*|test_log_.*|test_egress_.*|\.?org\.chromium\.Chromium\..*|playwright-artifacts-.*|playwright_chromiumdev_profile-.*|criterion_[0-9]+\.sock)$'
 settle=${SPACED_TMP_SETTLE:-10}
 
 # The tests' entries in /tmp now, one a line, sorted.
