@@ -25,20 +25,23 @@
 # file, its working directory or a bound socket: the other run's entries
 # in use are not ours.  A run alone on the machine, as CI's, is checked
 # exactly; beside another, an idle entry of the other run's may still be
-# listed.  Nothing is removed here.
+# listed.  Nothing is removed here.  SPACED_TMP_CHECK_DIR names another
+# directory to check instead of /tmp (the check's own test uses one).
 set -uo pipefail
 [ $# -gt 0 ] || { echo "usage: tmp_check.sh COMMAND..." >&2; exit 2; }
 
 names='^(spaced-.*|test_log_.*|test_egress_.*|\.?org\.chromium\.Chromium\..*|playwright-artifacts-.*|playwright_chromiumdev_profile-.*|criterion_[0-9]+\.sock)$'
 settle=${SPACED_TMP_SETTLE:-10}
+tmp=${SPACED_TMP_CHECK_DIR:-/tmp}
+tmp=${tmp%/}
 
-# The tests' entries in /tmp now, one a line, sorted.
+# The tests' entries in $tmp now, one a line, sorted.
 ours() {
-  find /tmp -mindepth 1 -maxdepth 1 -uid "$(id -u)" -printf '%f\n' 2>/dev/null |
+  find "$tmp" -mindepth 1 -maxdepth 1 -uid "$(id -u)" -printf '%f\n' 2>/dev/null |
     grep -E "$names" | LC_ALL=C sort
 }
 
-# The /tmp entries a live process holds: an open file or its working
+# The $tmp entries a live process holds: an open file or its working
 # directory under one, or a Unix socket bound there.
 held() {
   {
@@ -46,7 +49,9 @@ held() {
       readlink "$p/cwd" "$p"/fd/* 2>/dev/null
     done
     awk 'NR > 1 && NF >= 8 { print $8 }' /proc/net/unix 2>/dev/null
-  } | sed -n 's|^/tmp/\([^/ ]*\).*|\1|p' | LC_ALL=C sort -u
+  } | awk -v d="$tmp/" 'index($0, d) == 1 {
+    s = substr($0, length(d) + 1); sub(/[\/ ].*/, "", s); print s }' |
+    LC_ALL=C sort -u
 }
 
 before=$(ours)
@@ -61,7 +66,7 @@ stamps() {
   local n
   while read -r n; do
     [ -n "$n" ] || continue
-    printf '%s %s\n' "$n" "$(find "/tmp/$n" -printf '%P %s %T@ %C@\n' \
+    printf '%s %s\n' "$n" "$(find "$tmp/$n" -printf '%P %s %T@ %C@\n' \
       2>/dev/null | LC_ALL=C sort | md5sum | cut -c1-32)"
   done <<<"$1" | LC_ALL=C sort
 }
@@ -80,8 +85,8 @@ if [ -n "$left" ]; then
       cut -d' ' -f1 | LC_ALL=C comm -23 - <(held) | sed '/^$/d')
 fi
 if [ -n "$left" ]; then
-  echo "tmp_check: the run left in /tmp:" >&2
-  sed 's|^|  /tmp/|' <<<"$left" >&2
+  echo "tmp_check: the run left in $tmp:" >&2
+  while read -r n; do echo "  $tmp/$n"; done <<<"$left" >&2
   [ "$rc" -ne 0 ] || rc=1
 fi
 exit "$rc"
