@@ -46,8 +46,11 @@ run: build
 	@./scripts/run.sh $(BUILD) $(if $(HTTP_LISTEN),--http-listen=$(HTTP_LISTEN)) \
 		$(if $(DATA_DIR),--data-dir=$(DATA_DIR))
 
+# scripts/tmp_check.sh fails the run when a test left something in /tmp.
+TMP_CHECK = $(CURDIR)/scripts/tmp_check.sh
+
 test: build
-	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE tsan-only
+	@cd $(BUILD) && $(TMP_CHECK) ctest --output-on-failure -j $(JOBS) -LE tsan-only
 
 # Unit and integration tests again under ASan and UBSan.
 test-sanitize: setup
@@ -56,7 +59,7 @@ test-sanitize: setup
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 	@cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-		ctest --output-on-failure -j $(JOBS) -L 'unit|integration'
+		$(TMP_CHECK) ctest --output-on-failure -j $(JOBS) -L 'unit|integration'
 
 # The api's and the store's integration tests (both processes are
 # threaded) against the daemons of a ThreadSanitizer build: the tests

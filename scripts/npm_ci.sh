@@ -11,9 +11,9 @@ for tool in node npm sha256sum flock; do
 done
 
 # One install at a time per directory: two build trees may run a test
-# that needs it together.
-lock=/tmp/spaced-npm-$(printf '%s' "$dir" | sha256sum | cut -c1-16).lock
-exec 9>"$lock"
+# that needs it together.  The lock is on the directory itself, which
+# outlives every install, so no lock file is left anywhere.
+exec 9<"$dir"
 flock 9
 want=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
 stamp="$dir/node_modules/.spaced-lock-sha256"

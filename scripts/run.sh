@@ -25,7 +25,7 @@ mkdir -p "$data_dir"
 token="$(cd "$data_dir" && pwd)/admin.token"
 url="http://$listen"
 
-tmp=$(mktemp -d)
+tmp=$(mktemp -d -t spaced-run-XXXXXX)
 spaced_pid=
 cleanup() {
   rm -rf "$tmp"

@@ -17,11 +17,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "browser.h"
 #include "testkit.h"
 
 #define RF_CHROMIUM "/usr/bin/chromium"
 #define RF_WAIT_MS 30000
+#define RF_ENV_MAX 256 /* the browser's environment, entries */
+
+extern char **environ;
 
 struct rf_browser {
 	pid_t pid; /* also its process group */
@@ -94,8 +96,17 @@ rf_port_answers(void *arg)
 static inline void
 rf_start(struct rf_browser *b, int port)
 {
-	char port_arg[64], dir_arg[200];
+	char port_arg[64], dir_arg[200], tmp_env[200];
 	struct rf_port_file f = {.b = b};
+	char *const argv[] = {RF_CHROMIUM, "--headless=new",
+	    "--remote-debugging-address=127.0.0.1", port_arg, dir_arg,
+	    geteuid() == 0 ? "--no-sandbox" : "--no-first-run",
+	    "--no-first-run", "--disable-gpu",
+	    "--disable-background-networking", "--disable-component-update",
+	    "--disable-sync", "--disable-dev-shm-usage",
+	    "--password-store=basic", "about:blank", NULL};
+	char *envp[RF_ENV_MAX];
+	size_t n = 0;
 	pid_t pid;
 
 	cr_assert_eq(access(RF_CHROMIUM, X_OK), 0, "no " RF_CHROMIUM);
@@ -106,6 +117,17 @@ rf_start(struct rf_browser *b, int port)
 	snprintf(
 	    port_arg, sizeof(port_arg), "--remote-debugging-port=%d", port);
 	snprintf(dir_arg, sizeof(dir_arg), "--user-data-dir=%s", b->dir);
+	/* Chromium's single-instance directory goes under $TMPDIR, and only
+	 * a clean exit removes it: under the profile, it goes with it, and a
+	 * browser killed and started again on the same profile leaves
+	 * nothing in /tmp either.  Built before the fork: the child only
+	 * execs. */
+	snprintf(tmp_env, sizeof(tmp_env), "TMPDIR=%s", b->dir);
+	envp[n++] = tmp_env;
+	for (size_t i = 0; environ[i] != NULL && n < RF_ENV_MAX - 1; i++)
+		if (strncmp(environ[i], "TMPDIR=", 7) != 0)
+			envp[n++] = environ[i];
+	envp[n] = NULL;
 	pid = fork();
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
@@ -115,14 +137,7 @@ rf_start(struct rf_browser *b, int port)
 		dup2(devnull, 0);
 		dup2(devnull, 1);
 		dup2(devnull, 2);
-		execl(RF_CHROMIUM, RF_CHROMIUM, "--headless=new",
-		    "--remote-debugging-address=127.0.0.1", port_arg, dir_arg,
-		    geteuid() == 0 ? "--no-sandbox" : "--no-first-run",
-		    "--no-first-run", "--disable-gpu",
-		    "--disable-background-networking",
-		    "--disable-component-update", "--disable-sync",
-		    "--disable-dev-shm-usage", "--password-store=basic",
-		    "about:blank", (char *)NULL);
+		execve(RF_CHROMIUM, argv, envp);
 		_exit(127);
 	}
 	setpgid(pid, pid);
@@ -160,10 +175,8 @@ static inline void
 rf_stop(struct rf_browser *b)
 {
 	rf_kill(b);
-	if (b->dir[0] != '\0') {
-		act_browser_rm_singleton(b->dir);
-		tk_rmrf(b->dir);
-	}
+	if (b->dir[0] != '\0')
+		tk_rmrf(b->dir); /* Chromium's $TMPDIR with it */
 	b->dir[0] = '\0';
 }
 

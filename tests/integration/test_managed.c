@@ -36,6 +36,11 @@ setup(void)
 	signal(SIGPIPE, SIG_IGN); /* as the actor: a dead browser's pipe */
 	memset(&cfg, 0, sizeof(cfg));
 	tk_tmpdir(dir, sizeof(dir), "managed");
+	/* The browsers inherit it: Chromium's single-instance directories
+	 * (under $TMPDIR, left by every browser killed) go with dir.  Only
+	 * the actor's sweep would remove a discarded profile's, and most
+	 * tests here close without one.  Before any thread starts. */
+	cr_assert_eq(setenv("TMPDIR", dir, 1), 0);
 	snprintf(cfg.data_dir, sizeof(cfg.data_dir), "%s", dir);
 	snprintf(cfg.chromium_path, sizeof(cfg.chromium_path), "%s",
 	    "/usr/bin/chromium");

@@ -266,11 +266,29 @@ fx_pg_setup(struct fx *f)
 	f->opts.postgres_dsn = f->dsn;
 }
 
+/*
+ * Skips the test from its body, first tearing the fixture down: Criterion
+ * runs no .fini for a test skipped there, so its directory and schema
+ * would stay.  fx_teardown twice is harmless, should a .fini run too.
+ */
+#define FX_SKIP(f, ...)                    \
+	do {                               \
+		fx_teardown(f);            \
+		cr_skip_test(__VA_ARGS__); \
+	} while (0)
+
 /* Skips the test on PostgreSQL: what it checks is SQLite's alone. */
 #define FX_SQLITE_ONLY(f, why)                                  \
 	do {                                                    \
 		if ((f)->pg)                                    \
-			cr_skip_test("SQLite only: %s", (why)); \
+			FX_SKIP((f), "SQLite only: %s", (why)); \
+	} while (0)
+
+/* Skips the test on SQLite: what it checks is PostgreSQL's alone. */
+#define FX_PG_ONLY(f, why)                                          \
+	do {                                                        \
+		if (!(f)->pg)                                       \
+			FX_SKIP((f), "PostgreSQL only: %s", (why)); \
 	} while (0)
 
 /* Opens a store on a fresh temporary directory; max_spaces 0 is the

@@ -1097,9 +1097,7 @@ Test(store, a_create_that_loses_on_the_index_is_instance_in_use)
 	char sql[512];
 	int64_t deadline;
 
-	if (!fx.pg)
-		cr_skip_test(
-		    "PostgreSQL only: SQLite has one writer at a time");
+	FX_PG_ONLY(&fx, "SQLite has one writer at a time");
 	fx_provision(&fx, 1);
 	other = fx_pg_connect(fx.dsn);
 	snprintf(sql, sizeof(sql),
