@@ -11,7 +11,7 @@
  * COMMIT (PQsendQuery) and hands that connection to whoever finishes the
  * sync (st_db_sync, the loop's acker thread), which reads the COMMIT's
  * result, and only then are the group's replies and events let out
- * (loop.c); a COMMIT that failed has its writes answered
+ * (acker.c); a COMMIT that failed has its writes answered
  * store_unavailable and publishes nothing, as one that fails in the loop.
  * Meanwhile the loop builds the next group on the other connection.
  * Before it uses a connection again it waits until the acker gave it back

@@ -25,7 +25,7 @@ int st_vfs_register_on(const char *below);
  * byte as it reads, and synced.  Returns 0 (also when there is none) or
  * -1.
  *
- * A store stops when a sync of the log fails (loop.c), and Linux marks
+ * A store stops when a sync of the log fails (acker.c), and Linux marks
  * the pages of a failed writeback clean: the next store reads the log's
  * frames from the page cache while the disk may not hold them.  Appending
  * to that log, it would acknowledge writes that a power cut loses, since
