@@ -221,145 +221,236 @@ log_served(const struct st_store *st, const struct st_acker_stats *ack)
 	    ack->syncs ? (double)ack->sync_ns / 1e3 / (double)ack->syncs : 0.0);
 }
 
+/* What the loop serves with, from its start to its stop. */
+struct loop {
+	struct st_store *st;
+	nng_socket rep, pub;
+	nng_aio *rx;
+	struct st_sender *out, *events;
+	struct st_acker *ack;
+	struct st_notify *nt; /* PostgreSQL: other stores' events */
+	/* Only the service's own user talks to the store. */
+	struct cm_listener rep_l, pub_l;
+	int recv_fd, sig_fd;
+	bool heard_more; /* serve_heard left some: come back at once */
+	int64_t next_prune;
+};
+
+/* The raw REP socket: requests in, replies out through l->out. */
+static int
+open_rep(struct loop *l, const char *url)
+{
+	int rv;
+
+	/* The largest request is an actor.finish with its artifact; the
+	 * decoder holds every other op to CM_REQ_MSG_MAX. */
+	if ((rv = nng_rep0_open_raw(&l->rep)) != 0 ||
+	    (rv = nng_socket_set_size(
+	         l->rep, NNG_OPT_RECVMAXSZ, CM_STORE_RECV_MAX)) != 0 ||
+	    (rv = nng_socket_set_int(
+	         l->rep, NNG_OPT_RECVBUF, CM_STORE_QUEUE_MAX)) != 0 ||
+	    (rv = nng_socket_set_int(
+	         l->rep, NNG_OPT_SENDBUF, CM_STORE_QUEUE_MAX)) != 0 ||
+	    (rv = st_sender_open(&l->out, l->rep)) != 0 ||
+	    (rv = nng_aio_alloc(&l->rx, NULL, NULL)) != 0 ||
+	    (rv = cm_listener_start(&l->rep_l, l->rep, url, 0600)) != 0 ||
+	    (rv = nng_socket_get_int(l->rep, NNG_OPT_RECVFD, &l->recv_fd)) !=
+	        0) {
+		cm_warnx("store: cannot serve %s: %s", url, nng_strerror(rv));
+		return -1;
+	}
+	return 0;
+}
+
+/* The PUB socket: events out through l->events. */
+static int
+open_pub(struct loop *l, const char *url)
+{
+	int rv;
+
+	if ((rv = nng_pub0_open(&l->pub)) != 0 ||
+	    (rv = nng_socket_set_int(l->pub, NNG_OPT_SENDBUF, CM_PUB_BUF)) !=
+	        0 ||
+	    (rv = st_sender_open(&l->events, l->pub)) != 0 ||
+	    (rv = cm_listener_start(&l->pub_l, l->pub, url, 0600)) != 0) {
+		cm_warnx(
+		    "store: cannot publish on %s: %s", url, nng_strerror(rv));
+		return -1;
+	}
+	return 0;
+}
+
+/* SIGTERM and SIGINT, which the caller blocked, read from a signalfd. */
+static int
+open_signals(struct loop *l)
+{
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	if ((l->sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
+		cm_warn("store: signalfd");
+		return -1;
+	}
+	return 0;
+}
+
+/* The acker, the connection that hears other stores (PostgreSQL), and
+ * the held claims. */
+static int
+start_helpers(struct loop *l)
+{
+	int64_t self[CM_PG_WRITERS];
+	size_t n_self;
+	int rv;
+
+	if (st_acker_start(&l->ack, l->st, l->out, l->events) != 0) {
+		cm_warnx("store: cannot start the acknowledging thread");
+		return -1;
+	}
+	n_self = st_store_sessions(l->st, self, CM_PG_WRITERS);
+	if (st_store_listen_dsn(l->st) != NULL &&
+	    st_notify_open(&l->nt, st_store_listen_dsn(l->st), self, n_self) !=
+	        0) {
+		cm_warnx("store: out of memory");
+		return -1;
+	}
+	if ((rv = st_held_start(l->rep)) != 0) {
+		cm_warnx(
+		    "store: cannot follow its pipes: %s", nng_strerror(rv));
+		return -1;
+	}
+	return 0;
+}
+
+static int64_t
+earlier(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+/*
+ * Sleeps in poll() until a request, a signal or the listening connection
+ * (pfd[2], set here) has something, or the first timer is due: the
+ * prune, a listener's, a held claim's.  Returns -1 when poll() fails.
+ */
+static int
+wait_for_work(struct loop *l, struct pollfd pfd[3])
+{
+	int64_t now = cm_mono_ms();
+	int64_t due = l->next_prune;
+	int wait;
+
+	due = earlier(due, cm_listener_due(&l->rep_l));
+	due = earlier(due, cm_listener_due(&l->pub_l));
+	due = earlier(due, st_held_due());
+	if (st_held_reruns())
+		due = now;
+	pfd[2].fd = -1; /* poll() skips it */
+	pfd[2].events = 0;
+	if (l->nt != NULL) {
+		pfd[2].fd = st_notify_fd(l->nt, &pfd[2].events);
+		due = earlier(due, st_notify_due(l->nt));
+	}
+	wait = due > now && !l->heard_more ? (int)(due - now) : 0;
+
+	if (poll(pfd, 3, wait) < 0 && errno != EINTR) {
+		cm_warn("store: poll");
+		return -1;
+	}
+	return 0;
+}
+
+/* Whether a stopping signal arrived on sig (logged). */
+static bool
+signalled(struct loop *l, const struct pollfd *sig)
+{
+	struct signalfd_siginfo si;
+
+	if (!(sig->revents & POLLIN) ||
+	    read(l->sig_fd, &si, sizeof(si)) != sizeof(si))
+		return false;
+	cm_info("store: signal %u, stopping", si.ssi_signo);
+	return true;
+}
+
+/*
+ * One turn's work, in order: the requests waiting, other stores' events,
+ * the held claims they woke, those whose time is up, the listeners, and
+ * the periodic prune.
+ */
+static void
+serve_turn(struct loop *l, const struct pollfd pfd[3])
+{
+	if (pfd[0].revents & POLLIN)
+		serve_batch(l->st, l->rep, l->rx, l->ack);
+	if (l->nt != NULL) {
+		st_notify_tend(l->nt, cm_mono_ms());
+		l->heard_more = serve_heard(l->st, l->nt, l->ack);
+	}
+	while (serve_reruns(l->st, l->ack, 0))
+		st_acker_push(l->ack, 1);
+	st_held_answer_due(l->ack, cm_mono_ms());
+	cm_listener_tend(&l->rep_l, cm_mono_ms());
+	cm_listener_tend(&l->pub_l, cm_mono_ms());
+	/* The one place the periodic job runs. */
+	if (cm_mono_ms() >= l->next_prune) {
+		st_store_prune(l->st);
+		l->next_prune = cm_mono_ms() + ST_PRUNE_EVERY_MS;
+	}
+}
+
+/*
+ * Stops whatever was started: the acker first, which acknowledges every
+ * group handed over, the sockets after it, their senders last.  served:
+ * the loop ran, and its log line is due.
+ */
+static void
+loop_close(struct loop *l, bool served)
+{
+	struct st_acker_stats ack = {0};
+
+	st_acker_stop(l->ack, &ack); /* its counters are ours from here */
+	st_notify_close(l->nt);
+	if (served)
+		log_served(l->st, &ack);
+	st_held_stop(); /* their actors ask again */
+	if (l->sig_fd >= 0)
+		close(l->sig_fd);
+	nng_close(l->rep);
+	nng_close(l->pub);
+	if (l->rx != NULL)
+		nng_aio_free(l->rx);
+	st_sender_close(l->out);
+	st_sender_close(l->events);
+}
+
 int
 st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
     int notify_fd)
 {
-	struct st_sender *out = NULL, *events = NULL;
-	struct st_acker *ack = NULL;
-	struct st_acker_stats ack_stats = {0};
-	/* Only the service's own user talks to the store. */
-	static struct cm_listener rep_l, pub_l;
-	nng_socket rep = NNG_SOCKET_INITIALIZER, pub = NNG_SOCKET_INITIALIZER;
-	nng_aio *rx = NULL;
-	struct st_notify *nt = NULL;
+	struct loop l = {
+	    .st = st,
+	    .rep = NNG_SOCKET_INITIALIZER,
+	    .pub = NNG_SOCKET_INITIALIZER,
+	    .sig_fd = -1,
+	    .next_prune = cm_mono_ms(),
+	};
 	struct pollfd pfd[3];
-	int64_t self[CM_PG_WRITERS];
-	size_t n_self;
-	sigset_t mask;
-	bool heard_more = false;
-	int rv, recv_fd, sig_fd = -1, rc = -1;
-	int64_t next_prune = cm_mono_ms();
 
-	/* The largest request is an actor.finish with its artifact; the
-	 * decoder holds every other op to CM_REQ_MSG_MAX. */
-	if ((rv = nng_rep0_open_raw(&rep)) != 0 ||
-	    (rv = nng_socket_set_size(
-	         rep, NNG_OPT_RECVMAXSZ, CM_STORE_RECV_MAX)) != 0 ||
-	    (rv = nng_socket_set_int(
-	         rep, NNG_OPT_RECVBUF, CM_STORE_QUEUE_MAX)) != 0 ||
-	    (rv = nng_socket_set_int(
-	         rep, NNG_OPT_SENDBUF, CM_STORE_QUEUE_MAX)) != 0 ||
-	    (rv = st_sender_open(&out, rep)) != 0 ||
-	    (rv = nng_aio_alloc(&rx, NULL, NULL)) != 0 ||
-	    (rv = cm_listener_start(&rep_l, rep, rep_url, 0600)) != 0 ||
-	    (rv = nng_socket_get_int(rep, NNG_OPT_RECVFD, &recv_fd)) != 0) {
-		cm_warnx(
-		    "store: cannot serve %s: %s", rep_url, nng_strerror(rv));
-		goto out;
+	if (open_rep(&l, rep_url) != 0 || open_pub(&l, pub_url) != 0 ||
+	    open_signals(&l) != 0 || start_helpers(&l) != 0) {
+		loop_close(&l, false);
+		return -1;
 	}
-	if ((rv = nng_pub0_open(&pub)) != 0 ||
-	    (rv = nng_socket_set_int(pub, NNG_OPT_SENDBUF, CM_PUB_BUF)) != 0 ||
-	    (rv = st_sender_open(&events, pub)) != 0 ||
-	    (rv = cm_listener_start(&pub_l, pub, pub_url, 0600)) != 0) {
-		cm_warnx("store: cannot publish on %s: %s", pub_url,
-		    nng_strerror(rv));
-		goto out;
-	}
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	if ((sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
-		cm_warn("store: signalfd");
-		goto out;
-	}
-	if (st_acker_start(&ack, st, out, events) != 0) {
-		cm_warnx("store: cannot start the acknowledging thread");
-		goto out;
-	}
-	n_self = st_store_sessions(st, self, CM_PG_WRITERS);
-	if (st_store_listen_dsn(st) != NULL &&
-	    st_notify_open(&nt, st_store_listen_dsn(st), self, n_self) != 0) {
-		cm_warnx("store: out of memory");
-		goto out;
-	}
-
-	if ((rv = st_held_start(rep)) != 0) {
-		cm_warnx(
-		    "store: cannot follow its pipes: %s", nng_strerror(rv));
-		goto out;
-	}
-
 	cm_ready_notify(&notify_fd);
 	cm_info("store: serving %s, publishing %s", rep_url, pub_url);
 
-	pfd[0].fd = recv_fd;
-	pfd[0].events = POLLIN;
-	pfd[1].fd = sig_fd;
-	pfd[1].events = POLLIN;
-	for (;;) {
-		int64_t now = cm_mono_ms();
-		int64_t due = next_prune;
-		int wait;
-
-		due = cm_listener_due(&rep_l) < due ? cm_listener_due(&rep_l)
-		                                    : due;
-		due = cm_listener_due(&pub_l) < due ? cm_listener_due(&pub_l)
-		                                    : due;
-		due = st_held_due() < due ? st_held_due() : due;
-		if (st_held_reruns())
-			due = now;
-		pfd[2].fd = -1; /* poll() skips it */
-		pfd[2].events = 0;
-		if (nt != NULL) {
-			pfd[2].fd = st_notify_fd(nt, &pfd[2].events);
-			due = st_notify_due(nt) < due ? st_notify_due(nt) : due;
-		}
-		wait = due > now && !heard_more ? (int)(due - now) : 0;
-
-		if (poll(pfd, 3, wait) < 0 && errno != EINTR) {
-			cm_warn("store: poll");
-			break;
-		}
-		if (pfd[1].revents & POLLIN) {
-			struct signalfd_siginfo si;
-			if (read(sig_fd, &si, sizeof(si)) == sizeof(si)) {
-				cm_info(
-				    "store: signal %u, stopping", si.ssi_signo);
-				break;
-			}
-		}
-		if (pfd[0].revents & POLLIN)
-			serve_batch(st, rep, rx, ack);
-		if (nt != NULL) {
-			st_notify_tend(nt, cm_mono_ms());
-			heard_more = serve_heard(st, nt, ack);
-		}
-		while (serve_reruns(st, ack, 0))
-			st_acker_push(ack, 1);
-		st_held_answer_due(ack, cm_mono_ms());
-		cm_listener_tend(&rep_l, cm_mono_ms());
-		cm_listener_tend(&pub_l, cm_mono_ms());
-		/* The one place the periodic job runs. */
-		if (cm_mono_ms() >= next_prune) {
-			st_store_prune(st);
-			next_prune = cm_mono_ms() + ST_PRUNE_EVERY_MS;
-		}
-	}
-	rc = 0;
-out:
-	st_acker_stop(ack, &ack_stats); /* its counters are ours from here */
-	st_notify_close(nt);
-	if (rc == 0)
-		log_served(st, &ack_stats);
-	st_held_stop(); /* their actors ask again */
-	if (sig_fd >= 0)
-		close(sig_fd);
-	nng_close(rep);
-	nng_close(pub);
-	if (rx != NULL)
-		nng_aio_free(rx);
-	st_sender_close(out);
-	st_sender_close(events);
-	return rc;
+	pfd[0] = (struct pollfd){.fd = l.recv_fd, .events = POLLIN};
+	pfd[1] = (struct pollfd){.fd = l.sig_fd, .events = POLLIN};
+	while (wait_for_work(&l, pfd) == 0 && !signalled(&l, &pfd[1]))
+		serve_turn(&l, pfd);
+	loop_close(&l, true);
+	return 0;
 }
