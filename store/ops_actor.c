@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "events.h"
 #include "ops.h"
+#include "reply.h"
+#include "rows.h"
 
 /* The only reader of an instance's secret columns. */
 void

@@ -8,6 +8,7 @@
 
 #include "ids.h"
 #include "ops.h"
+#include "reply.h"
 #include "token.h"
 
 /* Served as they are, under the service's origin: images only. */

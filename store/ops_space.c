@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "events.h"
 #include "ops.h"
+#include "reply.h"
+#include "rows.h"
 
 static int
 list_limit(const struct pr_req *req, struct pr_rep *rep, int64_t dflt)

@@ -7,9 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bundles.h"
+#include "events.h"
 #include "ids.h"
 #include "json.h"
 #include "ops.h"
+#include "reply.h"
+#include "rows.h"
 
 static int
 cmp_str(const void *a, const void *b)

@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bundles.h"
 #include "clock.h"
 #include "db.h"
+#include "events.h"
 #include "log.h"
 #include "migrate.h"
 #include "ops.h"

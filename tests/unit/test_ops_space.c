@@ -7,6 +7,7 @@
 
 #include "clock.h"
 #include "ops.h"
+#include "reply.h"
 #include "store_fixture.h"
 
 static struct fx fx;
