@@ -1,10 +1,10 @@
 /*
  * db_be.c: db.h's functions, each passed to the backend the database (or
- * statement) was opened with (db_be.h).  What is the same on every
+ * statement) was opened with (db_backend.h).  What is the same on every
  * backend is written here once.
  */
-#include "db_be.h"
 #include "db.h"
+#include "db_backend.h"
 
 #include <stdarg.h>
 
@@ -12,32 +12,33 @@ void
 st_db_close(struct st_db *db)
 {
 	if (db != NULL)
-		ST_DB_BE(db)->close(db);
+		ST_DB_BACKEND(db)->close(db);
 }
 
 const char *
 st_db_dialect(const struct st_db *db)
 {
-	return ST_DB_BE(db)->dialect;
+	return ST_DB_BACKEND(db)->dialect;
 }
 
 bool
 st_db_shared(const struct st_db *db)
 {
-	return ST_DB_BE(db)->shared;
+	return ST_DB_BACKEND(db)->shared;
 }
 
 int
 st_db_exec(struct st_db *db, const char *sql)
 {
-	return ST_DB_BE(db)->exec(db, sql);
+	return ST_DB_BACKEND(db)->exec(db, sql);
 }
 
 int
 st_db_begin(struct st_db *db)
 {
-	return st_db_run(db, ST_DB_BE(db)->begin_sql, "") == ST_DONE ? ST_OK
-	                                                             : ST_ERROR;
+	return st_db_run(db, ST_DB_BACKEND(db)->begin_sql, "") == ST_DONE
+	           ? ST_OK
+	           : ST_ERROR;
 }
 
 int
@@ -48,7 +49,7 @@ st_db_query(struct st_db *db, struct st_stmt **out, const char *sql,
 	int rc;
 
 	va_start(ap, types);
-	rc = ST_DB_BE(db)->vquery(db, out, sql, types, ap);
+	rc = ST_DB_BACKEND(db)->vquery(db, out, sql, types, ap);
 	va_end(ap);
 	return rc;
 }
@@ -56,38 +57,38 @@ st_db_query(struct st_db *db, struct st_stmt **out, const char *sql,
 int
 st_stmt_step(struct st_stmt *st)
 {
-	return ST_DB_BE(st)->step(st);
+	return ST_DB_BACKEND(st)->step(st);
 }
 
 void
 st_stmt_done(struct st_stmt *st)
 {
 	if (st != NULL)
-		ST_DB_BE(st)->done(st);
+		ST_DB_BACKEND(st)->done(st);
 }
 
 const char *
 st_col_text(struct st_stmt *st, int col)
 {
-	return ST_DB_BE(st)->col_text(st, col);
+	return ST_DB_BACKEND(st)->col_text(st, col);
 }
 
 int64_t
 st_col_int(struct st_stmt *st, int col)
 {
-	return ST_DB_BE(st)->col_int(st, col);
+	return ST_DB_BACKEND(st)->col_int(st, col);
 }
 
 const void *
 st_col_blob(struct st_stmt *st, int col, size_t *len)
 {
-	return ST_DB_BE(st)->col_blob(st, col, len);
+	return ST_DB_BACKEND(st)->col_blob(st, col, len);
 }
 
 bool
 st_col_null(struct st_stmt *st, int col)
 {
-	return ST_DB_BE(st)->col_null(st, col);
+	return ST_DB_BACKEND(st)->col_null(st, col);
 }
 
 int
@@ -98,7 +99,7 @@ st_db_run(struct st_db *db, const char *sql, const char *types, ...)
 	int rc;
 
 	va_start(ap, types);
-	rc = ST_DB_BE(db)->vquery(db, &s, sql, types, ap);
+	rc = ST_DB_BACKEND(db)->vquery(db, &s, sql, types, ap);
 	va_end(ap);
 	if (rc != ST_OK)
 		return rc;
@@ -111,62 +112,62 @@ st_db_run(struct st_db *db, const char *sql, const char *types, ...)
 int
 st_db_commit(struct st_db *db, struct st_sync **sync)
 {
-	return ST_DB_BE(db)->commit(db, sync);
+	return ST_DB_BACKEND(db)->commit(db, sync);
 }
 
 int
 st_db_sync(struct st_db *db, struct st_sync *sync, bool *full)
 {
 	*full = false;
-	return ST_DB_BE(db)->sync(db, sync, full);
+	return ST_DB_BACKEND(db)->sync(db, sync, full);
 }
 
 bool
 st_db_sync_covers(const struct st_db *db)
 {
-	return ST_DB_BE(db)->sync_covers;
+	return ST_DB_BACKEND(db)->sync_covers;
 }
 
 int64_t
 st_db_total_changes(struct st_db *db)
 {
-	return ST_DB_BE(db)->total_changes(db);
+	return ST_DB_BACKEND(db)->total_changes(db);
 }
 
 int64_t
 st_db_work(struct st_db *db)
 {
-	return ST_DB_BE(db)->work(db);
+	return ST_DB_BACKEND(db)->work(db);
 }
 
 bool
 st_db_in_txn(struct st_db *db)
 {
-	return ST_DB_BE(db)->in_txn(db);
+	return ST_DB_BACKEND(db)->in_txn(db);
 }
 
 int64_t
 st_db_changes(struct st_db *db)
 {
-	return ST_DB_BE(db)->changes(db);
+	return ST_DB_BACKEND(db)->changes(db);
 }
 
 const char *
 st_db_errmsg(struct st_db *db)
 {
-	return ST_DB_BE(db)->errmsg(db);
+	return ST_DB_BACKEND(db)->errmsg(db);
 }
 
 bool
 st_db_disk_full(struct st_db *db)
 {
-	return ST_DB_BE(db)->disk_full(db);
+	return ST_DB_BACKEND(db)->disk_full(db);
 }
 
 int
 st_db_announce(struct st_db *db, const char *lines)
 {
-	const char *sql = ST_DB_BE(db)->announce_sql;
+	const char *sql = ST_DB_BACKEND(db)->announce_sql;
 
 	return sql == NULL ? ST_DONE : st_db_run(db, sql, "s", lines);
 }
@@ -174,11 +175,11 @@ st_db_announce(struct st_db *db, const char *lines)
 size_t
 st_db_sessions(struct st_db *db, int64_t *out, size_t max)
 {
-	return ST_DB_BE(db)->sessions(db, out, max);
+	return ST_DB_BACKEND(db)->sessions(db, out, max);
 }
 
 int
 st_db_synchronous(struct st_db *db)
 {
-	return ST_DB_BE(db)->synchronous(db);
+	return ST_DB_BACKEND(db)->synchronous(db);
 }

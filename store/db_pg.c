@@ -40,7 +40,7 @@
  * counting, is counted under the workspace row's lock (ops_space.c).
  */
 #include "db.h"
-#include "db_be.h"
+#include "db_backend.h"
 #include "db_pg_int.h"
 
 #include <errno.h>
@@ -138,7 +138,7 @@ st_db_open_pg(struct st_db **out, const char *dsn)
 	*out = NULL;
 	if ((db = calloc(1, sizeof(*db))) == NULL)
 		return ST_ERROR;
-	db->be = &st_db_pg_be;
+	db->be = &st_db_pg_backend;
 	db->owned = true;
 	for (; db->n_w < CM_PG_WRITERS; db->n_w++) {
 		struct pg_conn *c = &db->w[db->n_w];
@@ -372,7 +372,7 @@ pg_sessions(struct st_db *d, int64_t *out, size_t max)
 	return n;
 }
 
-const struct st_db_be st_db_pg_be = {
+const struct st_db_backend st_db_pg_backend = {
     .dialect = "postgres",
     /* Writers on other hosts take their locks row by row. */
     .begin_sql = "BEGIN",

@@ -1,7 +1,7 @@
 /*
  * vfs.h: the "spaced" SQLite VFS, which lets a commit leave its WAL sync
- * to the caller (see vfs.c).  db.c uses it, and the loop's acker syncs
- * what a commit left (st_vfs_sync).
+ * to the caller (see vfs.c).  db_sqlite.c uses it, and the loop's acker
+ * syncs what a commit left (st_vfs_sync).
  */
 #ifndef ST_VFS_H
 #define ST_VFS_H

@@ -1,12 +1,12 @@
 /*
- * db.c: the SQLite backend of db.h.
+ * db_sqlite.c: the SQLite backend of db.h.
  *
  * Prepared statements are cached by the address of their SQL text: every
  * operation passes a string literal, so the cache is a pointer hash with
  * no string compares, and a statement is prepared once per process.
  */
 #include "db.h"
-#include "db_be.h"
+#include "db_backend.h"
 
 #include <pthread.h>
 #include <sqlite3.h>
@@ -28,7 +28,7 @@
 #define ST_PARAMS_MAX 32
 
 struct st_stmt {
-	const struct st_db_be *be; /* first: db_be.h */
+	const struct st_db_backend *be; /* first: db_backend.h */
 	const char *sql;
 	sqlite3_stmt *stmt;
 	struct st_db *db;
@@ -37,7 +37,7 @@ struct st_stmt {
 };
 
 struct st_db {
-	const struct st_db_be *be; /* first: db_be.h */
+	const struct st_db_backend *be; /* first: db_backend.h */
 	sqlite3 *conn;
 	struct st_wal *wal; /* the checkpointer; NULL in memory */
 	int last_rc;
@@ -112,7 +112,7 @@ st_db_open_sqlite(struct st_db **out, const char *path)
 	}
 	if ((db = calloc(1, sizeof(*db))) == NULL)
 		return ST_ERROR;
-	db->be = &st_db_sqlite_be;
+	db->be = &st_db_sqlite_backend;
 	rc = sqlite3_open_v2(path, &db->conn,
 	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
 	        SQLITE_OPEN_EXRESCODE,
@@ -230,7 +230,7 @@ db_prepare(struct st_db *db, const char *sql)
 			cm_fatalx("store: cannot prepare \"%.60s\": %s", sql,
 			    sqlite3_errmsg(db->conn));
 		}
-		s->be = &st_db_sqlite_be;
+		s->be = &st_db_sqlite_backend;
 		s->sql = sql;
 		s->db = db;
 		db_map_params(s);
@@ -463,7 +463,7 @@ sq_sessions(struct st_db *d, int64_t *out, size_t max)
 	return 0;
 }
 
-const struct st_db_be st_db_sqlite_be = {
+const struct st_db_backend st_db_sqlite_backend = {
     .dialect = "sqlite",
     /* The write lock at once: a group never waits halfway through. */
     .begin_sql = "BEGIN IMMEDIATE",
