@@ -1,6 +1,6 @@
 /*
  * db_backend.h: the table of one database backend behind db.h.  Only the
- * backends (db_sqlite.c, and db_pg*.c for PostgreSQL) and db_be.c (the
+ * backends (db_sqlite.c, and db_pg*.c for PostgreSQL) and db.c (the
  * dispatch that db.h's functions are) include it.
  *
  * Every backend's struct st_db and struct st_stmt begins with a pointer

@@ -1,5 +1,5 @@
 /*
- * db_be.c: db.h's functions, each passed to the backend the database (or
+ * db.c: db.h's functions, each passed to the backend the database (or
  * statement) was opened with (db_backend.h).  What is the same on every
  * backend is written here once.
  */
