@@ -24,7 +24,7 @@
  *
  * Why the next group may run beside an unfinished COMMIT: the two
  * connections are two writers on one database, as two hosts' stores are,
- * and the operations are already safe for those (issue 17).  The next
+ * and the operations are already safe for those (notify.h).  The next
  * group cannot see rows of a COMMIT not yet done (READ COMMITTED reads
  * what was committed when each statement started), and where it would
  * conflict with them PostgreSQL makes its statement wait for that COMMIT:

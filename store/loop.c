@@ -1,7 +1,7 @@
 /*
  * loop.c: one thread, one poll() over the REP socket's receive fd and a
  * signalfd.  A raw REP socket lets the thread hold many requests at once,
- * which is what makes group commit possible (DESIGN 1).
+ * which is what makes group commit possible.
  *
  * A group's commit does not wait for the disk: the loop hands each
  * committed group to the acker thread (acker.h), which makes it durable

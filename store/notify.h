@@ -1,5 +1,5 @@
 /*
- * notify.h: events across hosts on PostgreSQL (issue 17).
+ * notify.h: events across hosts on PostgreSQL.
  *
  * Every store on one database announces each event it commits with a
  * NOTIFY on ST_NOTIFY_CHANNEL, in the event's own transaction

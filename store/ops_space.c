@@ -72,7 +72,7 @@ st_op_space_list(
  * Close: stops new work at once (close_requested), sends an active task
  * down the cancel path, and leaves the teardown to the Space's actor,
  * which reports it with space.mark_closed.  Until then the instance stays
- * reserved (SPEC 3 rule 9).
+ * reserved: no other Space opens on a browser that may still be running.
  */
 void
 st_op_space_close(

@@ -136,7 +136,8 @@ submit_repeat(struct st_ctx *ctx, const struct pr_req *req, const char *args,
 		    "request_id was used with a different capability or args");
 		return 1;
 	}
-	/* The original task, and no second runtime call (SPEC 3 rule 6). */
+	/* The original task: a request_id used again never runs the
+	 * capability a second time. */
 	st_load_task(ctx, rep, id);
 	return 1;
 }
@@ -461,7 +462,7 @@ st_op_task_list(
 }
 
 /*
- * Cancel (SPEC 3 rule 7).  A queued task ends at once; a running one only
+ * Cancel.  A queued task ends at once; a running one only
  * records the request, and its actor finishes it as cancelled after it has
  * aborted the call and cleaned up.  rep->created is true when this call
  * changed something.

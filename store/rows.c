@@ -35,7 +35,8 @@ st_row_space(struct pr_rep *rep, struct st_stmt *s, struct pr_space *o)
 	o->closed_at = st_col_int(s, 13);
 }
 
-/* arg_keys: the names of the args object, never its values (SPEC 3.12). */
+/* arg_keys: the names of the args object, never its values, which may be
+ * secrets: no reply carries them. */
 void
 st_task_arg_keys(struct pr_rep *rep, const char *args, struct pr_strlist *out)
 {
@@ -137,7 +138,8 @@ load_space(struct st_ctx *ctx, struct pr_rep *rep, const char *workspace_id,
 		st_db_failed(ctx, rep, "space load");
 		return -1;
 	}
-	/* Unknown and foreign look the same to the caller (SPEC 1). */
+	/* Unknown and foreign look the same to the caller: a Space of another
+	 * workspace is not found, so its existence does not leak. */
 	pr_rep_error(rep, CM_E_NOT_FOUND, "no such browser space");
 	return 0;
 }

@@ -32,7 +32,7 @@ struct st_ctx;
  * into out, its strings in rep's arena. */
 void st_row_space(struct pr_rep *rep, struct st_stmt *s, struct pr_space *out);
 void st_row_task(struct pr_rep *rep, struct st_stmt *s, struct pr_task *out);
-/* The names of an args object (never its values, SPEC 3 rule 12). */
+/* The names of an args object (never its values, which no reply carries). */
 void st_task_arg_keys(
     struct pr_rep *rep, const char *args, struct pr_strlist *out);
 

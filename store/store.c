@@ -436,12 +436,13 @@ st_store_exec(struct st_store *st, struct st_item *items, size_t n,
 		goto out;
 	}
 	/*
-	 * DESIGN 1 wants a SAVEPOINT per write.  A savepoint costs a fifth of
-	 * a write's work (SQLite copies every page a write touches into its
-	 * journal), and is needed only by a write that fails after changing
-	 * rows.  So the group runs bare first, and only a group holding such
-	 * a write runs again from the start with the savepoints: the same
-	 * requests, in the same order, on the same state.
+	 * A write that fails must undo only itself, which a SAVEPOINT per
+	 * write gives.  A savepoint costs a fifth of a write's work (SQLite
+	 * copies every page a write touches into its journal), and is needed
+	 * only by a write that fails after changing rows.  So the group runs
+	 * bare first, and only a group holding such a write runs again from the
+	 * start with the savepoints: the same requests, in the same order, on
+	 * the same state.
 	 */
 	if (!exec_pass(st, reqs, ok, items, n, false)) {
 		st_db_run(st->db, "ROLLBACK", "");

@@ -73,7 +73,7 @@ struct st_item {
 };
 
 /*
- * Group commit (DESIGN 1): runs every item inside one transaction, each
+ * Group commit: runs every item inside one transaction, each
  * write in its own SAVEPOINT, commits once, then calls publish for every
  * event of the group in commit order, then returns.  A request that cannot
  * be decoded gets an invalid_request reply and is logged as a bug.  A

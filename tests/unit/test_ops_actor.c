@@ -1,7 +1,7 @@
 /*
  * test_ops_actor.c: what actors and the supervisor ask of the store: load,
  * claim under a lease, heartbeat, finish, and the recovery of tasks whose
- * executor was lost (SPEC 3 rule 10).
+ * executor was lost (ended, and never queued again).
  */
 #include "store_fixture.h"
 
