@@ -270,3 +270,11 @@ st_payload(const char *fmt, ...)
 	json_decref(v);
 	return out;
 }
+
+void
+st_pubs_clear(struct st_ctx *ctx, size_t from)
+{
+	for (size_t i = from; i < ctx->n_pubs; i++)
+		free(ctx->pubs[i].buf);
+	ctx->n_pubs = from;
+}

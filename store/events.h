@@ -75,6 +75,10 @@ int st_notice(struct st_ctx *ctx, const char *workspace_id,
 int st_space_touch(
     struct st_ctx *ctx, const char *space_id, const char *status);
 
+/* Frees the messages queued from the from-th on, which will not be
+ * published (their writes were undone). */
+void st_pubs_clear(struct st_ctx *ctx, size_t from);
+
 /* json_pack(fmt, ...) serialized compactly, an event's payload; the caller
  * frees.  NULL when the format fails or memory runs out. */
 char *st_payload(const char *fmt, ...);

@@ -46,6 +46,8 @@ struct st_heard {
  */
 int st_notify_open(struct st_notify **out, const char *dsn, const int64_t *self,
     size_t n_self);
+/* Closes the listening connection and frees n, its copy of the DSN wiped
+ * first; NULL is ignored. */
 void st_notify_close(struct st_notify *n);
 
 /* The socket to poll and for what (POLLIN/POLLOUT), or -1 when there is

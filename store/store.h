@@ -45,6 +45,7 @@ typedef void (*st_publish_fn)(
 
 /* Opens the database, applies pending migrations.  Returns 0 or -1. */
 int st_store_open(struct st_store **out, const struct st_store_opts *opts);
+/* Closes the database and frees st; NULL is ignored. */
 void st_store_close(struct st_store *st);
 
 /*
