@@ -83,7 +83,7 @@
  * group waiting.
  */
 #define CM_GROUP_COMMIT_MAX 32
-/* Idle claims the store holds at once (store/loop.c), the most it holds
+/* Idle claims the store holds at once (store/held.c), the most it holds
  * one (a wait_ms above it is cut to it), and the pipes the loop hears
  * closed between two of its turns (past it, every held claim is
  * answered). */

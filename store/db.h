@@ -31,14 +31,17 @@ struct st_stmt;
 int st_db_configure(void);
 
 /* Opens (creating) a SQLite database with WAL, synchronous=FULL and
- * foreign keys on.  path may be ":memory:". */
+ * foreign keys on.  path may be ":memory:".  Returns ST_OK with *out
+ * set, or ST_ERROR with *out NULL. */
 int st_db_open_sqlite(struct st_db **out, const char *path);
 /*
  * Connects to PostgreSQL with a libpq connection string.  The DSN is a
  * secret: it is never logged, and only libpq keeps it.  The schema is
- * whatever the DSN's search_path selects.
+ * whatever the DSN's search_path selects.  Opens CM_PG_WRITERS writing
+ * connections.  Returns ST_OK with *out set, or ST_ERROR with *out NULL.
  */
 int st_db_open_pg(struct st_db **out, const char *dsn);
+/* Closes db and frees it, with its prepared statements; NULL is ignored. */
 void st_db_close(struct st_db *db);
 const char *st_db_dialect(const struct st_db *db); /* "sqlite", "postgres" */
 /*
@@ -66,7 +69,11 @@ int st_db_exec(struct st_db *db, const char *sql);
  */
 int st_db_query(struct st_db *db, struct st_stmt **out, const char *sql,
     const char *types, ...);
+/* The next row: ST_ROW when one is ready, ST_DONE past the last,
+ * ST_CONSTRAINT or ST_ERROR when the statement failed. */
 int st_stmt_step(struct st_stmt *st);
+/* Ends st's run, its parameters and rows released and the statement free
+ * to be queried again; NULL is ignored. */
 void st_stmt_done(struct st_stmt *st);
 
 /* Column accessors for the current row.  text is NULL for SQL NULL and
@@ -122,6 +129,7 @@ int64_t st_db_work(struct st_db *db);
 bool st_db_in_txn(struct st_db *db);
 /* Rows changed by the last INSERT, UPDATE or DELETE. */
 int64_t st_db_changes(struct st_db *db);
+/* The message of the last failure on db, valid until its next call. */
 const char *st_db_errmsg(struct st_db *db);
 /* Whether a statement failed on a full disk since the last call, which
  * forgets it. */

@@ -11,7 +11,7 @@
  * COMMIT (PQsendQuery) and hands that connection to whoever finishes the
  * sync (st_db_sync, the loop's acker thread), which reads the COMMIT's
  * result, and only then are the group's replies and events let out
- * (loop.c); a COMMIT that failed has its writes answered
+ * (acker.c); a COMMIT that failed has its writes answered
  * store_unavailable and publishes nothing, as one that fails in the loop.
  * Meanwhile the loop builds the next group on the other connection.
  * Before it uses a connection again it waits until the acker gave it back
@@ -24,7 +24,7 @@
  *
  * Why the next group may run beside an unfinished COMMIT: the two
  * connections are two writers on one database, as two hosts' stores are,
- * and the operations are already safe for those (issue 17).  The next
+ * and the operations are already safe for those (notify.h).  The next
  * group cannot see rows of a COMMIT not yet done (READ COMMITTED reads
  * what was committed when each statement started), and where it would
  * conflict with them PostgreSQL makes its statement wait for that COMMIT:
@@ -40,7 +40,7 @@
  * counting, is counted under the workspace row's lock (ops_space.c).
  */
 #include "db.h"
-#include "db_be.h"
+#include "db_backend.h"
 #include "db_pg_int.h"
 
 #include <errno.h>
@@ -138,7 +138,7 @@ st_db_open_pg(struct st_db **out, const char *dsn)
 	*out = NULL;
 	if ((db = calloc(1, sizeof(*db))) == NULL)
 		return ST_ERROR;
-	db->be = &st_db_pg_be;
+	db->be = &st_db_pg_backend;
 	db->owned = true;
 	for (; db->n_w < CM_PG_WRITERS; db->n_w++) {
 		struct pg_conn *c = &db->w[db->n_w];
@@ -372,7 +372,7 @@ pg_sessions(struct st_db *d, int64_t *out, size_t max)
 	return n;
 }
 
-const struct st_db_be st_db_pg_be = {
+const struct st_db_backend st_db_pg_backend = {
     .dialect = "postgres",
     /* Writers on other hosts take their locks row by row. */
     .begin_sql = "BEGIN",

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "db_be.h"
+#include "db_backend.h"
 #include "limits.h"
 
 #define PG_BYTEA_OID 17 /* pg_type.oid of bytea */
@@ -23,7 +23,7 @@
 struct pg_db;
 
 struct st_stmt {
-	const struct st_db_be *be; /* first: db_be.h */
+	const struct st_db_backend *be; /* first: db_backend.h */
 	const char *sql;
 	struct pg_db *db;
 	char name[16]; /* the prepared statement's name on the server */
@@ -53,7 +53,7 @@ struct pg_conn {
 };
 
 struct pg_db {
-	const struct st_db_be *be; /* first: db_be.h */
+	const struct st_db_backend *be; /* first: db_backend.h */
 	struct pg_conn w[CM_PG_WRITERS];
 	int n_w;    /* connected (st_db_open_pg) */
 	int cur;    /* the writer the loop uses */
@@ -82,12 +82,12 @@ int st_pg_fail(struct pg_db *db, const PGresult *res);
 /* Ends s's result: frees it and any unescaped bytes.  Safe twice. */
 void st_pg_done(struct st_stmt *s);
 
-/* The backend's exec and vquery (db_be.h), on the loop's connection. */
+/* The backend's exec and vquery (db_backend.h), on the loop's connection. */
 int st_pg_exec(struct st_db *d, const char *sql);
 int st_pg_vquery(struct st_db *d, struct st_stmt **out, const char *sql,
     const char *types, va_list ap);
 
-/* The backend's step and column reads (db_be.h); a column is read only
+/* The backend's step and column reads (db_backend.h); a column is read only
  * on a row step returned. */
 int st_pg_step(struct st_stmt *s);
 const char *st_pg_col_text(struct st_stmt *s, int col);

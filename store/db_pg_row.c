@@ -5,7 +5,7 @@
  * read.
  */
 #include "db.h"
-#include "db_be.h"
+#include "db_backend.h"
 #include "db_pg_int.h"
 
 #include <libpq-fe.h>

@@ -5,8 +5,8 @@
  * in one round trip); also plain SQL (exec) and a result's end (done).
  *
  * Statements are prepared on the server once per connection, named after
- * their slot in a cache keyed, as in db.c, by the address of their SQL
- * text.  Parameters go as text (blobs in binary) and the server infers
+ * their slot in a cache keyed, as in db_sqlite.c, by the address of their
+ * SQL text.  Parameters go as text (blobs in binary) and the server infers
  * their types from the statement; rows come back as text, and a bytea
  * column is unescaped when it is read.  A statement runs when it is
  * bound: stepping walks the rows of its result.
@@ -24,7 +24,7 @@
  * inside them along.
  */
 #include "db.h"
-#include "db_be.h"
+#include "db_backend.h"
 #include "db_pg_int.h"
 
 #include <libpq-fe.h>
@@ -120,7 +120,7 @@ pg_prepare(struct pg_db *db, const char *sql)
 		}
 		if (s->sql != NULL)
 			continue;
-		s->be = &st_db_pg_be;
+		s->be = &st_db_pg_backend;
 		s->sql = sql;
 		s->db = db;
 		pg_prepare_one(db, s, slot);

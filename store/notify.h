@@ -1,5 +1,5 @@
 /*
- * notify.h: events across hosts on PostgreSQL (issue 17).
+ * notify.h: events across hosts on PostgreSQL.
  *
  * Every store on one database announces each event it commits with a
  * NOTIFY on ST_NOTIFY_CHANNEL, in the event's own transaction
@@ -46,6 +46,8 @@ struct st_heard {
  */
 int st_notify_open(struct st_notify **out, const char *dsn, const int64_t *self,
     size_t n_self);
+/* Closes the listening connection and frees n, its copy of the DSN wiped
+ * first; NULL is ignored. */
 void st_notify_close(struct st_notify *n);
 
 /* The socket to poll and for what (POLLIN/POLLOUT), or -1 when there is

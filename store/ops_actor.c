@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "events.h"
 #include "ops.h"
+#include "reply.h"
+#include "rows.h"
 
 /* The only reader of an instance's secret columns. */
 void
@@ -281,7 +284,8 @@ st_op_actor_finish(
 }
 
 /* Ends a lost executor's task: cancelled if a cancel was asked for,
- * otherwise failed with code.  Never queued again (SPEC 3 rule 10). */
+ * otherwise failed with code.  Never queued again: the executor may have
+ * acted before it was lost, and a task never runs twice. */
 static int
 end_lost(struct st_ctx *ctx, const char *ws, const char *space_id,
     const char *task_id, bool cancel_requested, const char *code)
@@ -355,11 +359,11 @@ st_op_sup_finalize_lost(
 /*
  * Ends the running tasks whose lease expired, never to run again.  With
  * req->host set: a task on that host's instances is due once its lease
- * expired, and ends lease_expired (SPEC 3 rule 10); a task on another
- * host's is due only CM_LEASE_FOREIGN_GRACE_MS later (the two stores'
- * clocks may differ), and ends outcome_unknown: its host stopped renewing,
- * so its executor is presumed lost mid-call.  A live lease anywhere is
- * never touched.  Without req->host every task is this host's.
+ * expired, and ends lease_expired; a task on another host's is due only
+ * CM_LEASE_FOREIGN_GRACE_MS later (the two stores' clocks may differ),
+ * and ends outcome_unknown: its host stopped renewing, so its executor is
+ * presumed lost mid-call.  A live lease anywhere is never touched.
+ * Without req->host every task is this host's.
  */
 void
 st_op_sup_sweep_leases(

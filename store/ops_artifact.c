@@ -1,5 +1,5 @@
 /*
- * ops_artifact.c: a task's artifacts (DESIGN 3, Artifacts).  actor.finish
+ * ops_artifact.c: a task's artifacts.  actor.finish
  * writes one in the transaction that finishes its task; artifact.get
  * reads it back for the api.  The store owns the bytes: their size and
  * sha256 are computed here, never taken from the actor.
@@ -8,6 +8,7 @@
 
 #include "ids.h"
 #include "ops.h"
+#include "reply.h"
 #include "token.h"
 
 /* Served as they are, under the service's origin: images only. */

@@ -12,6 +12,7 @@
 #include "ids.h"
 #include "json.h"
 #include "ops.h"
+#include "reply.h"
 
 /* Reads a column, copies it into the reply. */
 #define COL(i) pr_rep_strdup(rep, st_col_text(s, (i)))

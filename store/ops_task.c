@@ -1,80 +1,19 @@
 /*
- * ops_task.c: submit, read and cancel tasks; the one finalisation path;
- * the bundle cache the capability checks use.
+ * ops_task.c: submit, read and cancel tasks; the one finalisation path.
  */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "authz.h"
+#include "bundles.h"
+#include "events.h"
 #include "ids.h"
 #include "json.h"
 #include "log.h"
 #include "ops.h"
-
-/* Bundles never change once created, so a parsed copy stays valid. */
-#define ST_BUNDLE_CACHE 32
-
-struct st_bundles {
-	size_t n;
-	struct {
-		char id[CM_ID_MAX + 1];
-		struct cm_bundle *b;
-	} e[ST_BUNDLE_CACHE];
-};
-
-struct st_bundles *
-st_bundles_new(void)
-{
-	return calloc(1, sizeof(struct st_bundles));
-}
-
-void
-st_bundles_free(struct st_bundles *c)
-{
-	if (c == NULL)
-		return;
-	for (size_t i = 0; i < c->n; i++)
-		cm_bundle_free(c->e[i].b);
-	free(c);
-}
-
-const struct cm_bundle *
-st_bundle_get(struct st_ctx *ctx, const char *bundle_id)
-{
-	static const char sql[] =
-	    "SELECT manifest FROM runtime_bundles WHERE id = $1";
-	struct st_bundles *c = ctx->bundles;
-	struct cm_bundle *b = NULL;
-	struct st_stmt *s;
-	char err[256];
-	const char *m;
-
-	for (size_t i = 0; i < c->n; i++)
-		if (strcmp(c->e[i].id, bundle_id) == 0)
-			return c->e[i].b;
-	if (st_db_query(ctx->db, &s, sql, "s", bundle_id) != ST_OK)
-		return NULL;
-	if (st_stmt_step(s) == ST_ROW && (m = st_col_text(s, 0)) != NULL &&
-	    cm_bundle_parse(m, strlen(m), &b, err, sizeof(err)) != 0) {
-		cm_warnx("store: stored bundle %s does not parse: %s",
-		    bundle_id, err);
-		b = NULL;
-	}
-	st_stmt_done(s);
-	if (b == NULL)
-		return NULL;
-	if (c->n == ST_BUNDLE_CACHE) {
-		/* Rare: more live bundles than slots.  Start over. */
-		for (size_t i = 0; i < c->n; i++)
-			cm_bundle_free(c->e[i].b);
-		c->n = 0;
-	}
-	snprintf(c->e[c->n].id, sizeof(c->e[c->n].id), "%s", bundle_id);
-	c->e[c->n].b = b;
-	c->n++;
-	return b;
-}
+#include "reply.h"
+#include "rows.h"
 
 int
 st_task_finalize(struct st_ctx *ctx, const char *workspace_id,
@@ -197,7 +136,8 @@ submit_repeat(struct st_ctx *ctx, const struct pr_req *req, const char *args,
 		    "request_id was used with a different capability or args");
 		return 1;
 	}
-	/* The original task, and no second runtime call (SPEC 3 rule 6). */
+	/* The original task: a request_id used again never runs the
+	 * capability a second time. */
 	st_load_task(ctx, rep, id);
 	return 1;
 }
@@ -246,94 +186,108 @@ submit_check(struct st_ctx *ctx, const struct pr_req *req,
 	return canon;
 }
 
-void
-st_op_task_submit(
-    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
+/* The request's own fields, before any read: *timeout is the task's,
+ * in ms.  False with rep set. */
+static bool
+submit_request_ok(const struct st_ctx *ctx, const struct pr_req *req,
+    int64_t *timeout, struct pr_rep *rep)
 {
-	static const char inst_sql[] =
-	    "SELECT status, bundle_id FROM browser_instances WHERE id = $1";
-	static const char ins[] =
-	    "INSERT INTO browser_space_tasks (id, space_id, workspace_id,"
-	    " request_id, operation_id, capability, args, timeout_ms, status,"
-	    " created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8,"
-	    " 'queued', $9, $9)";
 	int64_t max_ms = (int64_t)ctx->opts->task_timeout_max_s * 1000;
-	int64_t timeout =
-	    req->timeout_ms ? req->timeout_ms
-	                    : (int64_t)ctx->opts->task_timeout_default_s * 1000;
-	char id[CM_UUID_LEN], op[CM_UUID_LEN];
-	char inst_status[16], bundle_id[CM_ID_MAX + 1];
-	const struct pr_space *sp;
-	enum cm_space_status sp_status;
-	struct pr_task *t;
-	struct st_stmt *s;
-	char *args = NULL, *payload = NULL;
-	bool ready;
-	int rc;
 
+	*timeout = req->timeout_ms
+	               ? req->timeout_ms
+	               : (int64_t)ctx->opts->task_timeout_default_s * 1000;
 	if (req->request_id[0] == '\0' || req->capability[0] == '\0') {
 		pr_rep_error(rep, CM_E_INVALID_REQUEST,
 		    "request_id and capability must not be empty");
-		return;
+		return false;
 	}
-	if (timeout < CM_TIMEOUT_MIN_S * 1000 || timeout > max_ms ||
-	    timeout % 1000 != 0) {
+	if (*timeout < CM_TIMEOUT_MIN_S * 1000 || *timeout > max_ms ||
+	    *timeout % 1000 != 0) {
 		pr_rep_error(rep, CM_E_INVALID_TIMEOUT,
 		    "timeout must be 1..%d seconds",
 		    ctx->opts->task_timeout_max_s);
-		return;
+		return false;
 	}
-	rc = st_load_space(ctx, rep, req->workspace_id, req->space_id);
-	if (rc < 0)
-		return;
-	if (req->principal_id != NULL &&
-	    !submit_allowed(req, rc == 1 ? &rep->spaces[0] : NULL, rep))
-		return;
-	if (rc != 1)
-		return;
-	sp = &rep->spaces[0];
+	return true;
+}
+
+/* The Space's instance as a submit needs it. */
+struct submit_on {
+	char inst_status[16];
+	char bundle_id[CM_ID_MAX + 1];
+};
+
+/* Reads the status and bundle of the Space sp's instance.  False with
+ * rep set. */
+static bool
+submit_instance(struct st_ctx *ctx, const struct pr_space *sp,
+    struct submit_on *on, struct pr_rep *rep)
+{
+	static const char inst_sql[] =
+	    "SELECT status, bundle_id FROM browser_instances WHERE id = $1";
+	struct st_stmt *s;
 
 	if (st_db_query(ctx->db, &s, inst_sql, "s", sp->browser_instance_id) !=
 	        ST_OK ||
 	    st_stmt_step(s) != ST_ROW) {
 		st_stmt_done(s);
 		st_db_failed(ctx, rep, "task submit");
-		return;
+		return false;
 	}
-	snprintf(inst_status, sizeof(inst_status), "%s", st_col_text(s, 0));
-	snprintf(bundle_id, sizeof(bundle_id), "%s", st_col_text(s, 1));
+	snprintf(
+	    on->inst_status, sizeof(on->inst_status), "%s", st_col_text(s, 0));
+	snprintf(on->bundle_id, sizeof(on->bundle_id), "%s", st_col_text(s, 1));
 	st_stmt_done(s);
+	return true;
+}
 
-	if ((args = submit_check(ctx, req, bundle_id, rep)) == NULL)
-		goto out;
-	rep->n_spaces = 0;
-	/*
-	 * A request_id used before is answered with its task, whatever the
-	 * Space's state is now (SPEC 3 rule 6).  On an open Space a new one
-	 * is by far the common case, so there the INSERT is the check: its
-	 * UNIQUE (space_id, request_id) fails on a repeat, and only then is
-	 * the earlier task read.
-	 */
-	sp_status = cm_space_status_parse(sp->status);
-	if (sp_status == CM_SPACE_CLOSED || sp->close_requested ||
-	    sp_status == CM_SPACE_ERROR) {
-		if (submit_repeat(ctx, req, args, rep) != 0)
-			goto out;
-		if (sp_status == CM_SPACE_ERROR)
-			pr_rep_error(rep, CM_E_SPACE_UNUSABLE,
-			    "the browser space is in error (%s)",
-			    sp->last_error_code ? sp->last_error_code
-			                        : "unknown");
-		else
-			pr_rep_error(rep, CM_E_SPACE_CLOSED,
-			    "the browser space is %s",
-			    sp_status == CM_SPACE_CLOSED ? "closed"
-			                                 : "closing");
-		goto out;
-	}
+/*
+ * A Space that is closed, closing or in error takes no new task, but a
+ * request_id used before is answered with its task, whatever the Space's
+ * state is now.  Returns true when it answered (rep set), false when the
+ * Space is open.
+ */
+static bool
+submit_on_unusable(struct st_ctx *ctx, const struct pr_req *req,
+    const struct pr_space *sp, const char *args, struct pr_rep *rep)
+{
+	enum cm_space_status sp_status = cm_space_status_parse(sp->status);
 
-	cm_uuid7(id);
-	cm_uuid7(op);
+	if (sp_status != CM_SPACE_CLOSED && !sp->close_requested &&
+	    sp_status != CM_SPACE_ERROR)
+		return false;
+	if (submit_repeat(ctx, req, args, rep) != 0)
+		return true;
+	if (sp_status == CM_SPACE_ERROR)
+		pr_rep_error(rep, CM_E_SPACE_UNUSABLE,
+		    "the browser space is in error (%s)",
+		    sp->last_error_code ? sp->last_error_code : "unknown");
+	else
+		pr_rep_error(rep, CM_E_SPACE_CLOSED, "the browser space is %s",
+		    sp_status == CM_SPACE_CLOSED ? "closed" : "closing");
+	return true;
+}
+
+/*
+ * Inserts the task id (operation op), queued, and appends its queued
+ * event.  On an open Space a new request_id is by far the common case, so
+ * the INSERT is the check: its UNIQUE (space_id, request_id) fails on a
+ * repeat, and only then is the earlier task read.  Returns true; false
+ * with rep set (the earlier task, or why not).
+ */
+static bool
+submit_insert(struct st_ctx *ctx, const struct pr_req *req, const char *id,
+    const char *op, const char *args, int64_t timeout, struct pr_rep *rep)
+{
+	static const char ins[] =
+	    "INSERT INTO browser_space_tasks (id, space_id, workspace_id,"
+	    " request_id, operation_id, capability, args, timeout_ms, status,"
+	    " created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8,"
+	    " 'queued', $9, $9)";
+	char *payload;
+	int rc;
+
 	rc = st_db_run(ctx->db, ins, "sssssssii", id, req->space_id,
 	    req->workspace_id, req->request_id, op, req->capability, args,
 	    timeout, ctx->now);
@@ -341,42 +295,58 @@ st_op_task_submit(
 		/* A repeat, or else the partial unique index: one queued or
 		 * running task. */
 		if (submit_repeat(ctx, req, args, rep) != 0)
-			goto out;
+			return false;
 		pr_rep_error(rep, CM_E_TASK_IN_PROGRESS,
 		    "another task of this browser space is queued or running");
-		goto out;
+		return false;
 	}
 	payload = st_payload("{s:s, s:s}", "capability", req->capability,
 	    "request_id", req->request_id);
 	if (rc != ST_DONE ||
 	    st_event_append(ctx, req->workspace_id, req->space_id, id,
 	        cm_event_kind_name(CM_EV_QUEUED), payload) != 0) {
+		free(payload);
 		st_db_failed(ctx, rep, "task submit");
-		goto out;
+		return false;
 	}
+	free(payload);
+	return true;
+}
 
-	/* A runtime that is not ready fails the task, which stays on record
-	 * (SPEC 2, 503). */
-	ready = cm_instance_status_parse(inst_status) == CM_INSTANCE_READY;
-	if (!ready && st_task_finalize(ctx, req->workspace_id, req->space_id,
-	                  id, CM_TASK_FAILED, NULL, "runtime_not_ready",
-	                  "the browser instance is not ready") != 0) {
+/*
+ * A runtime that is not ready fails the task at once, and the task stays
+ * on record: the reply carries it with runtime_not_ready (HTTP 503), and
+ * the group keeps it despite the error.
+ */
+static void
+submit_not_ready(struct st_ctx *ctx, const struct pr_req *req, const char *id,
+    struct pr_rep *rep)
+{
+	if (st_task_finalize(ctx, req->workspace_id, req->space_id, id,
+	        CM_TASK_FAILED, NULL, "runtime_not_ready",
+	        "the browser instance is not ready") != 0) {
 		st_db_failed(ctx, rep, "task submit");
-		goto out;
+		return;
 	}
-	if (!ready) {
-		if (st_load_task(ctx, rep, id) == 1) {
-			rep->created = true;
-			ctx->keep_on_error = true;
-			pr_rep_error(rep, CM_E_RUNTIME_NOT_READY,
-			    "the browser instance is not ready");
-		}
-		goto out;
+	if (st_load_task(ctx, rep, id) == 1) {
+		rep->created = true;
+		ctx->keep_on_error = true;
+		pr_rep_error(rep, CM_E_RUNTIME_NOT_READY,
+		    "the browser instance is not ready");
 	}
-	/* The row just written, without reading it again. */
+}
+
+/* Answers with the queued task just written, without reading it again. */
+static void
+submit_reply_queued(struct st_ctx *ctx, const struct pr_req *req,
+    const char *id, const char *op, const char *args, int64_t timeout,
+    struct pr_rep *rep)
+{
+	struct pr_task *t;
+
 	if ((t = ST_PUSH(rep, tasks)) == NULL) {
 		pr_rep_error(rep, CM_E_INTERNAL, "out of memory");
-		goto out;
+		return;
 	}
 	t->task_id = pr_rep_strdup(rep, id);
 	t->space_id = req->space_id;
@@ -389,8 +359,45 @@ st_op_task_submit(
 	t->status = cm_task_status_name(CM_TASK_QUEUED);
 	t->created_at = t->updated_at = ctx->now;
 	rep->created = true;
+}
+
+void
+st_op_task_submit(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
+{
+	char id[CM_UUID_LEN], op[CM_UUID_LEN];
+	const struct pr_space *sp;
+	struct submit_on on;
+	int64_t timeout;
+	char *args;
+	int rc;
+
+	if (!submit_request_ok(ctx, req, &timeout, rep))
+		return;
+	rc = st_load_space(ctx, rep, req->workspace_id, req->space_id);
+	if (rc < 0)
+		return;
+	if (req->principal_id != NULL &&
+	    !submit_allowed(req, rc == 1 ? &rep->spaces[0] : NULL, rep))
+		return;
+	if (rc != 1)
+		return;
+	sp = &rep->spaces[0];
+	if (!submit_instance(ctx, sp, &on, rep) ||
+	    (args = submit_check(ctx, req, on.bundle_id, rep)) == NULL)
+		return;
+	rep->n_spaces = 0;
+	if (submit_on_unusable(ctx, req, sp, args, rep))
+		goto out;
+	cm_uuid7(id);
+	cm_uuid7(op);
+	if (!submit_insert(ctx, req, id, op, args, timeout, rep))
+		goto out;
+	if (cm_instance_status_parse(on.inst_status) != CM_INSTANCE_READY)
+		submit_not_ready(ctx, req, id, rep);
+	else
+		submit_reply_queued(ctx, req, id, op, args, timeout, rep);
 out:
-	free(payload);
 	free(args);
 }
 
@@ -455,7 +462,7 @@ st_op_task_list(
 }
 
 /*
- * Cancel (SPEC 3 rule 7).  A queued task ends at once; a running one only
+ * Cancel.  A queued task ends at once; a running one only
  * records the request, and its actor finishes it as cancelled after it has
  * aborted the call and cleaned up.  rep->created is true when this call
  * changed something.

@@ -1,6 +1,7 @@
 /*
- * store.c: the engine behind spaced-store.  Group commit, op_id memory and
- * publish-after-commit live here; the operations live in ops_*.c.
+ * store.c: the engine behind spaced-store.  Group commit and
+ * publish-after-commit live here; a pass over a group's requests in
+ * exec.c, the op_id memory in opid.c, the operations in ops_*.c.
  */
 #include "store.h"
 
@@ -8,10 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bundles.h"
 #include "clock.h"
 #include "db.h"
+#include "events.h"
+#include "exec.h"
 #include "log.h"
 #include "migrate.h"
+#include "opid.h"
 #include "ops.h"
 #include "status.h"
 
@@ -22,13 +27,6 @@ struct st_store {
 	struct st_sync *sync; /* see st_store_pending_sync */
 	int64_t txn_ns;       /* see st_store_txn_ns */
 };
-
-static int64_t
-store_now(struct st_store *st)
-{
-	return st->opts.now_ms ? st->opts.now_ms(st->opts.now_arg)
-	                       : cm_now_ms();
-}
 
 int
 st_store_open(struct st_store **out, const struct st_store_opts *opts)
@@ -70,260 +68,6 @@ st_store_close(struct st_store *st)
 	free(st->ctx.pubs);
 	st_db_close(st->db);
 	free(st);
-}
-
-static void
-pubs_clear(struct st_ctx *ctx, size_t from)
-{
-	for (size_t i = from; i < ctx->n_pubs; i++)
-		free(ctx->pubs[i].buf);
-	ctx->n_pubs = from;
-}
-
-/* Encodes rep into the item, or a bare error reply if that fails. */
-static void
-item_reply(struct st_item *it, const struct pr_rep *rep)
-{
-	struct pr_rep fallback;
-
-	if (pr_rep_encode(rep, &it->rep, &it->rep_len) == 0)
-		return;
-	cm_warnx("store: cannot encode a reply");
-	memset(&fallback, 0, sizeof(fallback));
-	fallback.err = CM_E_INTERNAL;
-	if (pr_rep_encode(&fallback, &it->rep, &it->rep_len) != 0) {
-		it->rep = NULL;
-		it->rep_len = 0;
-	}
-}
-
-static void
-item_error(struct st_item *it, enum cm_err err, const char *msg)
-{
-	struct pr_rep rep;
-
-	memset(&rep, 0, sizeof(rep));
-	rep.err = err;
-	rep.msg = msg;
-	free(it->rep);
-	item_reply(it, &rep);
-}
-
-/* A write seen before: its first reply, from the op_id memory. */
-static bool
-remembered(struct st_store *st, const char *op_id, struct st_item *it)
-{
-	static const char sql[] =
-	    "SELECT reply FROM store_ops WHERE op_id = $1";
-	struct st_stmt *s;
-	const void *blob;
-	size_t n;
-	bool found = false;
-
-	if (st_db_query(st->db, &s, sql, "s", op_id) != ST_OK)
-		return false;
-	if (st_stmt_step(s) == ST_ROW &&
-	    (blob = st_col_blob(s, 0, &n)) != NULL && n > 0 &&
-	    (it->rep = malloc(n)) != NULL) {
-		memcpy(it->rep, blob, n);
-		it->rep_len = n;
-		found = true;
-	}
-	st_stmt_done(s);
-	return found;
-}
-
-static int
-remember(struct st_store *st, const char *op_id, const struct st_item *it)
-{
-	static const char sql[] = "INSERT INTO store_ops (op_id, reply,"
-	                          " created_at) VALUES ($1, $2, $3)";
-
-	return st_db_run(st->db, sql, "sBi", op_id, (const void *)it->rep,
-	           it->rep_len, st->ctx.now) == ST_DONE
-	           ? 0
-	           : -1;
-}
-
-/*
- * Whether the caller may hold its answer (store.h, enum st_hold): an idle
- * claim that asked to wait and found nothing to do in a Space that runs,
- * or the loss of a Space's actor.
- */
-static void
-item_hold(
-    struct st_item *it, const struct pr_req *req, const struct pr_rep *rep)
-{
-	it->hold = ST_HOLD_NONE;
-	if (rep->err != CM_OK)
-		return;
-	if (req->op == PR_OP_ACTOR_CLAIM && req->wait_ms > 0 &&
-	    rep->n_tasks == 0 && !rep->close_requested && rep->n_spaces == 1 &&
-	    !cm_space_status_is(rep->spaces[0].status, CM_SPACE_CLOSED) &&
-	    !cm_space_status_is(rep->spaces[0].status, CM_SPACE_ERROR)) {
-		it->hold = ST_HOLD_PARK;
-		it->hold_ms = req->wait_ms < CM_CLAIM_WAIT_MAX_MS
-		                  ? req->wait_ms
-		                  : CM_CLAIM_WAIT_MAX_MS;
-	} else if (req->op == PR_OP_SUP_FINALIZE_LOST) {
-		it->hold = ST_HOLD_DROP;
-	} else {
-		return;
-	}
-	snprintf(it->space_id, sizeof(it->space_id), "%s", req->space_id);
-}
-
-/*
- * One write.  Guarded, it runs inside its own SAVEPOINT, so a failure
- * after some of its changes undoes only itself.  Unguarded (the first
- * pass over a group), it runs bare: a write that fails before changing
- * anything needs no undo, which is nearly every failure, since every
- * operation checks before it writes.  One that fails after changing rows
- * cannot be undone alone, so it reports false and the group runs again,
- * guarded.  it->rep is then left to the caller.
- *
- * Guarded, the op_id memory is read first.  Unguarded, a write runs
- * before the memory is read, since nearly every op_id is new: a repeat
- * that changes rows again is caught when its op_id cannot be stored
- * twice, and the group runs again, guarded; one that changes nothing
- * looks its first reply up afterwards.
- */
-static bool
-exec_write(struct st_store *st, const struct pr_req *req, struct st_item *it,
-    bool guarded)
-{
-	struct st_ctx *ctx = &st->ctx;
-	struct pr_rep rep;
-	size_t mark = ctx->n_pubs;
-	int64_t changes;
-	bool keep, changed;
-
-	if (guarded && remembered(st, req->op_id, it))
-		return true;
-	if (guarded && st_db_run(st->db, "SAVEPOINT op", "") != ST_DONE) {
-		item_error(it, CM_E_INTERNAL, "database error");
-		return true;
-	}
-	memset(&rep, 0, sizeof(rep));
-	ctx->keep_on_error = false;
-	changes = st_db_total_changes(st->db);
-	st_ops_dispatch(ctx, req, &rep);
-	keep = rep.err == CM_OK || ctx->keep_on_error;
-	changed = st_db_total_changes(st->db) != changes;
-	if (!keep && changed && !guarded) {
-		pr_rep_free(&rep);
-		return false;
-	}
-	if (!keep) {
-		if (guarded)
-			st_db_run(st->db, "ROLLBACK TO op", "");
-		pubs_clear(ctx, mark);
-		changed = false;
-	}
-	if (!guarded && !changed && remembered(st, req->op_id, it)) {
-		pr_rep_free(&rep);
-		pubs_clear(ctx, mark);
-		return true;
-	}
-	item_reply(it, &rep);
-	item_hold(it, req, &rep);
-	pr_rep_free(&rep);
-	/*
-	 * Only a write that changed something is remembered: one that changed
-	 * nothing (a claim that found no task, a failed check) is just as
-	 * harmless to apply again, and an idle actor's polling then costs no
-	 * row.
-	 */
-	if (changed && it->rep != NULL && remember(st, req->op_id, it) != 0) {
-		/* A repeat applied again, or a failure: the guarded run reads
-		 * the memory first. */
-		if (!guarded)
-			return false;
-		st_db_run(st->db, "ROLLBACK TO op", "");
-		pubs_clear(ctx, mark);
-		item_error(it, CM_E_INTERNAL, "database error");
-		it->hold = ST_HOLD_NONE;
-	}
-	if (guarded)
-		st_db_run(st->db, "RELEASE op", "");
-	return true;
-}
-
-/*
- * Forgets the limit oldest op_ids older than CM_OPID_TTL_MS (and any more
- * of the same millisecond as the last of them).  Returns how many, or -1.
- *
- * The bound is a timestamp, the created_at of the limit-th oldest expired
- * row, found on the created_at index; then one range of that index goes.
- * "op_id IN (SELECT ... LIMIT n)" did the same through a temporary table
- * of the keys, built on every call.
- */
-static int64_t
-prune_expired(struct st_store *st, int64_t limit)
-{
-	static const char sql[] =
-	    "DELETE FROM store_ops WHERE created_at < $1 AND created_at <="
-	    " COALESCE((SELECT created_at FROM store_ops WHERE created_at < $1"
-	    " ORDER BY created_at LIMIT 1 OFFSET $2), $1)";
-
-	if (limit < 1)
-		return 0;
-	if (st_db_run(st->db, sql, "ii", store_now(st) - CM_OPID_TTL_MS,
-	        limit - 1) != ST_DONE)
-		return -1;
-	return st_db_changes(st->db);
-}
-
-static void
-replies_clear(struct st_item *items, size_t n, const bool *ok)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (!ok[i])
-			continue;
-		free(items[i].rep);
-		items[i].rep = NULL;
-		items[i].rep_len = 0;
-		items[i].hold = ST_HOLD_NONE;
-	}
-}
-
-/*
- * One pass over a group inside the open transaction.  Returns false when
- * an unguarded write failed after changing rows.
- */
-static bool
-exec_pass(struct st_store *st, const struct pr_req *reqs, const bool *ok,
-    struct st_item *items, size_t n, bool guarded)
-{
-	struct st_ctx *ctx = &st->ctx;
-
-	for (size_t i = 0; i < n; i++) {
-		struct pr_rep rep;
-
-		if (!ok[i])
-			continue;
-		ctx->now = store_now(st);
-		if (pr_op_is_write(reqs[i].op)) {
-			if (!exec_write(st, &reqs[i], &items[i], guarded))
-				return false;
-			if (!st_db_in_txn(st->db))
-				break;
-			continue;
-		}
-		memset(&rep, 0, sizeof(rep));
-		st_ops_dispatch(ctx, &reqs[i], &rep);
-		item_reply(&items[i], &rep);
-		pr_rep_free(&rep);
-		/*
-		 * Some errors (an I/O error, a full disk) make SQLite roll the
-		 * whole transaction back by itself.  Nothing more may run:
-		 * it would commit on its own.  The COMMIT then fails and the
-		 * group is answered store_unavailable.
-		 */
-		if (!st_db_in_txn(st->db))
-			break;
-	}
-	return true;
 }
 
 /*
@@ -378,32 +122,20 @@ fail_writes(struct st_item *items, const struct pr_req *reqs, const bool *ok,
 	for (size_t i = 0; i < n; i++)
 		if (ok[i] &&
 		    (pr_op_is_write(reqs[i].op) || items[i].rep == NULL)) {
-			item_error(&items[i], CM_E_STORE_UNAVAILABLE, msg);
+			st_item_error(&items[i], CM_E_STORE_UNAVAILABLE, msg);
 			items[i].hold = ST_HOLD_NONE;
 		}
 }
 
-int
-st_store_exec(struct st_store *st, struct st_item *items, size_t n,
-    st_publish_fn publish, void *arg)
+/*
+ * Decodes each item's request into reqs[i], ok[i] true; one that cannot
+ * be decoded is answered invalid_request at once.
+ */
+static void
+decode_items(struct st_item *items, struct pr_req *reqs, bool *ok, size_t n)
 {
-	struct st_ctx *ctx = &st->ctx;
-	struct pr_req *reqs;
-	bool *ok;
 	char err[256];
-	bool full;
-	int rc = 0, began, committed;
-	int64_t t0;
 
-	reqs = calloc(n ? n : 1, sizeof(*reqs));
-	ok = calloc(n ? n : 1, sizeof(*ok));
-	if (reqs == NULL || ok == NULL) {
-		free(reqs);
-		free(ok);
-		for (size_t i = 0; i < n; i++)
-			item_error(&items[i], CM_E_INTERNAL, "out of memory");
-		return -1;
-	}
 	for (size_t i = 0; i < n; i++) {
 		items[i].rep = NULL;
 		items[i].rep_len = 0;
@@ -414,14 +146,27 @@ st_store_exec(struct st_store *st, struct st_item *items, size_t n,
 			/* A sibling process sent garbage: that is a bug. */
 			cm_warnx(
 			    "store: rejected a malformed request: %s", err);
-			item_error(&items[i], CM_E_INVALID_REQUEST, err);
+			st_item_error(&items[i], CM_E_INVALID_REQUEST, err);
 			continue;
 		}
 		ok[i] = true;
 		items[i].write = pr_op_is_write(reqs[i].op);
 	}
+}
 
-	pubs_clear(ctx, 0);
+/*
+ * Begins the group's transaction and runs its requests.  Returns 0, or
+ * -1 when no transaction could begin (every write answered why).
+ */
+static int
+run_group(struct st_store *st, struct st_item *items, const struct pr_req *reqs,
+    const bool *ok, size_t n)
+{
+	struct st_ctx *ctx = &st->ctx;
+	int64_t t0;
+	int began;
+
+	st_pubs_clear(ctx, 0);
 	st->sync = NULL;
 	st_db_disk_full(st->db);
 	t0 = cm_mono_ns();
@@ -430,36 +175,51 @@ st_store_exec(struct st_store *st, struct st_item *items, size_t n,
 	if (began != ST_OK) {
 		fail_writes(items, reqs, ok, n,
 		    "the database cannot start a transaction");
-		rc = -1;
-		goto out;
+		return -1;
 	}
 	/*
-	 * DESIGN 1 wants a SAVEPOINT per write.  A savepoint costs a fifth of
-	 * a write's work (SQLite copies every page a write touches into its
-	 * journal), and is needed only by a write that fails after changing
-	 * rows.  So the group runs bare first, and only a group holding such
-	 * a write runs again from the start with the savepoints: the same
-	 * requests, in the same order, on the same state.
+	 * A write that fails must undo only itself, which a SAVEPOINT per
+	 * write gives.  A savepoint costs a fifth of a write's work (SQLite
+	 * copies every page a write touches into its journal), and is needed
+	 * only by a write that fails after changing rows.  So the group runs
+	 * bare first, and only a group holding such a write runs again from the
+	 * start with the savepoints: the same requests, in the same order, on
+	 * the same state.
 	 */
-	if (!exec_pass(st, reqs, ok, items, n, false)) {
+	if (!st_exec_pass(&st->ctx, reqs, ok, items, n, false)) {
 		st_db_run(st->db, "ROLLBACK", "");
-		pubs_clear(ctx, 0);
-		replies_clear(items, n, ok);
+		st_pubs_clear(ctx, 0);
+		st_exec_reset(items, n, ok);
 		if (st_db_begin(st->db) != ST_OK) {
 			fail_writes(items, reqs, ok, n,
 			    "the database cannot start a transaction");
-			rc = -1;
-			goto out;
+			return -1;
 		}
-		exec_pass(st, reqs, ok, items, n, true);
+		st_exec_pass(&st->ctx, reqs, ok, items, n, true);
 	}
+	return 0;
+}
+
+/*
+ * Ends the group's transaction: prunes, announces its events to the
+ * other stores, commits.  Returns 0, or -1 when the commit failed (every
+ * write answered why, no event left to publish).
+ */
+static int
+commit_group(struct st_store *st, struct st_item *items,
+    const struct pr_req *reqs, const bool *ok, size_t n)
+{
+	int64_t t0;
+	int committed;
+	bool full;
+
 	/*
 	 * Each group forgets up to twice as many expired op_ids as it holds
 	 * requests: under load the memory shrinks as fast as it grows, a
 	 * little at a time, and never in one long stall.
 	 */
 	if (st_db_in_txn(st->db))
-		prune_expired(st, 2 * (int64_t)n);
+		st_opid_prune(st->db, st_exec_now(&st->opts), 2 * (int64_t)n);
 	if (st_db_in_txn(st->db) && announce(st) != 0)
 		cm_warnx("store: cannot announce the group's events: %s",
 		    st_db_errmsg(st->db));
@@ -467,25 +227,49 @@ st_store_exec(struct st_store *st, struct st_item *items, size_t n,
 	committed =
 	    st_db_commit(st->db, st->opts.defer_sync ? &st->sync : NULL);
 	st->txn_ns += cm_mono_ns() - t0;
-	if (committed != ST_DONE) {
-		cm_warnx("store: commit failed: %s", st_db_errmsg(st->db));
-		/* A full disk is said as such: the operator's to fix, and
-		 * the writes' to retry once there is room. */
-		full = st_db_disk_full(st->db);
-		st_db_run(st->db, "ROLLBACK", "");
-		pubs_clear(ctx, 0);
-		fail_writes(
-		    items, reqs, ok, n, full ? msg_full : msg_uncommitted);
-		rc = -1;
-		goto out;
+	if (committed == ST_DONE)
+		return 0;
+	cm_warnx("store: commit failed: %s", st_db_errmsg(st->db));
+	/* A full disk is said as such: the operator's to fix, and the
+	 * writes' to retry once there is room. */
+	full = st_db_disk_full(st->db);
+	st_db_run(st->db, "ROLLBACK", "");
+	st_pubs_clear(&st->ctx, 0);
+	fail_writes(items, reqs, ok, n, full ? msg_full : msg_uncommitted);
+	return -1;
+}
+
+int
+st_store_exec(struct st_store *st, struct st_item *items, size_t n,
+    st_publish_fn publish, void *arg)
+{
+	struct st_ctx *ctx = &st->ctx;
+	struct pr_req *reqs;
+	bool *ok;
+	int rc = -1;
+
+	reqs = calloc(n ? n : 1, sizeof(*reqs));
+	ok = calloc(n ? n : 1, sizeof(*ok));
+	if (reqs == NULL || ok == NULL) {
+		free(reqs);
+		free(ok);
+		for (size_t i = 0; i < n; i++)
+			st_item_error(
+			    &items[i], CM_E_INTERNAL, "out of memory");
+		return -1;
 	}
-	/* Published only now: no subscriber sees an event it cannot read. */
-	for (size_t i = 0; i < ctx->n_pubs; i++)
-		if (publish != NULL)
-			publish(arg, ctx->pubs[i].space_id, ctx->pubs[i].buf,
-			    ctx->pubs[i].len);
-	pubs_clear(ctx, 0);
-out:
+	decode_items(items, reqs, ok, n);
+	if (run_group(st, items, reqs, ok, n) == 0 &&
+	    commit_group(st, items, reqs, ok, n) == 0) {
+		/* Published only now: no subscriber sees an event it cannot
+		 * read. */
+		for (size_t i = 0; i < ctx->n_pubs; i++)
+			if (publish != NULL)
+				publish(arg, ctx->pubs[i].space_id,
+				    ctx->pubs[i].buf, ctx->pubs[i].len);
+		st_pubs_clear(ctx, 0);
+		rc = 0;
+	}
 	for (size_t i = 0; i < n; i++)
 		pr_req_free(&reqs[i]);
 	free(reqs);
@@ -528,7 +312,8 @@ st_store_call(struct st_store *st, const struct pr_req *req, struct pr_rep *rep,
 int
 st_store_prune(struct st_store *st)
 {
-	int64_t n = prune_expired(st, CM_OPID_PRUNE_MAX);
+	int64_t n =
+	    st_opid_prune(st->db, st_exec_now(&st->opts), CM_OPID_PRUNE_MAX);
 
 	if (n < 0)
 		cm_warnx("store: op_id prune failed: %s", st_db_errmsg(st->db));
@@ -574,7 +359,7 @@ st_store_republish(struct st_store *st, const char *space_id, int64_t sequence,
 				ev.host = st_col_text(s, 5);
 		} else {
 			ev.kind = kind;
-			ev.created_at = store_now(st);
+			ev.created_at = st_exec_now(&st->opts);
 		}
 		if (ev.workspace_id != NULL &&
 		    pr_pub_encode(&ev, NULL, &buf, &len) == 0) {
@@ -599,7 +384,7 @@ st_store_sync(
 	if (st_db_sync(st->db, sync, &full) == ST_DONE)
 		return 0;
 	memset(&it, 0, sizeof(it));
-	item_error(
+	st_item_error(
 	    &it, CM_E_STORE_UNAVAILABLE, full ? msg_full : msg_uncommitted);
 	*rep = it.rep;
 	*rep_len = it.rep_len;

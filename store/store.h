@@ -45,6 +45,7 @@ typedef void (*st_publish_fn)(
 
 /* Opens the database, applies pending migrations.  Returns 0 or -1. */
 int st_store_open(struct st_store **out, const struct st_store_opts *opts);
+/* Closes the database and frees st; NULL is ignored. */
 void st_store_close(struct st_store *st);
 
 /*
@@ -73,7 +74,7 @@ struct st_item {
 };
 
 /*
- * Group commit (DESIGN 1): runs every item inside one transaction, each
+ * Group commit: runs every item inside one transaction, each
  * write in its own SAVEPOINT, commits once, then calls publish for every
  * event of the group in commit order, then returns.  A request that cannot
  * be decoded gets an invalid_request reply and is logged as a bug.  A

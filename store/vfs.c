@@ -8,8 +8,8 @@
  * the WAL's sync is only noted; the caller then makes the WAL durable on
  * another thread, through a handle of its own on the same file, while
  * the next group runs.  Nothing of a group may be acknowledged or
- * published before that sync returns, which keeps DESIGN 6's promise: an
- * acknowledged write survives power loss.  A later group's data reaches
+ * published before that sync returns, which keeps the store's promise:
+ * an acknowledged write survives power loss.  A later group's data reaches
  * the WAL after an earlier group's, so a sync covers every group before
  * it too.
  *

@@ -1,7 +1,7 @@
 /*
  * vfs.h: the "spaced" SQLite VFS, which lets a commit leave its WAL sync
- * to the caller (see vfs.c).  db.c uses it, and the loop's acker syncs
- * what a commit left (st_vfs_sync).
+ * to the caller (see vfs.c).  db_sqlite.c uses it, and the loop's acker
+ * syncs what a commit left (st_vfs_sync).
  */
 #ifndef ST_VFS_H
 #define ST_VFS_H
@@ -25,7 +25,7 @@ int st_vfs_register_on(const char *below);
  * byte as it reads, and synced.  Returns 0 (also when there is none) or
  * -1.
  *
- * A store stops when a sync of the log fails (loop.c), and Linux marks
+ * A store stops when a sync of the log fails (acker.c), and Linux marks
  * the pages of a failed writeback clean: the next store reads the log's
  * frames from the page cache while the disk may not hold them.  Appending
  * to that log, it would acknowledge writes that a power cut loses, since

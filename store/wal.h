@@ -1,6 +1,6 @@
 /*
  * wal.h: checkpoints of SQLite's write-ahead log on a thread of their own
- * (see wal.c).  Only db.c uses it.
+ * (see wal.c).  Only db_sqlite.c uses it.
  */
 #ifndef ST_WAL_H
 #define ST_WAL_H

@@ -1,4 +1,4 @@
--- The whole data model of SPEC section 1 (PostgreSQL variant of
+-- The store's whole data model (PostgreSQL variant of
 -- 0001_init.sqlite.sql: BIGINT times, a plpgsql append-only trigger).  Times are Unix milliseconds;
 -- JSON is TEXT; booleans are 0/1.  Names of constraints and indexes are the
 -- same in the PostgreSQL variant.
@@ -159,7 +159,7 @@ CREATE TRIGGER browser_space_events_no_update
   FOR EACH ROW EXECUTE FUNCTION browser_space_events_append_only();
 
 -- Replies to writes, by op_id, so a re-sent request is answered, not
--- applied again (DESIGN section 2).  Pruned after ten minutes.
+-- applied again, even by a store started since.  Pruned after ten minutes.
 CREATE TABLE store_ops (
   op_id       TEXT PRIMARY KEY,
   reply       BYTEA NOT NULL, -- the encoded reply

@@ -1,4 +1,4 @@
--- The whole data model of SPEC section 1.  Enumerations are checked with
+-- The store's whole data model.  Enumerations are checked with
 -- OR chains, not IN lists: SQLite evaluates an IN list through a temporary
 -- b-tree on every write.  Times are Unix milliseconds;
 -- JSON is TEXT; booleans are 0/1.  Names of constraints and indexes are the
@@ -153,7 +153,7 @@ CREATE TRIGGER browser_space_events_no_update
   BEGIN SELECT RAISE(ABORT, 'browser_space_events is append-only'); END;
 
 -- Replies to writes, by op_id, so a re-sent request is answered, not
--- applied again (DESIGN section 2).  Pruned after ten minutes.
+-- applied again, even by a store started since.  Pruned after ten minutes.
 CREATE TABLE store_ops (
   op_id       TEXT PRIMARY KEY,
   reply       BLOB NOT NULL, -- the encoded reply

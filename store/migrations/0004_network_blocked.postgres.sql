@@ -1,4 +1,4 @@
--- network_blocked (SPEC 1.3): a runtime event the actor records when the
+-- network_blocked: a runtime event the actor records when the
 -- Space's egress proxy refuses a connection (payload: host and reason).
 -- Rebuilt as SQLite's is (0004_network_blocked.sqlite.sql), so that both
 -- dialects make the same objects: rows and ids kept, the identity going

@@ -1,4 +1,4 @@
--- network_blocked (SPEC 1.3): a runtime event the actor records when the
+-- network_blocked: a runtime event the actor records when the
 -- Space's egress proxy refuses a connection (payload: host and reason).
 -- SQLite cannot change a CHECK in place: the table is rebuilt, rows,
 -- ids and all, and its append-only trigger made again.

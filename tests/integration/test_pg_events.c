@@ -1,5 +1,5 @@
 /*
- * Events across hosts (issue 17): two spaced-store processes, each with
+ * Events across hosts: two spaced-store processes, each with
  * its own run_dir, on one PostgreSQL database.  An event committed
  * through store A comes out of store B's PUB socket, byte for byte as A
  * published it, and a notice (close_requested) too; each store publishes

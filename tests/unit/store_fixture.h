@@ -1042,6 +1042,16 @@ fx_sweep(struct fx *f)
 }
 
 /* Rows of a table that belong to a Space (space_id column). */
+/* Spaces not closed on the instance inst: at most one may be. */
+static inline int64_t
+fx_count_open_spaces(struct fx *f, const char *inst)
+{
+	return fx_sql_int(f,
+	    "SELECT count(*) FROM browser_spaces WHERE browser_instance_id = ?1"
+	    " AND status <> 'closed'",
+	    inst, (const char *)NULL);
+}
+
 static inline int64_t
 fx_count_tasks(struct fx *f, const char *space)
 {

@@ -63,7 +63,7 @@ Test(migrate, one_head_for_both_dialects)
 
 	cr_assert_gt(
 	    sqlite_head, 0, "no sqlite migration (head %d)", sqlite_head);
-	/* SPEC acceptance 16: both dialects migrate, to the same head. */
+	/* Both dialects migrate, to the same head. */
 	cr_assert_eq(pg_head, sqlite_head,
 	    "postgres head is %d, sqlite head is %d: the PostgreSQL "
 	    "migrations are missing or out of step",

@@ -451,9 +451,9 @@ Test(admin, instance_list_shows_bound_instances_with_in_use)
  * ------------------------------------------------------------------ */
 
 /*
- * SPEC 4: an instance's endpoint, config and profile appear in no reply
- * but actor.load's.  Drive every operation that returns an instance, a
- * Space, a task or an event, then search every encoded reply.
+ * An instance's endpoint, config and profile are its secrets: they appear
+ * in no reply but actor.load's.  Drive every operation that returns an
+ * instance, a Space, a task or an event, then search every encoded reply.
  */
 Test(admin, instance_secrets_appear_only_in_actor_load)
 {

@@ -1,6 +1,7 @@
 /*
- * test_ops_task.c: submit, read and cancel tasks (SPEC 3 rules 1, 3, 6, 7
- * and 12).
+ * test_ops_task.c: submit, read and cancel tasks: one active task a Space,
+ * every check before any row, a request_id that answers with its first
+ * task, cancel, and arguments whose values no reply shows.
  */
 #include "store_fixture.h"
 

@@ -1,6 +1,6 @@
 /*
- * db_be.h: the table of one database backend behind db.h.  Only db.c (the
- * SQLite backend), db_pg.c (the PostgreSQL one) and db_be.c (the
+ * db_backend.h: the table of one database backend behind db.h.  Only the
+ * backends (db_sqlite.c, and db_pg*.c for PostgreSQL) and db.c (the
  * dispatch that db.h's functions are) include it.
  *
  * Every backend's struct st_db and struct st_stmt begins with a pointer
@@ -8,8 +8,8 @@
  * has the contract of the db.h function of the same name; st_db_query and
  * st_db_run are built on vquery, step and done.
  */
-#ifndef ST_DB_BE_H
-#define ST_DB_BE_H
+#ifndef ST_DB_BACKEND_H
+#define ST_DB_BACKEND_H
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -20,7 +20,7 @@ struct st_db;
 struct st_stmt;
 struct st_sync;
 
-struct st_db_be {
+struct st_db_backend {
 	const char *dialect;   /* "sqlite" or "postgres" (migrations) */
 	const char *begin_sql; /* the write transaction's BEGIN */
 	/* Whether allocating a Space's next event sequence must lock the
@@ -56,9 +56,10 @@ struct st_db_be {
 };
 
 /* The table of a struct st_db or struct st_stmt (its first member). */
-#define ST_DB_BE(p) (*(const struct st_db_be *const *)(const void *)(p))
+#define ST_DB_BACKEND(p) \
+	(*(const struct st_db_backend *const *)(const void *)(p))
 
-extern const struct st_db_be st_db_sqlite_be;
-extern const struct st_db_be st_db_pg_be;
+extern const struct st_db_backend st_db_sqlite_backend;
+extern const struct st_db_backend st_db_pg_backend;
 
 #endif

@@ -1,0 +1,246 @@
+/*
+ * acker.c: the acknowledging thread (acker.h).
+ *
+ * A group's commit does not wait for the disk (store.h, defer_sync).  The
+ * loop hands each committed group here, and only once it is durable are
+ * its events published and its replies sent.  On SQLite that is a sync
+ * of the write-ahead log, one for every group waiting; on PostgreSQL,
+ * reading the answer to each group's COMMIT, which the loop only sent
+ * (store/db_pg.c), and a COMMIT that failed has its group's writes
+ * answered store_unavailable and its events dropped.
+ */
+#include "acker.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+
+struct st_acker {
+	pthread_mutex_t mtx;
+	pthread_cond_t cv;
+	struct st_ack_group ring[CM_ACK_GROUPS];
+	size_t head, count; /* groups waiting: ring[head .. head+count) */
+	bool stop;
+	pthread_t thread;
+	struct st_store *st;    /* only st_store_sync(_covers) on this thread */
+	struct st_sender *reps; /* replies */
+	struct st_sender *events;
+	struct st_acker_stats stats; /* the thread's; the loop's once stopped */
+};
+
+void
+st_ack_group_reply(struct st_ack_group *g, nng_msg *m, bool write)
+{
+	g->write[g->n_reps] = write;
+	g->reps[g->n_reps++] = m;
+}
+
+void
+st_ack_group_event(struct st_ack_group *g, const void *buf, size_t len)
+{
+	nng_msg *m;
+
+	if (g->n_pubs == g->cap_pubs) {
+		size_t cap = g->cap_pubs ? g->cap_pubs * 2 : 64;
+		nng_msg **p = realloc(g->pubs, cap * sizeof(*p));
+
+		if (p == NULL)
+			return; /* subscribers recover from sequence gaps */
+		g->pubs = p;
+		g->cap_pubs = cap;
+	}
+	if (nng_msg_alloc(&m, 0) != 0)
+		return;
+	if (nng_msg_append(m, buf, len) != 0) {
+		nng_msg_free(m);
+		return;
+	}
+	g->pubs[g->n_pubs++] = m;
+}
+
+static void
+group_send(struct st_acker *a, struct st_ack_group *g)
+{
+	/* Events before replies: a requester may read what it caused. */
+	for (size_t i = 0; i < g->n_pubs; i++)
+		st_sender_send(a->events, g->pubs[i]);
+	for (size_t i = 0; i < g->n_reps; i++)
+		st_sender_send(a->reps, g->reps[i]);
+	g->n_pubs = 0;
+	g->n_reps = 0;
+	g->sync = NULL;
+}
+
+/*
+ * The group's commit failed: its events are dropped and each write is
+ * answered rep instead (reads keep their answers, as st_store_exec gives
+ * them).  A reply that cannot be rebuilt is dropped: its requester
+ * re-sends.
+ */
+static void
+group_fail(struct st_ack_group *g, const char *rep, size_t len)
+{
+	for (size_t i = 0; i < g->n_pubs; i++)
+		nng_msg_free(g->pubs[i]);
+	g->n_pubs = 0;
+	for (size_t i = 0, k = 0; i < g->n_reps; i++) {
+		nng_msg *m = g->reps[i];
+
+		/* The body goes; the raw header still routes the reply. */
+		if (g->write[i]) {
+			nng_msg_clear(m);
+			if (rep == NULL || nng_msg_append(m, rep, len) != 0) {
+				nng_msg_free(m);
+				continue;
+			}
+		}
+		g->reps[k] = m;
+		g->write[k++] = g->write[i];
+	}
+}
+
+/* Finishes g's own sync (PostgreSQL: its COMMIT's answer). */
+static void
+group_sync(struct st_acker *a, struct st_ack_group *g)
+{
+	char *rep;
+	size_t len;
+	int64_t t0 = cm_mono_ns();
+
+	if (st_store_sync(a->st, g->sync, &rep, &len) != 0) {
+		group_fail(g, rep, len);
+		free(rep);
+	}
+	a->stats.sync_ns += cm_mono_ns() - t0;
+	a->stats.syncs++;
+}
+
+static struct st_ack_group *
+waiting(struct st_acker *a, size_t i)
+{
+	return &a->ring[(a->head + i) % CM_ACK_GROUPS];
+}
+
+/*
+ * Acknowledges the n groups waiting, taken off the ring by the caller's
+ * count, outside the lock.  SQLite: the newest group's sync covers every
+ * group before it.  PostgreSQL: each group's COMMIT is answered on its
+ * own, and its group leaves as soon as it is.
+ */
+static void
+ack_groups(struct st_acker *a, size_t n)
+{
+	struct st_ack_group *last = NULL;
+	int64_t t0 = cm_mono_ns();
+	bool covers = st_store_sync_covers(a->st);
+
+	for (size_t i = 0; i < n; i++)
+		a->stats.wait_ns += t0 - waiting(a, i)->committed;
+	for (size_t i = 0; covers && i < n; i++)
+		if (waiting(a, i)->sync != NULL)
+			last = waiting(a, i);
+	if (last != NULL)
+		group_sync(a, last);
+	for (size_t i = 0; i < n; i++) {
+		struct st_ack_group *g = waiting(a, i);
+
+		if (!covers && g->sync != NULL)
+			group_sync(a, g);
+		group_send(a, g);
+	}
+}
+
+static void *
+acker_run(void *arg)
+{
+	struct st_acker *a = arg;
+
+	pthread_setname_np(pthread_self(), "store:acker");
+	pthread_mutex_lock(&a->mtx);
+	for (;;) {
+		size_t n;
+
+		while (a->count == 0 && !a->stop)
+			pthread_cond_wait(&a->cv, &a->mtx);
+		if (a->count == 0)
+			break;
+		n = a->count;
+		pthread_mutex_unlock(&a->mtx);
+
+		ack_groups(a, n);
+
+		pthread_mutex_lock(&a->mtx);
+		a->head = (a->head + n) % CM_ACK_GROUPS;
+		a->count -= n;
+		pthread_cond_broadcast(&a->cv);
+	}
+	pthread_mutex_unlock(&a->mtx);
+	return NULL;
+}
+
+int
+st_acker_start(struct st_acker **out, struct st_store *st,
+    struct st_sender *reps, struct st_sender *events)
+{
+	struct st_acker *a;
+
+	*out = NULL;
+	if ((a = calloc(1, sizeof(*a))) == NULL)
+		return -1;
+	a->st = st;
+	a->reps = reps;
+	a->events = events;
+	pthread_mutex_init(&a->mtx, NULL);
+	pthread_cond_init(&a->cv, NULL);
+	if (pthread_create(&a->thread, NULL, acker_run, a) != 0) {
+		pthread_cond_destroy(&a->cv);
+		pthread_mutex_destroy(&a->mtx);
+		free(a);
+		return -1;
+	}
+	*out = a;
+	return 0;
+}
+
+void
+st_acker_stop(struct st_acker *a, struct st_acker_stats *stats)
+{
+	if (a == NULL)
+		return;
+	pthread_mutex_lock(&a->mtx);
+	a->stop = true;
+	pthread_cond_broadcast(&a->cv);
+	pthread_mutex_unlock(&a->mtx);
+	pthread_join(a->thread, NULL);
+	if (stats != NULL)
+		*stats = a->stats;
+	for (size_t i = 0; i < CM_ACK_GROUPS; i++)
+		free(a->ring[i].pubs);
+	pthread_cond_destroy(&a->cv);
+	pthread_mutex_destroy(&a->mtx);
+	free(a);
+}
+
+struct st_ack_group *
+st_acker_slot(struct st_acker *a, size_t k)
+{
+	struct st_ack_group *g;
+
+	pthread_mutex_lock(&a->mtx);
+	while (a->count + k >= CM_ACK_GROUPS)
+		pthread_cond_wait(&a->cv, &a->mtx);
+	g = &a->ring[(a->head + a->count + k) % CM_ACK_GROUPS];
+	pthread_mutex_unlock(&a->mtx);
+	return g;
+}
+
+void
+st_acker_push(struct st_acker *a, size_t n)
+{
+	pthread_mutex_lock(&a->mtx);
+	a->count += n;
+	pthread_cond_broadcast(&a->cv);
+	pthread_mutex_unlock(&a->mtx);
+}

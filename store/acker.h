@@ -1,0 +1,72 @@
+/*
+ * acker.h: the thread that makes each committed group durable, then
+ * publishes its events and sends its replies.
+ *
+ * The loop fills groups in a ring of CM_ACK_GROUPS and hands them over;
+ * the acker finishes their syncs (st_store_sync) in the order of the
+ * groups, events before replies, while the loop runs the next group.
+ */
+#ifndef ST_ACKER_H
+#define ST_ACKER_H
+
+#include <nng/nng.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "limits.h"
+#include "send.h"
+#include "store.h"
+
+/* A committed group: what leaves once its commit is on disk. */
+struct st_ack_group {
+	nng_msg *reps[CM_GROUP_COMMIT_MAX];
+	bool write[CM_GROUP_COMMIT_MAX]; /* reps[i] answers a write */
+	size_t n_reps;
+	nng_msg **pubs;
+	size_t n_pubs, cap_pubs;
+	struct st_sync *sync; /* NULL: nothing of its own to sync */
+	int64_t committed;    /* cm_mono_ns when handed over */
+};
+
+/* Where the acker's time went, in ns, for the loop's log line. */
+struct st_acker_stats {
+	int64_t wait_ns; /* groups queued before it took them */
+	int64_t sync_ns; /* spent in st_store_sync */
+	uint64_t syncs;
+};
+
+struct st_acker;
+
+/*
+ * Starts the thread, which alone calls st_store_sync(_covers) on st and
+ * sends through reps (replies) and events; all three stay the caller's
+ * and must outlive st_acker_stop.  Returns 0 with *out set, or -1.
+ */
+int st_acker_start(struct st_acker **out, struct st_store *st,
+    struct st_sender *reps, struct st_sender *events);
+/*
+ * Acknowledges every group handed over, stops the thread, fills stats
+ * (unless NULL) and frees the acker.  NULL is ignored.
+ */
+void st_acker_stop(struct st_acker *a, struct st_acker_stats *stats);
+/*
+ * The next group to fill, after the k the loop has filled and not yet
+ * handed over, empty once the acker is done with it.  Waits while the ring
+ * is full.  Only the loop fills groups.
+ */
+struct st_ack_group *st_acker_slot(struct st_acker *a, size_t k);
+/*
+ * Hands over, at once, the n groups filled (on SQLite one sync then
+ * covers them all).  Each must have its sync and committed set.
+ */
+void st_acker_push(struct st_acker *a, size_t n);
+
+/* Appends reply m (taken) to g; write: it answers a write, whose reply
+ * stands only if the group's commit does.  g must have room. */
+void st_ack_group_reply(struct st_ack_group *g, nng_msg *m, bool write);
+/* Appends a copy of the event message buf to g.  Out of memory it is
+ * dropped: subscribers recover from sequence gaps. */
+void st_ack_group_event(struct st_ack_group *g, const void *buf, size_t len);
+
+#endif

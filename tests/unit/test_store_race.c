@@ -1,0 +1,286 @@
+/*
+ * test_store_race.c: two stores writing one database at once, as two
+ * hosts' stores share one PostgreSQL: creates for one instance, event
+ * numbering, and a create that loses on the unique index.
+ */
+#include <pthread.h>
+
+#include "clock.h"
+#include "store_fixture.h"
+
+static struct fx fx;
+
+static void
+setup(void)
+{
+	fx_setup(&fx, 0);
+}
+
+static void
+teardown(void)
+{
+	fx_teardown(&fx);
+}
+
+TestSuite(store, .init = setup, .fini = teardown);
+
+/* ---- two stores writing one database at once ---------------------------
+ *
+ * As two hosts' stores share one PostgreSQL (and, serialised by SQLite's
+ * write lock, two connections share one file).  Each thread drives its own
+ * store with requests built beforehand, and asserts nothing itself.
+ */
+#define RACE_N 40
+
+struct racer {
+	struct st_store *st;
+	const char *space; /* the events race: the Space both submit to */
+	const char *tag;
+	struct pr_req q[RACE_N];
+	char op_ids[RACE_N][2][32];
+	char rids[RACE_N][32];
+	enum cm_err err[RACE_N];    /* of the create, or the submit */
+	enum cm_err cancel[RACE_N]; /* the events race: of the cancel */
+	int n_ok;
+};
+
+/* Creates of one Space on instance 0, each with its own op_id. */
+static void *
+race_creates(void *arg)
+{
+	struct racer *r = arg;
+
+	for (int i = 0; i < RACE_N; i++) {
+		struct pr_rep rep;
+
+		st_store_call(r->st, &r->q[i], &rep, NULL, NULL);
+		r->err[i] = rep.err;
+		r->n_ok += rep.err == CM_OK;
+		pr_rep_free(&rep);
+	}
+	return NULL;
+}
+
+/* Submits to one Space, and cancels each task that was queued. */
+static void *
+race_events(void *arg)
+{
+	struct racer *r = arg;
+
+	for (int i = 0; i < RACE_N; i++) {
+		struct pr_rep rep;
+		struct pr_req c;
+		char tid[CM_ID_MAX + 1];
+
+		st_store_call(r->st, &r->q[i], &rep, NULL, NULL);
+		r->err[i] = rep.err;
+		r->cancel[i] = CM_OK;
+		if (rep.err == CM_OK && rep.n_tasks == 1) {
+			r->n_ok++;
+			memset(&c, 0, sizeof(c));
+			c.op = PR_OP_TASK_CANCEL;
+			c.op_id = r->op_ids[i][1];
+			c.workspace_id = fx.ws;
+			c.space_id = r->space;
+			snprintf(tid, sizeof(tid), "%s", rep.tasks[0].task_id);
+			c.task_id = tid;
+			pr_rep_free(&rep);
+			st_store_call(r->st, &c, &rep, NULL, NULL);
+			r->cancel[i] = rep.err;
+		}
+		pr_rep_free(&rep);
+	}
+	return NULL;
+}
+
+static void
+race(struct racer *r, void *(*fn)(void *))
+{
+	pthread_t t[2];
+
+	for (int k = 0; k < 2; k++)
+		cr_assert_eq(pthread_create(&t[k], NULL, fn, &r[k]), 0);
+	for (int k = 0; k < 2; k++)
+		pthread_join(t[k], NULL);
+}
+
+static void
+racers_open(struct racer *r)
+{
+	memset(r, 0, 2 * sizeof(*r));
+	r[0].st = fx.st;
+	r[0].tag = "a";
+	r[1].tag = "b";
+	cr_assert_eq(st_store_open(&r[1].st, &fx.opts), 0);
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < RACE_N; i++) {
+			snprintf(r[k].op_ids[i][0], sizeof(r[k].op_ids[i][0]),
+			    "race-%s-%d", r[k].tag, i);
+			snprintf(r[k].op_ids[i][1], sizeof(r[k].op_ids[i][1]),
+			    "race-%s-%d-cancel", r[k].tag, i);
+			snprintf(r[k].rids[i], sizeof(r[k].rids[i]), "rq-%s-%d",
+			    r[k].tag, i);
+		}
+}
+
+Test(store, racing_creates_for_one_instance_leave_one_active_space)
+{
+	struct racer r[2];
+
+	fx_provision(&fx, 1);
+	racers_open(r);
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < RACE_N; i++) {
+			fx_create_req(&fx, &r[k].q[i], 0);
+			r[k].q[i].op_id = r[k].op_ids[i][0];
+		}
+	race(r, race_creates);
+	st_store_close(r[1].st);
+
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < RACE_N; i++)
+			cr_assert(r[k].err[i] == CM_OK ||
+			              r[k].err[i] == CM_E_INSTANCE_IN_USE,
+			    "create %s-%d: %s", r[k].tag, i,
+			    cm_err_code(r[k].err[i]));
+	cr_assert_eq(r[0].n_ok + r[1].n_ok, 1, "%d creates succeeded",
+	    r[0].n_ok + r[1].n_ok);
+	cr_assert_eq(fx_sql_int(&fx,
+	                 "SELECT count(*) FROM browser_spaces"
+	                 " WHERE status <> 'closed'",
+	                 (const char *)NULL),
+	    1);
+}
+
+Test(store, racing_event_appends_number_without_gaps_or_repeats)
+{
+	struct racer r[2];
+	const char *sp;
+	int64_t n, max;
+
+	fx_provision(&fx, 1);
+	sp = fx_space(&fx, 0);
+	racers_open(r);
+	for (int k = 0; k < 2; k++) {
+		r[k].space = sp;
+		for (int i = 0; i < RACE_N; i++) {
+			fx_req(&fx, &r[k].q[i], PR_OP_TASK_SUBMIT);
+			r[k].q[i].op_id = r[k].op_ids[i][0];
+			r[k].q[i].workspace_id = fx.ws;
+			r[k].q[i].space_id = sp;
+			r[k].q[i].request_id = r[k].rids[i];
+			r[k].q[i].capability = "noop";
+			r[k].q[i].args = "{}";
+		}
+	}
+	race(r, race_events);
+	st_store_close(r[1].st);
+
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < RACE_N; i++) {
+			cr_assert(r[k].err[i] == CM_OK ||
+			              r[k].err[i] == CM_E_TASK_IN_PROGRESS,
+			    "submit %s-%d: %s", r[k].tag, i,
+			    cm_err_code(r[k].err[i]));
+			cr_assert_eq(r[k].cancel[i], CM_OK, "cancel %s-%d: %s",
+			    r[k].tag, i, cm_err_code(r[k].cancel[i]));
+		}
+	cr_assert_gt(r[0].n_ok + r[1].n_ok, 1);
+	n = fx_sql_int(&fx,
+	    "SELECT count(*) FROM browser_space_events WHERE space_id = ?1", sp,
+	    (const char *)NULL);
+	max = fx_sql_int(&fx,
+	    "SELECT max(sequence) FROM browser_space_events"
+	    " WHERE space_id = ?1",
+	    sp, (const char *)NULL);
+	/* space_opened, then queued, cancel_requested and cancelled for each
+	 * task that was queued; UNIQUE (space_id, sequence) forbids repeats. */
+	cr_assert_eq(n, 1 + 3 * (int64_t)(r[0].n_ok + r[1].n_ok));
+	cr_assert_eq(max, n, "%lld events, the last numbered %lld",
+	    (long long)n, (long long)max);
+	cr_assert_eq(fx_sql_int(&fx,
+	                 "SELECT min(sequence) FROM browser_space_events"
+	                 " WHERE space_id = ?1",
+	                 sp, (const char *)NULL),
+	    1);
+}
+
+struct blocked_call {
+	struct pr_req q;
+	enum cm_err err;
+};
+
+static void *
+blocked_call_run(void *arg)
+{
+	struct blocked_call *b = arg;
+	struct pr_rep rep;
+
+	st_store_call(fx.st, &b->q, &rep, NULL, NULL);
+	b->err = rep.err;
+	pr_rep_free(&rep);
+	return NULL;
+}
+
+/*
+ * The race the partial unique index decides: another host's store has
+ * inserted a Space for the instance and not yet committed, so this
+ * store's check sees none, and its insert waits on the index until the
+ * other commits.  It then fails on the index, which is answered
+ * browser_instance_in_use, and the group goes on: on PostgreSQL the
+ * failed insert must not abort the whole transaction.
+ */
+Test(store, a_create_that_loses_on_the_index_is_instance_in_use)
+{
+	struct blocked_call b;
+	struct pr_req q;
+	pthread_t t;
+	PGconn *other;
+	PGresult *res;
+	char sql[512];
+	int64_t deadline;
+
+	FX_PG_ONLY(&fx, "SQLite has one writer at a time");
+	fx_provision(&fx, 1);
+	other = fx_pg_connect(fx.dsn);
+	snprintf(sql, sizeof(sql),
+	    "BEGIN; INSERT INTO browser_spaces (id, workspace_id,"
+	    " browser_instance_id, owner_type, owner_id, status, created_at,"
+	    " updated_at) VALUES ('s-other-host', '%s', '%s', 'operator',"
+	    " '%s', 'idle', 0, 0)",
+	    fx.ws, fx.inst[0], fx.mgr);
+	res = PQexec(other, sql);
+	cr_assert_eq(PQresultStatus(res), PGRES_COMMAND_OK, "%s",
+	    PQresultErrorMessage(res));
+	PQclear(res);
+
+	memset(&b, 0, sizeof(b));
+	fx_create_req(&fx, &b.q, 0);
+	cr_assert_eq(pthread_create(&t, NULL, blocked_call_run, &b), 0);
+	/* Bounded poll: until the store's insert waits on the other's row. */
+	deadline = cm_now_ms() + 30000;
+	while (fx_sql_int(&fx,
+	           "SELECT count(*) FROM pg_stat_activity"
+	           " WHERE wait_event_type = 'Lock'",
+	           (const char *)NULL) < 1) {
+		cr_assert_lt(cm_now_ms(), deadline,
+		    "the store's insert never waited on the index");
+		usleep(10000);
+	}
+	res = PQexec(other, "COMMIT");
+	PQclear(res);
+	PQfinish(other);
+	pthread_join(t, NULL);
+	cr_assert_eq(b.err, CM_E_INSTANCE_IN_USE, "the losing create got %s",
+	    cm_err_code(b.err));
+
+	/* The store goes on: its next write commits. */
+	fx_req(&fx, &q, PR_OP_WORKSPACE_CREATE);
+	q.name = "after-the-race";
+	FX_CALL(&fx, &q, CM_OK);
+	cr_assert_eq(fx_sql_int(&fx,
+	                 "SELECT count(*) FROM browser_spaces"
+	                 " WHERE status <> 'closed'",
+	                 (const char *)NULL),
+	    1);
+}
