@@ -238,7 +238,6 @@
 #define CM_SNAPSHOT_NEST_MAX 1024       /* tree levels walked, wrappers too */
 #define CM_SNAPSHOT_NAME_MAX 200        /* characters of one node's name */
 #define CM_TEXT_MAX 32000               /* extract_text */
-#define CM_WAIT_POLL_MS 100             /* wait_for looks this often */
 /* A navigation waiting for load ends this long after its document's
  * DOMContentLoaded with "loading": true: one subresource that never
  * answers (a tracker, an image) must not fail the navigation. */

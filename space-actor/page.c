@@ -106,7 +106,7 @@ page_reply(void *arg, const json_t *result, const json_t *error)
 		else if (p->look_again)
 			/* A wait looks at a page that may be between two
 			 * documents: a look that failed is made again. */
-			p->poll_at_ms = cm_mono_ms() + CM_WAIT_POLL_MS;
+			page_wait_lost(p);
 		else
 			page_fail(p, CM_E_RUNTIME_ERROR, "%s: %s",
 			    p->capability,
@@ -146,9 +146,9 @@ page_send(struct act_page *p, const char *method, json_t *params,
 /* Calls one of the constant scripts on object p->object with args (a
  * JSON array of plain values, or NULL); the value comes back by value
  * unless by_ref. */
-void
-page_call_on(struct act_page *p, const char *script, json_t *args, bool by_ref,
-    void (*next)(struct act_page *, const json_t *))
+static void
+page_call(struct act_page *p, const char *script, json_t *args, bool by_ref,
+    bool await, void (*next)(struct act_page *, const json_t *))
 {
 	json_t *wrapped = json_array();
 	json_t *v;
@@ -162,8 +162,22 @@ page_call_on(struct act_page *p, const char *script, json_t *args, bool by_ref,
 	page_send(p, "Runtime.callFunctionOn",
 	    json_pack("{s:s, s:s, s:o, s:b, s:b}", "objectId", p->object,
 	        "functionDeclaration", script, "arguments", wrapped,
-	        "returnByValue", !by_ref, "awaitPromise", 0),
+	        "returnByValue", !by_ref, "awaitPromise", await),
 	    next);
+}
+
+void
+page_call_on(struct act_page *p, const char *script, json_t *args, bool by_ref,
+    void (*next)(struct act_page *, const json_t *))
+{
+	page_call(p, script, args, by_ref, false, next);
+}
+
+void
+page_call_on_awaited(struct act_page *p, const char *script, json_t *args,
+    void (*next)(struct act_page *, const json_t *))
+{
+	page_call(p, script, args, false, true, next);
 }
 
 /* The value a by-value call returned, or NULL when it threw. */
@@ -394,7 +408,7 @@ act_page_start(struct act_page *p, const char *capability, const json_t *args,
 	p->tabs_opened = p->tabs_refused = 0;
 	p->dl_began = p->dl_wanted = p->dl_expected = false;
 	p->dl_wait_end_ms = -1;
-	p->look_again = false;
+	p->look_again = p->keep_waiting = false;
 	p->blocked_host[0] = '\0';
 	p->doc_host[0] = '\0';
 	snprintf(p->capability, sizeof(p->capability), "%s", capability);
@@ -427,7 +441,7 @@ page_dialog(struct act_page *p, const json_t *params)
 
 	act_cdp_call(p->cdp, p->session, "Page.handleJavaScriptDialog",
 	    json_pack("{s:b}", "accept", leave),
-	    cm_mono_ms() + CM_WAIT_POLL_MS * 10, NULL, NULL);
+	    cm_mono_ms() + CM_BROWSER_START_MS, NULL, NULL);
 	if (leave && p->busy && !p->done)
 		p->left_asking = true;
 }
@@ -534,7 +548,9 @@ act_page_event(struct act_page *p, const char *session, const char *method,
 			p->n_refs = 0; /* a new document: refs are stale */
 			page_nav_url(p,
 			    json_string_value(json_object_get(frame, "url")));
+			p->commits++;
 			page_nav_event(p, PAGE_NAV_COMMITTED);
+			page_wait_committed(p);
 		}
 	} else if (strcmp(method, "Page.navigatedWithinDocument") == 0) {
 		if (page_main_frame(p, params)) {
@@ -594,9 +610,9 @@ act_page_tick(struct act_page *p, int64_t now_ms)
 	}
 	if (p->done)
 		return now_ms;
-	if (p->poll_at_ms >= 0 && now_ms >= p->poll_at_ms && p->cmd == 0) {
+	if (p->poll_at_ms >= 0 && now_ms >= p->poll_at_ms) {
 		p->poll_at_ms = -1;
-		page_wait_look(p);
+		page_wait_due(p);
 	}
 	if (p->done)
 		return now_ms;

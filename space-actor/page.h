@@ -105,13 +105,16 @@ struct act_page {
 	char object[CM_ID_MAX * 2 + 1]; /* a remote object id */
 	double x, y;
 	int64_t hit_node;   /* click: the DOM node that covers the element */
-	int64_t poll_at_ms; /* wait_for: the next look; snapshot: a retry */
+	int64_t poll_at_ms; /* wait_for: its bound */
 	int64_t wait_end_ms;
-	bool look_again;    /* wait_for: a failed look is not the end */
-	json_t *keep;       /* a result being built */
-	int shot_w, shot_h; /* screenshot: the size captured, in CSS px */
-	bool shot_jpeg;     /* screenshot: jpeg, not png */
-	bool crashed;       /* the target crashed: the driver starts over */
+	bool look_again;       /* wait_for: a failed look is not the end */
+	bool keep_waiting;     /* wait_for: look again at the next commit */
+	unsigned commits;      /* documents the main frame committed */
+	unsigned wait_commits; /* wait_for: commits when it last looked */
+	json_t *keep;          /* a result being built */
+	int shot_w, shot_h;    /* screenshot: the size captured, in CSS px */
+	bool shot_jpeg;        /* screenshot: jpeg, not png */
+	bool crashed;          /* the target crashed: the driver starts over */
 	/* A main-frame document the policy refused during this call. */
 	char blocked_host[CM_HOST_MAX + 3];
 	/* The host the main frame's document was last sent to (its request,

@@ -36,6 +36,9 @@ void page_send(
  * values, taken, or NULL); by value unless by_ref. */
 void page_call_on(struct act_page *p, const char *script, json_t *args,
     bool by_ref, page_step next);
+/* The same, by value, with the promise the script returns awaited. */
+void page_call_on_awaited(
+    struct act_page *p, const char *script, json_t *args, page_step next);
 /* The value a by-value call returned, or NULL (and the call failed) when
  * it threw. */
 const json_t *page_value(struct act_page *p, const json_t *result);
@@ -98,12 +101,18 @@ void page_action_done(struct act_page *p, json_t *result);
 /* The capabilities of page_nav.c. */
 void cap_navigate(struct act_page *p);
 void cap_back(struct act_page *p);
-/* The capabilities of page_read.c.  A wait_for that has not yet matched
- * sets p->poll_at_ms; act_page_tick then calls page_wait_look again. */
+/* The capabilities of page_read.c. */
 void cap_snapshot(struct act_page *p);
 void cap_extract_text(struct act_page *p);
+
+/* wait_for (page_wait.c).  p->poll_at_ms is its bound: act_page_tick
+ * calls page_wait_due then.  A look whose document went away (a command
+ * of it failed) calls page_wait_lost; a commit of the main frame,
+ * page_wait_committed. */
 void cap_wait_for(struct act_page *p);
-void page_wait_look(struct act_page *p);
+void page_wait_lost(struct act_page *p);
+void page_wait_committed(struct act_page *p);
+void page_wait_due(struct act_page *p);
 /* The capabilities of page_input.c. */
 void cap_click(struct act_page *p);
 void cap_type(struct act_page *p);

@@ -156,6 +156,16 @@ static const struct {
         "<!doctype html><html><head><title>Files</title></head><body>"
         "<a id=\"dl\" href=\"/file\">Report</a></body></html>",
         NULL},
+    /* A page that changes later: its button shows "Ready" 300 ms after
+     * a click, and its link leads to /next 200 ms after one. */
+    {"/later",
+        "<!doctype html><html><head><title>Later</title></head><body>"
+        "<button id=\"show\" onclick=\"setTimeout(function(){"
+        "document.getElementById('out').textContent='Ready';},300)\">"
+        "Reveal</button><button id=\"go\" onclick=\"setTimeout("
+        "function(){location.assign('/next');},200)\">Go later</button>"
+        "<p id=\"out\"></p></body></html>",
+        NULL},
     /* Pages that open others: a link to a new tab, and a script's
      * window.open.  A click that lands shows in the title. */
     {"/popup",

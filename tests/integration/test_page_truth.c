@@ -470,3 +470,50 @@ Test(page_truth, a_download_goes_to_the_space_and_is_reported)
 	cr_assert_eq(
 	    stat(home_dl, &st) == 0, had_home_dl, "%s appeared", home_dl);
 }
+
+/* wait_for waits on the page's own changes, across a navigation, for a
+ * text, a selector or a ref's element, and ends at its bound. */
+Test(page_truth, wait_for_ends_on_the_change_it_waits_for)
+{
+	char ref[32], args[96];
+	json_t *res;
+	struct act_outcome o;
+
+	open_page("/later", "Later");
+	o = run("snapshot", "{}", &res);
+	cr_assert_eq(o.err, CM_OK);
+	df_ref_of(str(res, "snapshot"), "button \"Reveal\"", ref, sizeof(ref));
+	json_decref(res);
+	/* A ref's element that is visible: found. */
+	snprintf(
+	    args, sizeof(args), "{\"ref\":\"%s\",\"timeout_ms\":5000}", ref);
+	o = run("wait_for", args, NULL);
+	cr_assert_eq(o.err, CM_OK, "wait_for ref: %s (%s)", cm_err_code(o.err),
+	    o.message);
+
+	/* A text that comes later. */
+	o = run("click", "{\"selector\":\"#show\"}", NULL);
+	cr_assert_eq(o.err, CM_OK);
+	o = run("wait_for", "{\"text\":\"Ready\",\"timeout_ms\":10000}", NULL);
+	cr_assert_eq(o.err, CM_OK, "wait_for text: %s", o.message);
+	o = run(
+	    "wait_for", "{\"selector\":\"#out\",\"timeout_ms\":10000}", NULL);
+	cr_assert_eq(o.err, CM_OK, "wait_for selector: %s", o.message);
+
+	/* A text of the next page, which a script leads to later. */
+	o = run("click", "{\"selector\":\"#go\"}", &res);
+	cr_assert_eq(o.err, CM_OK);
+	json_decref(res);
+	o = run("wait_for",
+	    "{\"text\":\"You followed the link.\",\"timeout_ms\":10000}", NULL);
+	cr_assert_eq(o.err, CM_OK, "wait_for across a navigation: %s (%s)",
+	    cm_err_code(o.err), o.message);
+
+	/* The old page's ref is stale: at once, not at the bound. */
+	o = run("wait_for", args, NULL);
+	cr_assert_eq(o.err, CM_E_ELEMENT_NOT_FOUND, "%s", cm_err_code(o.err));
+	/* What never comes ends at the bound. */
+	o = run("wait_for", "{\"text\":\"never\",\"timeout_ms\":300}", NULL);
+	cr_assert_eq(o.err, CM_E_ELEMENT_NOT_FOUND, "%s", cm_err_code(o.err));
+	cr_assert_not_null(strstr(o.message, "timeout_ms"), "%s", o.message);
+}
