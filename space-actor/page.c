@@ -265,7 +265,11 @@ page_queried(struct act_page *p, const json_t *result)
 	const char *id = json_string_value(json_object_get(r, "objectId"));
 
 	if (json_object_get(result, "exceptionDetails") != NULL) {
-		page_fail(p, CM_E_INVALID_ARGS, "the selector is not valid");
+		/* The schema cannot tell a CSS selector: one the browser
+		 * cannot read matches nothing. */
+		page_fail(p, CM_E_ELEMENT_NOT_FOUND,
+		    "the selector is not valid CSS, so it matches nothing; "
+		    "take a snapshot and use a ref");
 		return;
 	}
 	if (id == NULL || strlen(id) >= sizeof(p->object)) {
