@@ -7,12 +7,16 @@
 
 #include <criterion/criterion.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
+#include "config.h"
 #include "driver.h"
+#include "pages.h"
+#include "testkit.h"
 
 /*
  * Runs one call of capability cap with args_json on driver d (of ops) to
@@ -53,6 +57,47 @@ df_run(const struct act_driver_ops *ops, struct act_driver *d, const char *cap,
 	free(out.result);
 	out.result = NULL;
 	return out;
+}
+
+/*
+ * A managed driver's world in a test: a data dir of the test's own (the
+ * profiles live there), the env of one Space on /usr/bin/chromium, and
+ * the page server of pages.h.  The browsers inherit TMPDIR=dir, so
+ * Chromium's single-instance directories (under $TMPDIR, left by every
+ * browser killed; only the actor's sweep would remove a discarded
+ * profile's) go with dir.  Call before any thread starts.
+ */
+struct df_world {
+	struct cm_config cfg;
+	struct act_env env;
+	struct tk_pages *pages;
+	int port;
+	char dir[256];
+};
+
+static inline void
+df_world_setup(struct df_world *w, const char *tag, const char *space_id,
+    const char *instance_id)
+{
+	signal(SIGPIPE, SIG_IGN); /* as the actor: a dead browser's pipe */
+	memset(w, 0, sizeof(*w));
+	tk_tmpdir(w->dir, sizeof(w->dir), tag);
+	cr_assert_eq(setenv("TMPDIR", w->dir, 1), 0);
+	snprintf(w->cfg.data_dir, sizeof(w->cfg.data_dir), "%s", w->dir);
+	snprintf(w->cfg.chromium_path, sizeof(w->cfg.chromium_path), "%s",
+	    "/usr/bin/chromium");
+	w->env.space_id = space_id;
+	w->env.instance_id = instance_id;
+	w->env.driver = CM_DRIVER_MANAGED;
+	w->env.cfg = &w->cfg;
+	cr_assert_not_null(w->pages = tk_pages_start(&w->port));
+}
+
+static inline void
+df_world_teardown(struct df_world *w)
+{
+	tk_pages_stop(w->pages);
+	tk_rmrf(w->dir);
 }
 
 /* The ref the outline gives the line that holds what; the test fails

@@ -29,11 +29,7 @@
 #define DRAWS 6            /* argument sets per capability */
 #define WAIT_DRAWN_MAX 300 /* a drawn timeout_ms, at most */
 
-static struct cm_config cfg;
-static struct act_env env;
-static struct tk_pages *pages;
-static int port;
-static char dir[256];
+static struct df_world w;
 static struct act_driver *drv;
 static unsigned seed;
 
@@ -43,23 +39,14 @@ setup(void)
 	char err[256];
 	const char *s = getenv("SPACED_ARGS_SEED");
 
-	signal(SIGPIPE, SIG_IGN);
 	seed =
 	    s != NULL ? (unsigned)strtoul(s, NULL, 10) : (unsigned)time(NULL);
 	fprintf(stderr, "test_capability_args: SPACED_ARGS_SEED=%u\n", seed);
 	srandom(seed);
-	memset(&cfg, 0, sizeof(cfg));
-	tk_tmpdir(dir, sizeof(dir), "args");
-	snprintf(cfg.data_dir, sizeof(cfg.data_dir), "%s", dir);
-	snprintf(cfg.chromium_path, sizeof(cfg.chromium_path), "%s",
-	    "/usr/bin/chromium");
-	memset(&env, 0, sizeof(env));
-	env.space_id = "0190a0b0-0000-7000-8000-000000000003";
-	env.instance_id = "0190a0b0-0000-7000-8000-0000000000ac";
-	env.driver = CM_DRIVER_MANAGED;
-	env.cfg = &cfg;
-	cr_assert_not_null(pages = tk_pages_start(&port));
-	cr_assert_eq(act_driver_managed.open(&env, &drv, err, sizeof(err)), 0,
+
+	df_world_setup(&w, "args", "0190a0b0-0000-7000-8000-000000000003",
+	    "0190a0b0-0000-7000-8000-0000000000ac");
+	cr_assert_eq(act_driver_managed.open(&w.env, &drv, err, sizeof(err)), 0,
 	    "%s", err);
 }
 
@@ -67,8 +54,7 @@ static void
 teardown(void)
 {
 	act_driver_managed.close(drv);
-	tk_pages_stop(pages);
-	tk_rmrf(dir);
+	df_world_teardown(&w);
 }
 
 TestSuite(capability_args, .init = setup, .fini = teardown, .timeout = 600);
@@ -134,7 +120,7 @@ draw_value(const char *name, const json_t *s)
 		char url[128];
 
 		cr_assert_str_eq(fmt, "http-url");
-		snprintf(url, sizeof(url), "http://127.0.0.1:%d/%s", port,
+		snprintf(url, sizeof(url), "http://127.0.0.1:%d/%s", w.port,
 		    random() % 2 ? "controls" : "nowhere");
 		return json_string(url);
 	}
@@ -207,7 +193,7 @@ go_to(const char *path)
 	struct act_outcome o;
 
 	snprintf(args, sizeof(args), "{\"url\":\"http://127.0.0.1:%d%s\"}",
-	    port, path);
+	    w.port, path);
 	o = df_run(&act_driver_managed, drv, "navigate", args, NULL, WAIT_MS);
 	cr_assert_eq(o.err, CM_OK, "navigate: %s", o.message);
 }

@@ -24,39 +24,19 @@
 
 #define WAIT_MS 30000 /* the most one call may take here */
 
-static struct cm_config cfg;
-static struct act_env env;
-static struct tk_pages *pages;
-static int port;
-static char dir[256];
+static struct df_world w;
 
 static void
 setup(void)
 {
-	signal(SIGPIPE, SIG_IGN); /* as the actor: a dead browser's pipe */
-	memset(&cfg, 0, sizeof(cfg));
-	tk_tmpdir(dir, sizeof(dir), "managed");
-	/* The browsers inherit it: Chromium's single-instance directories
-	 * (under $TMPDIR, left by every browser killed) go with dir.  Only
-	 * the actor's sweep would remove a discarded profile's, and most
-	 * tests here close without one.  Before any thread starts. */
-	cr_assert_eq(setenv("TMPDIR", dir, 1), 0);
-	snprintf(cfg.data_dir, sizeof(cfg.data_dir), "%s", dir);
-	snprintf(cfg.chromium_path, sizeof(cfg.chromium_path), "%s",
-	    "/usr/bin/chromium");
-	memset(&env, 0, sizeof(env));
-	env.space_id = "0190a0b0-0000-7000-8000-000000000001";
-	env.instance_id = "0190a0b0-0000-7000-8000-0000000000aa";
-	env.driver = CM_DRIVER_MANAGED;
-	env.cfg = &cfg;
-	cr_assert_not_null(pages = tk_pages_start(&port));
+	df_world_setup(&w, "managed", "0190a0b0-0000-7000-8000-000000000001",
+	    "0190a0b0-0000-7000-8000-0000000000aa");
 }
 
 static void
 teardown(void)
 {
-	tk_pages_stop(pages);
-	tk_rmrf(dir);
+	df_world_teardown(&w);
 }
 
 TestSuite(managed, .init = setup, .fini = teardown, .timeout = 240);
@@ -83,7 +63,7 @@ navigate_home(struct act_driver *d)
 	struct act_outcome o;
 
 	snprintf(
-	    args, sizeof(args), "{\"url\":\"http://127.0.0.1:%d/\"}", port);
+	    args, sizeof(args), "{\"url\":\"http://127.0.0.1:%d/\"}", w.port);
 	o = run(d, "navigate", args, &res);
 	cr_assert_eq(
 	    o.err, CM_OK, "navigate: %s %s", cm_err_code(o.err), o.message);
@@ -100,8 +80,8 @@ Test(managed, an_agent_session_on_a_real_page)
 	json_t *res;
 	const char *outline;
 
-	cr_assert_eq(
-	    act_driver_managed.open(&env, &d, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(act_driver_managed.open(&w.env, &d, err, sizeof(err)), 0,
+	    "%s", err);
 	navigate_home(d);
 
 	/* The outline names the page's parts, with refs to act on. */
@@ -126,7 +106,7 @@ Test(managed, an_agent_session_on_a_real_page)
 	    "\"timeout_ms\":10000}");
 	o = run(d, "wait_for", args, NULL);
 	cr_assert_eq(o.err, CM_OK, "wait_for: %s", o.message);
-	cr_assert_eq(tk_pages_hits(pages, "/next"), 1);
+	cr_assert_eq(tk_pages_hits(w.pages, "/next"), 1);
 
 	/* The old page's refs are stale now. */
 	snprintf(args, sizeof(args), "{\"ref\":\"%s\"}", ref);
@@ -156,7 +136,7 @@ Test(managed, an_agent_session_on_a_real_page)
 	    "\"timeout_ms\":10000}",
 	    NULL);
 	cr_assert_eq(o.err, CM_OK, "wait_for: %s", o.message);
-	cr_assert_eq(tk_pages_hits(pages, "/search"), 1);
+	cr_assert_eq(tk_pages_hits(w.pages, "/search"), 1);
 	o = run(d, "extract_text", "{}", &res);
 	cr_assert_eq(o.err, CM_OK);
 	cr_assert_not_null(strstr(str(res, "text"), "You searched the site."),
@@ -230,12 +210,12 @@ Test(managed, navigate_reports_the_documents_http_status)
 	char err[256], args[128];
 	json_t *res;
 
-	cr_assert_eq(
-	    act_driver_managed.open(&env, &d, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(act_driver_managed.open(&w.env, &d, err, sizeof(err)), 0,
+	    "%s", err);
 	navigate_home(d);
 
 	snprintf(args, sizeof(args),
-	    "{\"url\":\"http://127.0.0.1:%d/redirect\"}", port);
+	    "{\"url\":\"http://127.0.0.1:%d/redirect\"}", w.port);
 	o = run(d, "navigate", args, &res);
 	cr_assert_eq(o.err, CM_OK, "%s", o.message);
 	cr_assert_str_eq(str(res, "title"), "Next");
@@ -243,7 +223,7 @@ Test(managed, navigate_reports_the_documents_http_status)
 	json_decref(res);
 
 	snprintf(args, sizeof(args),
-	    "{\"url\":\"http://127.0.0.1:%d/no-such-page\"}", port);
+	    "{\"url\":\"http://127.0.0.1:%d/no-such-page\"}", w.port);
 	o = run(d, "navigate", args, &res);
 	cr_assert_eq(o.err, CM_OK, "%s", o.message);
 	cr_assert_eq(json_integer_value(json_object_get(res, "status")), 404);
@@ -266,10 +246,10 @@ Test(managed, a_page_that_never_comes_to_rest_is_replaced_in_its_browser)
 	char err[256], args[128];
 	pid_t browser;
 
-	cr_assert_eq(
-	    act_driver_managed.open(&env, &d, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(act_driver_managed.open(&w.env, &d, err, sizeof(err)), 0,
+	    "%s", err);
 	snprintf(args, sizeof(args),
-	    "{\"url\":\"http://127.0.0.1:%d/cookie?set=alpha\"}", port);
+	    "{\"url\":\"http://127.0.0.1:%d/cookie?set=alpha\"}", w.port);
 	o = run(d, "navigate", args, NULL);
 	cr_assert_eq(o.err, CM_OK, "navigate: %s", o.message);
 	browser = tk_child_with(getpid(), " --user-data-dir=", NULL, 0);
@@ -279,12 +259,12 @@ Test(managed, a_page_that_never_comes_to_rest_is_replaced_in_its_browser)
 	 * neither do the reset's Page.stopLoading and
 	 * Runtime.terminateExecution. */
 	snprintf(args, sizeof(args), "{\"url\":\"http://127.0.0.1:%d/stuck\"}",
-	    port);
+	    w.port);
 	o = run(d, "navigate", args, NULL);
 	cr_assert_eq(o.err, CM_OK, "navigate: %s", o.message);
-	tk_pages_open_gate(pages);
+	tk_pages_open_gate(w.pages);
 	for (int64_t end = cm_mono_ms() + WAIT_MS;
-	     tk_pages_hits(pages, "/hang") == 0;) {
+	     tk_pages_hits(w.pages, "/hang") == 0;) {
 		/* The page's requests go on only while a call runs. */
 		cr_assert_lt(cm_mono_ms(), end, "the page never blocked");
 		o = run(d, "wait_for",
@@ -296,7 +276,7 @@ Test(managed, a_page_that_never_comes_to_rest_is_replaced_in_its_browser)
 
 	/* A fresh page in the same browser, which kept the Space's cookie. */
 	snprintf(args, sizeof(args), "{\"url\":\"http://127.0.0.1:%d/cookie\"}",
-	    port);
+	    w.port);
 	o = run(d, "navigate", args, NULL);
 	cr_assert_eq(
 	    o.err, CM_OK, "navigate: %s: %s", cm_err_code(o.err), o.message);
@@ -317,10 +297,11 @@ Test(managed, cancel_a_wait_and_survive_a_browser_crash)
 	json_t *args;
 	struct stat st;
 
-	cr_assert_eq(
-	    act_driver_managed.open(&env, &d, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(act_driver_managed.open(&w.env, &d, err, sizeof(err)), 0,
+	    "%s", err);
 	navigate_home(d);
-	snprintf(profile, sizeof(profile), "%s/profiles/%s", dir, env.space_id);
+	snprintf(
+	    profile, sizeof(profile), "%s/profiles/%s", w.dir, w.env.space_id);
 	cr_assert_eq(stat(profile, &st), 0, "no profile at %s", profile);
 
 	/* A wait that never matches, cancelled: the next call works. */
@@ -399,10 +380,11 @@ Test(managed, cancel_a_wait_and_survive_a_browser_crash)
 	act_driver_managed.close(d);
 	cr_assert_neq(stat(profile, &st), 0, "the profile outlived its Space");
 	/* Discarded at close, removed by the sweep after it. */
-	snprintf(profile, sizeof(profile), "%s/profiles", dir);
-	cr_assert(tk_dir_holds(profile, env.space_id), "nothing was discarded");
-	act_managed_sweep(&cfg);
-	cr_assert_not(tk_dir_holds(profile, env.space_id),
+	snprintf(profile, sizeof(profile), "%s/profiles", w.dir);
+	cr_assert(
+	    tk_dir_holds(profile, w.env.space_id), "nothing was discarded");
+	act_managed_sweep(&w.cfg);
+	cr_assert_not(tk_dir_holds(profile, w.env.space_id),
 	    "the discarded profile outlived the sweep");
 }
 
@@ -413,10 +395,10 @@ Test(managed, a_reply_over_the_bound_fails_its_call_and_not_the_browser)
 	char err[256], args[128];
 	json_t *res;
 
-	cr_assert_eq(
-	    act_driver_managed.open(&env, &d, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(act_driver_managed.open(&w.env, &d, err, sizeof(err)), 0,
+	    "%s", err);
 	snprintf(args, sizeof(args), "{\"url\":\"http://127.0.0.1:%d/noise\"}",
-	    port);
+	    w.port);
 	o = run(d, "navigate", args, NULL);
 	cr_assert_eq(o.err, CM_OK, "navigate: %s", o.message);
 
@@ -450,33 +432,33 @@ Test(managed, the_network_policy_holds_inside_the_browser)
 	cr_assert_eq(
 	    cm_policy_parse(allow, strlen(allow), &policy, err, sizeof(err)), 0,
 	    "%s", err);
-	env.policy = &policy;
-	cr_assert_eq(
-	    act_driver_managed.open(&env, &d, err, sizeof(err)), 0, "%s", err);
+	w.env.policy = &policy;
+	cr_assert_eq(act_driver_managed.open(&w.env, &d, err, sizeof(err)), 0,
+	    "%s", err);
 	navigate_home(d);
 
 	/* A redirect to a host the policy refuses. */
 	snprintf(args, sizeof(args),
-	    "{\"url\":\"http://127.0.0.1:%d/redirect\"}", port);
+	    "{\"url\":\"http://127.0.0.1:%d/redirect\"}", w.port);
 	o = run(d, "navigate", args, NULL);
 	cr_assert_eq(o.err, CM_E_HOST_NOT_ALLOWED, "%s: %s", cm_err_code(o.err),
 	    o.message);
 	cr_assert_not_null(strstr(o.message, "localhost"), "%s", o.message);
 	cr_assert_null(
 	    strstr(o.message, "/next"), "the URL leaked: %s", o.message);
-	cr_assert_eq(tk_pages_hits(pages, "/next"), 0,
+	cr_assert_eq(tk_pages_hits(w.pages, "/next"), 0,
 	    "the refused redirect reached the server");
 
 	/* A page whose picture comes from a refused host: the page loads,
 	 * the picture is never fetched. */
-	snprintf(
-	    args, sizeof(args), "{\"url\":\"http://127.0.0.1:%d/sub\"}", port);
+	snprintf(args, sizeof(args), "{\"url\":\"http://127.0.0.1:%d/sub\"}",
+	    w.port);
 	o = run(d, "navigate", args, &res);
 	cr_assert_eq(o.err, CM_OK, "%s", o.message);
 	cr_assert_str_eq(str(res, "title"), "Sub");
 	json_decref(res);
-	cr_assert_eq(tk_pages_hits(pages, "/sub"), 1);
-	cr_assert_eq(tk_pages_hits(pages, "/pixel"), 0,
+	cr_assert_eq(tk_pages_hits(w.pages, "/sub"), 1);
+	cr_assert_eq(tk_pages_hits(w.pages, "/pixel"), 0,
 	    "the refused subresource reached the server");
 
 	/* The allowed host still works after refusals. */

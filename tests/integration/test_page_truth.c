@@ -29,11 +29,7 @@
 
 #define WAIT_MS 30000 /* the most one call may take here */
 
-static struct cm_config cfg;
-static struct act_env env;
-static struct tk_pages *pages;
-static int port;
-static char dir[256];
+static struct df_world w;
 static struct act_driver *drv;
 
 static void
@@ -41,19 +37,9 @@ setup(void)
 {
 	char err[256];
 
-	signal(SIGPIPE, SIG_IGN); /* as the actor: a dead browser's pipe */
-	memset(&cfg, 0, sizeof(cfg));
-	tk_tmpdir(dir, sizeof(dir), "truth");
-	snprintf(cfg.data_dir, sizeof(cfg.data_dir), "%s", dir);
-	snprintf(cfg.chromium_path, sizeof(cfg.chromium_path), "%s",
-	    "/usr/bin/chromium");
-	memset(&env, 0, sizeof(env));
-	env.space_id = "0190a0b0-0000-7000-8000-000000000002";
-	env.instance_id = "0190a0b0-0000-7000-8000-0000000000ab";
-	env.driver = CM_DRIVER_MANAGED;
-	env.cfg = &cfg;
-	cr_assert_not_null(pages = tk_pages_start(&port));
-	cr_assert_eq(act_driver_managed.open(&env, &drv, err, sizeof(err)), 0,
+	df_world_setup(&w, "truth", "0190a0b0-0000-7000-8000-000000000002",
+	    "0190a0b0-0000-7000-8000-0000000000ab");
+	cr_assert_eq(act_driver_managed.open(&w.env, &drv, err, sizeof(err)), 0,
 	    "%s", err);
 }
 
@@ -61,8 +47,7 @@ static void
 teardown(void)
 {
 	act_driver_managed.close(drv);
-	tk_pages_stop(pages);
-	tk_rmrf(dir);
+	df_world_teardown(&w);
 }
 
 TestSuite(page_truth, .init = setup, .fini = teardown, .timeout = 240);
@@ -88,7 +73,7 @@ open_page(const char *path, const char *title)
 	struct act_outcome o;
 
 	snprintf(args, sizeof(args), "{\"url\":\"http://127.0.0.1:%d%s\"}",
-	    port, path);
+	    w.port, path);
 	o = run("navigate", args, &res);
 	cr_assert_eq(
 	    o.err, CM_OK, "navigate: %s %s", cm_err_code(o.err), o.message);
@@ -243,7 +228,7 @@ Test(page_truth, a_move_within_the_document_ends_at_once)
 	cr_assert_str_eq(url_path(res), "/spa");
 	cr_assert_str_eq(str(res, "title"), "Inbox");
 	json_decref(res);
-	cr_assert_eq(tk_pages_hits(pages, "/spa"), 1);
+	cr_assert_eq(tk_pages_hits(w.pages, "/spa"), 1);
 }
 
 Test(page_truth, a_page_that_never_loads_is_read_as_it_is)
@@ -254,7 +239,7 @@ Test(page_truth, a_page_that_never_loads_is_read_as_it_is)
 
 	/* navigate ends once the page has parsed, saying it still loads. */
 	snprintf(args, sizeof(args),
-	    "{\"url\":\"http://127.0.0.1:%d/pending\"}", port);
+	    "{\"url\":\"http://127.0.0.1:%d/pending\"}", w.port);
 	o = run("navigate", args, &res);
 	cr_assert_eq(
 	    o.err, CM_OK, "navigate: %s (%s)", cm_err_code(o.err), o.message);
@@ -276,14 +261,14 @@ Test(page_truth, a_page_that_never_loads_is_read_as_it_is)
 	snprintf(args, sizeof(args),
 	    "{\"url\":\"http://127.0.0.1:%d/pending?again\","
 	    "\"wait_until\":\"domcontentloaded\"}",
-	    port);
+	    w.port);
 	o = run("navigate", args, &res);
 	cr_assert_eq(o.err, CM_OK, "navigate: %s", o.message);
 	cr_assert_str_eq(str(res, "title"), "Pending");
 	json_decref(res);
 	snprintf(args, sizeof(args),
 	    "{\"url\":\"http://127.0.0.1:%d/next\",\"wait_until\":\"commit\"}",
-	    port);
+	    w.port);
 	o = run("navigate", args, &res);
 	cr_assert_eq(o.err, CM_OK, "navigate: %s", o.message);
 	cr_assert_str_eq(url_path(res), "/next");
@@ -333,8 +318,8 @@ Test(page_truth, a_page_that_asks_before_it_is_left_does_not_trap_the_space)
 	open_page("/leave", "Draft");
 	o = run("click", "{\"selector\":\"#b\"}", NULL);
 	cr_assert_eq(o.err, CM_OK, "click: %s", o.message);
-	snprintf(
-	    args, sizeof(args), "{\"url\":\"http://127.0.0.1:%d/next\"}", port);
+	snprintf(args, sizeof(args), "{\"url\":\"http://127.0.0.1:%d/next\"}",
+	    w.port);
 	o = run("navigate", args, &res);
 	cr_assert_eq(
 	    o.err, CM_OK, "navigate: %s (%s)", cm_err_code(o.err), o.message);
@@ -394,8 +379,8 @@ Test(page_truth, a_popup_leaves_the_page_as_it_was)
 	cr_assert_eq(
 	    o.err, CM_OK, "screenshot: %s (%s)", cm_err_code(o.err), o.message);
 	free(o.artifact);
-	cr_assert_eq(tk_pages_hits(pages, "/next"), 1);
-	cr_assert_geq(tk_pages_hits(pages, "/search"), CM_TABS_MAX - 1);
+	cr_assert_eq(tk_pages_hits(w.pages, "/next"), 1);
+	cr_assert_geq(tk_pages_hits(w.pages, "/search"), CM_TABS_MAX - 1);
 }
 
 /* The profile's downloads directory (driver_managed.c), and whether it
@@ -408,8 +393,8 @@ downloaded(const char *want)
 	bool found = false;
 	DIR *d;
 
-	snprintf(path, sizeof(path), "%s/profiles/%s/spaced-downloads", dir,
-	    env.space_id);
+	snprintf(path, sizeof(path), "%s/profiles/%s/spaced-downloads", w.dir,
+	    w.env.space_id);
 	cr_assert_not_null(d = opendir(path), "no %s", path);
 	while (!found && (de = readdir(d)) != NULL) {
 		char file[800];
@@ -445,8 +430,8 @@ Test(page_truth, a_download_goes_to_the_space_and_is_reported)
 	snprintf(home_dl, sizeof(home_dl), "%s/Downloads",
 	    home != NULL ? home : "/root");
 	had_home_dl = stat(home_dl, &st) == 0;
-	snprintf(
-	    args, sizeof(args), "{\"url\":\"http://127.0.0.1:%d/file\"}", port);
+	snprintf(args, sizeof(args), "{\"url\":\"http://127.0.0.1:%d/file\"}",
+	    w.port);
 	o = run("navigate", args, &res);
 	cr_assert_eq(
 	    o.err, CM_OK, "navigate: %s (%s)", cm_err_code(o.err), o.message);
@@ -465,7 +450,7 @@ Test(page_truth, a_download_goes_to_the_space_and_is_reported)
 	cr_assert_str_eq(str(json_object_get(res, "download"), "name"),
 	    "report.txt", "%s", json_dumps(res, 0));
 	json_decref(res);
-	cr_assert_eq(tk_pages_hits(pages, "/file"), 2);
+	cr_assert_eq(tk_pages_hits(w.pages, "/file"), 2);
 	/* Nothing went to the browser's own place for downloads. */
 	cr_assert_eq(
 	    stat(home_dl, &st) == 0, had_home_dl, "%s appeared", home_dl);
