@@ -68,6 +68,12 @@ static const char *const browser_flags[] = {
     "CertificateTransparencyComponentUpdater,"
     "AvoidUnnecessaryBeforeUnloadCheckSync,Translate,"
     "OptimizationHints,InterestFeedContentSuggestions,"
+    /* Chromium's own services that went out through the Space's egress
+     * proxy with the flags above (each seen by test_browser_quiet):
+     * autofill's query of the form on every page with a few fields
+     * (content-autofill.googleapis.com), and the network time check
+     * at start (clients2.google.com/time). */
+    "AutofillServerCommunication,NetworkTimeServiceQuerying,"
     /* The address bar's popup, which Chromium renders ahead in a
      * renderer of its own even headless: a browser that never shows it
      * would hold that process (tens of MB) and start it at each launch. */
@@ -97,6 +103,26 @@ static const char *const browser_flags[] = {
     "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
     /* QUIC would be UDP around the proxy too. */
     "--disable-quic",
+    /*
+     * The on-device AI models' manifest, which the optimization guide
+     * asks the component updater for at every start, on demand, whatever
+     * --disable-component-update says (update.googleapis.com, https and
+     * then http).  No feature turns it off; a manifest given by path
+     * replaces the updater, and /dev/null holds none, so no model is
+     * ever looked for or fetched.
+     */
+    "--optimization-guide-manifest-override=/dev/null",
+    /*
+     * The Google accounts in the cookie jar, which every regular profile
+     * lists once its network is up and again with a backoff when that
+     * fails (accounts.google.com/ListAccounts), signed in or not, with
+     * sign-in disallowed or not.  The browser's own Google-account
+     * calls go to this origin instead: ".invalid" names no host, and
+     * port 1 is one Chromium refuses to connect to, so each fails
+     * before any connection or proxy is tried.  A page's own request
+     * for accounts.google.com goes to the proxy as any other.
+     */
+    "--gaia-url=http://gaia.invalid:1/",
 };
 
 #define BROWSER_FLAGS (sizeof(browser_flags) / sizeof(browser_flags[0]))

@@ -114,6 +114,13 @@ act_egress_policy(struct act_egress *e, const struct cm_policy *policy,
 	e->refused_arg = arg;
 }
 
+void
+act_egress_observe(struct act_egress *e, act_egress_seen_fn fn, void *arg)
+{
+	e->seen = fn;
+	e->seen_arg = arg;
+}
+
 int
 act_egress_port(const struct act_egress *e)
 {

@@ -101,6 +101,19 @@ int act_egress_open(const struct act_egress_opts *o, struct act_egress **out,
 void act_egress_policy(struct act_egress *e, const struct cm_policy *policy,
     act_egress_refused_fn fn, void *arg);
 
+/*
+ * Who looks at each request the proxy gets (a test, recording what a
+ * browser asks for: the actor sets none), with its host in the canonical
+ * spelling the policy judges and its port.  Called once per request head,
+ * as soon as it is parsed and before the policy, the secret or a resolver
+ * sees it, so also for a request that a 407 or the policy then ends.
+ * Returning false refuses it as the policy does (a 403, not_allowed,
+ * reported to the refused callback): nothing is resolved or connected
+ * for it.  fn NULL: no one.
+ */
+typedef bool (*act_egress_seen_fn)(void *arg, const char *host, uint16_t port);
+void act_egress_observe(struct act_egress *e, act_egress_seen_fn fn, void *arg);
+
 /* The port it listens on, on 127.0.0.1. */
 int act_egress_port(const struct act_egress *e);
 

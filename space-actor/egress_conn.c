@@ -234,6 +234,10 @@ eg_head_done(struct act_egress *e, struct eg_conn *c,
 	}
 	/* Judged and reported as what it is: 0x7f000002 is 127.0.0.2. */
 	snprintf(c->host, sizeof(c->host), "%s", canon);
+	if (e->seen != NULL && !e->seen(e->seen_arg, c->host, c->port)) {
+		eg_refuse(e, c, ACT_EGRESS_NOT_ALLOWED);
+		return;
+	}
 	if (e->policy == NULL) {
 		eg_refuse(e, c, ACT_EGRESS_NO_POLICY);
 		return;

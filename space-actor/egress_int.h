@@ -60,6 +60,8 @@ struct act_egress {
 	} recent[CM_EGRESS_RECENT];
 	act_egress_refused_fn refused;
 	void *refused_arg;
+	act_egress_seen_fn seen; /* act_egress_observe */
+	void *seen_arg;
 	char secret[2 * CM_EGRESS_SECRET_BYTES + 1];
 	char auth[4 * (sizeof(ACT_EGRESS_USER) + 2 * CM_EGRESS_SECRET_BYTES) /
 	              3 +

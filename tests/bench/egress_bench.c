@@ -49,6 +49,7 @@
 #include "cdp_rig.h"
 #include "clock.h"
 #include "egress.h"
+#include "egress_thread.h"
 #include "page.h"
 #include "pages.h"
 #include "testkit.h"
@@ -56,36 +57,12 @@
 #define EB_STEP_MS 60000 /* any one step of a run */
 #define EB_RUNS_MAX 1000
 #define EB_DL_MAX 100
-#define EB_POLL_MS 50 /* the proxy thread looks at its stop flag */
+#define EB_POLL_MS 50 /* the bulk server looks at its stop flag */
 #define EB_CHUNK (256 * 1024)
 
 #define fail(...) tk_fail("egress_bench", __VA_ARGS__)
 
 #define report(name, v, n) tk_report("egress_bench", name, v, n)
-
-/* ---- the proxy, in a thread of its own */
-
-static struct act_egress *eg;
-static atomic_bool eg_stop;
-
-static void *
-proxy_run(void *arg)
-{
-	static struct pollfd fds[CM_EGRESS_POLLFDS];
-
-	(void)arg;
-	while (!atomic_load(&eg_stop)) {
-		int64_t wake = -1, now = cm_mono_ms();
-		int n = act_egress_pollfds(eg, fds, CM_EGRESS_POLLFDS, &wake);
-		int timeout = wake < 0 || wake - now > EB_POLL_MS ? EB_POLL_MS
-		              : wake <= now                       ? 0
-		                            : (int)(wake - now);
-
-		poll(fds, (nfds_t)n, timeout);
-		act_egress_step(eg, fds, n);
-	}
-	return NULL;
-}
 
 /* ---- a bulk server: every connection gets size bytes */
 
@@ -315,8 +292,9 @@ main(void)
 	char proxy[CM_PROXY_URL_MAX], user[128], url[256], err[256];
 	struct cm_policy policy;
 	struct tk_pages *pages_d, *pages_p;
+	struct act_egress *eg;
 	struct bulk bulk;
-	pthread_t pt;
+	struct tk_egress_thread pt;
 	int port_d, port_p, rc = 0;
 	int64_t p50d, p50p;
 
@@ -345,7 +323,7 @@ main(void)
 	    proxy, sizeof(proxy), "http://127.0.0.1:%d", act_egress_port(eg));
 	snprintf(user, sizeof(user), "%s:%s", ACT_EGRESS_USER,
 	    act_egress_secret(eg));
-	if (pthread_create(&pt, NULL, proxy_run, NULL) != 0) {
+	if (tk_egress_thread_start(&pt, eg) != 0) {
 		fail("no proxy thread");
 		return 1;
 	}
@@ -409,8 +387,7 @@ main(void)
 		bulk_stop(&bulk);
 	}
 out_proxy:
-	atomic_store(&eg_stop, true);
-	pthread_join(pt, NULL);
+	tk_egress_thread_stop(&pt);
 	act_egress_close(eg);
 	if (rc != 0)
 		return 1;

@@ -120,6 +120,15 @@ static const struct {
         "document.getElementById('echo').textContent=id+'='+this.value;});"
         "</script></body></html>",
         NULL},
+    /* A sign-in form: what a browser's password manager looks at. */
+    {"/login",
+        "<!doctype html><html><head><title>Sign in</title></head><body>"
+        "<form action=\"/next\"><input name=\"user\" "
+        "autocomplete=\"username\" aria-label=\"User\">"
+        "<input name=\"pw\" type=\"password\" "
+        "autocomplete=\"current-password\" aria-label=\"Password\">"
+        "<button type=\"submit\">Sign in</button></form></body></html>",
+        NULL},
     /* A single-page app: its link moves within the document
      * (history.pushState), and going back is a popstate. */
     {"/spa",

@@ -11,7 +11,8 @@
  * synchronous request to /hang, which is never answered: its connection
  * is held until the server stops), /banner (a Buy button under a fixed
  * cookie banner, a disabled button and a hidden one), /controls (fields
- * that take typed text and fields that take none), /spa (a link that
+ * that take typed text and fields that take none), /login (a sign-in
+ * form with a password field, leading to /next), /spa (a link that
  * moves within the document by history.pushState), /pending (a picture
  * from /hang: the page parses and never loads), /leave (a beforeunload
  * handler, once its button is clicked), /file (an attachment, to

@@ -300,8 +300,9 @@ static int srv_conn = -1;
 static char srv_head[4096];
 static size_t srv_len;
 
-/* A DNS server that answers 127.0.0.1 for every A question. */
-static int dns_fd = -1, dns_port;
+/* A DNS server that answers 127.0.0.1 for every A question, and counts
+ * the questions. */
+static int dns_fd = -1, dns_port, dns_questions;
 
 static int
 listen_on(int type, int *port)
@@ -382,6 +383,7 @@ dns_answer(void)
 
 	if (n < 17)
 		return;
+	dns_questions++;
 	while (at < (size_t)n && q[at] != 0)
 		at += q[at] + 1u;
 	qend = at + 5;
@@ -724,6 +726,60 @@ Test(proxy, no_policy_refuses_everything, .fini = teardown_proxy)
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", srv_port);
 	cr_expect_eq(get(body, sizeof(body), url), 403);
 	cr_expect_str_eq(blocked_reason, ACT_EGRESS_NO_POLICY);
+}
+
+/* What the observer saw: each request's host and port, in order. */
+static char seen_host[4][CM_HOST_MAX + 3];
+static int seen_port[4], n_seen;
+
+/* Lets 127.0.0.1 on, refuses every other host. */
+static bool
+seen(void *arg, const char *host, uint16_t port)
+{
+	(void)arg;
+	if (n_seen < 4) {
+		snprintf(seen_host[n_seen], sizeof(seen_host[0]), "%s", host);
+		seen_port[n_seen] = port;
+	}
+	n_seen++;
+	return strcmp(host, "127.0.0.1") == 0;
+}
+
+Test(proxy, the_observer_sees_each_request_and_may_refuse_it,
+    .fini = teardown_proxy)
+{
+	char body[512], url[128];
+
+	/* The open policy: only the observer refuses. */
+	setup_proxy("{}");
+	n_seen = 0;
+	act_egress_observe(eg, seen, NULL);
+	/* A host it lets on: seen as its canonical spelling, and relayed. */
+	snprintf(url, sizeof(url), "http://0x7f000001:%d/", srv_port);
+	cr_assert_eq(get(body, sizeof(body), url), 200);
+	cr_expect_str_eq(body, "hello");
+	cr_assert_eq(n_seen, 1);
+	cr_expect_str_eq(seen_host[0], "127.0.0.1");
+	cr_expect_eq(seen_port[0], srv_port);
+	/* A name it refuses: a 403 reported as the policy's, and nothing
+	 * asked of the DNS server or of the server. */
+	srv_len = 0;
+	dns_questions = 0;
+	snprintf(url, sizeof(url), "http://elsewhere.example:%d/", srv_port);
+	cr_assert_eq(get(body, sizeof(body), url), 403);
+	cr_expect_eq(n_seen, 2);
+	cr_expect_str_eq(seen_host[1], "elsewhere.example");
+	cr_expect_eq(n_blocked, 1);
+	cr_expect_str_eq(blocked_host, "elsewhere.example");
+	cr_expect_str_eq(blocked_reason, ACT_EGRESS_NOT_ALLOWED);
+	cr_expect_eq(srv_len, 0, "nothing reached the server");
+	cr_expect_eq(dns_questions, 0, "the name was resolved");
+	/* Without an observer the open policy resolves the name (the test's
+	 * DNS server says 127.0.0.1) and relays it. */
+	act_egress_observe(eg, NULL, NULL);
+	expect_relayed("elsewhere.example");
+	cr_expect_gt(dns_questions, 0);
+	cr_expect_eq(n_seen, 2);
 }
 
 Test(proxy, a_second_request_on_the_connection_is_not_relayed,
