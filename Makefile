@@ -112,6 +112,7 @@ bench: build
 	@HTTP_BENCH_SIEGE=1 ./$(BUILD)/http_bench
 	@./$(BUILD)/actor_bench
 	@./$(BUILD)/lifecycle_bench
+	@./$(BUILD)/click_bench
 	@./$(BUILD)/warm_bench
 	@./$(BUILD)/egress_bench
 	@./scripts/bench_pg.sh $(BUILD)

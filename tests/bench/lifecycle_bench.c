@@ -48,13 +48,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_world.h"
 #include "cdp_rig.h"
 #include "clock.h"
 #include "pages.h"
 #include "testkit.h"
 
-#define LB_READY_MS 20000
-#define LB_STEP_MS 60000 /* any one step of a run */
 #define LB_RUNS_MAX 1000
 #define LB_SETTLE_MS 5000 /* a standby browser, launched, comes to rest */
 
@@ -64,116 +63,8 @@
 
 /* ---- through spaced */
 
-struct lb_world {
-	struct tk_proc p;
-	char admin[CM_TOKEN_MAX + 1], user[CM_TOKEN_MAX + 1];
-	char ws[CM_ID_MAX + 1], owner[CM_ID_MAX + 1], inst[CM_ID_MAX + 1];
-	char url[128]; /* the page */
-};
-
-/* The bundle id of the browser bundle into out. */
-static int
-browser_bundle(struct lb_world *w, char *out, size_t len)
-{
-	char *text = NULL;
-	json_t *res, *v;
-	size_t i;
-	int rc = -1;
-
-	if (tk_http(&w->p, "GET", "/api/v1/admin/runtime-bundles", w->admin,
-	        NULL, NULL, &text) != 200)
-		return fail("GET runtime-bundles failed");
-	res = json_loads(text, 0, NULL);
-	json_array_foreach(json_object_get(res, "data"), i, v)
-	{
-		const char *name =
-		    json_string_value(json_object_get(v, "name"));
-		const char *id =
-		    json_string_value(json_object_get(v, "bundle_id"));
-
-		if (name != NULL && id != NULL &&
-		    strcmp(name, "browser") == 0 && strlen(id) < len) {
-			snprintf(out, len, "%s", id);
-			rc = 0;
-		}
-	}
-	json_decref(res);
-	free(text);
-	return rc == 0 ? 0 : fail("no browser bundle");
-}
-
-/* The world, a managed instance bound to it, a token for its manager. */
-static int
-setup(struct lb_world *w)
-{
-	char body[512], path[256], bundle[CM_ID_MAX + 1], bind[CM_ID_MAX + 1];
-	struct tk_world tw;
-	nng_socket s;
-	int rc;
-
-	if (!tk_http_ready(&w->p, LB_READY_MS))
-		return fail("the api never answered");
-	if (cm_rpc_open(&s, w->p.store_url) != 0)
-		return fail("cannot open %s", w->p.store_url);
-	rc = tk_provision(s, &tw, 1);
-	nng_close(s);
-	if (rc != 0)
-		return fail("provisioning failed");
-	snprintf(w->ws, sizeof(w->ws), "%s", tw.workspace_id);
-	snprintf(w->owner, sizeof(w->owner), "%s", tw.operator_id);
-	if (!tk_admin_token(&w->p, w->admin, sizeof(w->admin), LB_READY_MS))
-		return fail("no working admin token in %s", w->p.dir);
-	snprintf(path, sizeof(path), "/api/v1/admin/principals/%s/tokens",
-	    tw.operator_id);
-	if (tk_http_created(&w->p, path, w->admin, NULL, "token", w->user,
-	        sizeof(w->user)) != 0 ||
-	    browser_bundle(w, bundle, sizeof(bundle)) != 0)
-		return -1;
-	snprintf(body, sizeof(body),
-	    "{\"name\": \"chromium-bench\", \"driver\": \"managed\", "
-	    "\"bundle_id\": \"%s\", \"network_policy\": {\"allow_hosts\": "
-	    "[\"127.0.0.1\"], \"deny_private_networks\": false}}",
-	    bundle);
-	if (tk_http_created(&w->p, "/api/v1/admin/browser-instances", w->admin,
-	        body, "browser_instance_id", w->inst, sizeof(w->inst)) != 0)
-		return -1;
-	snprintf(body, sizeof(body),
-	    "{\"workspace_id\": \"%s\", \"browser_instance_id\": \"%s\"}",
-	    w->ws, w->inst);
-	return tk_http_created(&w->p, "/api/v1/admin/bindings", w->admin, body,
-	    "binding_id", bind, sizeof(bind));
-}
-
-/* A task through ?wait=30: 0 when it completed. */
-static int
-task(struct lb_world *w, const char *space, const char *rid, const char *cap,
-    const char *args)
-{
-	char path[512], body[512], *text = NULL;
-	json_t *res;
-	const char *status;
-	int code, rc;
-
-	snprintf(path, sizeof(path),
-	    "/api/v1/workspaces/%s/browser-spaces/%s/tasks?wait=30", w->ws,
-	    space);
-	snprintf(body, sizeof(body),
-	    "{\"request_id\": \"%s\", \"capability\": \"%s\", \"args\": %s}",
-	    rid, cap, args);
-	code = tk_http(&w->p, "POST", path, w->user, body, NULL, &text);
-	res = text ? json_loads(text, 0, NULL) : NULL;
-	status = json_string_value(
-	    json_object_get(json_object_get(res, "data"), "status"));
-	rc = code == 200 && status != NULL && strcmp(status, "completed") == 0
-	         ? 0
-	         : fail("%s: %d %s", cap, code, text ? text : "");
-	json_decref(res);
-	free(text);
-	return rc;
-}
-
 struct closed_wait {
-	struct lb_world *w;
+	struct bw_world *w;
 	const char *space;
 };
 
@@ -205,30 +96,22 @@ space_closed(void *arg)
 /* One lifecycle; *total gets its length, *to_close until close answered,
  * *to_snapshot from the create until the snapshot's answer. */
 static int
-spaced_run(struct lb_world *w, int i, int64_t *total, int64_t *to_close,
+spaced_run(struct bw_world *w, int i, int64_t *total, int64_t *to_close,
     int64_t *to_snapshot)
 {
-	char path[256], body[512], space[CM_ID_MAX + 1], rid[32], args[200];
+	char path[256], space[CM_ID_MAX + 1], rid[32], args[200];
 	struct closed_wait c = {w, space};
 	int64_t t0 = cm_mono_ns();
 	int code;
 
-	snprintf(
-	    path, sizeof(path), "/api/v1/workspaces/%s/browser-spaces", w->ws);
-	snprintf(body, sizeof(body),
-	    "{\"browser_instance_id\": \"%s\", \"owner_type\": \"operator\", "
-	    "\"owner_id\": \"%s\", \"granted_capabilities\": [\"navigate\", "
-	    "\"snapshot\"]}",
-	    w->inst, w->owner);
-	if (tk_http_created(&w->p, path, w->user, body, "space_id", space,
-	        sizeof(space)) != 0)
+	if (bw_space(w, "[\"navigate\", \"snapshot\"]", space) != 0)
 		return -1;
 	snprintf(args, sizeof(args), "{\"url\": \"%s\"}", w->url);
 	snprintf(rid, sizeof(rid), "nav-%d", i);
-	if (task(w, space, rid, "navigate", args) != 0)
+	if (bw_task(w, space, rid, "navigate", args, NULL) != 0)
 		return -1;
 	snprintf(rid, sizeof(rid), "snap-%d", i);
-	if (task(w, space, rid, "snapshot", "{}") != 0)
+	if (bw_task(w, space, rid, "snapshot", "{}", NULL) != 0)
 		return -1;
 	*to_snapshot = cm_mono_ns() - t0;
 	snprintf(path, sizeof(path),
@@ -239,7 +122,7 @@ spaced_run(struct lb_world *w, int i, int64_t *total, int64_t *to_close,
 	    2)
 		return fail("close: %d", code);
 	*to_close = cm_mono_ns() - t0;
-	if (code != 200 && !tk_wait_until(space_closed, &c, LB_STEP_MS))
+	if (code != 200 && !tk_wait_until(space_closed, &c, BW_STEP_MS))
 		return fail("the Space never closed");
 	*total = cm_mono_ns() - t0;
 	return 0;
@@ -248,10 +131,10 @@ spaced_run(struct lb_world *w, int i, int64_t *total, int64_t *to_close,
 /* Waits until the instance's standby browser runs, and then
  * LB_SETTLE_MS more. */
 static int
-standby_settled(struct lb_world *w)
+standby_settled(struct bw_world *w)
 {
 	struct timespec ts = {LB_SETTLE_MS / 1000, 0};
-	int64_t end = cm_mono_ms() + LB_STEP_MS;
+	int64_t end = cm_mono_ms() + BW_STEP_MS;
 	char want[CM_ID_MAX + 16];
 	pid_t actor = 0;
 
@@ -271,47 +154,6 @@ standby_settled(struct lb_world *w)
 
 /* ---- the direct client */
 
-static const char *
-str_at(const json_t *o, const char *key)
-{
-	return json_string_value(json_object_get(o, key));
-}
-
-/* A page of its own on the rig's browser: a context, a target in it,
- * attached, Page on. */
-struct lb_page {
-	char ctx[CM_ID_MAX * 2], target[CM_ID_MAX * 2], sid[CM_ID_MAX * 2];
-};
-
-static int
-page_open(struct tk_rig *r, struct lb_page *pg)
-{
-	json_t *v;
-
-	if ((v = tk_rig_call(r, NULL, "Target.createBrowserContext",
-	         json_pack("{s:b}", "disposeOnDetach", 1), LB_STEP_MS)) ==
-	        NULL ||
-	    str_at(v, "browserContextId") == NULL)
-		return fail("createBrowserContext failed");
-	snprintf(pg->ctx, sizeof(pg->ctx), "%s", str_at(v, "browserContextId"));
-	if ((v = tk_rig_call(r, NULL, "Target.createTarget",
-	         json_pack("{s:s, s:s}", "url", "about:blank",
-	             "browserContextId", pg->ctx),
-	         LB_STEP_MS)) == NULL ||
-	    str_at(v, "targetId") == NULL)
-		return fail("createTarget failed");
-	snprintf(pg->target, sizeof(pg->target), "%s", str_at(v, "targetId"));
-	if ((v = tk_rig_call(r, NULL, "Target.attachToTarget",
-	         json_pack("{s:s, s:b}", "targetId", pg->target, "flatten", 1),
-	         LB_STEP_MS)) == NULL ||
-	    str_at(v, "sessionId") == NULL)
-		return fail("attachToTarget failed");
-	snprintf(pg->sid, sizeof(pg->sid), "%s", str_at(v, "sessionId"));
-	if (tk_rig_call(r, pg->sid, "Page.enable", NULL, LB_STEP_MS) == NULL)
-		return fail("Page.enable failed");
-	return 0;
-}
-
 /* The steps of page_use, each timed on its own (where a run's time
  * goes). */
 enum lb_step {
@@ -330,7 +172,7 @@ static const char *const lb_step_name[LB_STEPS] = {
  * the accessibility tree, then the page and its context closed; step[k]
  * gets the time of step k. */
 static int
-page_use(struct tk_rig *r, const struct lb_page *pg, const char *url,
+page_use(struct tk_rig *r, const struct bw_page *pg, const char *url,
     int64_t step[LB_STEPS])
 {
 	const json_t *nodes;
@@ -340,25 +182,25 @@ page_use(struct tk_rig *r, const struct lb_page *pg, const char *url,
 #define LAP(k) (now = cm_mono_ns(), step[k] = now - t, t = now)
 	tk_rig_expect(r, "Page.loadEventFired");
 	if (tk_rig_call(r, pg->sid, "Page.navigate",
-	        json_pack("{s:s}", "url", url), LB_STEP_MS) == NULL)
+	        json_pack("{s:s}", "url", url), BW_STEP_MS) == NULL)
 		return fail("navigate failed");
 	LAP(LB_NAVIGATE);
-	if (!tk_rig_await(r, LB_STEP_MS))
+	if (!tk_rig_await(r, BW_STEP_MS))
 		return fail("no load event");
 	LAP(LB_LOAD);
 	if ((v = tk_rig_call(r, pg->sid, "Accessibility.getFullAXTree", NULL,
-	         LB_STEP_MS)) == NULL ||
+	         BW_STEP_MS)) == NULL ||
 	    (nodes = json_object_get(v, "nodes")) == NULL ||
 	    json_array_size(nodes) == 0)
 		return fail("getFullAXTree failed");
 	LAP(LB_TREE);
 	if (tk_rig_call(r, NULL, "Target.closeTarget",
-	        json_pack("{s:s}", "targetId", pg->target), LB_STEP_MS) == NULL)
+	        json_pack("{s:s}", "targetId", pg->target), BW_STEP_MS) == NULL)
 		return fail("closeTarget failed");
 	LAP(LB_CLOSE);
 	if (tk_rig_call(r, NULL, "Target.disposeBrowserContext",
 	        json_pack("{s:s}", "browserContextId", pg->ctx),
-	        LB_STEP_MS) == NULL)
+	        BW_STEP_MS) == NULL)
 		return fail("disposeBrowserContext failed");
 	LAP(LB_DISPOSE);
 #undef LAP
@@ -394,7 +236,7 @@ direct_runs(const char *url, enum lb_direct mode, int64_t *v,
 	int64_t step[LB_STEPS];
 
 	char err[256];
-	struct lb_page pg;
+	struct bw_page pg;
 	/* A browser of its own for each run. */
 	bool each = mode == LB_COLD || mode == LB_FRESH_PAGE;
 	struct tk_rig r;
@@ -408,12 +250,13 @@ direct_runs(const char *url, enum lb_direct mode, int64_t *v,
 		if (each && tk_rig_start(&r, err, sizeof(err)) != 0)
 			return fail("launch: %s", err);
 		if (mode == LB_WARM_PAGE || mode == LB_FRESH_PAGE) {
-			if ((rc = page_open(&r, &pg)) != 0)
+			if ((rc = bw_page_open("lifecycle_bench", &r, &pg)) !=
+			    0)
 				break;
 			if (mode == LB_FRESH_PAGE)
 				settle(&r, LB_SETTLE_MS);
 			t0 = cm_mono_ns();
-		} else if ((rc = page_open(&r, &pg)) != 0)
+		} else if ((rc = bw_page_open("lifecycle_bench", &r, &pg)) != 0)
 			break;
 		rc = page_use(&r, &pg, url, step);
 		if (mode == LB_FRESH_PAGE)
@@ -452,7 +295,7 @@ fresh_run(const char *url, int i, int64_t *v, int64_t (*steps)[LB_RUNS_MAX])
  * state.
  */
 static int
-spaced_runs(struct lb_world *w, const char *dir, const char *out,
+spaced_runs(struct bw_world *w, const char *dir, const char *out,
     int warm_standby, int64_t *total, int64_t *to_close, int64_t *to_snap,
     int64_t *fresh, int64_t (*fsteps)[LB_RUNS_MAX], int n)
 {
@@ -462,7 +305,7 @@ spaced_runs(struct lb_world *w, const char *dir, const char *out,
 	if (tk_spaced_start_logged(
 	        &w->p, dir, warm_standby ? flags : NULL, out) != 0)
 		return fail("spaced did not start (see %s)", out);
-	if (setup(w) != 0)
+	if (bw_setup(w) != 0)
 		rc = -1;
 	for (int i = 0; i < n && rc == 0; i++) {
 		if (warm_standby && standby_settled(w) != 0)
@@ -502,7 +345,7 @@ main(void)
 	static int64_t fresh[LB_RUNS_MAX], tail[LB_RUNS_MAX];
 	static int64_t steps[LB_STEPS][LB_RUNS_MAX];
 	static int64_t fsteps[LB_STEPS][LB_RUNS_MAX];
-	static struct lb_world w;
+	static struct bw_world w;
 	int n = tk_knob("LIFECYCLE_RUNS", 20, 2, LB_RUNS_MAX);
 	int warm_standby = tk_knob("LIFECYCLE_WARM", 1, 0, 1);
 	int through_spaced = tk_knob("LIFECYCLE_SPACED", 1, 0, 1);
@@ -517,6 +360,7 @@ main(void)
 		fail("no chromium at %s", TK_CHROMIUM);
 		return 2;
 	}
+	w.who = "lifecycle_bench";
 	signal(SIGPIPE, SIG_IGN);
 	printf("lifecycle_bench: %ld CPUs online, warm standby %s\n",
 	    sysconf(_SC_NPROCESSORS_ONLN), warm_standby ? "on" : "off");

@@ -1,0 +1,158 @@
+/*
+ * bench_world.c: the world and the direct client's page of the benches
+ * on a real Chromium.
+ */
+#include "bench_world.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *
+bw_str(const json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
+/* The bundle id of the browser bundle into out. */
+static int
+browser_bundle(struct bw_world *w, char *out, size_t len)
+{
+	char *text = NULL;
+	json_t *res, *v;
+	size_t i;
+	int rc = -1;
+
+	if (tk_http(&w->p, "GET", "/api/v1/admin/runtime-bundles", w->admin,
+	        NULL, NULL, &text) != 200)
+		return tk_fail(w->who, "GET runtime-bundles failed");
+	res = json_loads(text, 0, NULL);
+	json_array_foreach(json_object_get(res, "data"), i, v)
+	{
+		const char *name = bw_str(v, "name");
+		const char *id = bw_str(v, "bundle_id");
+
+		if (name != NULL && id != NULL &&
+		    strcmp(name, "browser") == 0 && strlen(id) < len) {
+			snprintf(out, len, "%s", id);
+			rc = 0;
+		}
+	}
+	json_decref(res);
+	free(text);
+	return rc == 0 ? 0 : tk_fail(w->who, "no browser bundle");
+}
+
+int
+bw_setup(struct bw_world *w)
+{
+	char body[512], path[256], bundle[CM_ID_MAX + 1], bind[CM_ID_MAX + 1];
+	struct tk_world tw;
+	nng_socket s;
+	int rc;
+
+	if (!tk_http_ready(&w->p, BW_READY_MS))
+		return tk_fail(w->who, "the api never answered");
+	if (cm_rpc_open(&s, w->p.store_url) != 0)
+		return tk_fail(w->who, "cannot open %s", w->p.store_url);
+	rc = tk_provision(s, &tw, 1);
+	nng_close(s);
+	if (rc != 0)
+		return tk_fail(w->who, "provisioning failed");
+	snprintf(w->ws, sizeof(w->ws), "%s", tw.workspace_id);
+	snprintf(w->owner, sizeof(w->owner), "%s", tw.operator_id);
+	if (!tk_admin_token(&w->p, w->admin, sizeof(w->admin), BW_READY_MS))
+		return tk_fail(
+		    w->who, "no working admin token in %s", w->p.dir);
+	snprintf(path, sizeof(path), "/api/v1/admin/principals/%s/tokens",
+	    tw.operator_id);
+	if (tk_http_created(&w->p, path, w->admin, NULL, "token", w->user,
+	        sizeof(w->user)) != 0 ||
+	    browser_bundle(w, bundle, sizeof(bundle)) != 0)
+		return -1;
+	snprintf(body, sizeof(body),
+	    "{\"name\": \"chromium-bench\", \"driver\": \"managed\", "
+	    "\"bundle_id\": \"%s\", \"network_policy\": {\"allow_hosts\": "
+	    "[\"127.0.0.1\"], \"deny_private_networks\": false}}",
+	    bundle);
+	if (tk_http_created(&w->p, "/api/v1/admin/browser-instances", w->admin,
+	        body, "browser_instance_id", w->inst, sizeof(w->inst)) != 0)
+		return -1;
+	snprintf(body, sizeof(body),
+	    "{\"workspace_id\": \"%s\", \"browser_instance_id\": \"%s\"}",
+	    w->ws, w->inst);
+	return tk_http_created(&w->p, "/api/v1/admin/bindings", w->admin, body,
+	    "binding_id", bind, sizeof(bind));
+}
+
+int
+bw_space(struct bw_world *w, const char *caps, char space[CM_ID_MAX + 1])
+{
+	char path[256], body[512];
+
+	snprintf(
+	    path, sizeof(path), "/api/v1/workspaces/%s/browser-spaces", w->ws);
+	snprintf(body, sizeof(body),
+	    "{\"browser_instance_id\": \"%s\", \"owner_type\": \"operator\", "
+	    "\"owner_id\": \"%s\", \"granted_capabilities\": %s}",
+	    w->inst, w->owner, caps);
+	return tk_http_created(
+	    &w->p, path, w->user, body, "space_id", space, CM_ID_MAX + 1);
+}
+
+int
+bw_task(struct bw_world *w, const char *space, const char *rid, const char *cap,
+    const char *args, json_t **data)
+{
+	char path[512], body[512], *text = NULL;
+	json_t *res;
+	const char *status;
+	int code, rc;
+
+	snprintf(path, sizeof(path),
+	    "/api/v1/workspaces/%s/browser-spaces/%s/tasks?wait=30", w->ws,
+	    space);
+	snprintf(body, sizeof(body),
+	    "{\"request_id\": \"%s\", \"capability\": \"%s\", \"args\": %s}",
+	    rid, cap, args);
+	code = tk_http(&w->p, "POST", path, w->user, body, NULL, &text);
+	res = text ? json_loads(text, 0, NULL) : NULL;
+	status = bw_str(json_object_get(res, "data"), "status");
+	rc = code == 200 && status != NULL && strcmp(status, "completed") == 0
+	         ? 0
+	         : tk_fail(w->who, "%s: %d %s", cap, code, text ? text : "");
+	if (rc == 0 && data != NULL)
+		*data = json_incref(json_object_get(res, "data"));
+	json_decref(res);
+	free(text);
+	return rc;
+}
+
+int
+bw_page_open(const char *who, struct tk_rig *r, struct bw_page *pg)
+{
+	json_t *v;
+
+	if ((v = tk_rig_call(r, NULL, "Target.createBrowserContext",
+	         json_pack("{s:b}", "disposeOnDetach", 1), BW_STEP_MS)) ==
+	        NULL ||
+	    bw_str(v, "browserContextId") == NULL)
+		return tk_fail(who, "createBrowserContext failed");
+	snprintf(pg->ctx, sizeof(pg->ctx), "%s", bw_str(v, "browserContextId"));
+	if ((v = tk_rig_call(r, NULL, "Target.createTarget",
+	         json_pack("{s:s, s:s}", "url", "about:blank",
+	             "browserContextId", pg->ctx),
+	         BW_STEP_MS)) == NULL ||
+	    bw_str(v, "targetId") == NULL)
+		return tk_fail(who, "createTarget failed");
+	snprintf(pg->target, sizeof(pg->target), "%s", bw_str(v, "targetId"));
+	if ((v = tk_rig_call(r, NULL, "Target.attachToTarget",
+	         json_pack("{s:s, s:b}", "targetId", pg->target, "flatten", 1),
+	         BW_STEP_MS)) == NULL ||
+	    bw_str(v, "sessionId") == NULL)
+		return tk_fail(who, "attachToTarget failed");
+	snprintf(pg->sid, sizeof(pg->sid), "%s", bw_str(v, "sessionId"));
+	if (tk_rig_call(r, pg->sid, "Page.enable", NULL, BW_STEP_MS) == NULL)
+		return tk_fail(who, "Page.enable failed");
+	return 0;
+}
