@@ -484,13 +484,13 @@ actor_turn(struct actor *a)
 	return 1;
 }
 
-/* A standby's browser serves a Space whose instance is managed with no
- * profile path of its own: any other keeps its own kind of runtime. */
+/* A standby's browser serves a Space whose instance is managed with an
+ * ephemeral profile: any other keeps its own kind of runtime. */
 static bool
 warm_fits(const struct act_env *env)
 {
 	return env->driver == CM_DRIVER_MANAGED &&
-	       (env->profile == NULL || env->profile[0] == '\0');
+	       env->profile_mode == CM_PROFILE_EPHEMERAL;
 }
 
 /* A refusal of the Space's egress proxy: recorded as a network_blocked
