@@ -1,6 +1,7 @@
 /*
  * test_profiles.c: where a managed instance's browser keeps its profile,
- * on a real Chromium through the API.
+ * on a real Chromium through the API, and what is left of it when spaced
+ * stops.
  *
  * The admin says what the profile is with profile_mode: a relative
  * profile path is refused (it would land in whatever the service's
@@ -8,20 +9,35 @@
  * persistent instance without a path keeps its profile under
  * <data_dir>/profiles, from one of its Spaces to the next.  spaced runs in
  * a working directory of the test's own, which stays empty.
+ *
+ * SIGTERM to spaced with a managed Space open (its actor idle, running a
+ * task, or on a warm standby's browser), the host kept busy at the lowest
+ * priority: each actor tears its browser down itself, so the supervisor
+ * never has to kill one ("ignored SIGTERM" in its log), no process of the
+ * browser is left, and the Space's ephemeral profile is gone.  Durations
+ * are never asserted.
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "http_fixture.h"
 #include "pages.h"
 
-#define PROF_WAIT_MS 60000 /* a browser task, on a loaded machine */
+#define PROF_WAIT_MS 60000  /* a browser task, on a loaded machine */
+#define PROF_PS_MAX 4096    /* processes read from /proc at once */
+#define PROF_GROUP_MAX 64   /* processes of one browser looked at */
+#define PROF_BUSY_PER_CPU 4 /* spinning children that keep a CPU busy */
+#define PROF_BUSY_MAX 16    /* and at most these in all */
 
 TestSuite(profiles, .timeout = 300);
 
@@ -112,6 +128,16 @@ navigate(struct hf_env *e, const char *space, const char *rid, int port)
 	}
 }
 
+/* The actor of space on inst: started for the Space, or the warm
+ * standby of inst that took it (its command line names the instance). */
+static pid_t
+actor_of(struct hf_env *e, const char *inst, const char *space)
+{
+	pid_t actor = sf_actor_pid(&e->sf, space);
+
+	return actor > 0 ? actor : tk_child_with(e->sf.p.pid, inst, NULL, 0);
+}
+
 /* Creates a Space on inst for the workspace's manager, into space, and
  * finds its browser: its pid, and its profile (--user-data-dir) into
  * profile. */
@@ -126,7 +152,7 @@ space_with_browser(struct hf_env *e, const char *inst, const char *rid,
 	        "[\"navigate\", \"wait_for\"]", space),
 	    201);
 	navigate(e, space, rid, port);
-	cr_assert_gt(actor = sf_actor_pid(&e->sf, space), 0, "no actor");
+	cr_assert_gt(actor = actor_of(e, inst, space), 0, "no actor");
 	browser =
 	    tk_child_with(actor, "--user-data-dir=", profile, profile_len);
 	cr_assert_gt(browser, 0, "no browser of the actor found");
@@ -207,4 +233,180 @@ Test(profiles, a_profile_is_where_its_mode_says, .fini = tk_cleanup)
 	cr_assert(dir_empty(cwd), "spaced wrote into its working directory");
 	tk_rmrf(cwd);
 	tk_pages_stop(pages);
+}
+
+/* The processes of process group pgrp that /proc shows now, into pids;
+ * returns the count. */
+static int
+group_of(pid_t pgrp, pid_t *pids, int max)
+{
+	static struct tk_ps ps[PROF_PS_MAX];
+	int n = tk_ps_read(ps, PROF_PS_MAX), found = 0;
+
+	for (int i = 0; i < n && found < max; i++)
+		if (ps[i].pgrp == pgrp)
+			pids[found++] = ps[i].pid;
+	return found;
+}
+
+/* Every process of pids[0..n) has ended (tk_pid_ended). */
+static void
+expect_ended(const pid_t *pids, int n)
+{
+	for (int i = 0; i < n; i++)
+		cr_assert(tk_pid_ended(pids[i]),
+		    "process %d of the browser outlived spaced", (int)pids[i]);
+}
+
+struct standby_of {
+	struct hf_env *e;
+	const char *inst;
+};
+
+/* True once a warm standby of the instance has its browser up. */
+static bool
+standby_up(void *arg)
+{
+	struct standby_of *w = arg;
+	char want[128];
+	pid_t actor;
+
+	snprintf(want, sizeof(want), " --standby=%s", w->inst);
+	actor = tk_child_with(w->e->sf.p.pid, want, NULL, 0);
+	return actor > 0 &&
+	       tk_child_with(actor, " --user-data-dir=", NULL, 0) > 0;
+}
+
+/*
+ * Keeps the host busy while spaced stops, as a host shared with other
+ * work is: PROF_BUSY_PER_CPU spinning children per CPU (at most
+ * PROF_BUSY_MAX), at the lowest priority, so that anything else comes
+ * first, each gone with the test.  On such a host a killed browser in
+ * SCHED_IDLE took most of a second to be reaped, and an actor that
+ * waited for it outlived its bound.  Returns how many started; busy_stop
+ * ends them.
+ */
+static int
+busy_start(pid_t *pids)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int n = 0;
+
+	while (n < PROF_BUSY_MAX && n < PROF_BUSY_PER_CPU * cpus) {
+		pid_t pid = fork();
+
+		cr_assert_geq(pid, 0, "fork");
+		if (pid == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			(void)setpriority(PRIO_PROCESS, 0, 19);
+			for (volatile unsigned long spin = 0;; spin++)
+				;
+		}
+		pids[n++] = pid;
+	}
+	return n;
+}
+
+static void
+busy_stop(const pid_t *pids, int n)
+{
+	for (int i = 0; i < n; i++) {
+		kill(pids[i], SIGKILL);
+		waitpid(pids[i], NULL, 0);
+	}
+}
+
+/* How the Space is when spaced is told to stop. */
+enum stop_case {
+	STOP_IDLE, /* its actor idle, its claim held by the store */
+	STOP_BUSY, /* a task running that waits for ever */
+	STOP_WARM, /* idle, on the browser a warm standby had launched */
+};
+
+/*
+ * spaced with a Space of an ephemeral managed instance open, its browser
+ * up, then SIGTERM to spaced, the host kept busy.  Once spaced has
+ * exited: no "ignored SIGTERM" in its log (no child had to be killed),
+ * every process of the browser's group has ended (those seen before, and
+ * any since), and the profile is gone, under its name and as a discarded
+ * one.
+ */
+static void
+stop_with_a_space_open(const char *tag, enum stop_case how)
+{
+	static struct hf_env e;
+	static const char *const warm[] = {"--warm-standby=true", NULL};
+	char inst[CM_ID_MAX + 1], space[CM_ID_MAX + 1], task[CM_ID_MAX + 1];
+	char profile[600], profiles[600], *log;
+	pid_t browser, group[PROF_GROUP_MAX], busy[PROF_BUSY_MAX];
+	struct standby_of w = {&e, inst};
+	struct tk_pages *pages;
+	int port, n, n_busy, status;
+
+	cr_assert_not_null(pages = tk_pages_start(&port));
+	hf_start(&e, tag, 0, how == STOP_WARM ? warm : NULL);
+	hf_managed_instance(&e, "chromium-stop", inst);
+	if (how == STOP_WARM)
+		cr_assert(tk_wait_until(standby_up, &w, PROF_WAIT_MS),
+		    "no standby with a browser for the instance");
+	browser = space_with_browser(
+	    &e, inst, "nav-1", port, space, profile, sizeof(profile));
+	if (how == STOP_WARM)
+		cr_assert_not_null(strstr(profile, "/standby-"),
+		    "the Space did not take the standby's browser");
+	snprintf(profiles, sizeof(profiles), "%s/profiles", e.sf.dir);
+	cr_assert_eq(
+	    strncmp(profile, profiles, strlen(profiles)), 0, "%s", profile);
+	cr_assert(is_dir(profile), "no profile at %s", profile);
+	if (how == STOP_BUSY) {
+		cr_assert_eq(hf_submit(&e, e.manager, space, "", "wait-forever",
+		                 "wait_for",
+		                 "{\"text\": \"never on the page\", "
+		                 "\"timeout_ms\": 60000}",
+		                 NULL, task),
+		    202);
+		cr_assert(
+		    hf_wait_task_for(&e, space, task, "running", PROF_WAIT_MS),
+		    "the wait never ran");
+	}
+	n = group_of(browser, group, PROF_GROUP_MAX);
+	cr_assert_gt(n, 1, "the browser's group has no other process");
+
+	nng_close(e.sf.s);
+	n_busy = busy_start(busy);
+	cr_assert_eq(kill(e.sf.p.pid, SIGTERM), 0);
+	cr_assert_eq(tk_proc_wait(&e.sf.p, 20000, &status), 0,
+	    "spaced did not exit after SIGTERM");
+	busy_stop(busy, n_busy);
+
+	cr_assert_not_null(log = tk_read_file(e.sf.out, NULL));
+	cr_assert_null(strstr(log, "ignored SIGTERM"),
+	    "the supervisor had to kill a child:\n%s", log);
+	free(log);
+	expect_ended(group, n);
+	expect_ended(group, group_of(browser, group, PROF_GROUP_MAX));
+	cr_assert_not(is_dir(profile), "the profile outlived spaced");
+	cr_assert_not(tk_dir_holds(profiles, strrchr(profile, '/') + 1),
+	    "the discarded profile outlived spaced");
+
+	tk_rmrf(e.sf.dir);
+	tk_pages_stop(pages);
+}
+
+Test(profiles, sigterm_with_an_idle_managed_space_leaves_nothing,
+    .fini = tk_cleanup)
+{
+	stop_with_a_space_open("prof-idle", STOP_IDLE);
+}
+
+Test(profiles, sigterm_with_a_busy_managed_space_leaves_nothing,
+    .fini = tk_cleanup)
+{
+	stop_with_a_space_open("prof-busy", STOP_BUSY);
+}
+
+Test(profiles, sigterm_with_a_warm_managed_space_leaves_nothing,
+    .fini = tk_cleanup)
+{
+	stop_with_a_space_open("prof-warm", STOP_WARM);
 }
