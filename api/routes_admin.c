@@ -405,13 +405,15 @@ api_admin_bundle_list(struct api_ctx *c)
 
 /*
  * endpoint, config and profile are secrets: they go to the store and are
- * never echoed, in an answer or an error message.
+ * never echoed, in an answer or an error message.  The store judges
+ * profile_mode and profile together (cm_profile_refusal).
  */
 void
 api_admin_instance_register(struct api_ctx *c)
 {
 	static const char *const keys[] = {"name", "driver", "bundle_id",
-	    "endpoint", "config", "network_policy", "profile", "host", NULL};
+	    "endpoint", "config", "network_policy", "profile", "profile_mode",
+	    "host", NULL};
 	struct pr_req q = admin_req(PR_OP_INSTANCE_REGISTER);
 	char *config = NULL, *policy = NULL;
 	json_t *body;
@@ -426,6 +428,8 @@ api_admin_instance_register(struct api_ctx *c)
 	        c, body, "endpoint", CM_ENDPOINT_MAX, false, &q.endpoint) ||
 	    !api_body_str(
 	        c, body, "profile", CM_PROFILE_MAX, false, &q.profile) ||
+	    !api_body_str(
+	        c, body, "profile_mode", 32, false, &q.profile_mode) ||
 	    !api_body_str(c, body, "host", CM_HOST_MAX, false, &q.host) ||
 	    !body_object(
 	        c, body, "config", CM_INSTANCE_CONFIG_MAX, false, &config) ||

@@ -339,8 +339,8 @@
  * An idle actor's claim asks the store to hold it this long when no task
  * waits (actor.claim wait_ms): a task submitted meanwhile is claimed in
  * the submit's own transaction and the claim answered with it.  Below
- * CM_RPC_RESEND_MS (no re-send of a held claim), CM_ACTOR_STOP_MS (a
- * stopping actor hears its answer) and CM_ACTOR_IDLE_POLL_MS.
+ * CM_RPC_RESEND_MS (no re-send of a held claim) and CM_ACTOR_IDLE_POLL_MS.
+ * A stopping actor drops its held claim rather than wait for it.
  */
 #define CM_CLAIM_WAIT_MS 800
 #define CM_ACTOR_ATTEMPT_MS 2000 /* one attempt of any actor call */
@@ -354,6 +354,14 @@
  * stayed unrecorded, so the supervisor finalises the task).
  */
 #define CM_ACTOR_STOP_MS 1000
+/*
+ * Within it, what a stopping actor (or standby) waits for the kernel to
+ * free the browser it killed, once the profile is gone: a few ms at the
+ * browser's own priority (act_browser_stopping), and a backstop on a
+ * host too busy for that.  SIGKILL is pending on every process of the
+ * browser, none runs code again, and a leader left is init's to reap.
+ */
+#define CM_ACTOR_STOP_REAP_MS 200
 /* Driver fds in one poll; the egress proxy's (CM_EGRESS_POLLFDS) come
  * on top. */
 #define CM_ACTOR_POLLFDS 8

@@ -100,6 +100,7 @@ enum pr_type { PR_STR, PR_INT, PR_BOOL, PR_STRLIST, PR_BIN };
 	X(CONFIG, config, PR_STR, CM_INSTANCE_CONFIG_MAX)             \
 	X(NETWORK_POLICY, network_policy, PR_STR, CM_POLICY_MAX)      \
 	X(PROFILE, profile, PR_STR, CM_PROFILE_MAX)                   \
+	X(PROFILE_MODE, profile_mode, PR_STR, 32)                     \
 	X(HOST, host, PR_STR, CM_HOST_MAX)                            \
 	X(STATUS, status, PR_STR, 32)                                 \
 	X(INSTANCE_STATUS, instance_status, PR_STR, 32)               \
@@ -178,7 +179,7 @@ enum pr_field {
 	X(INSTANCE_REGISTER, "instance.register", true,                        \
 	    PR_W | PRM(NAME) | PRM(DRIVER) | PRM(BUNDLE_ID),                   \
 	    PRM(ENDPOINT) | PRM(CONFIG) | PRM(NETWORK_POLICY) | PRM(PROFILE) | \
-	        PRM(HOST))                                                     \
+	        PRM(PROFILE_MODE) | PRM(HOST))                                 \
 	X(INSTANCE_LIST, "instance.list", false, 0, PRM(WORKSPACE_ID))         \
 	X(INSTANCE_SET_STATUS, "instance.set_status", true,                    \
 	    PR_W | PRM(INSTANCE_ID) | PRM(STATUS), PRM(IF_STATUS))             \

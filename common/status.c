@@ -15,7 +15,7 @@ status_find(const char *const *table, int n, const char *s)
 }
 
 /* One string table per enum, and its name and parse functions, written
- * once for the five of them. */
+ * once for the six of them. */
 #define CM_STATUS_ROW(e, s) [e] = s,
 #define CM_STATUS_TABLE(prefix, count, rows)                               \
 	static const char *const prefix##_table[count] = {                 \
@@ -35,6 +35,7 @@ CM_STATUS_TABLE(
     cm_instance_status, CM_INSTANCE_STATUS__COUNT, CM_INSTANCE_STATUSES)
 CM_STATUS_TABLE(cm_event_kind, CM_EVENT_KIND__COUNT, CM_EVENT_KINDS)
 CM_STATUS_TABLE(cm_driver, CM_DRIVER__COUNT, CM_DRIVERS)
+CM_STATUS_TABLE(cm_profile_mode, CM_PROFILE_MODE__COUNT, CM_PROFILE_MODES)
 
 bool
 cm_task_status_terminal(enum cm_task_status s)
@@ -68,4 +69,18 @@ cm_event_kind_ends_task(enum cm_event_kind k)
 {
 	return cm_task_status_terminal(
 	    cm_task_status_parse(cm_event_kind_name(k)));
+}
+
+const char *
+cm_profile_refusal(enum cm_profile_mode m, const char *profile)
+{
+	bool given = profile != NULL && profile[0] != '\0';
+
+	if (m != CM_PROFILE_EPHEMERAL && m != CM_PROFILE_PERSISTENT)
+		return "profile_mode must be ephemeral or persistent";
+	if (given && m == CM_PROFILE_EPHEMERAL)
+		return "a profile path is for profile_mode persistent only";
+	if (given && profile[0] != '/')
+		return "profile must be an absolute path";
+	return NULL;
 }

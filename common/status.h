@@ -1,7 +1,7 @@
 /*
  * status.h: the statuses of tasks, Spaces and browser instances, the
- * kinds of events and the drivers of browser instances, as enums, each
- * with its one string table.
+ * kinds of events, the drivers and profile modes of browser instances, as
+ * enums, each with its one string table.
  *
  * The strings are the wire and database form and never change; code
  * compares enums, never the strings.  Each X-macro row is
@@ -56,6 +56,12 @@
 	X(CM_DRIVER_CDP, "cdp")         \
 	X(CM_DRIVER_FAKE, "fake")
 
+/* A managed instance's browser profile: a fresh one per Space, removed
+ * when it closes, or one kept by the instance across its Spaces. */
+#define CM_PROFILE_MODES(X)                  \
+	X(CM_PROFILE_EPHEMERAL, "ephemeral") \
+	X(CM_PROFILE_PERSISTENT, "persistent")
+
 /* Why an egress proxy refused a connection: the reason of a
  * network_blocked event, and the label of spaced_egress_blocked_total. */
 #define CM_BLOCK_NOT_ALLOWED "host_not_allowed" /* allow_hosts */
@@ -72,6 +78,9 @@ enum cm_instance_status {
 };
 enum cm_event_kind { CM_EVENT_KINDS(CM_STATUS_ENUM) CM_EVENT_KIND__COUNT };
 enum cm_driver { CM_DRIVERS(CM_STATUS_ENUM) CM_DRIVER__COUNT };
+enum cm_profile_mode {
+	CM_PROFILE_MODES(CM_STATUS_ENUM) CM_PROFILE_MODE__COUNT
+};
 #undef CM_STATUS_ENUM
 
 const char *cm_task_status_name(enum cm_task_status s);
@@ -101,5 +110,19 @@ bool cm_event_kind_ends_task(enum cm_event_kind k);
 const char *cm_driver_name(enum cm_driver d);
 /* The driver named s, or CM_DRIVER__COUNT. */
 enum cm_driver cm_driver_parse(const char *s);
+
+const char *cm_profile_mode_name(enum cm_profile_mode m);
+/* The mode named s, or CM_PROFILE_MODE__COUNT. */
+enum cm_profile_mode cm_profile_mode_parse(const char *s);
+/*
+ * The one rule of an instance's profile path (NULL or "": none given): a
+ * persistent instance may name an absolute path, where its browser keeps
+ * its profile (none: <data_dir>/profiles/instance-<its id>); a relative
+ * one would land in whatever the service's working directory is, and an
+ * ephemeral instance's profile is always <data_dir>/profiles/<space_id>,
+ * so a path there means nothing.  NULL when mode and path go together,
+ * else why not (static text that never quotes the path, a secret).
+ */
+const char *cm_profile_refusal(enum cm_profile_mode m, const char *profile);
 
 #endif

@@ -337,9 +337,17 @@ on_signal(struct actor *a)
 		return;
 	a->stopping = true;
 	a->stop_deadline_ms = cm_mono_ms() + CM_ACTOR_STOP_MS;
-	/* A lease renewal is of no use any more: the handle is freed for
-	 * the outcome at once. */
-	if (a->inflight == CALL_HEARTBEAT) {
+	act_browser_stopping();
+	/*
+	 * Neither a lease renewal nor an idle claim is of use any more.  The
+	 * store holds an idle claim until a task comes or CM_CLAIM_WAIT_MS
+	 * runs out: waited for, it took most of the stop's bound before the
+	 * browser was even killed.  An answer already in is taken (a task
+	 * it brings is recorded cancelled, never run); otherwise the handle
+	 * is freed at once, for what is still to record.
+	 */
+	act_calls_take(a);
+	if (a->inflight == CALL_HEARTBEAT || a->inflight == CALL_CLAIM) {
 		act_calls_abandon(a);
 		if (cm_rpc_async_open(&a->call, a->req) != 0)
 			a->failed = true;
@@ -399,6 +407,29 @@ step_driver(struct actor *a, const struct pollfd *fds, int nfds)
 	}
 }
 
+/*
+ * Stopping, a managed runtime goes as soon as no call runs on it (the
+ * actor is idle, or the task's call is cleaned up and its outcome waits
+ * to be recorded), before the store is waited on: its browser is killed
+ * and an ephemeral profile removed within the stop's bound, whatever the
+ * store does.  Its close does not wait for the reap of a browser whose
+ * profile is discarded, and one of a kept profile dies at its own
+ * priority (act_browser_stopping); the profile can go at once, as no
+ * process of the browser runs code again.  Any other runtime closes
+ * after the loop, as at a close (a cdp one disposes of its context,
+ * which may take CM_CDP_CLOSE_MS).
+ */
+static void
+stop_runtime(struct actor *a)
+{
+	if (!a->stopping || a->drv == NULL || a->ops != &act_driver_managed ||
+	    a->cleanup != CLEAN_NONE || (a->have_task && !a->outcome.pending))
+		return;
+	a->ops->close(a->drv);
+	a->drv = NULL;
+	act_managed_sweep(a->cfg);
+}
+
 /* One turn of the loop.  Returns 1 to go on, 0 when done. */
 static int
 actor_turn(struct actor *a)
@@ -422,6 +453,7 @@ actor_turn(struct actor *a)
 		act_write_begin(&a->mark_closed);
 	}
 	advance_task(a);
+	stop_runtime(a);
 	if (a->call != NULL)
 		act_calls_next(a);
 	if (actor_done(a))
@@ -484,13 +516,13 @@ actor_turn(struct actor *a)
 	return 1;
 }
 
-/* A standby's browser serves a Space whose instance is managed with no
- * profile path of its own: any other keeps its own kind of runtime. */
+/* A standby's browser serves a Space whose instance is managed with an
+ * ephemeral profile: any other keeps its own kind of runtime. */
 static bool
 warm_fits(const struct act_env *env)
 {
 	return env->driver == CM_DRIVER_MANAGED &&
-	       (env->profile == NULL || env->profile[0] == '\0');
+	       env->profile_mode == CM_PROFILE_EPHEMERAL;
 }
 
 /* A refusal of the Space's egress proxy: recorded as a network_blocked
@@ -615,7 +647,7 @@ act_run_warm(const struct cm_config *cfg, const char *space_id, int notify_fd,
 		;
 	a.ops->close(a.drv);
 	a.drv = NULL;
-	rc = a.failed ? 1 : 0;
+	rc = a.failed || a.claim_unheard ? 1 : 0;
 	if (a.failed)
 		cm_warnx("actor: space %s: stopping with an outcome unrecorded",
 		    a.space_id);
@@ -627,9 +659,14 @@ out:
 	/* After the browser that used it. */
 	act_egress_close(warm_egress);
 	act_egress_close(a.egress);
-	/* The Space is closed (or the actor stops): what its close
-	 * discarded goes now, off the close's path, its browser first. */
-	if (act_browser_reap(cm_mono_ms() + CM_BROWSER_REAP_MS) != 0)
+	/* The Space is closed: what its close discarded goes now, off the
+	 * close's path, its browser first.  Stopping, the profile went with
+	 * the runtime (stop_runtime), and the reap is bounded within the
+	 * stop's. */
+	if (act_browser_reap(
+	        cm_mono_ms() + (a.stopping ? CM_ACTOR_STOP_REAP_MS
+	                                   : CM_BROWSER_REAP_MS)) != 0 &&
+	    !a.stopping)
 		cm_warnx(
 		    "actor: space %s: a browser outlived its reap", a.space_id);
 	if (a.inst.env.driver == CM_DRIVER_MANAGED)

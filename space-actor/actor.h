@@ -27,8 +27,8 @@ struct act_egress;
  * act_run for a Space handed to a warm standby: warm (owned from here on,
  * NULL for none) is the standby's managed driver, and warm_egress (owned
  * from here on, NULL for none) the egress proxy its browser goes through;
- * the Space takes both when its instance is managed without a profile
- * path, and the proxy gets the Space's policy; otherwise they are closed
+ * the Space takes both when its instance is managed with an ephemeral
+ * profile, and the proxy gets the Space's policy; otherwise they are closed
  * (browser and profile gone) and the Space's own runtime opens.
  * The Space is held as any actor holds it: its tasks are claimed under
  * this actor's lease before one runs.

@@ -75,6 +75,15 @@ void act_browser_kill(struct act_browser *b);
 void act_browser_end(struct act_browser *b);
 
 /*
+ * The process is stopping (SIGTERM): from now on a browser it kills dies
+ * at the priority it ran at, neither idled nor niced.  No close's path is
+ * left to keep clear of its teardown, and the process reaps it before it
+ * exits, within its stop's bound: in SCHED_IDLE on a busy host the reap
+ * of a killed leader alone took half a second.
+ */
+void act_browser_stopping(void);
+
+/*
  * Reaps the browsers act_browser_end killed, waiting for them until
  * deadline_ms (cm_mono_ms; 0 waits for none).  An actor calls it before
  * it exits, so that no browser it ended outlives it.  Returns 0 when none

@@ -329,8 +329,9 @@ act_calls_next(struct actor *a)
 }
 
 /*
- * Abandons the call under way (the stop deadline passed).  A claim whose
- * answer never came may have taken a task: that counts as unrecorded.
+ * Abandons the call under way (the actor stops).  A claim whose answer
+ * never came may have taken a task (claim_unheard); the store drops one
+ * it holds, unanswered, once the actor's pipe closes.
  */
 void
 act_calls_abandon(struct actor *a)
@@ -338,7 +339,7 @@ act_calls_abandon(struct actor *a)
 	if (a->inflight == CALL_NONE)
 		return;
 	if (a->inflight == CALL_CLAIM)
-		a->failed = true;
+		a->claim_unheard = true;
 	cm_rpc_async_close(a->call);
 	a->call = NULL;
 	a->inflight = CALL_NONE;

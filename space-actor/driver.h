@@ -27,8 +27,9 @@ struct act_env {
 	const char *instance_id;
 	enum cm_driver driver; /* CM_DRIVER__COUNT: a name of no driver */
 	const char *endpoint;  /* secret */
-	const char *profile;   /* secret */
-	const json_t *config;  /* the instance config object (secret) */
+	enum cm_profile_mode profile_mode;
+	const char *profile;  /* secret; "" or NULL: none given */
+	const json_t *config; /* the instance config object (secret) */
 	const struct cm_bundle *bundle;
 	const struct cm_policy *policy;
 	const struct cm_config *cfg;

@@ -34,6 +34,9 @@
 #define MD_TRASH_PREFIX "trash-"
 /* The Space's downloads, inside its profile. */
 #define MD_DOWNLOADS "spaced-downloads"
+/* A persistent instance's own profile, when the admin named no path:
+ * instance-<its id>, kept across its Spaces (and by every sweep). */
+#define MD_INSTANCE_PREFIX "instance-"
 
 struct act_driver {
 	char chromium[CM_PATH_MAX];
@@ -251,23 +254,32 @@ md_open(const struct act_env *env, struct act_driver **out, char *err,
     size_t errlen)
 {
 	char dir[CM_PATH_MAX], profile[CM_PATH_MAX];
-	bool ephemeral;
+	const char *why = cm_profile_refusal(env->profile_mode, env->profile);
+	bool ephemeral = env->profile_mode == CM_PROFILE_EPHEMERAL;
 	int n;
 
 	*out = NULL;
-	/* An instance with a profile path keeps that one directory
-	 * (persistent); otherwise each Space gets a fresh one of its own,
-	 * removed at close (ephemeral). */
-	ephemeral = env->profile == NULL || env->profile[0] == '\0';
+	/* The store keeps to the same rule; a row that did not would put
+	 * a browser's profile somewhere no one chose. */
+	if (why != NULL) {
+		snprintf(err, errlen, "%s", why);
+		return -1;
+	}
 	if (md_profiles_dir(env->cfg, dir, sizeof(dir)) != 0) {
 		snprintf(err, errlen, "cannot make the profiles directory");
 		return -1;
 	}
+	/* Ephemeral: each Space a fresh profile of its own, removed at
+	 * close.  Persistent: the instance's one directory, the admin's
+	 * absolute path or its own under <data_dir>/profiles, kept. */
 	if (ephemeral)
 		n = snprintf(
 		    profile, sizeof(profile), "%s/%s", dir, env->space_id);
-	else
+	else if (env->profile != NULL && env->profile[0] != '\0')
 		n = snprintf(profile, sizeof(profile), "%s", env->profile);
+	else
+		n = snprintf(profile, sizeof(profile), "%s/%s%s", dir,
+		    MD_INSTANCE_PREFIX, env->instance_id);
 	if (n < 0 || (size_t)n >= sizeof(profile)) {
 		snprintf(err, errlen, "the profile path is too long");
 		return -1;

@@ -78,6 +78,8 @@ act_instance_init(struct act_instance *in, const struct pr_rep *r,
 	in->env.instance_id = r->instances[0].browser_instance_id;
 	in->env.driver = cm_driver_parse(r->instances[0].driver);
 	in->env.endpoint = r->instance_secrets[0].endpoint;
+	in->env.profile_mode =
+	    cm_profile_mode_parse(r->instances[0].profile_mode);
 	in->env.profile = r->instance_secrets[0].profile;
 	in->env.config = in->config;
 	in->env.bundle = in->bundle;

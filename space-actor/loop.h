@@ -74,6 +74,10 @@ struct actor {
 	bool stopping;
 	int64_t stop_deadline_ms;
 	bool failed; /* something is unrecorded: exit non-zero */
+	/* A claim was dropped before its answer came: it may have taken a
+	 * task this actor never heard of, so the exit is non-zero too, and
+	 * the supervisor finalises what the Space's lost actor held. */
+	bool claim_unheard;
 
 	/*
 	 * A reset of the runtime under way (driver.h), and what ends with it:

@@ -90,6 +90,7 @@ act_standby_run(const struct cm_config *cfg, const char *instance_id,
 	};
 	struct standby_msg msg = {.len = 0};
 	char err[CM_ERROR_MESSAGE_MAX + 1], space_id[CM_ID_MAX + 1];
+	bool stopped = false;
 	sigset_t mask;
 	int sig_fd, rc = 1;
 
@@ -138,6 +139,8 @@ act_standby_run(const struct cm_config *cfg, const char *instance_id,
 			break;
 		}
 		if (pfd[1].revents & POLLIN) {
+			act_browser_stopping();
+			stopped = true;
 			rc = 0;
 			break;
 		}
@@ -165,10 +168,13 @@ act_standby_run(const struct cm_config *cfg, const char *instance_id,
 			break;
 		}
 	}
+	/* As a stopping actor's (actor.c): the profile goes as soon as the
+	 * browser is killed, and the reap is bounded within the stop's. */
 	ops->close(drv);
-	(void)act_browser_reap(cm_mono_ms() + CM_BROWSER_REAP_MS);
-	act_egress_close(egress);
 	act_managed_sweep(cfg);
+	(void)act_browser_reap(cm_mono_ms() + (stopped ? CM_ACTOR_STOP_REAP_MS
+	                                               : CM_BROWSER_REAP_MS));
+	act_egress_close(egress);
 	if (wake_fd >= 0)
 		close(wake_fd);
 	close(sig_fd);

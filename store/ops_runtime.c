@@ -128,6 +128,10 @@ st_op_instance_register(
 	const char *config = req->config ? req->config : "{}";
 	const char *policy = req->network_policy ? req->network_policy : "{}";
 	const char *profile = req->profile ? req->profile : "";
+	const enum cm_profile_mode mode =
+	    req->profile_mode ? cm_profile_mode_parse(req->profile_mode)
+	                      : CM_PROFILE_EPHEMERAL;
+	const char *bad_profile = cm_profile_refusal(mode, profile);
 	const char *host = req->host ? req->host : ctx->opts->host_id;
 	struct cm_cdpep ep;
 	struct cm_policy pol;
@@ -139,6 +143,10 @@ st_op_instance_register(
 	if (!st_admin_name_ok(req->name) || driver == CM_DRIVER__COUNT) {
 		pr_rep_error(rep, CM_E_INVALID_REQUEST,
 		    "name must be 1..255 bytes, driver managed, cdp or fake");
+		return;
+	}
+	if (bad_profile != NULL) {
+		pr_rep_error(rep, CM_E_INVALID_REQUEST, "%s", bad_profile);
 		return;
 	}
 	if (driver == CM_DRIVER_CDP &&
@@ -183,8 +191,7 @@ st_op_instance_register(
 	cm_uuid7(id);
 	rc = st_db_run(ctx->db, ins, "ssssssssssi", id, req->name, req->driver,
 	    req->endpoint ? req->endpoint : "", config, profile,
-	    profile[0] ? "persistent" : "ephemeral", req->bundle_id, policy,
-	    host, ctx->now);
+	    cm_profile_mode_name(mode), req->bundle_id, policy, host, ctx->now);
 	if (rc == ST_CONSTRAINT) {
 		pr_rep_error(rep, CM_E_CONFLICT, "an instance has that name");
 		return;

@@ -26,9 +26,9 @@ sup_standby_fits(const struct cm_config *cfg, const struct pr_instance *in)
 	return cfg->warm_standby &&
 	       cm_driver_parse(in->driver) == CM_DRIVER_MANAGED &&
 	       cm_instance_status_parse(in->status) == CM_INSTANCE_READY &&
-	       in->profile_mode != NULL &&
-	       strcmp(in->profile_mode, "ephemeral") == 0 && in->host != NULL &&
-	       strcmp(in->host, cfg->host_id) == 0;
+	       cm_profile_mode_parse(in->profile_mode) ==
+	           CM_PROFILE_EPHEMERAL &&
+	       in->host != NULL && strcmp(in->host, cfg->host_id) == 0;
 }
 
 static void

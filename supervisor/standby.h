@@ -1,7 +1,7 @@
 /*
  * standby.h: warm standby browsers (the setting warm_standby).  An idle
- * managed instance of this host (ready, no open Space, no profile path of
- * its own) gets one standby actor (spaced-actor --standby), whose browser is
+ * managed instance of this host (ready, no open Space, an ephemeral
+ * profile) gets one standby actor (spaced-actor --standby), whose browser is
  * launched before any Space is known.  A Space opened on the instance is
  * handed to that actor (sup_standby_adopt) instead of a new one starting;
  * when it closes, that actor exits with its browser and profile, and the

@@ -230,6 +230,7 @@ af_instance(struct af_env *e, const char *name, const char *bundle_id, char *id)
 	    " \"config\": {\"latency_ms\": 0, \"secret\": \"" CANARY_CONFIG
 	    "\"},"
 	    " \"network_policy\": {\"allow_hosts\": [\"example.com\"]},"
+	    " \"profile_mode\": \"persistent\","
 	    " \"profile\": \"" CANARY_PROFILE "\"}",
 	    name, bundle_id);
 	cr_assert_eq(af_call_text(e, "POST", "/api/v1/admin/browser-instances",

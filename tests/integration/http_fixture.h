@@ -79,6 +79,36 @@ hf_ws(const struct hf_env *e)
 	return e->sf.w.workspace_id;
 }
 
+/* The id of the browser bundle (etc/bundles) into bundle. */
+static inline void
+hf_browser_bundle(struct hf_env *e, char bundle[CM_ID_MAX + 1])
+{
+	json_t *res, *v;
+	size_t i;
+
+	bundle[0] = '\0';
+	cr_assert_eq(af_call(&e->af, "GET", "/api/v1/admin/runtime-bundles",
+	                 e->af.admin, NULL, &res),
+	    200);
+	json_array_foreach(
+	    af_data(res), i, v) if (strcmp(sf_str(v, "name"), "browser") == 0)
+	    snprintf(bundle, CM_ID_MAX + 1, "%s", sf_str(v, "bundle_id"));
+	json_decref(res);
+	cr_assert_neq(bundle[0], '\0', "no browser bundle");
+}
+
+/* Binds instance inst to the workspace, as the admin. */
+static inline void
+hf_bind(struct hf_env *e, const char *inst)
+{
+	char bind[CM_ID_MAX + 1], body[256];
+
+	snprintf(body, sizeof(body),
+	    "{\"workspace_id\": \"%s\", \"browser_instance_id\": \"%s\"}",
+	    hf_ws(e), inst);
+	af_create(&e->af, "/api/v1/admin/bindings", body, "binding_id", bind);
+}
+
 /*
  * Registers, as the admin, a managed instance named name on the browser
  * bundle with network_policy policy (a JSON object text), and binds it
@@ -88,28 +118,16 @@ static inline void
 hf_managed_instance_with(
     struct hf_env *e, const char *name, const char *policy, char *inst)
 {
-	char bundle[CM_ID_MAX + 1] = "", bind[CM_ID_MAX + 1], body[2048];
-	json_t *res, *v;
-	size_t i;
+	char bundle[CM_ID_MAX + 1], body[2048];
 
-	cr_assert_eq(af_call(&e->af, "GET", "/api/v1/admin/runtime-bundles",
-	                 e->af.admin, NULL, &res),
-	    200);
-	json_array_foreach(
-	    af_data(res), i, v) if (strcmp(sf_str(v, "name"), "browser") == 0)
-	    snprintf(bundle, sizeof(bundle), "%s", sf_str(v, "bundle_id"));
-	json_decref(res);
-	cr_assert_neq(bundle[0], '\0', "no browser bundle");
+	hf_browser_bundle(e, bundle);
 	snprintf(body, sizeof(body),
 	    "{\"name\": \"%s\", \"driver\": \"managed\", "
 	    "\"bundle_id\": \"%s\", \"network_policy\": %s}",
 	    name, bundle, policy);
 	af_create(&e->af, "/api/v1/admin/browser-instances", body,
 	    "browser_instance_id", inst);
-	snprintf(body, sizeof(body),
-	    "{\"workspace_id\": \"%s\", \"browser_instance_id\": \"%s\"}",
-	    hf_ws(e), inst);
-	af_create(&e->af, "/api/v1/admin/bindings", body, "binding_id", bind);
+	hf_bind(e, inst);
 }
 
 /* hf_managed_instance_with a policy that may reach 127.0.0.1 only. */

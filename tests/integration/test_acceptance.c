@@ -909,7 +909,8 @@ Test(acceptance, acceptance_12_no_secret_leaks, .fini = tk_cleanup)
 	snprintf(body, sizeof(body),
 	    "{\"name\": \"secret-inst\", \"driver\": \"fake\", \"bundle_id\": "
 	    "\"%s\", \"endpoint\": \"" CANARY_ENDPOINT
-	    "\", \"profile\": \"" CANARY_PROFILE
+	    "\", \"profile_mode\": \"persistent\", \"profile\": "
+	    "\"" CANARY_PROFILE
 	    "\", \"config\": {\"latency_ms\": 0, \"secret\": \"" CANARY_CONFIG
 	    "\"}}",
 	    e.sf.w.bundle_id);

@@ -323,6 +323,7 @@ Test(actor, leak_and_big_results_are_redacted_and_bounded, .fini = tk_cleanup)
 	q.bundle_id = e.w.bundle_id;
 	q.endpoint = "ws://127.0.0.1:9/devtools/browser/canary-endpoint-1234";
 	q.profile = "/srv/canary-profile-5678";
+	q.profile_mode = "persistent";
 	q.config = cfg;
 	cr_assert_eq(tk_call(e.s, &q, &r), CM_OK);
 	snprintf(inst, sizeof(inst), "%s", r.instances[0].browser_instance_id);

@@ -286,45 +286,6 @@ group_pids(pid_t pgrp, pid_t *pids, int max)
 	return n;
 }
 
-/*
- * True when pid can run no code of its own again: it is gone, a zombie,
- * exiting (PF_EXITING in the flags of /proc/pid/stat), or SIGKILL is
- * pending for it (the kernel acts on it before the process runs again).
- */
-static bool
-pid_ended(pid_t pid)
-{
-	char path[64], buf[2048], *p;
-	unsigned long long pnd;
-	unsigned long flags = 0;
-	bool ended = false;
-	size_t n;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return true;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	if ((p = strrchr(buf, ')')) == NULL)
-		return true; /* gone while being read */
-	if (p[2] == 'Z' || p[2] == 'X' ||
-	    (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %lu", &flags) == 1 &&
-	        (flags & 0x4) != 0))
-		return true;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return true;
-	while (fgets(buf, sizeof(buf), f) != NULL)
-		if ((sscanf(buf, "SigPnd: %llx", &pnd) == 1 ||
-		        sscanf(buf, "ShdPnd: %llx", &pnd) == 1) &&
-		    (pnd & (1ULL << (SIGKILL - 1))) != 0)
-			ended = true;
-	fclose(f);
-	return ended;
-}
-
 Test(e2e_browser, acceptance_14_a_real_browser_through_the_api,
     .fini = tk_cleanup)
 {
@@ -440,7 +401,7 @@ Test(e2e_browser, acceptance_14_a_real_browser_through_the_api,
 	    hf_post(&e, e.manager, space, "close", NULL, NULL) / 100 == 2);
 	cr_assert(hf_wait_space(&e, space, "closed"), "the Space never closed");
 	for (int i = 0; i < n_group; i++)
-		cr_assert(pid_ended(group[i]),
+		cr_assert(tk_pid_ended(group[i]),
 		    "process %d of the browser ran on after the close",
 		    (int)group[i]);
 	cr_assert(tk_wait_until(no_browser_of, profile, 20000),

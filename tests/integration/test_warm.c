@@ -284,7 +284,8 @@ Test(warm, only_an_idle_ephemeral_managed_instance_gets_one, .fini = tk_cleanup)
 	hf_start(&e, "warm-which", 1, warm_flags);
 	snprintf(body, sizeof(body),
 	    "{\"name\": \"chromium-kept\", \"driver\": \"managed\", "
-	    "\"bundle_id\": \"%s\", \"profile\": \"%s/kept\"}",
+	    "\"bundle_id\": \"%s\", \"profile_mode\": \"persistent\", "
+	    "\"profile\": \"%s/kept\"}",
 	    e.sf.w.bundle_id, e.sf.dir);
 	af_create(&e.af, "/api/v1/admin/browser-instances", body,
 	    "browser_instance_id", kept);

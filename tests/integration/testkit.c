@@ -744,6 +744,40 @@ tk_ps_read(struct tk_ps *out, int max)
 	return n;
 }
 
+bool
+tk_pid_ended(pid_t pid)
+{
+	char path[64], buf[2048], *p;
+	unsigned long long pnd;
+	unsigned long flags = 0;
+	bool ended = false;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return true;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	if ((p = strrchr(buf, ')')) == NULL)
+		return true; /* gone while being read */
+	if (p[2] == 'Z' || p[2] == 'X' ||
+	    (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %lu", &flags) == 1 &&
+	        (flags & 0x4) != 0))
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return true;
+	while (fgets(buf, sizeof(buf), f) != NULL)
+		if ((sscanf(buf, "SigPnd: %llx", &pnd) == 1 ||
+		        sscanf(buf, "ShdPnd: %llx", &pnd) == 1) &&
+		    (pnd & (1ULL << (SIGKILL - 1))) != 0)
+			ended = true;
+	fclose(f);
+	return ended;
+}
+
 int
 tk_actor_pids(pid_t parent, const char *space_id, pid_t *pids, int max)
 {

@@ -131,6 +131,14 @@ struct tk_ps {
  * how many.  O(processes): two syscalls and a read each. */
 int tk_ps_read(struct tk_ps *out, int max);
 
+/*
+ * True when pid can run no code of its own again: it is gone, a zombie,
+ * exiting (PF_EXITING in the flags of /proc/pid/stat), or SIGKILL is
+ * pending for it (the kernel acts on it before the process runs again).
+ * A process killed a moment ago counts as ended without a wait.
+ */
+bool tk_pid_ended(pid_t pid);
+
 /* Pids of the running spaced-actor children of parent, for space_id (or
  * any Space when NULL), read from /proc.  Returns how many were found. */
 int tk_actor_pids(pid_t parent, const char *space_id, pid_t *pids, int max);

@@ -830,6 +830,7 @@ fx_instance(
 	q.endpoint = FX_SECRET_ENDPOINT;
 	q.config = FX_SECRET_CONFIG;
 	q.profile = FX_SECRET_PROFILE;
+	q.profile_mode = "persistent";
 	q.host = host;
 	r = FX_CALL(f, &q, CM_OK);
 	cr_assert_eq(r->n_instances, 1);

@@ -87,7 +87,9 @@ Test(migrate, every_file_names_a_known_dialect)
 	}
 }
 
-/* Names of the tables, indexes and triggers a migration creates or drops. */
+/* Names of the tables, indexes and triggers a migration creates or drops,
+ * and of the tables whose rows it mends: statements that begin a line, as
+ * every one of the migrations does (a trigger's BEFORE UPDATE ON is none). */
 #define NAMES_MAX 64
 struct schema_names {
 	size_t n;
@@ -99,7 +101,7 @@ schema_names(const char *sql, struct schema_names *out)
 {
 	static const char *const kinds[] = {"CREATE TABLE ",
 	    "CREATE UNIQUE INDEX ", "CREATE INDEX ", "CREATE TRIGGER ",
-	    "DROP TABLE ", "DROP INDEX ", "DROP TRIGGER "};
+	    "DROP TABLE ", "DROP INDEX ", "DROP TRIGGER ", "UPDATE "};
 	const size_t n_kinds = sizeof(kinds) / sizeof(kinds[0]);
 	const char *p = sql;
 
@@ -112,7 +114,8 @@ schema_names(const char *sql, struct schema_names *out)
 				p++;
 			continue;
 		}
-		for (size_t k = 0; k < n_kinds && !hit; k++) {
+		for (size_t k = 0;
+		     k < n_kinds && !hit && (p == sql || p[-1] == '\n'); k++) {
 			size_t len = strlen(kinds[k]), n = 0;
 
 			if (strncmp(p, kinds[k], len) != 0)
@@ -316,6 +319,47 @@ Test(migrate, check_constraints_reject_unknown_enum_values)
 
 	/* The engine's own rows are untouched by all this. */
 	cr_assert_str_eq(fx_task_get(&fx, sp, task)->tasks[0].status, "queued");
+}
+
+/* ---- data the migrations mend
+ * ------------------------------------------------------ */
+
+/* A relative profile path, written before the rule, never reaches an
+ * actor: its row keeps its mode without the path (a mode's name is that
+ * mode), and an absolute one is left as it is. */
+Test(migrate, relative_profile_paths_are_dropped)
+{
+#define PROFILE_SQL                                                          \
+	"INSERT INTO browser_instances (id, name, driver, profile,"          \
+	" profile_mode, bundle_id, status, host, created_at, updated_at)"    \
+	" VALUES ('%s', '%s', 'managed', '%s', 'persistent', '%s', 'ready'," \
+	" 'h', 0, 0)"
+	fx_provision(&fx, 0);
+	RAWF(SQLITE_OK, PROFILE_SQL, "i-e", "i-e", "ephemeral", fx.bundle);
+	RAWF(SQLITE_OK, PROFILE_SQL, "i-r", "i-r", "var/kept", fx.bundle);
+	RAWF(SQLITE_OK, PROFILE_SQL, "i-a", "i-a", "/srv/kept", fx.bundle);
+#undef PROFILE_SQL
+	RAW_EXPECT(
+	    "DELETE FROM schema_migrations WHERE version = 5", SQLITE_OK);
+	fx_reopen(&fx);
+	cr_assert_eq(
+	    fx_sql_int(&fx,
+	        "SELECT count(*) FROM browser_instances WHERE id ="
+	        " 'i-e' AND profile = '' AND profile_mode = 'ephemeral'",
+	        (const char *)NULL),
+	    1);
+	cr_assert_eq(
+	    fx_sql_int(&fx,
+	        "SELECT count(*) FROM browser_instances WHERE id ="
+	        " 'i-r' AND profile = '' AND profile_mode = 'persistent'",
+	        (const char *)NULL),
+	    1);
+	cr_assert_eq(fx_sql_int(&fx,
+	                 "SELECT count(*) FROM browser_instances WHERE id ="
+	                 " 'i-a' AND profile = '/srv/kept'"
+	                 " AND profile_mode = 'persistent'",
+	                 (const char *)NULL),
+	    1);
 }
 
 /* ---- the two partial unique indexes

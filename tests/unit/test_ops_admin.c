@@ -255,9 +255,12 @@ Test(admin, bundle_create_validates_and_conflicts)
 /* ---- instances and bindings
  * --------------------------------------------------- */
 
+/* instance.register; profile_mode and profile come from *extra, when
+ * given. */
 static struct pr_rep *
-register_inst(const char *name, const char *driver, const char *bundle,
-    const char *endpoint, const char *config, enum cm_err want)
+register_as(const char *name, const char *driver, const char *bundle,
+    const char *endpoint, const char *config, const struct pr_req *extra,
+    enum cm_err want)
 {
 	struct pr_req q;
 
@@ -267,7 +270,18 @@ register_inst(const char *name, const char *driver, const char *bundle,
 	q.bundle_id = bundle;
 	q.endpoint = endpoint;
 	q.config = config;
+	if (extra != NULL) {
+		q.profile_mode = extra->profile_mode;
+		q.profile = extra->profile;
+	}
 	return FX_CALL(&fx, &q, want);
+}
+
+static struct pr_rep *
+register_inst(const char *name, const char *driver, const char *bundle,
+    const char *endpoint, const char *config, enum cm_err want)
+{
+	return register_as(name, driver, bundle, endpoint, config, NULL, want);
 }
 
 Test(admin, instance_register_validates)
@@ -305,6 +319,50 @@ Test(admin, instance_register_validates)
 	register_inst("i1", "managed", fx.bundle, NULL, NULL, CM_E_CONFLICT);
 	r = register_inst("i2", "managed", fx.bundle, NULL, NULL, CM_OK);
 	cr_assert_str_eq(r->instances[0].driver, "managed");
+}
+
+static struct pr_rep *
+register_profile(
+    const char *name, const char *mode, const char *profile, enum cm_err want)
+{
+	struct pr_req extra = {.profile_mode = mode, .profile = profile};
+
+	return register_as(
+	    name, "managed", fx.bundle, NULL, NULL, &extra, want);
+}
+
+/* profile_mode says what the instance's profile is; a path is absolute
+ * and a persistent instance's only, and no refusal quotes it. */
+Test(admin, instance_register_profile_modes)
+{
+	struct pr_rep *r;
+
+	fx_provision(&fx, 0);
+	r = register_profile(
+	    "i1", NULL, "secret-9e2/profile", CM_E_INVALID_REQUEST);
+	cr_assert_null(strstr(r->msg, "secret-9e2"), "%s", r->msg);
+	r = register_profile(
+	    "i1", "persistent", "secret-9e2/profile", CM_E_INVALID_REQUEST);
+	cr_assert_not_null(strstr(r->msg, "absolute"), "%s", r->msg);
+	r = register_profile(
+	    "i1", "ephemeral", "/srv/secret-9e2", CM_E_INVALID_REQUEST);
+	cr_assert_null(strstr(r->msg, "secret-9e2"), "%s", r->msg);
+	register_profile("i1", "kept", NULL, CM_E_INVALID_REQUEST);
+	cr_assert_eq(fx_sql_int(&fx, "SELECT count(*) FROM browser_instances",
+	                 (const char *)NULL),
+	    0, "a rejected register left a row");
+
+	r = register_profile("i1", NULL, NULL, CM_OK);
+	cr_assert_str_eq(r->instances[0].profile_mode, "ephemeral");
+	r = register_profile("i2", "persistent", NULL, CM_OK);
+	cr_assert_str_eq(r->instances[0].profile_mode, "persistent");
+	r = register_profile("i3", "persistent", "/srv/secret-9e2", CM_OK);
+	cr_assert_str_eq(r->instances[0].profile_mode, "persistent");
+	cr_assert_eq(fx_sql_int(&fx,
+	                 "SELECT count(*) FROM browser_instances"
+	                 " WHERE profile = ?1",
+	                 "/srv/secret-9e2", (const char *)NULL),
+	    1);
 }
 
 Test(admin, instance_set_status)

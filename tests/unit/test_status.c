@@ -14,6 +14,8 @@ static const char *const kind_wire[] = {"queued", "started", "completed",
     "space_error", "network_blocked", "close_requested"};
 /* A browser instance's driver, as stored and as registered over HTTP. */
 static const char *const driver_wire[] = {"managed", "cdp", "fake"};
+/* A managed instance's profile mode, as stored and as registered. */
+static const char *const profile_wire[] = {"ephemeral", "persistent"};
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -37,6 +39,7 @@ Test(status, round_trip_of_every_value)
 	    cm_instance_status, CM_INSTANCE_STATUS__COUNT, instance_wire);
 	ROUND_TRIP(cm_event_kind, CM_EVENT_KIND__COUNT, kind_wire);
 	ROUND_TRIP(cm_driver, CM_DRIVER__COUNT, driver_wire);
+	ROUND_TRIP(cm_profile_mode, CM_PROFILE_MODE__COUNT, profile_wire);
 	cr_assert(cm_task_status_is("failed", CM_TASK_FAILED));
 	cr_assert(cm_space_status_is("closed", CM_SPACE_CLOSED));
 	cr_assert(cm_event_kind_is("space_opened", CM_EV_SPACE_OPENED));
@@ -59,6 +62,8 @@ Test(status, unknown_strings_are_errors)
 		    "%s", bad[i]);
 		cr_assert_eq(
 		    cm_driver_parse(bad[i]), CM_DRIVER__COUNT, "%s", bad[i]);
+		cr_assert_eq(cm_profile_mode_parse(bad[i]),
+		    CM_PROFILE_MODE__COUNT, "%s", bad[i]);
 		cr_assert_not(cm_task_status_is(bad[i], CM_TASK_QUEUED));
 	}
 	cr_assert_eq(cm_task_status_parse(NULL), CM_TASK_STATUS__COUNT);
@@ -66,6 +71,7 @@ Test(status, unknown_strings_are_errors)
 	cr_assert_eq(cm_instance_status_parse(NULL), CM_INSTANCE_STATUS__COUNT);
 	cr_assert_eq(cm_event_kind_parse(NULL), CM_EVENT_KIND__COUNT);
 	cr_assert_eq(cm_driver_parse(NULL), CM_DRIVER__COUNT);
+	cr_assert_eq(cm_profile_mode_parse(NULL), CM_PROFILE_MODE__COUNT);
 	/* A status of one table is no value of another. */
 	cr_assert_eq(cm_task_status_parse("idle"), CM_TASK_STATUS__COUNT);
 	cr_assert_eq(cm_space_status_parse("queued"), CM_SPACE_STATUS__COUNT);
@@ -112,4 +118,41 @@ Test(status, the_events_that_end_a_task)
 		cr_assert_eq(
 		    cm_event_kind_ends_task(k), want, "%s", kind_wire[i]);
 	}
+}
+
+/* A profile path is absolute, and only a persistent instance has one. */
+Test(status, the_profile_rule)
+{
+	static const struct {
+		enum cm_profile_mode mode;
+		const char *profile;
+		bool ok;
+	} cases[] = {
+	    {CM_PROFILE_EPHEMERAL, NULL, true},
+	    {CM_PROFILE_EPHEMERAL, "", true},
+	    {CM_PROFILE_EPHEMERAL, "/srv/p", false},
+	    {CM_PROFILE_EPHEMERAL, "ephemeral", false},
+	    {CM_PROFILE_PERSISTENT, NULL, true},
+	    {CM_PROFILE_PERSISTENT, "", true},
+	    {CM_PROFILE_PERSISTENT, "/srv/p", true},
+	    {CM_PROFILE_PERSISTENT, "ephemeral", false},
+	    {CM_PROFILE_PERSISTENT, "./p", false},
+	    {CM_PROFILE_PERSISTENT, "~/p", false},
+	    {CM_PROFILE_MODE__COUNT, NULL, false},
+	};
+
+	for (size_t i = 0; i < N(cases); i++) {
+		const char *why =
+		    cm_profile_refusal(cases[i].mode, cases[i].profile);
+
+		cr_assert_eq(why == NULL, cases[i].ok, "case %zu: %s", i,
+		    why ? why : "accepted");
+		/* The path is a secret: no refusal quotes it. */
+		if (why != NULL && cases[i].profile != NULL &&
+		    cases[i].profile[0] != '\0')
+			cr_assert_null(
+			    strstr(why, cases[i].profile), "case %zu", i);
+	}
+	cr_assert_not_null(strstr(
+	    cm_profile_refusal(CM_PROFILE_PERSISTENT, "var/p"), "absolute"));
 }
