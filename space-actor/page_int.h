@@ -1,6 +1,7 @@
 /*
  * page_int.h: the steps the capability files share (page.c, page_nav.c,
- * page_read.c, page_input.c, page_capture.c, page_fetch.c).
+ * page_read.c, page_snapshot.c, page_input.c, page_capture.c,
+ * page_fetch.c).
  * Not for drivers: they see page.h alone.
  *
  * A step sends one command and names the step that takes its reply; a
@@ -98,9 +99,13 @@ void page_action_done(struct act_page *p, json_t *result);
 /* The capabilities of page_nav.c. */
 void cap_navigate(struct act_page *p);
 void cap_back(struct act_page *p);
+/* The capability of page_snapshot.c, and the element a ref of its last
+ * snapshot names, into p->object, then p->then (element_not_found for a
+ * stale or unknown ref). */
+void cap_snapshot(struct act_page *p);
+void page_snapshot_element(struct act_page *p, const char *ref);
 /* The capabilities of page_read.c.  A wait_for that has not yet matched
  * sets p->poll_at_ms; act_page_tick then calls page_wait_look again. */
-void cap_snapshot(struct act_page *p);
 void cap_extract_text(struct act_page *p);
 void cap_wait_for(struct act_page *p);
 void page_wait_look(struct act_page *p);
