@@ -61,6 +61,8 @@ snapshot_why(const char *cut, size_t limit, char *buf, size_t len)
 	else if (strcmp(cut, "walk") == 0)
 		snprintf(buf, len, "the walk reached its %d nodes of the page",
 		    CM_SNAPSHOT_WALK_MAX);
+	else if (strcmp(cut, "error") == 0)
+		snprintf(buf, len, "the walk met an element it could not read");
 	else
 		return NULL;
 	return buf;

@@ -16,7 +16,8 @@
  * gathered from), nodes (nodes returned) and walk (nodes visited).
  * It returns {nodes, cut, walked, total}: cut is "" when the whole
  * document was read, else why the walk stopped ("size": the next line
- * would pass max; "nodes", "refs", "walk"); walked and total count the
+ * would pass max; "nodes", "refs", "walk"; "error": an element it could
+ * not read); walked and total count the
  * elements of the body it visited and that it has.
  *
  * Each line's bytes are counted as outline.c will write them (its
@@ -257,10 +258,12 @@ static const char ACT_SNAPSHOT_JS[] =
     "const k={node:n,depth:c.depth+1,pname:name,t:''};\n"
     "for(const x of list){visit(x,k,nest+1,v);if(stop)return;}\n"
     "flush(k);}\n"
+    /* An element the walk cannot read (a throw) ends it there, with the
+     * outline so far: the rest of the page is not lost to one element. */
     "const root=emit(null,'RootWebArea',clean(doc.title||''),0,null,true);\n"
     "if(!stop&&doc.body){const c={node:root,depth:1,pname:null,t:''};\n"
-    "for(const k of kids(doc.body)){visit(k,c,1,true);if(stop)break;}\n"
-    "flush(c);}\n"
+    "try{for(const k of kids(doc.body)){visit(k,c,1,true);if(stop)break;}\n"
+    "flush(c);}catch(err){stop='error';}}\n"
     "globalThis.spacedRefs=els;\n"
     "return {nodes:out,cut:stop,walked:elems,\n"
     "total:doc.body?doc.body.getElementsByTagName('*').length:0};}\n";
