@@ -20,6 +20,7 @@
 
 static char *pages_links(long n);
 static char *pages_nodes(long n);
+static char *pages_quiet(long n);
 
 /*
  * The site.  A body or a redirect may name the server's own port as %d:
@@ -99,6 +100,9 @@ static const struct {
      * (a heading, a paragraph with bold text and a link, a list with an
      * item and a button, a field). */
     {"/nodes", NULL, NULL},
+    /* A page that says nothing for long: ?n=N elements that print no
+     * line (a div holding a span, N/2 times), then a link "End". */
+    {"/quiet", NULL, NULL},
     /* A page whose scripts replace what a script reading it would use
      * (Array's push, Set's has, getAttribute, getComputedStyle, the
      * title), and set a list of refs of their own. */
@@ -179,6 +183,7 @@ static const struct {
 } made_pages[] = {
     {"/links", pages_links},
     {"/nodes", pages_nodes},
+    {"/quiet", pages_quiet},
 };
 
 #define PAGES_HELD_MAX 16 /* /hang connections held open at once */
@@ -308,6 +313,20 @@ static char *
 pages_nodes(long n)
 {
 	return pages_repeat("Nodes", n, "", 10, pages_section, "");
+}
+
+static bool
+pages_hush(FILE *f, long i)
+{
+	(void)i;
+	return fputs("<div><span></span></div>", f) >= 0;
+}
+
+static char *
+pages_quiet(long n)
+{
+	return pages_repeat(
+	    "Quiet", n, "", 2, pages_hush, "<a href=\"/next?i=0\">End</a>");
 }
 
 /* The ?n= of query (NULL: none), 0 when there is none, at most

@@ -228,3 +228,24 @@ Test(page_snapshot, the_page_cannot_change_what_the_snapshot_sees)
 	json_decref(res);
 	click_goes_to_path("e1", "/next");
 }
+
+/* A page that prints nothing for long is walked to its end, up to the
+ * walk's own bound, which the note names. */
+Test(page_snapshot, the_walk_is_bounded_too)
+{
+	json_t *res;
+
+	pf_navigate(&f, "/quiet?n=1000", "Quiet");
+	res = snapshot("{}");
+	cr_assert_str_eq(str(res, "snapshot"), "- RootWebArea \"Quiet\"\n"
+	                                       "  - heading \"1000 quiet\"\n"
+	                                       "  - link \"End\" [ref=e1]\n");
+	cr_assert(json_is_false(json_object_get(res, "truncated")));
+	json_decref(res);
+	pf_navigate(&f, "/quiet?n=200000", "Quiet");
+	res = snapshot("{}");
+	cut_within(res, CM_SNAPSHOT_CHARS_DEFAULT,
+	    "the walk reached its 200000 nodes");
+	cr_assert_null(strstr(str(res, "snapshot"), "End"));
+	json_decref(res);
+}
