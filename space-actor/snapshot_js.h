@@ -206,7 +206,8 @@ static const char ACT_SNAPSHOT_JS[] =
     "return b+esc+(cut?3:0)+2;}\n"
     /* One node and its line's bytes; null, with stop set, when a bound
      * is reached (the root is always kept: with nothing else the
-     * outline says what cut it). */
+     * outline says what cut it).  A role is one of the words above,
+     * shorter than any bound outline.c puts on a role. */
     "function emit(parent,role,name,depth,el,must){\n"
     "if(out.length>=o.nodes){stop='nodes';return null;}\n"
     "const text=role==='StaticText',ref=!text&&!!el&&acting.has(role);\n"
@@ -214,7 +215,7 @@ static const char ACT_SNAPSHOT_JS[] =
     "name=wf(name.length>o.name?name.slice(0,o.name+1):name);\n"
     "let c=2*depth+3;\n"
     "if(text)c+=5+qlen(name);\n"
-    "else{c+=Math.min(role.length,64);\n"
+    "else{c+=role.length;\n"
     "if(name||role==='RootWebArea')c+=1+qlen(name);\n"
     "if(ref)c+=9+String(els.length+1).length;}\n"
     "if(used+c>o.max){stop='size';if(!must)return null;}\n"
