@@ -165,12 +165,19 @@ sb_capability(int runs)
 	struct cm_config cfg;
 	struct act_env env;
 	struct act_driver *d;
-	char dir[128], err[256];
+	char dir[128], err[256], tmp[256];
 	int rc = 0;
 
 	memset(&cfg, 0, sizeof(cfg));
 	memset(&env, 0, sizeof(env));
 	tk_tmpdir(dir, sizeof(dir), "snapbench");
+	snprintf(
+	    tmp, sizeof(tmp), "%s", getenv("TMPDIR") ? getenv("TMPDIR") : "");
+	/* The browser's single-instance directories go with dir. */
+	if (setenv("TMPDIR", dir, 1) != 0) {
+		tk_rmrf(dir);
+		return tk_fail("snapshot_bench", "setenv TMPDIR failed");
+	}
 	snprintf(cfg.data_dir, sizeof(cfg.data_dir), "%s", dir);
 	snprintf(
 	    cfg.chromium_path, sizeof(cfg.chromium_path), "%s", TK_CHROMIUM);
@@ -186,6 +193,10 @@ sb_capability(int runs)
 		rc = sb_snapshots(d, sb_pages[i], runs);
 	act_driver_managed.close(d);
 	tk_rmrf(dir);
+	if (tmp[0] != '\0')
+		setenv("TMPDIR", tmp, 1);
+	else
+		unsetenv("TMPDIR");
 	return rc;
 }
 

@@ -1,7 +1,9 @@
 /*
  * page_fixture.h: a managed driver on a real Chromium, run as the actor
  * runs it (driver_fixture.h), and the test page server (pages.h), in a
- * temporary data dir of the test's own.  Header-only.
+ * temporary data dir of the test's own, which is the browsers' TMPDIR
+ * too: Chromium's single-instance directories (under $TMPDIR, left by
+ * every browser killed) go with it.  Header-only.
  */
 #ifndef SPACED_PAGE_FIXTURE_H
 #define SPACED_PAGE_FIXTURE_H
@@ -9,6 +11,7 @@
 #include <criterion/criterion.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "capability.h"
@@ -38,6 +41,7 @@ pf_open(struct pf_page *f, const char *tag, const char *space_id, int wait_ms)
 	memset(f, 0, sizeof(*f));
 	f->wait_ms = wait_ms;
 	tk_tmpdir(f->dir, sizeof(f->dir), tag);
+	cr_assert_eq(setenv("TMPDIR", f->dir, 1), 0);
 	snprintf(f->cfg.data_dir, sizeof(f->cfg.data_dir), "%s", f->dir);
 	snprintf(f->cfg.chromium_path, sizeof(f->cfg.chromium_path), "%s",
 	    "/usr/bin/chromium");
