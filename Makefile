@@ -115,6 +115,7 @@ bench: build
 	@./$(BUILD)/click_bench
 	@./$(BUILD)/warm_bench
 	@./$(BUILD)/egress_bench
+	@./$(BUILD)/snapshot_bench
 	@./scripts/bench_pg.sh $(BUILD)
 
 # 64-Space throughput and no-op latency on SQLite, on PostgreSQL and on

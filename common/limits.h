@@ -237,6 +237,18 @@
 #define CM_SNAPSHOT_DEPTH_MAX 128       /* outline levels walked */
 #define CM_SNAPSHOT_NEST_MAX 1024       /* tree levels walked, wrappers too */
 #define CM_SNAPSHOT_NAME_MAX 200        /* characters of one node's name */
+/*
+ * The snapshot's script (space-actor/snapshot_js.h) bounds its own reply:
+ * it returns at most CM_SNAPSHOT_NODES_MAX nodes, each a line whose bytes
+ * it counts against max_chars, so the reply is below 6 bytes a counted
+ * byte (the JSON escape of a control character) plus 160 bytes a node of
+ * JSON around it: far below CM_CDP_MSG_MAX (page_snapshot.c checks it).
+ * It visits at most CM_SNAPSHOT_WALK_MAX nodes of the document, and a
+ * name gathers its text from at most CM_SNAPSHOT_NAME_WALK_MAX of them.
+ */
+#define CM_SNAPSHOT_NODES_MAX 10000
+#define CM_SNAPSHOT_WALK_MAX 200000
+#define CM_SNAPSHOT_NAME_WALK_MAX 1000
 #define CM_TEXT_MAX 32000               /* extract_text */
 /* A navigation waiting for load ends this long after its document's
  * DOMContentLoaded with "loading": true: one subresource that never

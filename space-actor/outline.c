@@ -1,5 +1,5 @@
 /*
- * outline.c: the accessibility outline, a pure function of the AX tree.
+ * outline.c: the outline, a pure function of a list of AX-shaped nodes.
  */
 #include "outline.h"
 
@@ -186,8 +186,7 @@ outline_line(struct outline *o, const char *role, const char *name,
 	/* A ref is handed out only with the line that shows it. */
 	if (outline_put(o, &l) && ref) {
 		o->refs[*o->n_refs].n = (uint32_t)(*o->n_refs + 1);
-		o->refs[*o->n_refs].backend_node_id =
-		    json_integer_value(backend);
+		o->refs[*o->n_refs].id = json_integer_value(backend);
 		++*o->n_refs;
 	}
 }
@@ -288,6 +287,20 @@ act_outline(const json_t *nodes, size_t max, struct act_ref *refs,
 	*text = o.buf;
 	*cut = o.cut;
 	return 0;
+}
+
+json_t *
+act_outline_acting(void)
+{
+	json_t *roles = json_array();
+
+	for (size_t i = 0; roles != NULL && actionable_roles[i] != NULL; i++)
+		if (json_array_append_new(
+		        roles, json_string(actionable_roles[i])) != 0) {
+			json_decref(roles);
+			roles = NULL;
+		}
+	return roles;
 }
 
 /* The node of nodes whose DOM node is backend, or NULL. */

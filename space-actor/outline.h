@@ -1,22 +1,25 @@
 /*
- * outline.h: the accessibility outline of a snapshot, as a
- * pure function of the nodes of Accessibility.getFullAXTree.
+ * outline.h: the outline of a snapshot, as a pure function of a list of
+ * nodes in the shape of Accessibility.getFullAXTree's: {nodeId, role:
+ * {value}, name: {value}, childIds, backendDOMNodeId, ignored}.  The
+ * snapshot's script builds such a list in the page (snapshot_js.h);
+ * act_outline_name reads the browser's own.
  *
  * One line per node that matters, indented by depth:
  *   - RootWebArea "Home"
  *     - heading "Welcome"
  *     - link "Docs" [ref=e1]
  *     - text "Some words"
- * Nodes an agent can act on (links, buttons, fields...) that have a DOM
- * node get a ref, e1, e2... in the order they appear, which maps to the
- * node's backendDOMNodeId.  Wrappers (generic, none, ignored nodes) print
+ * Nodes an agent can act on (links, buttons, fields...) that have a
+ * backendDOMNodeId get a ref, e1, e2... in the order they appear, which
+ * maps to that id.  Wrappers (generic, none, ignored nodes) print
  * nothing but their children; a text that is its parent's whole name is
  * not repeated (the page's title counts as no parent's name).  Names are quoted
  * and cut at CM_SNAPSHOT_NAME_MAX bytes; a role shows only [A-Za-z0-9_-] (any
  * other byte as '?').  The walk stops at CM_SNAPSHOT_DEPTH_MAX printed levels,
  * CM_SNAPSHOT_NEST_MAX levels of the tree (wrappers included) and
  * CM_SNAPSHOT_REFS_MAX refs, and walks each node once, however often it is
- * listed as a child: the browser's tree is outside input, cycles and all.  O(N)
+ * listed as a child: the list is outside input, cycles and all.  O(N)
  * in the nodes.
  */
 #ifndef ACT_OUTLINE_H
@@ -27,21 +30,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A ref handed out by a snapshot: "e<n>" and the node it names. */
+/* A ref handed out by a snapshot: "e<n>" and the backendDOMNodeId of
+ * the node it names (for a snapshot, the element's place in its script's
+ * list). */
 struct act_ref {
 	uint32_t n;
-	int64_t backend_node_id;
+	int64_t id;
 };
 
 /*
- * Builds the outline of nodes (the "nodes" array of the reply; the first
- * is the root) in at most max bytes.  refs (room for CM_SNAPSHOT_REFS_MAX)
+ * Builds the outline of nodes (an array; the first is the root) in at
+ * most max bytes.  refs (room for CM_SNAPSHOT_REFS_MAX)
  * gets the refs, *n_refs their count.  Returns 0 with *text (malloc'd;
  * the caller frees) and *cut (true when the outline did not fit), or -1
  * when nodes is not a non-empty array or memory is short.
  */
 int act_outline(const json_t *nodes, size_t max, struct act_ref *refs,
     size_t *n_refs, char **text, bool *cut);
+
+/* The roles that get a ref, as a new JSON array of strings (NULL when
+ * memory is short): what the snapshot's script counts a ref tag for. */
+json_t *act_outline_acting(void);
 
 /*
  * The words the outline gives the node whose DOM node is backend, or, when

@@ -245,20 +245,6 @@ page_info(struct act_page *p)
 /* ---- elements: by ref or by selector, into p->object */
 
 static void
-page_resolved(struct act_page *p, const json_t *result)
-{
-	const char *id = json_string_value(
-	    json_object_get(json_object_get(result, "object"), "objectId"));
-
-	if (id == NULL || strlen(id) >= sizeof(p->object)) {
-		page_not_found(p, "the element is gone");
-		return;
-	}
-	snprintf(p->object, sizeof(p->object), "%s", id);
-	p->then(p);
-}
-
-static void
 page_queried(struct act_page *p, const json_t *result)
 {
 	const json_t *r = json_object_get(result, "result");
@@ -309,25 +295,10 @@ page_element(
 	const char *ref = json_string_value(json_object_get(p->args, "ref"));
 	const char *sel =
 	    json_string_value(json_object_get(p->args, "selector"));
-	char *end;
-	unsigned long n;
 
 	p->then = then;
 	if (ref != NULL) {
-		if (ref[0] != 'e' || (n = strtoul(ref + 1, &end, 10)) == 0 ||
-		    *end != '\0') {
-			page_not_found(p, "that is not a ref of a snapshot");
-			return;
-		}
-		for (size_t i = 0; i < p->n_refs; i++)
-			if (p->refs[i].n == n) {
-				page_send(p, "DOM.resolveNode",
-				    json_pack("{s:I}", "backendNodeId",
-				        (json_int_t)p->refs[i].backend_node_id),
-				    page_resolved);
-				return;
-			}
-		page_not_found(p, "the ref is stale or unknown");
+		page_snapshot_element(p, ref);
 		return;
 	}
 	if (sel == NULL && !whole_document) {
@@ -549,7 +520,10 @@ act_page_event(struct act_page *p, const char *session, const char *method,
 		id = json_string_value(json_object_get(frame, "id"));
 		if (id != NULL && json_object_get(frame, "parentId") == NULL) {
 			snprintf(p->frame, sizeof(p->frame), "%s", id);
-			p->n_refs = 0; /* a new document: refs are stale */
+			/* A new document: refs are stale, and the snapshot's
+			 * world went with the old one. */
+			p->n_refs = 0;
+			p->world = 0;
 			page_nav_url(p,
 			    json_string_value(json_object_get(frame, "url")));
 			p->commits++;

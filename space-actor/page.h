@@ -45,9 +45,13 @@ struct act_page {
 	char frame[CM_ID_MAX + 1]; /* the main frame, once known */
 	bool loading;              /* the main frame is loading */
 
-	/* Refs of the last snapshot; a navigation clears them. */
+	/* Refs of the last snapshot; a navigation clears them, and the
+	 * snapshot's isolated world of the main frame's document (its
+	 * execution context id; 0: none yet), which holds what they name
+	 * (page_snapshot.c). */
 	struct act_ref *refs;
 	size_t n_refs;
+	int64_t world;
 
 	/* The call in progress. */
 	bool busy, done;

@@ -1,6 +1,7 @@
 /*
  * page_int.h: the steps the capability files share (page.c, page_nav.c,
- * page_read.c, page_input.c, page_capture.c, page_fetch.c).
+ * page_read.c, page_snapshot.c, page_input.c, page_capture.c,
+ * page_fetch.c).
  * Not for drivers: they see page.h alone.
  *
  * A step sends one command and names the step that takes its reply; a
@@ -101,8 +102,12 @@ void page_action_done(struct act_page *p, json_t *result);
 /* The capabilities of page_nav.c. */
 void cap_navigate(struct act_page *p);
 void cap_back(struct act_page *p);
-/* The capabilities of page_read.c. */
+/* The capability of page_snapshot.c, and the element a ref of its last
+ * snapshot names, into p->object, then p->then (element_not_found for a
+ * stale or unknown ref). */
 void cap_snapshot(struct act_page *p);
+void page_snapshot_element(struct act_page *p, const char *ref);
+/* The capabilities of page_read.c. */
 void cap_extract_text(struct act_page *p);
 
 /* wait_for (page_wait.c).  p->poll_at_ms is its bound: act_page_tick

@@ -1,15 +1,11 @@
 /*
- * page_read.c: the capabilities that read the page: snapshot (the
- * accessibility outline of the document as it is, whose refs later calls
- * name elements by),
- * extract_text (an element's or the body's text).
+ * page_read.c: the capability that reads the page's text, extract_text
+ * (an element's or the body's).  The snapshot is page_snapshot.c's, and
+ * wait_for page_wait.c's.
  */
 #include "page.h"
 #include "page_int.h"
 
-#include "outline.h"
-
-#include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
@@ -21,48 +17,6 @@
 static const char JS_TEXT[] =
     "function(){return this.innerText === undefined ? this.textContent : "
     "this.innerText;}";
-
-/* ---- snapshot */
-
-static void
-page_snapshot_tree(struct act_page *p, const json_t *result)
-{
-	json_int_t max =
-	    json_integer_value(json_object_get(p->args, "max_chars"));
-	size_t limit = max <= 0                      ? CM_SNAPSHOT_CHARS_DEFAULT
-	               : max < CM_SNAPSHOT_CHARS_MAX ? (size_t)max
-	                                             : CM_SNAPSHOT_CHARS_MAX;
-	char *text;
-	bool cut;
-
-	if (p->refs == NULL && (p->refs = calloc(CM_SNAPSHOT_REFS_MAX,
-	                            sizeof(*p->refs))) == NULL) {
-		page_fail(p, CM_E_RUNTIME_ERROR, "out of memory");
-		return;
-	}
-	p->n_refs = 0;
-	if (act_outline(json_object_get(result, "nodes"), limit, p->refs,
-	        &p->n_refs, &text, &cut) != 0) {
-		page_fail(p, CM_E_RUNTIME_ERROR,
-		    "the page has no accessibility tree");
-		return;
-	}
-	p->keep = json_pack("{s:s, s:b}", "snapshot", text, "truncated", cut);
-	free(text);
-	if (cut)
-		json_object_set_new(p->keep, "note",
-		    json_string("the outline was cut; raise max_chars or act "
-		                "on the refs shown"));
-	page_info(p);
-}
-
-/* The document as it is: one still loading is read too, and the result
- * says it is loading.  Nothing here waits for the page. */
-void
-cap_snapshot(struct act_page *p)
-{
-	page_send(p, "Accessibility.getFullAXTree", NULL, page_snapshot_tree);
-}
 
 /* ---- extract_text */
 

@@ -1,11 +1,14 @@
 /*
  * fuzz_outline.c: libFuzzer target for the snapshot outline
- * (space-actor/outline.c), built from an Accessibility.getFullAXTree reply.
+ * (space-actor/outline.c), built from a list of nodes in the shape of
+ * Accessibility.getFullAXTree's, as the snapshot's script returns them.
  *
  * Input: two bytes that pick the outline's bound (0..CM_SNAPSHOT_CHARS_MAX,
- * as a snapshot's max_chars does), then the reply's result as the browser
- * sends it, parsed as the CDP client parses every message.  The browser
- * is outside input: its tree may have cycles, shared children, any role.
+ * as a snapshot's max_chars does), then a result {"nodes": [...]} as the
+ * browser sends it, parsed as the CDP client parses every message.  What
+ * the page shows is outside input (names, and through the page's
+ * document its tree), and so is the browser: the list may have cycles,
+ * shared children, any role.
  *
  * Checked beyond "no crash" (and, through libFuzzer's -timeout, beyond
  * "no hang"):

@@ -16,10 +16,17 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#define PAGES_N_MAX 200000 /* ?n= of a page made by code */
+
+static char *pages_links(long n);
+static char *pages_nodes(long n);
+static char *pages_quiet(long n);
+
 /*
  * The site.  A body or a redirect may name the server's own port as %d:
  * "localhost" and "127.0.0.1" reach the same server under two hosts, so a
- * test can allow one and refuse the other.
+ * test can allow one and refuse the other.  A page made by code (made[])
+ * has no body here.
  */
 static const struct {
 	const char *path;
@@ -85,6 +92,30 @@ static const struct {
         "if(m)localStorage.setItem('mark',m[1]);"
         "document.getElementById('s').textContent='storage: '+"
         "(localStorage.getItem('mark')||'none')+'.';</script>"
+        "</body></html>",
+        NULL},
+    /* A long page: ?n=N links in a list, "Link K" to /next?i=K. */
+    {"/links", NULL, NULL},
+    /* A big page: ?n=N elements of every-day kinds, in sections of ten
+     * (a heading, a paragraph with bold text and a link, a list with an
+     * item and a button, a field). */
+    {"/nodes", NULL, NULL},
+    /* A page that says nothing for long: ?n=N elements that print no
+     * line (a div holding a span, N/2 times), then a link "End". */
+    {"/quiet", NULL, NULL},
+    /* A page whose scripts replace what a script reading it would use
+     * (Array's push, Set's has, getAttribute, getComputedStyle, the
+     * title), and set a list of refs of their own. */
+    {"/tamper",
+        "<!doctype html><html><head><title>Tamper</title><script>"
+        "Array.prototype.push=function(){throw new Error('no');};"
+        "Set.prototype.has=function(){return false;};"
+        "Element.prototype.getAttribute=function(){return 'x';};"
+        "window.getComputedStyle=function(){return {display:'none'};};"
+        "Object.defineProperty(Document.prototype,'title',"
+        "{get:function(){return 'Fake';}});"
+        "window.spacedRefs=[document.documentElement];</script></head>"
+        "<body><h1>Untouched</h1><a href=\"/next\">Next page</a>"
         "</body></html>",
         NULL},
     /* A shop whose cookie banner, fixed at the top, covers its Buy
@@ -188,6 +219,17 @@ static const struct {
 
 #define SITE_PAGES (sizeof(site) / sizeof(site[0]))
 
+/* The pages made by code, for the request's ?n= (0 when there is none;
+ * at most PAGES_N_MAX): malloc'd, or NULL when memory is short. */
+static const struct {
+	const char *path;
+	char *(*render)(long n);
+} made_pages[] = {
+    {"/links", pages_links},
+    {"/nodes", pages_nodes},
+    {"/quiet", pages_quiet},
+};
+
 #define PAGES_HELD_MAX 16 /* /hang connections held open at once */
 
 struct tk_pages {
@@ -255,15 +297,124 @@ pages_set_cookie(const char *query, char *out, size_t len)
 		    out, len, "Set-Cookie: %.*s=1; Path=/\r\n", (int)n, v + 4);
 }
 
+/*
+ * A page of units: titled title, with a heading "<n> <title in lower
+ * case>", then open, unit(f, i) for i = 1, 2... while i * per <= n, and
+ * close; malloc'd, or NULL when memory is short.
+ */
+static char *
+pages_repeat(const char *title, long n, const char *open, long per,
+    bool (*unit)(FILE *f, long i), const char *close)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	bool ok;
+
+	if (f == NULL)
+		return NULL;
+	ok = fprintf(f,
+	         "<!doctype html><html><head><title>%s</title></head><body>"
+	         "<h1>%ld %c%s</h1>%s",
+	         title, n, tolower((unsigned char)title[0]), title + 1,
+	         open) > 0;
+	for (long i = 1; ok && i * per <= n; i++)
+		ok = unit(f, i);
+	ok = fprintf(f, "%s</body></html>", close) > 0 && ok;
+	if (fclose(f) != 0 || !ok) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static bool
+pages_link(FILE *f, long i)
+{
+	return fprintf(f, "<li><a href=\"/next?i=%ld\">Link %ld</a></li>", i,
+	           i) > 0;
+}
+
+static char *
+pages_links(long n)
+{
+	return pages_repeat("Links", n, "<ul>", 1, pages_link, "</ul>");
+}
+
+/* Ten elements: div, h2, p, b, a, ul, li, li, button, input. */
+static bool
+pages_section(FILE *f, long i)
+{
+	return fprintf(f,
+	           "<div><h2>Section %ld</h2><p>Text of section %ld, "
+	           "<b>bold</b>, and <a href=\"/next?s=%ld\">link %ld</a>."
+	           "</p><ul><li>Item %ld</li><li><button>Do %ld</button>"
+	           "</li></ul><input aria-label=\"Field %ld\"></div>",
+	           i, i, i, i, i, i, i) > 0;
+}
+
+static char *
+pages_nodes(long n)
+{
+	return pages_repeat("Nodes", n, "", 10, pages_section, "");
+}
+
+static bool
+pages_hush(FILE *f, long i)
+{
+	(void)i;
+	return fputs("<div><span></span></div>", f) >= 0;
+}
+
+static char *
+pages_quiet(long n)
+{
+	return pages_repeat(
+	    "Quiet", n, "", 2, pages_hush, "<a href=\"/next?i=0\">End</a>");
+}
+
+/* The ?n= of query (NULL: none), 0 when there is none, at most
+ * PAGES_N_MAX. */
+static long
+pages_n(const char *query)
+{
+	const char *v = query != NULL ? strstr(query, "n=") : NULL;
+	char *end;
+	long n;
+
+	if (v == NULL)
+		return 0;
+	n = strtol(v + 2, &end, 10);
+	if (end == v + 2 || n < 0)
+		return 0;
+	return n > PAGES_N_MAX ? PAGES_N_MAX : n;
+}
+
+/* Sends all of len bytes of b; false when the peer went away. */
+static bool
+pages_send(int c, const char *b, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = send(c, b, len, MSG_NOSIGNAL);
+
+		if (n <= 0)
+			return false;
+		b += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
 /* Serves one request on c; returns true when c is to be held open
  * unanswered (/hang), false when it is done with. */
 static bool
 pages_serve(struct tk_pages *s, int c)
 {
 	char req[4096], head[640], path[1024], where[256], text[2048];
-	char jar[256], set[64];
+	char jar[256], set[64], *made = NULL;
 	size_t len = 0;
-	const char *body = NULL, *location = NULL;
+	const char *body = NULL, *location = NULL, *page;
+	long count;
 	int status = 404;
 	ssize_t n;
 
@@ -283,6 +434,7 @@ pages_serve(struct tk_pages *s, int c)
 		return false;
 	pages_set_cookie(strchr(path, '?'), set, sizeof(set));
 	pages_cookies(req, jar, sizeof(jar));
+	count = pages_n(strchr(path, '?'));
 	path[strcspn(path, "?")] = '\0';
 	for (size_t i = 0; i < SITE_PAGES; i++)
 		if (strcmp(site[i].path, path) == 0) {
@@ -291,6 +443,10 @@ pages_serve(struct tk_pages *s, int c)
 			status = 200;
 			atomic_fetch_add(&s->hits[i], 1);
 		}
+	for (size_t i = 0; i < sizeof(made_pages) / sizeof(made_pages[0]); i++)
+		if (strcmp(made_pages[i].path, path) == 0 &&
+		    (made = made_pages[i].render(count)) == NULL)
+			return false;
 	if (strcmp(path, "/hang") == 0 && s->n_held < PAGES_HELD_MAX) {
 		s->held[s->n_held++] = c;
 		return true;
@@ -303,7 +459,9 @@ pages_serve(struct tk_pages *s, int c)
 		status = 302;
 		pages_fill(where, sizeof(where), location, s->port, "");
 	}
-	pages_fill(text, sizeof(text), body, s->port, jar);
+	if (made == NULL)
+		pages_fill(text, sizeof(text), body, s->port, jar);
+	page = made != NULL ? made : text;
 	n = snprintf(head, sizeof(head),
 	    "HTTP/1.1 %d %s\r\nContent-Type: %s\r\n"
 	    "Content-Length: %zu\r\n%s%s%s%s%sConnection: close\r\n\r\n",
@@ -313,13 +471,14 @@ pages_serve(struct tk_pages *s, int c)
 	                    : "Not Found",
 	    strcmp(path, "/file") == 0 ? "text/plain"
 	                               : "text/html; charset=utf-8",
-	    strlen(text), location ? "Location: " : "", location ? where : "",
+	    strlen(page), location ? "Location: " : "", location ? where : "",
 	    location ? "\r\n" : "", status == 200 ? set : "",
 	    strcmp(path, "/file") == 0
 	        ? "Content-Disposition: attachment; filename=\"report.txt\"\r\n"
 	        : "");
-	if (send(c, head, (size_t)n, MSG_NOSIGNAL) == n)
-		(void)!send(c, text, strlen(text), MSG_NOSIGNAL);
+	if (pages_send(c, head, (size_t)n))
+		(void)pages_send(c, page, strlen(page));
+	free(made);
 	return false;
 }
 

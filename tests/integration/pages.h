@@ -5,7 +5,11 @@
  * to, the search results (which echo nothing of the query), /redirect
  * (a 302 to /next on host "localhost"), /sub (an image from "localhost"),
  * /cookie (the cookies and the local storage the browser keeps for the
- * site; with ?set=NAME it keeps one more of each), /noise (a tall canvas
+ * site; with ?set=NAME it keeps one more of each), /links?n=N (N links
+ * "Link K" to /next?i=K), /nodes?n=N (N elements of every-day kinds, in
+ * sections of ten), /quiet?n=N (N elements that print nothing, then a
+ * link "End"), /tamper (whose scripts replace the built-ins a
+ * script reading it would use), /noise (a tall canvas
  * of random pixels, whose full-page screenshot is too big to keep),
  * /stuck (whose main thread, once the test opens its gate, blocks in a
  * synchronous request to /hang, which is never answered: its connection

@@ -75,9 +75,9 @@ Test(outline, lines_refs_and_wrappers)
 	cr_assert_not(cut);
 	cr_assert_eq(n, 2);
 	cr_assert_eq(refs[0].n, 1);
-	cr_assert_eq(refs[0].backend_node_id, 60);
+	cr_assert_eq(refs[0].id, 60);
 	cr_assert_eq(refs[1].n, 2);
-	cr_assert_eq(refs[1].backend_node_id, 70);
+	cr_assert_eq(refs[1].id, 70);
 	free(t);
 }
 

@@ -1,0 +1,396 @@
+/*
+ * snapshot_bench: the snapshot on big pages, with the managed driver on a
+ * real Chromium as the actor runs it, and the other way to read a page,
+ * its accessibility tree, by a direct CDP client (cdp_rig.h).  The pages
+ * are the test page server's (pages.h): /nodes?n=N (N elements of
+ * every-day kinds) for N = 1,000, 10,000 and 50,000, /links?n=5000, and
+ * /quiet?n=50000 (50,000 elements that print nothing: the snapshot walks
+ * them all).
+ * Measured, never asserted.
+ *
+ *   snapshot_bench [snapshot] [axtree]   (default: both)
+ *   SNAPSHOT_BENCH_RUNS=N   snapshots per page and bound (default 20)
+ *   SNAPSHOT_BENCH_AX_RUNS=N   reads of each tree way per page (default 3)
+ *
+ *   snapshot   the page navigated to once, then N snapshots at max_chars
+ *              16000 (the default) and 40000: the time of each (the call
+ *              to its end, as df_run runs it), and the bytes of the
+ *              outline and of the whole result.
+ *   axtree     on a page of its own browser: Accessibility.getFullAXTree
+ *              whole, and with depth 3, and (Accessibility enabled) a walk
+ *              in document order by getChildAXNodes from getRootAXNode
+ *              that stops once the names of the nodes it read pass 16000
+ *              bytes: the time, the bytes of the replies (as compact
+ *              JSON), the largest, or that a reply passed CM_CDP_MSG_MAX
+ *              (the client drops it: the call fails).
+ *
+ * Times are printed in ms truncated to the microsecond (never rounded).
+ */
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capability.h"
+#include "cdp_rig.h"
+#include "clock.h"
+#include "driver.h"
+#include "pages.h"
+#include "testkit.h"
+
+#define SB_RUNS_DEFAULT 20
+#define SB_RUNS_MAX 200
+#define SB_WAIT_MS 120000 /* one call, one tree */
+#define SB_NAMES 16000    /* bytes of names the child walk reads */
+
+static const char *const sb_pages[] = {"/nodes?n=1000", "/nodes?n=10000",
+    "/nodes?n=50000", "/links?n=5000", "/quiet?n=50000"};
+#define SB_PAGES (sizeof(sb_pages) / sizeof(sb_pages[0]))
+
+static int port;
+
+/* ---- the capability */
+
+/* One call to its end, as the actor's loop runs it; *result (NULL: not
+ * wanted) gets the result's text, malloc'd. */
+static struct act_outcome
+sb_call(
+    struct act_driver *d, const char *cap, const char *args_json, char **result)
+{
+	struct act_call call = {.task_id = "t", .request_id = "r"};
+	struct act_outcome out;
+	json_t *args = json_loads(args_json, 0, NULL);
+	int64_t end = cm_mono_ms() + SB_WAIT_MS;
+
+	memset(&out, 0, sizeof(out));
+	call.capability = cap;
+	call.args = args;
+	call.deadline_ms = end;
+	if (act_driver_managed.start(d, &call) != 0) {
+		out.err = CM_E_RUNTIME_ERROR;
+		json_decref(args);
+		return out;
+	}
+	for (;;) {
+		struct pollfd fds[8];
+		int64_t wake, now = cm_mono_ms();
+		int n = act_driver_managed.pollfds(d, fds, 8, &wake);
+
+		poll(fds, (nfds_t)n,
+		    wake < 0      ? 100
+		    : wake <= now ? 0
+		                  : (int)(wake - now));
+		if (act_driver_managed.step(d, fds, n, &out) == ACT_DONE)
+			break;
+	}
+	json_decref(args);
+	if (result != NULL)
+		*result = out.result;
+	else
+		free(out.result);
+	out.result = NULL;
+	free(out.artifact);
+	out.artifact = NULL;
+	return out;
+}
+
+static int
+sb_navigate(struct act_driver *d, const char *path)
+{
+	char args[160];
+	struct act_outcome o;
+
+	snprintf(args, sizeof(args), "{\"url\":\"http://127.0.0.1:%d%s\"}",
+	    port, path);
+	o = sb_call(d, "navigate", args, NULL);
+	if (o.err != CM_OK)
+		return tk_fail("snapshot_bench", "navigate %s: %s %s", path,
+		    cm_err_code(o.err), o.message);
+	return 0;
+}
+
+static int
+sb_snapshots(struct act_driver *d, const char *path, int runs)
+{
+	static const int bounds[] = {
+	    CM_SNAPSHOT_CHARS_DEFAULT, CM_SNAPSHOT_CHARS_MAX};
+	int64_t v[SB_RUNS_MAX];
+	char name[96], args[64];
+
+	if (sb_navigate(d, path) != 0)
+		return -1;
+	for (size_t b = 0; b < sizeof(bounds) / sizeof(bounds[0]); b++) {
+		size_t outline = 0, result = 0;
+		bool cut = false;
+
+		snprintf(args, sizeof(args), "{\"max_chars\":%d}", bounds[b]);
+		for (int i = 0; i < runs; i++) {
+			char *text = NULL;
+			int64_t t0 = cm_mono_ns();
+			struct act_outcome o =
+			    sb_call(d, "snapshot", args, &text);
+			json_t *r;
+
+			v[i] = cm_mono_ns() - t0;
+			if (o.err != CM_OK || text == NULL) {
+				free(text);
+				return tk_fail("snapshot_bench",
+				    "snapshot %s: %s %s", path,
+				    cm_err_code(o.err), o.message);
+			}
+			result = strlen(text);
+			r = json_loads(text, 0, NULL);
+			outline =
+			    json_string_length(json_object_get(r, "snapshot"));
+			cut = json_is_true(json_object_get(r, "truncated"));
+			json_decref(r);
+			free(text);
+		}
+		snprintf(name, sizeof(name), "snapshot %s max_chars=%d", path,
+		    bounds[b]);
+		tk_report("snapshot_bench", name, v, runs);
+		printf("snapshot_bench: snapshot %s max_chars=%d "
+		       "outline_bytes=%zu result_bytes=%zu truncated=%d\n",
+		    path, bounds[b], outline, result, cut);
+		fflush(stdout);
+	}
+	return 0;
+}
+
+static int
+sb_capability(int runs)
+{
+	struct cm_config cfg;
+	struct act_env env;
+	struct act_driver *d;
+	char dir[128], err[256], tmp[256];
+	int rc = 0;
+
+	memset(&cfg, 0, sizeof(cfg));
+	memset(&env, 0, sizeof(env));
+	tk_tmpdir(dir, sizeof(dir), "snapbench");
+	snprintf(
+	    tmp, sizeof(tmp), "%s", getenv("TMPDIR") ? getenv("TMPDIR") : "");
+	/* The browser's single-instance directories go with dir. */
+	if (setenv("TMPDIR", dir, 1) != 0) {
+		tk_rmrf(dir);
+		return tk_fail("snapshot_bench", "setenv TMPDIR failed");
+	}
+	snprintf(cfg.data_dir, sizeof(cfg.data_dir), "%s", dir);
+	snprintf(
+	    cfg.chromium_path, sizeof(cfg.chromium_path), "%s", TK_CHROMIUM);
+	env.space_id = "0190a0b0-0000-7000-8000-000000000004";
+	env.instance_id = "0190a0b0-0000-7000-8000-0000000000ad";
+	env.driver = CM_DRIVER_MANAGED;
+	env.cfg = &cfg;
+	if (act_driver_managed.open(&env, &d, err, sizeof(err)) != 0) {
+		tk_rmrf(dir);
+		return tk_fail("snapshot_bench", "open: %s", err);
+	}
+	for (size_t i = 0; i < SB_PAGES && rc == 0; i++)
+		rc = sb_snapshots(d, sb_pages[i], runs);
+	act_driver_managed.close(d);
+	tk_rmrf(dir);
+	if (tmp[0] != '\0')
+		setenv("TMPDIR", tmp, 1);
+	else
+		unsetenv("TMPDIR");
+	return rc;
+}
+
+/* ---- the accessibility tree, by a direct client */
+
+struct sb_read {
+	size_t calls, bytes, biggest, names;
+	bool too_big;
+};
+
+/* One command; its result (the rig's), counted into rd, or NULL. */
+static const json_t *
+sb_ax(struct tk_rig *r, const char *sid, const char *method, json_t *params,
+    struct sb_read *rd)
+{
+	json_t *v = tk_rig_call(r, sid, method, params, SB_WAIT_MS);
+	char *text;
+	size_t n;
+
+	rd->calls++;
+	if (v == NULL) {
+		rd->too_big = r->error_code == ACT_CDP_E_TOO_BIG;
+		return NULL;
+	}
+	text = json_dumps(v, JSON_COMPACT);
+	n = text != NULL ? strlen(text) : 0;
+	free(text);
+	rd->bytes += n;
+	if (n > rd->biggest)
+		rd->biggest = n;
+	return v;
+}
+
+/* The walk of getChildAXNodes from node (a copy the caller owns), in
+ * document order, until rd->names passes SB_NAMES.  -1 when a call
+ * failed. */
+static int
+sb_walk(struct tk_rig *r, const char *sid, json_t *node, struct sb_read *rd)
+{
+	const char *id = json_string_value(json_object_get(node, "nodeId"));
+	const json_t *v;
+	json_t *kids;
+	size_t i;
+	int rc = 0;
+
+	if (rd->names > SB_NAMES || id == NULL ||
+	    json_array_size(json_object_get(node, "childIds")) == 0)
+		return 0;
+	if ((v = sb_ax(r, sid, "Accessibility.getChildAXNodes",
+	         json_pack("{s:s}", "id", id), rd)) == NULL)
+		return -1;
+	kids = json_deep_copy(json_object_get(v, "nodes"));
+	for (i = 0; i < json_array_size(kids); i++) {
+		const char *name = json_string_value(json_object_get(
+		    json_object_get(json_array_get(kids, i), "name"), "value"));
+
+		rd->names += 10 + (name != NULL ? strlen(name) : 0);
+	}
+	for (i = 0; i < json_array_size(kids) && rc == 0; i++)
+		rc = sb_walk(r, sid, json_array_get(kids, i), rd);
+	json_decref(kids);
+	return rc;
+}
+
+enum sb_way { SB_FULL, SB_DEPTH3, SB_CHILDREN, SB_WAYS };
+static const char *const sb_way_name[SB_WAYS] = {
+    "getFullAXTree", "getFullAXTree_depth3", "getChildAXNodes_walk"};
+
+static int
+sb_tree_once(
+    struct tk_rig *r, const char *sid, enum sb_way way, struct sb_read *rd)
+{
+	const json_t *v;
+	json_t *root;
+	int rc;
+
+	memset(rd, 0, sizeof(*rd));
+	if (way == SB_FULL)
+		return sb_ax(r, sid, "Accessibility.getFullAXTree", NULL, rd)
+		           ? 0
+		           : -1;
+	if (way == SB_DEPTH3)
+		return sb_ax(r, sid, "Accessibility.getFullAXTree",
+		           json_pack("{s:i}", "depth", 3), rd)
+		           ? 0
+		           : -1;
+	if (tk_rig_call(r, sid, "Accessibility.enable", NULL, SB_WAIT_MS) ==
+	        NULL ||
+	    (v = sb_ax(r, sid, "Accessibility.getRootAXNode", NULL, rd)) ==
+	        NULL)
+		return -1;
+	root = json_deep_copy(json_object_get(v, "node"));
+	rc = sb_walk(r, sid, root, rd);
+	json_decref(root);
+	tk_rig_call(r, sid, "Accessibility.disable", NULL, SB_WAIT_MS);
+	return rc;
+}
+
+static int
+sb_trees_of(struct tk_rig *r, const char *sid, const char *path, int runs)
+{
+	char url[160], name[96];
+	int64_t v[SB_RUNS_MAX];
+	struct sb_read rd;
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, path);
+	tk_rig_expect(r, "Page.loadEventFired");
+	if (tk_rig_call(r, sid, "Page.navigate", json_pack("{s:s}", "url", url),
+	        SB_WAIT_MS) == NULL ||
+	    !tk_rig_await(r, SB_WAIT_MS))
+		return tk_fail("snapshot_bench", "navigate %s", path);
+	for (int w = 0; w < SB_WAYS; w++) {
+		bool failed = false;
+
+		for (int i = 0; i < runs; i++) {
+			int64_t t0 = cm_mono_ns();
+
+			failed = sb_tree_once(r, sid, (enum sb_way)w, &rd) != 0;
+			v[i] = cm_mono_ns() - t0;
+		}
+		snprintf(
+		    name, sizeof(name), "axtree %s %s", path, sb_way_name[w]);
+		tk_report("snapshot_bench", name, v, runs);
+		printf("snapshot_bench: axtree %s %s %s calls=%zu bytes=%zu "
+		       "biggest_reply=%zu\n",
+		    path, sb_way_name[w],
+		    !failed      ? "ok"
+		    : rd.too_big ? "failed: a reply over CM_CDP_MSG_MAX"
+		                 : "failed",
+		    rd.calls, rd.bytes, rd.biggest);
+		fflush(stdout);
+	}
+	return 0;
+}
+
+static int
+sb_trees(int runs)
+{
+	struct tk_rig r;
+	char err[256], sid[CM_ID_MAX + 1];
+	const json_t *v;
+	int rc = 0;
+
+	if (tk_rig_start(&r, err, sizeof(err)) != 0)
+		return tk_fail("snapshot_bench", "launch: %s", err);
+	if ((v = tk_rig_call(&r, NULL, "Target.createTarget",
+	         json_pack("{s:s}", "url", "about:blank"), SB_WAIT_MS)) ==
+	        NULL ||
+	    (v = tk_rig_call(&r, NULL, "Target.attachToTarget",
+	         json_pack("{s:s, s:b}", "targetId",
+	             json_string_value(json_object_get(v, "targetId")),
+	             "flatten", 1),
+	         SB_WAIT_MS)) == NULL ||
+	    json_string_value(json_object_get(v, "sessionId")) == NULL) {
+		tk_rig_stop(&r);
+		return tk_fail("snapshot_bench", "no page");
+	}
+	snprintf(sid, sizeof(sid), "%s",
+	    json_string_value(json_object_get(v, "sessionId")));
+	if (tk_rig_call(&r, sid, "Page.enable", NULL, SB_WAIT_MS) == NULL)
+		rc = tk_fail("snapshot_bench", "Page.enable failed");
+	for (size_t i = 0; i < SB_PAGES && rc == 0; i++)
+		rc = sb_trees_of(&r, sid, sb_pages[i], runs);
+	tk_rig_stop(&r);
+	return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+	int runs =
+	    tk_knob("SNAPSHOT_BENCH_RUNS", SB_RUNS_DEFAULT, 1, SB_RUNS_MAX);
+	int ax_runs = tk_knob("SNAPSHOT_BENCH_AX_RUNS", 3, 1, SB_RUNS_MAX);
+	bool all = argc < 2, snap = all, ax = all;
+	struct tk_pages *pages;
+	int rc = 0;
+
+	signal(SIGPIPE, SIG_IGN); /* as the actor: a dead browser's pipe */
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "snapshot") == 0)
+			snap = true;
+		else if (strcmp(argv[i], "axtree") == 0)
+			ax = true;
+		else {
+			tk_fail("snapshot_bench", "unknown mode %s", argv[i]);
+			return 2;
+		}
+	}
+	if ((pages = tk_pages_start(&port)) == NULL)
+		return tk_fail("snapshot_bench", "no page server") != 0;
+	if (snap)
+		rc = sb_capability(runs);
+	if (ax && rc == 0)
+		rc = sb_trees(ax_runs);
+	tk_pages_stop(pages);
+	return rc != 0;
+}

@@ -1,0 +1,251 @@
+/*
+ * test_page_snapshot.c: the snapshot on pages too big to read whole, with
+ * the managed driver on a real Chromium, as the actor runs it: a page of
+ * 5,000 links (whose accessibility tree, read whole, was a reply over
+ * CM_CDP_MSG_MAX and failed every snapshot) and one of 50,000 elements.
+ * Each snapshot stays within max_chars, says it was cut and where, and
+ * its refs name the elements their lines show: a click by ref goes where
+ * that link leads.  The page's own scripts cannot change what the
+ * snapshot sees.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "page_fixture.h"
+
+static struct pf_page f;
+
+static void
+setup(void)
+{
+	pf_open(&f, "snap", "0190a0b0-0000-7000-8000-000000000003", 60000);
+}
+
+static void
+teardown(void)
+{
+	pf_close(&f);
+}
+
+TestSuite(page_snapshot, .init = setup, .fini = teardown, .timeout = 300);
+
+static struct act_outcome
+run(const char *cap, const char *args_json, json_t **result)
+{
+	return pf_run(&f, cap, args_json, result);
+}
+
+static const char *
+str(const json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+/* A snapshot with args; it must succeed.  The caller decrefs. */
+static json_t *
+snapshot(const char *args)
+{
+	json_t *res;
+	struct act_outcome o = run("snapshot", args, &res);
+
+	cr_assert_eq(o.err, CM_OK, "snapshot %s: %s (%s)", args,
+	    cm_err_code(o.err), o.message);
+	cr_assert_not_null(res);
+	return res;
+}
+
+/* A cut outline: within max, whole lines, truncated, and a note that
+ * says after which line, why, and what was not read. */
+static void
+cut_within(const json_t *res, size_t max, const char *why)
+{
+	const char *t = str(res, "snapshot"), *note = str(res, "note");
+	size_t lines = 0;
+	char want[64];
+
+	cr_assert_not_null(t);
+	cr_assert_leq(strlen(t), max, "%zu bytes", strlen(t));
+	cr_assert(strlen(t) == 0 || t[strlen(t) - 1] == '\n');
+	cr_assert(json_is_true(json_object_get(res, "truncated")));
+	for (const char *s = t; (s = strchr(s, '\n')) != NULL; s++)
+		lines++;
+	cr_assert_not_null(note);
+	snprintf(want, sizeof(want), "cut after line %zu (", lines);
+	if (lines > 0)
+		cr_assert_not_null(strstr(note, want), "%s", note);
+	cr_assert_not_null(strstr(note, why), "%s", note);
+	cr_assert_not_null(strstr(note, "elements were not read"), "%s", note);
+}
+
+/* The highest K of the lines `link "Link K"` of outline, with its ref. */
+static long
+last_link(const char *outline, char *ref, size_t len)
+{
+	const char *s = outline, *at = NULL;
+	long k = 0;
+
+	while ((s = strstr(s, "link \"Link ")) != NULL)
+		at = s++;
+	cr_assert_not_null(at, "no link in:\n%s", outline);
+	k = strtol(at + 11, NULL, 10);
+	cr_assert_gt(k, 0);
+	df_ref_of(at, "link \"Link ", ref, len);
+	return k;
+}
+
+/* Clicks ref: the browser goes to the page whose url ends in want (the
+ * page that says "You followed the link."; the click may end before the
+ * navigation it started is seen, so the test waits for that page). */
+static void
+click_goes_to_path(const char *ref, const char *want)
+{
+	char args[64];
+	const char *url;
+	json_t *res;
+	struct act_outcome o;
+
+	snprintf(args, sizeof(args), "{\"ref\":\"%s\"}", ref);
+	o = run("click", args, NULL);
+	cr_assert_eq(o.err, CM_OK, "click %s: %s (%s)", ref, cm_err_code(o.err),
+	    o.message);
+	o = run("wait_for",
+	    "{\"text\":\"You followed the link.\",\"timeout_ms\":20000}", NULL);
+	cr_assert_eq(o.err, CM_OK, "after click %s: %s", ref, o.message);
+	res = snapshot("{}");
+	url = str(res, "url");
+	cr_assert_not_null(url);
+	cr_assert(strlen(url) >= strlen(want) &&
+	              strcmp(url + strlen(url) - strlen(want), want) == 0,
+	    "%s went to %s, not %s", ref, url, want);
+	cr_assert_str_eq(str(res, "title"), "Next");
+	json_decref(res);
+}
+
+/* Clicks ref: the browser goes to /next?i=k. */
+static void
+click_goes_to(const char *ref, long k)
+{
+	char want[32];
+
+	snprintf(want, sizeof(want), "/next?i=%ld", k);
+	click_goes_to_path(ref, want);
+}
+
+Test(page_snapshot, a_page_of_5000_links_is_read_within_its_bounds)
+{
+	char ref[32], line[64];
+	json_t *res;
+	long k;
+
+	pf_navigate(&f, "/links?n=5000", "Links");
+	res = snapshot("{}");
+	cut_within(res, CM_SNAPSHOT_CHARS_DEFAULT, "max_chars (16000)");
+	cr_assert_not_null(
+	    strstr(str(res, "snapshot"), "- RootWebArea \"Links\"\n"
+	                                 "  - heading \"5000 links\"\n"
+	                                 "  - list\n"
+	                                 "    - listitem\n"
+	                                 "      - link \"Link 1\" [ref=e1]\n"),
+	    "%s", str(res, "snapshot"));
+	/* The last link shown leads where its line says. */
+	k = last_link(str(res, "snapshot"), ref, sizeof(ref));
+	snprintf(line, sizeof(line), "e%ld", k);
+	cr_assert_str_eq(ref, line, "refs count the links in order");
+	json_decref(res);
+	click_goes_to(ref, k);
+
+	/* The old page's refs are stale now. */
+	snprintf(line, sizeof(line), "{\"ref\":\"%s\"}", ref);
+	cr_assert_eq(run("click", line, NULL).err, CM_E_ELEMENT_NOT_FOUND);
+
+	/* max_chars at its highest shows more, and is a bound too; a ref
+	 * from the middle clicks its own link. */
+	pf_navigate(&f, "/links?n=5000", "Links");
+	res = snapshot("{\"max_chars\":40000}");
+	cut_within(res, CM_SNAPSHOT_CHARS_MAX, "max_chars (40000)");
+	cr_assert_gt(last_link(str(res, "snapshot"), ref, sizeof(ref)), k);
+	df_ref_of(str(res, "snapshot"), "link \"Link 321\"", ref, sizeof(ref));
+	json_decref(res);
+	click_goes_to(ref, 321);
+}
+
+Test(page_snapshot, a_page_of_50000_elements_is_read_within_its_bounds)
+{
+	char ref[32];
+	json_t *res;
+
+	pf_navigate(&f, "/nodes?n=50000", "Nodes");
+	res = snapshot("{}");
+	cut_within(res, CM_SNAPSHOT_CHARS_DEFAULT, "max_chars");
+	/* Text of one paragraph is one line, bold and all; a text that is
+	 * its parent's whole name is not repeated. */
+	cr_assert_not_null(strstr(str(res, "snapshot"),
+	                       "  - heading \"Section 1\"\n"
+	                       "  - paragraph\n"
+	                       "    - text \"Text of section 1, bold, and\"\n"
+	                       "    - link \"link 1\" [ref=e1]\n"
+	                       "    - text \".\"\n"
+	                       "  - list\n"
+	                       "    - listitem\n"
+	                       "      - text \"Item 1\"\n"
+	                       "    - listitem\n"
+	                       "      - button \"Do 1\" [ref=e2]\n"
+	                       "  - textbox \"Field 1\" [ref=e3]\n"),
+	    "%s", str(res, "snapshot"));
+	json_decref(res);
+	res = snapshot("{\"max_chars\":40000}");
+	cut_within(res, CM_SNAPSHOT_CHARS_MAX, "max_chars");
+	df_ref_of(str(res, "snapshot"), "button \"Do 7\"", ref, sizeof(ref));
+	json_decref(res);
+	/* Small bounds too, down to one where not even the page's own line
+	 * fits. */
+	res = snapshot("{\"max_chars\":100}");
+	cut_within(res, 100, "max_chars (100)");
+	json_decref(res);
+	res = snapshot("{\"max_chars\":5}");
+	cut_within(res, 5, "max_chars (5)");
+	cr_assert_str_eq(str(res, "snapshot"), "");
+	cr_assert_not_null(strstr(str(res, "note"), "nothing fit"));
+	json_decref(res);
+}
+
+/* The snapshot's script runs where the page's cannot reach: what they
+ * replaced or set is not what it uses, and the refs are its own. */
+Test(page_snapshot, the_page_cannot_change_what_the_snapshot_sees)
+{
+	json_t *res;
+
+	pf_navigate(&f, "/tamper", "Tamper");
+	res = snapshot("{}");
+	cr_assert_str_eq(str(res, "snapshot"),
+	    "- RootWebArea \"Tamper\"\n"
+	    "  - heading \"Untouched\"\n"
+	    "  - link \"Next page\" [ref=e1]\n");
+	cr_assert(json_is_false(json_object_get(res, "truncated")));
+	cr_assert_null(json_object_get(res, "note"));
+	json_decref(res);
+	click_goes_to_path("e1", "/next");
+}
+
+/* A page that prints nothing for long is walked to its end, up to the
+ * walk's own bound, which the note names. */
+Test(page_snapshot, the_walk_is_bounded_too)
+{
+	json_t *res;
+
+	pf_navigate(&f, "/quiet?n=1000", "Quiet");
+	res = snapshot("{}");
+	cr_assert_str_eq(str(res, "snapshot"), "- RootWebArea \"Quiet\"\n"
+	                                       "  - heading \"1000 quiet\"\n"
+	                                       "  - link \"End\" [ref=e1]\n");
+	cr_assert(json_is_false(json_object_get(res, "truncated")));
+	json_decref(res);
+	pf_navigate(&f, "/quiet?n=200000", "Quiet");
+	res = snapshot("{}");
+	cut_within(res, CM_SNAPSHOT_CHARS_DEFAULT,
+	    "the walk reached its 200000 nodes");
+	cr_assert_null(strstr(str(res, "snapshot"), "End"));
+	json_decref(res);
+}
