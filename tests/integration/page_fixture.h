@@ -1,9 +1,8 @@
 /*
- * page_fixture.h: a managed driver on a real Chromium, run as the actor
- * runs it (driver_fixture.h), and the test page server (pages.h), in a
- * temporary data dir of the test's own, which is the browsers' TMPDIR
- * too: Chromium's single-instance directories (under $TMPDIR, left by
- * every browser killed) go with it.  Header-only.
+ * page_fixture.h: a managed driver on a real Chromium, open in a test
+ * world (driver_fixture.h's df_world: its data dir, which is the
+ * browsers' TMPDIR too, and the test page server), run as the actor runs
+ * it.  Header-only.
  */
 #ifndef SPACED_PAGE_FIXTURE_H
 #define SPACED_PAGE_FIXTURE_H
@@ -21,11 +20,7 @@
 #include "testkit.h"
 
 struct pf_page {
-	struct cm_config cfg;
-	struct act_env env;
-	struct tk_pages *pages;
-	int port;
-	char dir[256];
+	struct df_world w; /* the data dir, the Space's env, the pages */
 	struct act_driver *drv;
 	int wait_ms; /* the most one call may take */
 };
@@ -37,21 +32,12 @@ pf_open(struct pf_page *f, const char *tag, const char *space_id, int wait_ms)
 {
 	char err[256];
 
-	signal(SIGPIPE, SIG_IGN); /* as the actor: a dead browser's pipe */
 	memset(f, 0, sizeof(*f));
 	f->wait_ms = wait_ms;
-	tk_tmpdir(f->dir, sizeof(f->dir), tag);
-	cr_assert_eq(setenv("TMPDIR", f->dir, 1), 0);
-	snprintf(f->cfg.data_dir, sizeof(f->cfg.data_dir), "%s", f->dir);
-	snprintf(f->cfg.chromium_path, sizeof(f->cfg.chromium_path), "%s",
-	    "/usr/bin/chromium");
-	f->env.space_id = space_id;
-	f->env.instance_id = "0190a0b0-0000-7000-8000-0000000000ab";
-	f->env.driver = CM_DRIVER_MANAGED;
-	f->env.cfg = &f->cfg;
-	cr_assert_not_null(f->pages = tk_pages_start(&f->port));
+	df_world_setup(
+	    &f->w, tag, space_id, "0190a0b0-0000-7000-8000-0000000000ab");
 	cr_assert_eq(
-	    act_driver_managed.open(&f->env, &f->drv, err, sizeof(err)), 0,
+	    act_driver_managed.open(&f->w.env, &f->drv, err, sizeof(err)), 0,
 	    "%s", err);
 }
 
@@ -59,8 +45,7 @@ static inline void
 pf_close(struct pf_page *f)
 {
 	act_driver_managed.close(f->drv);
-	tk_pages_stop(f->pages);
-	tk_rmrf(f->dir);
+	df_world_teardown(&f->w);
 }
 
 /* One call of cap with args_json to its end (df_run). */
@@ -81,7 +66,7 @@ pf_navigate(struct pf_page *f, const char *path, const char *title)
 	struct act_outcome o;
 
 	snprintf(args, sizeof(args), "{\"url\":\"http://127.0.0.1:%d%s\"}",
-	    f->port, path);
+	    f->w.port, path);
 	o = pf_run(f, "navigate", args, &res);
 	cr_assert_eq(
 	    o.err, CM_OK, "navigate: %s %s", cm_err_code(o.err), o.message);
