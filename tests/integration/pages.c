@@ -196,6 +196,12 @@ static const struct {
         "<!doctype html><html><head><title>Files</title></head><body>"
         "<a id=\"dl\" href=\"/file\">Report</a></body></html>",
         NULL},
+    /* An order page whose title repeats words of its body. */
+    {"/order",
+        "<!doctype html><html><head><title>Order summary for Alice"
+        "</title></head><body><h1>Order summary</h1><p>Alice</p>"
+        "<p>summary</p><a href=\"/next\">Pay now</a></body></html>",
+        NULL},
     /* A page that changes later: its button shows "Ready" 300 ms after
      * a click, and its link leads to /next 200 ms after one. */
     {"/later",

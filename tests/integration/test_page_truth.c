@@ -502,3 +502,24 @@ Test(page_truth, wait_for_ends_on_the_change_it_waits_for)
 	cr_assert_eq(o.err, CM_E_ELEMENT_NOT_FOUND, "%s", cm_err_code(o.err));
 	cr_assert_not_null(strstr(o.message, "timeout_ms"), "%s", o.message);
 }
+
+/* The snapshot keeps every text a person sees: one that is part of the
+ * page's title, or of a heading's name, stays. */
+Test(page_truth, the_snapshot_keeps_text_the_title_repeats)
+{
+	json_t *res;
+	struct act_outcome o;
+	const char *t;
+
+	open_page("/order", "Order summary for Alice");
+	o = run("snapshot", "{}", &res);
+	cr_assert_eq(o.err, CM_OK, "snapshot: %s", o.message);
+	t = str(res, "snapshot");
+	cr_assert_not_null(strstr(t, "heading \"Order summary\""), "%s", t);
+	cr_assert_not_null(strstr(t, "text \"Alice\""), "%s", t);
+	cr_assert_not_null(strstr(t, "text \"summary\""), "%s", t);
+	/* A link's own label is its name, not a text of its own. */
+	cr_assert_not_null(strstr(t, "link \"Pay now\" [ref="), "%s", t);
+	cr_assert_null(strstr(t, "text \"Pay now\""), "%s", t);
+	json_decref(res);
+}
