@@ -69,3 +69,10 @@ cm_event_kind_ends_task(enum cm_event_kind k)
 	return cm_task_status_terminal(
 	    cm_task_status_parse(cm_event_kind_name(k)));
 }
+
+bool
+cm_event_kind_of_page(enum cm_event_kind k)
+{
+	return k == CM_EV_DIALOG || k == CM_EV_TAB_OPENED ||
+	       k == CM_EV_DOWNLOAD;
+}
