@@ -39,19 +39,6 @@ act_write_begin(struct act_write *w)
 	cm_uuid7(w->op_id);
 }
 
-/* Cuts s to at most max bytes without splitting a UTF-8 sequence. */
-static void
-utf8_cut(char *s, size_t max)
-{
-	size_t n = strlen(s);
-
-	if (n <= max)
-		return;
-	while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
-		max--;
-	s[max] = '\0';
-}
-
 void
 act_task_drop(struct actor *a)
 {
@@ -84,12 +71,9 @@ record_outcome(struct actor *a, enum cm_task_status status, const char *result,
 	a->out_code = status == CM_TASK_FAILED ? cm_err_code(err) : NULL;
 	if (result != NULL)
 		a->out_result = cm_redact_result(result, strlen(result), sec);
-	if (a->out_code != NULL) {
-		a->out_message = cm_redact_text(
-		    message ? message : "", message ? strlen(message) : 0, sec);
-		if (a->out_message != NULL)
-			utf8_cut(a->out_message, CM_ERROR_MESSAGE_MAX);
-	}
+	if (a->out_code != NULL)
+		a->out_message = cm_redact_text_max(message ? message : "",
+		    message ? strlen(message) : 0, sec, CM_ERROR_MESSAGE_MAX);
 	act_write_begin(&a->outcome);
 }
 
