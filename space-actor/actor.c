@@ -485,6 +485,20 @@ egress_refused(void *arg, const char *host, const char *reason)
 	act_blocked_add(arg, host, reason);
 }
 
+/* What the page did (a dialog, a tab, a download): queued as a page
+ * event, recorded in order by the loop's store calls.  It is the
+ * running task's while its call runs (its cleanup included); once the
+ * outcome is decided, or between tasks, it is none's. */
+static void
+page_did(void *arg, const struct act_page_event *ev)
+{
+	struct actor *a = arg;
+
+	act_page_log_add(&a->page, ev,
+	    a->have_task && !a->outcome.pending ? a->task_id : NULL,
+	    &a->inst.secrets, a->space_id);
+}
+
 /* The egress proxy of a managed runtime, with the config's bounds. */
 static int
 open_egress(struct actor *a, char *err, size_t len)
@@ -506,6 +520,9 @@ open_runtime(struct actor *a, struct act_driver **warm,
 {
 	bool managed = a->inst.env.driver == CM_DRIVER_MANAGED;
 
+	/* What the page does goes to the Space's log, in order. */
+	a->inst.env.page_event = page_did;
+	a->inst.env.page_event_arg = a;
 	if (*warm != NULL && *warm_egress != NULL && warm_fits(&a->inst.env)) {
 		a->ops = &act_driver_managed;
 		a->drv = *warm;
@@ -619,6 +636,7 @@ out:
 	if (a.inst.env.driver == CM_DRIVER_MANAGED)
 		act_managed_sweep(cfg);
 	act_task_drop(&a);
+	act_page_log_clear(&a.page);
 	cm_rpc_async_close(a.call);
 	act_instance_fini(&a.inst);
 	pr_rep_free(&a.load);
