@@ -496,6 +496,8 @@ act_page_event(struct act_page *p, const char *session, const char *method,
 		page_nav_event(p, PAGE_NAV_LOAD);
 	} else if (strcmp(method, "Page.javascriptDialogOpening") == 0) {
 		page_dialog(p, params);
+	} else if (strcmp(method, "Page.windowOpen") == 0) {
+		page_window_open(p, params);
 	} else if (strcmp(method, "Inspector.targetCrashed") == 0) {
 		act_page_lost(p, "the page crashed");
 	}

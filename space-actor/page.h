@@ -106,6 +106,9 @@ struct act_page {
 		char name[CM_DOWNLOAD_NAME_MAX + 1];
 	} downloads[CM_PAGE_DOWNLOADS_MAX];
 	int n_downloads;
+	/* The url of the last window the page asked for (Page.windowOpen),
+	 * until a tab takes it; "" for none, or one too long to keep. */
+	char window_url[CM_URL_MAX + 1];
 	/* The url the main frame committed during the call ("" when none,
 	 * or one too long to keep). */
 	char nav_url[CM_URL_MAX + 1];

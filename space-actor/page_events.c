@@ -51,6 +51,16 @@ page_dialog(struct act_page *p, const json_t *params)
 }
 
 void
+page_window_open(struct act_page *p, const json_t *params)
+{
+	const char *url = json_string_value(json_object_get(params, "url"));
+
+	if (url == NULL || strlen(url) >= sizeof(p->window_url))
+		url = "";
+	snprintf(p->window_url, sizeof(p->window_url), "%s", url);
+}
+
+void
 act_page_tab_opened(struct act_page *p, const char *url, bool refused)
 {
 	struct act_page_event ev = {.kind = CM_EV_TAB_OPENED};
@@ -61,9 +71,12 @@ act_page_tab_opened(struct act_page *p, const char *url, bool refused)
 		else
 			p->tabs_opened++;
 	}
-	ev.url = url != NULL ? url : "";
+	/* A new tab's target has no url yet: it is the one the page asked
+	 * for as it opened it. */
+	ev.url = url != NULL && url[0] != '\0' ? url : p->window_url;
 	ev.closed = refused;
 	page_tell(p, &ev);
+	p->window_url[0] = '\0';
 }
 
 /* The name a site suggested for a download, as a result may show it:

@@ -61,6 +61,11 @@ void page_blocked(struct act_page *p);
  * dismissed; on_event is told. */
 void page_dialog(struct act_page *p, const json_t *params);
 
+/* Page.windowOpen (page_events.c): the url the page asks a new window
+ * of, kept for the tab that the browser then makes (its target shows no
+ * url yet). */
+void page_window_open(struct act_page *p, const json_t *params);
+
 /* The interception of page_fetch.c.  A request of the page paused
  * (Fetch.requestPaused): let through or failed as blocked by the client;
  * a refusal of the page's own document sets p->blocked_host. */

@@ -134,6 +134,25 @@ Test(page_events, a_tab_is_told_kept_or_closed)
 	act_page_fini(&page);
 }
 
+/* A new tab's target shows no url yet: the tab gets the one the page
+ * asked a window of, once. */
+Test(page_events, a_tab_with_no_url_yet_has_the_one_its_page_asked_for)
+{
+	json_t *params = json_pack("{s:s}", "url", "http://127.0.0.1/next");
+
+	page_up();
+	act_page_event(&page, "session", "Page.windowOpen", params);
+	json_decref(params);
+	act_page_tab_opened(&page, "", false);
+	act_page_tab_opened(&page, "", false);
+	act_page_tab_opened(&page, "http://127.0.0.1/own", false);
+	cr_assert_eq(n_told, 3);
+	cr_assert_str_eq(told[0].url, "http://127.0.0.1/next");
+	cr_assert_str_eq(told[1].url, "", "a url taken twice");
+	cr_assert_str_eq(told[2].url, "http://127.0.0.1/own");
+	act_page_fini(&page);
+}
+
 /* ---- the actor's side ---------------------------------------------------- */
 
 static json_t *
