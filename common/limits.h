@@ -257,8 +257,21 @@
 /* Tabs a Space's page may have opened and still open (popups, links to a
  * new tab); past it a new one is closed as it opens. */
 #define CM_TABS_MAX 8
-/* Bytes of a download's suggested name a result shows. */
+/* Bytes of a download's suggested name a result or an event shows. */
 #define CM_DOWNLOAD_NAME_MAX 200
+/* Bytes of a dialog's message, and of a prompt's default text, that its
+ * dialog event shows (redacted, then cut on a character boundary). */
+#define CM_DIALOG_MESSAGE_MAX 500
+/* Downloads under way whose end a page's events tell, at most: one begun
+ * past them has its begin event only. */
+#define CM_PAGE_DOWNLOADS_MAX 8
+/*
+ * The payload of a page event (space.page_event), as JSON text: the
+ * longest a dialog, a tab_opened (its url at most CM_URL_MAX) or a
+ * download payload can be, even with every byte of its strings escaped
+ * in six (a control character's JSON escape).
+ */
+#define CM_PAGE_EVENT_PAYLOAD_MAX (16 * 1024)
 /* A navigation whose document is a download ends once the download has;
  * the browser begins it within this, or the navigation fails. */
 #define CM_NAV_DOWNLOAD_START_MS 5000
@@ -382,6 +395,11 @@
 /* One network_blocked event per host and reason this often, at most: a
  * browser retries what was refused, and the log is the Space's. */
 #define CM_ACTOR_BLOCKED_REPEAT_MS 1000
+/* Page events (dialog, tab_opened, download) not yet recorded, and how
+ * many are queued a second at most: a page that opens dialogs in a loop
+ * must not fill the Space's log; past either, an event is only logged. */
+#define CM_ACTOR_PAGE_EVENTS_MAX 16
+#define CM_ACTOR_PAGE_EVENTS_PER_S 20
 /*
  * Warm standby.  The supervisor hands a Space to a standby actor with one
  * message on its wake pipe: CM_WAKE_ADOPT, the Space's id, then '\n'

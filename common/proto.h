@@ -122,7 +122,8 @@ enum pr_type { PR_STR, PR_INT, PR_BOOL, PR_STRLIST, PR_BIN };
 	X(MIME, mime, PR_STR, CM_MIME_MAX)                            \
 	X(ARTIFACT, artifact, PR_BIN, CM_ARTIFACT_MAX)                \
 	X(ERROR_MESSAGE, error_message, PR_STR, CM_ERROR_MESSAGE_MAX) \
-	X(WAIT_MS, wait_ms, PR_INT, 0)
+	X(WAIT_MS, wait_ms, PR_INT, 0)                                \
+	X(PAYLOAD, payload, PR_STR, CM_PAGE_EVENT_PAYLOAD_MAX)
 
 enum pr_field {
 #define PR_F_ENUM(e, m, t, max) PR_F_##e,
@@ -156,6 +157,14 @@ enum pr_field {
  * same group, and it is answered with what it then finds; otherwise it is
  * answered no task when the time is up.  sup.finalize_lost drops the held
  * claim of the Space's lost actor unanswered.
+ *
+ * space.network_blocked and space.page_event are the actor's record of
+ * what its runtime did besides a task's result: a refusal of the egress
+ * proxy, and what the page did (kind dialog, tab_opened or download,
+ * cm_event_kind_of_page; payload its JSON object, bounded and redacted by
+ * the actor, its shape checked by the store, docs/api.md).  A page event
+ * names the task during which it happened, if any: the store records it
+ * with that task while the task runs, and with none once it has ended.
  */
 #define PR_W PRM(OP_ID)
 #define PR_OPS(X)                                                              \
@@ -202,6 +211,8 @@ enum pr_field {
 	    PRM(ERROR_MESSAGE) | PRM(INSTANCE_STATUS))                         \
 	X(SPACE_NETWORK_BLOCKED, "space.network_blocked", true,                \
 	    PR_W | PRM(SPACE_ID) | PRM(HOST) | PRM(ERROR_CODE), 0)             \
+	X(SPACE_PAGE_EVENT, "space.page_event", true,                          \
+	    PR_W | PRM(SPACE_ID) | PRM(KIND) | PRM(PAYLOAD), PRM(TASK_ID))     \
 	X(TASK_SUBMIT, "task.submit", true,                                    \
 	    PR_W | PRM(WORKSPACE_ID) | PRM(SPACE_ID) | PRM(REQUEST_ID) |       \
 	        PRM(CAPABILITY),                                               \

@@ -508,3 +508,19 @@ cm_redact_text(const char *in, size_t len, const struct cm_secrets *s)
 	cm_rd_ctx_fini(&c);
 	return out;
 }
+
+char *
+cm_redact_text_max(
+    const char *in, size_t len, const struct cm_secrets *s, size_t max)
+{
+	char *out = cm_redact_text(in, len, s);
+	size_t n = out != NULL ? strlen(out) : 0;
+
+	if (n <= max)
+		return out;
+	/* Back to the start of the character that crosses max. */
+	while (max > 0 && ((unsigned char)out[max] & 0xC0) == 0x80)
+		max--;
+	out[max] = '\0';
+	return out;
+}

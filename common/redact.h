@@ -43,6 +43,15 @@ int cm_secrets_add(struct cm_secrets *s, const char *lit);
  */
 char *cm_redact_text(const char *in, size_t len, const struct cm_secrets *s);
 
+/*
+ * The same, cut to at most max bytes without splitting a UTF-8 character:
+ * redacted first, so that a cut never leaves part of a secret the whole
+ * of it would have matched.  Bounded text shown to clients (an error
+ * message, a dialog's) goes through this.
+ */
+char *cm_redact_text_max(
+    const char *in, size_t len, const struct cm_secrets *s, size_t max);
+
 /* Redacts every string (and secret-named member) of v in place. */
 int cm_redact_json(json_t *v, const struct cm_secrets *s);
 

@@ -84,3 +84,10 @@ cm_profile_refusal(enum cm_profile_mode m, const char *profile)
 		return "profile must be an absolute path";
 	return NULL;
 }
+
+bool
+cm_event_kind_of_page(enum cm_event_kind k)
+{
+	return k == CM_EV_DIALOG || k == CM_EV_TAB_OPENED ||
+	       k == CM_EV_DOWNLOAD;
+}

@@ -35,7 +35,8 @@
 	X(CM_INSTANCE_UNAVAILABLE, "unavailable") \
 	X(CM_INSTANCE_DISABLED, "disabled")
 
-/* Event kinds: task events, Space events, runtime events. */
+/* Event kinds: task events, Space events, runtime events (the egress
+ * proxy's refusals; the page's dialogs, tabs and downloads). */
 #define CM_EVENT_KINDS(X)                                    \
 	X(CM_EV_QUEUED, "queued")                            \
 	X(CM_EV_STARTED, "started")                          \
@@ -47,6 +48,9 @@
 	X(CM_EV_SPACE_CLOSED, "space_closed")                \
 	X(CM_EV_SPACE_ERROR, "space_error")                  \
 	X(CM_EV_NETWORK_BLOCKED, "network_blocked")          \
+	X(CM_EV_DIALOG, "dialog")                            \
+	X(CM_EV_TAB_OPENED, "tab_opened")                    \
+	X(CM_EV_DOWNLOAD, "download")                        \
 	/* A wake-up notice only (proto.h), never stored. */ \
 	X(CM_EV_CLOSE_REQUESTED, "close_requested")
 
@@ -106,6 +110,9 @@ enum cm_event_kind cm_event_kind_parse(const char *s);
 bool cm_event_kind_is(const char *s, enum cm_event_kind want);
 /* completed, failed or cancelled: the event that ends its task. */
 bool cm_event_kind_ends_task(enum cm_event_kind k);
+/* dialog, tab_opened or download: an event of the Space's page, which
+ * its actor records (space.page_event) and no other op writes. */
+bool cm_event_kind_of_page(enum cm_event_kind k);
 
 const char *cm_driver_name(enum cm_driver d);
 /* The driver named s, or CM_DRIVER__COUNT. */

@@ -39,19 +39,6 @@ act_write_begin(struct act_write *w)
 	cm_uuid7(w->op_id);
 }
 
-/* Cuts s to at most max bytes without splitting a UTF-8 sequence. */
-static void
-utf8_cut(char *s, size_t max)
-{
-	size_t n = strlen(s);
-
-	if (n <= max)
-		return;
-	while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
-		max--;
-	s[max] = '\0';
-}
-
 void
 act_task_drop(struct actor *a)
 {
@@ -84,12 +71,9 @@ record_outcome(struct actor *a, enum cm_task_status status, const char *result,
 	a->out_code = status == CM_TASK_FAILED ? cm_err_code(err) : NULL;
 	if (result != NULL)
 		a->out_result = cm_redact_result(result, strlen(result), sec);
-	if (a->out_code != NULL) {
-		a->out_message = cm_redact_text(
-		    message ? message : "", message ? strlen(message) : 0, sec);
-		if (a->out_message != NULL)
-			utf8_cut(a->out_message, CM_ERROR_MESSAGE_MAX);
-	}
+	if (a->out_code != NULL)
+		a->out_message = cm_redact_text_max(message ? message : "",
+		    message ? strlen(message) : 0, sec, CM_ERROR_MESSAGE_MAX);
 	act_write_begin(&a->outcome);
 }
 
@@ -533,6 +517,20 @@ egress_refused(void *arg, const char *host, const char *reason)
 	act_blocked_add(arg, host, reason);
 }
 
+/* What the page did (a dialog, a tab, a download): queued as a page
+ * event, recorded in order by the loop's store calls.  It is the
+ * running task's while its call runs (its cleanup included); once the
+ * outcome is decided, or between tasks, it is none's. */
+static void
+page_did(void *arg, const struct act_page_event *ev)
+{
+	struct actor *a = arg;
+
+	act_page_log_add(&a->page, ev,
+	    a->have_task && !a->outcome.pending ? a->task_id : NULL,
+	    &a->inst.secrets, a->space_id);
+}
+
 /* The egress proxy of a managed runtime, with the config's bounds. */
 static int
 open_egress(struct actor *a, char *err, size_t len)
@@ -554,6 +552,9 @@ open_runtime(struct actor *a, struct act_driver **warm,
 {
 	bool managed = a->inst.env.driver == CM_DRIVER_MANAGED;
 
+	/* What the page does goes to the Space's log, in order. */
+	a->inst.env.page_event = page_did;
+	a->inst.env.page_event_arg = a;
 	if (*warm != NULL && *warm_egress != NULL && warm_fits(&a->inst.env)) {
 		a->ops = &act_driver_managed;
 		a->drv = *warm;
@@ -672,6 +673,7 @@ out:
 	if (a.inst.env.driver == CM_DRIVER_MANAGED)
 		act_managed_sweep(cfg);
 	act_task_drop(&a);
+	act_page_log_clear(&a.page);
 	cm_rpc_async_close(a.call);
 	act_instance_fini(&a.inst);
 	pr_rep_free(&a.load);

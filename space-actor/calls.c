@@ -1,7 +1,8 @@
 /*
  * calls.c: an actor's store calls (see loop.h).  One call is under way at
  * a time, on one asynchronous handle whose fd the loop polls; what must
- * be recorded goes first, in order (a cancel request before the cancelled
+ * be recorded goes first, in order (what the page did during a task
+ * before the task's outcome, a cancel request before the cancelled
  * outcome, an outcome before the next claim, a Space's error after the
  * task's outcome).  A write keeps its op_id across attempts (common/rpc)
  * and across retries after an error reply, so the store applies it once.
@@ -184,6 +185,19 @@ on_blocked(struct actor *a, const struct pr_rep *r)
 	    (size_t)(--a->n_blocked) * sizeof(a->blocked[0]));
 }
 
+static void
+on_page_event(struct actor *a, const struct pr_rep *r)
+{
+	if (retry_later(a, r))
+		return;
+	/* Refused (a bug): nothing would make it go in. */
+	if (r->err != CM_OK)
+		cm_warnx("actor: %s event of space %s: %s",
+		    cm_event_kind_name(a->page.ev[0].kind), a->space_id,
+		    r->msg ? r->msg : cm_err_code(r->err));
+	act_page_log_pop(&a->page);
+}
+
 /* Takes the outcome of the call under way, if it has ended. */
 void
 act_calls_take(struct actor *a)
@@ -215,6 +229,9 @@ act_calls_take(struct actor *a)
 		break;
 	case CALL_BLOCKED:
 		on_blocked(a, &r);
+		break;
+	case CALL_PAGE_EVENT:
+		on_page_event(a, &r);
 		break;
 	case CALL_NONE:
 		break;
@@ -248,10 +265,27 @@ act_calls_next(struct actor *a)
 {
 	int64_t now = cm_mono_ms();
 	struct pr_req q;
+	bool beat_due;
 
 	if (a->inflight != CALL_NONE || now < a->retry_at_ms)
 		return;
-	if (a->have_task && a->cancel.pending) {
+	beat_due = a->have_task && !a->outcome.pending && !a->stopping &&
+	           now >= a->next_heartbeat_ms;
+	if (a->page.n > 0 && !beat_due) {
+		/* First: what the page did during a task goes in before the
+		 * task's cancel and outcome, between its started and its end.
+		 * A heartbeat that is due goes before it: a busy page never
+		 * costs the lease. */
+		req_init(&q, PR_OP_SPACE_PAGE_EVENT);
+		q.op_id = a->page.ev[0].op_id;
+		q.space_id = a->space_id;
+		q.kind = cm_event_kind_name(a->page.ev[0].kind);
+		q.payload = a->page.ev[0].payload;
+		q.task_id = a->page.ev[0].task_id[0] != '\0'
+		                ? a->page.ev[0].task_id
+		                : NULL;
+		call_start(a, CALL_PAGE_EVENT, &q, CM_ACTOR_ATTEMPT_MS, 0);
+	} else if (a->have_task && a->cancel.pending) {
 		req_init(&q, PR_OP_TASK_CANCEL);
 		q.op_id = a->cancel.op_id;
 		q.workspace_id = a->inst.workspace_id;

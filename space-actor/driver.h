@@ -21,6 +21,33 @@
 #include "redact.h"
 #include "status.h"
 
+/*
+ * What a Space's page did besides a call's result (page_events.c): it
+ * opened a dialog, opened a tab, or began or ended a download.  kind is
+ * CM_EV_DIALOG, CM_EV_TAB_OPENED or CM_EV_DOWNLOAD, and only its kind's
+ * members are set, raw: the actor bounds and redacts them into the
+ * event's payload (docs/api.md).  Every string is borrowed for the call.
+ */
+struct act_page_event {
+	enum cm_event_kind kind;
+	/* dialog */
+	const char *type; /* alert, confirm, prompt or beforeunload */
+	const char *message;
+	const char *default_prompt; /* a prompt's; NULL for another type */
+	bool accepted;              /* accepted, not dismissed */
+	/* tab_opened */
+	const char *url;
+	bool closed; /* closed as it opened: CM_TABS_MAX were open */
+	/* download */
+	const char *name;  /* the site's name for it: bounded, no path */
+	const char *state; /* in_progress (begun), completed or canceled */
+	int64_t bytes;
+};
+
+/* Told of one such event, on the actor's loop, as the page's CDP event
+ * arrives; it must return at once (the actor only queues it). */
+typedef void (*act_page_event_fn)(void *arg, const struct act_page_event *ev);
+
 /* What a driver is opened with: the instance as the store knows it. */
 struct act_env {
 	const char *space_id;
@@ -36,6 +63,12 @@ struct act_env {
 	/* managed: the Space's egress proxy (egress.h), which every request
 	 * of the browser goes through; owned by the actor.  NULL: none. */
 	struct act_egress *egress;
+	/* managed and cdp: told of what the page does besides a call's
+	 * result, with page_event_arg (NULL: nobody is).  The actor records
+	 * each in the Space's log; the driver hands it to the page through
+	 * the session (act_session_events).  The fake driver has no page. */
+	act_page_event_fn page_event;
+	void *page_event_arg;
 };
 
 struct act_call {
@@ -136,7 +169,8 @@ int act_managed_standby_open(const struct cm_config *cfg,
 /* False once the standby's browser went away (or never started). */
 bool act_managed_alive(const struct act_driver *d);
 /* The Space whose instance env is takes the browser: its network policy
- * holds from now on.  env must outlive d. */
+ * holds from now on, and its page's events go to env's page_event.  env
+ * must outlive d. */
 void act_managed_adopt(struct act_driver *d, const struct act_env *env);
 /*
  * Removes what is left under <data_dir>/profiles: the standby profiles

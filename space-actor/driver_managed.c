@@ -284,8 +284,11 @@ md_open(const struct act_env *env, struct act_driver **out, char *err,
 		snprintf(err, errlen, "the profile path is too long");
 		return -1;
 	}
-	return md_new(env->cfg, env->policy, env->egress, profile, ephemeral,
-	    out, err, errlen);
+	if (md_new(env->cfg, env->policy, env->egress, profile, ephemeral, out,
+	        err, errlen) != 0)
+		return -1;
+	act_session_events(&(*out)->s, env->page_event, env->page_event_arg);
+	return 0;
 }
 
 /*
@@ -403,6 +406,7 @@ void
 act_managed_adopt(struct act_driver *d, const struct act_env *env)
 {
 	act_session_adopt(&d->s, env->policy);
+	act_session_events(&d->s, env->page_event, env->page_event_arg);
 }
 
 static int

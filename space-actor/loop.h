@@ -16,6 +16,7 @@
 #include "egress.h"
 #include "ids.h"
 #include "instance.h"
+#include "page_log.h"
 #include "proto.h"
 #include "rpc.h"
 #include "status.h"
@@ -30,6 +31,7 @@ enum act_call_kind {
 	CALL_MARK_ERROR,
 	CALL_MARK_CLOSED,
 	CALL_BLOCKED,
+	CALL_PAGE_EVENT,
 };
 
 /* A refusal of the egress proxy waiting to be recorded as a
@@ -121,6 +123,9 @@ struct actor {
 	 * CM_ACTOR_BLOCKED_REPEAT_MS. */
 	struct act_blocked recent[CM_ACTOR_BLOCKED_MAX];
 	unsigned n_recent;
+
+	/* What the page did, not recorded yet (page_log.h). */
+	struct act_page_log page;
 };
 
 /* --- actor.c ------------------------------------------------------------ */

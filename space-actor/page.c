@@ -11,7 +11,7 @@
  * (page_int.h), the capability table, the CDP events and the reset.  The
  * capabilities are page_nav.c's, page_read.c's, page_input.c's and
  * page_capture.c's; the interception of the page's requests is
- * page_fetch.c's.
+ * page_fetch.c's; its dialogs, tabs and downloads are page_events.c's.
  */
 #include "page.h"
 #include "page_int.h"
@@ -402,96 +402,6 @@ act_page_start(struct act_page *p, const char *capability, const json_t *args,
 	return 0;
 }
 
-/*
- * A dialog of the page.  Leaving a page that asks first (beforeunload) is
- * what the call that leaves it means: it is accepted, and the call's
- * result says so.  Any other is dismissed (nobody is there to answer
- * it).
- */
-static void
-page_dialog(struct act_page *p, const json_t *params)
-{
-	const char *type = json_string_value(json_object_get(params, "type"));
-	bool leave = type != NULL && strcmp(type, "beforeunload") == 0;
-
-	act_cdp_call(p->cdp, p->session, "Page.handleJavaScriptDialog",
-	    json_pack("{s:b}", "accept", leave),
-	    cm_mono_ms() + CM_BROWSER_START_MS, NULL, NULL);
-	if (leave && p->busy && !p->done)
-		p->left_asking = true;
-}
-
-void
-act_page_tab_opened(struct act_page *p, bool refused)
-{
-	if (!p->busy || p->done)
-		return;
-	if (refused)
-		p->tabs_refused++;
-	else
-		p->tabs_opened++;
-}
-
-/* The name a site suggested for a download, as a result may show it:
- * printable, no path separators, cut on a character boundary. */
-static void
-download_name(char *out, size_t len, const char *name)
-{
-	size_t n = 0;
-
-	for (; name != NULL && *name != '\0' && n + 1 < len; name++) {
-		unsigned char c = (unsigned char)*name;
-
-		out[n++] = c < 0x20 || c == 0x7f || c == '/' || c == '\\'
-		               ? '_'
-		               : (char)c;
-	}
-	if (name != NULL && *name != '\0')
-		while (n > 0 && ((unsigned char)out[n - 1] & 0xC0) == 0x80)
-			n--;
-	if (n > 0 && name != NULL && *name != '\0' &&
-	    ((unsigned char)out[n - 1] & 0xC0) == 0xC0)
-		n--;
-	out[n] = '\0';
-}
-
-void
-act_page_download(struct act_page *p, const char *method, const json_t *params)
-{
-	const char *guid = json_string_value(json_object_get(params, "guid"));
-	const char *state;
-
-	if (!p->busy || p->done || guid == NULL || strlen(guid) > CM_ID_MAX)
-		return;
-	if (strcmp(method, "Browser.downloadWillBegin") == 0) {
-		/* The first of the call is the one it reports. */
-		if (p->dl_began)
-			return;
-		p->dl_began = true;
-		snprintf(p->dl_guid, sizeof(p->dl_guid), "%s", guid);
-		download_name(p->dl_name, sizeof(p->dl_name),
-		    json_string_value(
-		        json_object_get(params, "suggestedFilename")));
-		p->dl_state = "in_progress";
-		p->dl_bytes = 0;
-		p->dl_wait_end_ms = -1;
-		return;
-	}
-	if (!p->dl_began || strcmp(guid, p->dl_guid) != 0)
-		return;
-	state = json_string_value(json_object_get(params, "state"));
-	p->dl_bytes =
-	    json_integer_value(json_object_get(params, "receivedBytes"));
-	if (state == NULL || strcmp(state, "inProgress") == 0)
-		return;
-	p->dl_state =
-	    strcmp(state, "completed") == 0 ? "completed" : "canceled";
-	if (p->dl_wanted && p->cmd == 0) {
-		p->dl_wanted = false;
-		page_info(p);
-	}
-}
-
 /* Whether the event's frameId is the main frame's (any frame, before the
  * main frame is known). */
 static bool
@@ -560,6 +470,8 @@ act_page_event(struct act_page *p, const char *session, const char *method,
 		page_nav_event(p, PAGE_NAV_LOAD);
 	} else if (strcmp(method, "Page.javascriptDialogOpening") == 0) {
 		page_dialog(p, params);
+	} else if (strcmp(method, "Page.windowOpen") == 0) {
+		page_window_open(p, params);
 	} else if (strcmp(method, "Inspector.targetCrashed") == 0) {
 		act_page_lost(p, "the page crashed");
 	}

@@ -98,6 +98,21 @@ struct act_page {
 	 * attachment): its navigation's abort is the download's start. */
 	bool dl_expected;
 	int64_t dl_wait_end_ms; /* the bound on the download's start */
+	/* Told of the page's dialogs, tabs and downloads, whether or not a
+	 * call runs (driver.h); set by the session after act_page_init.
+	 * NULL: nobody is. */
+	act_page_event_fn on_event;
+	void *on_event_arg;
+	/* The downloads under way, by the browser's guid, for the event that
+	 * tells each one's end; at most CM_PAGE_DOWNLOADS_MAX. */
+	struct act_page_download {
+		char guid[CM_ID_MAX + 1];
+		char name[CM_DOWNLOAD_NAME_MAX + 1];
+	} downloads[CM_PAGE_DOWNLOADS_MAX];
+	int n_downloads;
+	/* The url of the last window the page asked for (Page.windowOpen),
+	 * until a tab takes it; "" for none, or one too long to keep. */
+	char window_url[CM_URL_MAX + 1];
 	/* The url the main frame committed during the call ("" when none,
 	 * or one too long to keep). */
 	char nav_url[CM_URL_MAX + 1];
@@ -156,13 +171,14 @@ void act_page_init(struct act_page *p, struct act_cdp *cdp,
  */
 json_t *act_page_fetch_params(bool auth);
 
-/* The page opened a tab (session.c tracks it), or one that was closed
- * at once as CM_TABS_MAX were open (refused): the call under way says
- * so in its result. */
-void act_page_tab_opened(struct act_page *p, bool refused);
+/* The page opened a tab at url (session.c tracks it), or one that was
+ * closed at once as CM_TABS_MAX were open (refused): the call under way
+ * says so in its result, and the page's on_event is told. */
+void act_page_tab_opened(struct act_page *p, const char *url, bool refused);
 
 /* Browser.downloadWillBegin or Browser.downloadProgress (the browser's
- * events; the session passes them on). */
+ * events; the session passes them on).  on_event is told of a download's
+ * begin, and of its end when it began in this page. */
 void act_page_download(
     struct act_page *p, const char *method, const json_t *params);
 

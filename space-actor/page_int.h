@@ -1,7 +1,7 @@
 /*
  * page_int.h: the steps the capability files share (page.c, page_nav.c,
  * page_read.c, page_snapshot.c, page_input.c, page_capture.c,
- * page_fetch.c).
+ * page_fetch.c, page_events.c).
  * Not for drivers: they see page.h alone.
  *
  * A step sends one command and names the step that takes its reply; a
@@ -55,6 +55,16 @@ void page_element(
 void page_info(struct act_page *p);
 /* Ends the call with host_not_allowed, naming p->blocked_host. */
 void page_blocked(struct act_page *p);
+
+/* Page.javascriptDialogOpening (page_events.c): a beforeunload is
+ * accepted (the call that leaves the page means to), any other dialog
+ * dismissed; on_event is told. */
+void page_dialog(struct act_page *p, const json_t *params);
+
+/* Page.windowOpen (page_events.c): the url the page asks a new window
+ * of, kept for the tab that the browser then makes (its target shows no
+ * url yet). */
+void page_window_open(struct act_page *p, const json_t *params);
 
 /* The interception of page_fetch.c.  A request of the page paused
  * (Fetch.requestPaused): let through or failed as blocked by the client;

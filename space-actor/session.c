@@ -68,6 +68,17 @@ act_session_proxy(struct act_session *s, const struct act_proxy_auth *proxy)
 }
 
 void
+act_session_events(struct act_session *s, act_page_event_fn fn, void *arg)
+{
+	s->on_event = fn;
+	s->on_event_arg = arg;
+	if (s->page_ok) {
+		s->page.on_event = fn;
+		s->page.on_event_arg = arg;
+	}
+}
+
+void
 act_session_downloads(struct act_session *s, const char *dir)
 {
 	if (dir == NULL || strlen(dir) >= sizeof(s->downloads))
@@ -202,6 +213,8 @@ session_reply(void *arg, const json_t *result, const json_t *error)
 		}
 		act_page_init(&s->page, s->cdp, s->policy, id, s->target);
 		s->page.proxy = s->proxy;
+		s->page.on_event = s->on_event;
+		s->page.on_event_arg = s->on_event_arg;
 		s->page_ok = true;
 		break;
 	case STEP_FRAMES:
@@ -265,8 +278,9 @@ act_session_begin(struct act_session *s, struct act_cdp *cdp, int64_t deadline)
 }
 
 /* A target the browser made: a tab the page opened is kept, or closed
- * when CM_TABS_MAX are open already.  Either way the call under way is
- * told (its result says a tab was opened). */
+ * when CM_TABS_MAX are open already.  Either way the page is told (the
+ * call under way says in its result that a tab was opened, and the
+ * page's on_event hears of it). */
 static void
 session_tab_created(struct act_session *s, const json_t *info)
 {
@@ -274,6 +288,7 @@ session_tab_created(struct act_session *s, const json_t *info)
 	const char *opener =
 	    json_string_value(json_object_get(info, "openerId"));
 	const char *id = session_id(info, "targetId");
+	const char *url = json_string_value(json_object_get(info, "url"));
 
 	if (type == NULL || strcmp(type, "page") != 0 || opener == NULL ||
 	    strcmp(opener, s->target) != 0 || id == NULL)
@@ -289,13 +304,13 @@ session_tab_created(struct act_session *s, const json_t *info)
 		 * is brought back to the front. */
 		act_cdp_call(s->cdp, s->page.session, "Page.bringToFront", NULL,
 		    cm_mono_ms() + CM_BROWSER_START_MS, NULL, NULL);
-		act_page_tab_opened(&s->page, false);
+		act_page_tab_opened(&s->page, url, false);
 		return;
 	}
 	act_cdp_call(s->cdp, NULL, "Target.closeTarget",
 	    json_pack("{s:s}", "targetId", id),
 	    cm_mono_ms() + CM_BROWSER_START_MS, NULL, NULL);
-	act_page_tab_opened(&s->page, true);
+	act_page_tab_opened(&s->page, url, true);
 }
 
 static void

@@ -36,6 +36,8 @@ struct act_session {
 	struct act_cdp *cdp;                /* borrowed from the driver */
 	const struct cm_policy *policy;     /* borrowed */
 	const struct act_proxy_auth *proxy; /* borrowed; NULL: none */
+	act_page_event_fn on_event;         /* for the page; NULL: none */
+	void *on_event_arg;
 	bool own_context;
 	enum act_session_state state;
 	char why[128]; /* why setup failed (no secret) */
@@ -74,6 +76,11 @@ void act_session_init(
  * for every page set up from now on. */
 void act_session_proxy(
     struct act_session *s, const struct act_proxy_auth *proxy);
+
+/* What the page does besides a call's result (driver.h) is told to fn
+ * with arg from now on, the page's that is set up already included (NULL:
+ * to nobody). */
+void act_session_events(struct act_session *s, act_page_event_fn fn, void *arg);
 
 /* Downloads of every page set up from now on go to dir (copied; NULL or
  * "": none are allowed), each under a name of the browser's own (its

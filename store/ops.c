@@ -30,6 +30,7 @@ static st_op_fn *const st_op_table[PR_OP__COUNT] = {
     [PR_OP_SPACE_MARK_CLOSED] = st_op_space_mark_closed,
     [PR_OP_SPACE_MARK_ERROR] = st_op_space_mark_error,
     [PR_OP_SPACE_NETWORK_BLOCKED] = st_op_space_network_blocked,
+    [PR_OP_SPACE_PAGE_EVENT] = st_op_space_page_event,
     [PR_OP_TASK_SUBMIT] = st_op_task_submit,
     [PR_OP_TASK_GET] = st_op_task_get,
     [PR_OP_TASK_LIST] = st_op_task_list,

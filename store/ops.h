@@ -60,7 +60,8 @@ st_op_fn st_op_bundle_create, st_op_bundle_list, st_op_instance_register,
 st_op_fn st_op_space_create; /* ops_space_create */
 st_op_fn st_op_space_get, st_op_space_list, st_op_space_close,
     st_op_space_mark_closed, st_op_space_mark_error,
-    st_op_space_network_blocked, st_op_event_list; /* ops_space */
+    st_op_space_network_blocked, st_op_space_page_event,
+    st_op_event_list; /* ops_space */
 st_op_fn st_op_task_submit, st_op_task_get, st_op_task_list,
     st_op_task_cancel; /* ops_task */
 st_op_fn st_op_actor_load, st_op_actor_claim, st_op_actor_heartbeat,

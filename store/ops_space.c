@@ -2,6 +2,7 @@
  * ops_space.c: a Space's reads, its close and its end, and the event log
  * reader (a Space's creation is ops_space_create.c).
  */
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -237,6 +238,125 @@ st_op_space_network_blocked(
 	free(payload);
 	if (rc != 0)
 		st_db_failed(ctx, rep, "space network_blocked");
+}
+
+/* The members a page event's payload may hold, of their kinds. */
+static const char *const dialog_types[] = {
+    "alert", "confirm", "prompt", "beforeunload", NULL};
+static const char *const download_states[] = {
+    "in_progress", "completed", "canceled", NULL};
+
+/* Whether s is one of set's strings (NULL-terminated). */
+static bool
+one_of(const char *s, const char *const *set)
+{
+	for (; s != NULL && *set != NULL; set++)
+		if (strcmp(s, *set) == 0)
+			return true;
+	return false;
+}
+
+/* o's member key when it is a string of at most max bytes, else NULL. */
+static const char *
+str_member(const json_t *o, const char *key, size_t max)
+{
+	const json_t *v = json_object_get(o, key);
+
+	return json_is_string(v) && json_string_length(v) <= max
+	           ? json_string_value(v)
+	           : NULL;
+}
+
+/* Whether o is the payload of a page event of kind k: exactly the
+ * members its kind shows (docs/api.md), each of its type and bound. */
+static bool
+page_payload_ok(enum cm_event_kind k, const json_t *o)
+{
+	const char *type, *name;
+	const json_t *v;
+
+	switch (k) {
+	case CM_EV_DIALOG:
+		type = json_string_value(json_object_get(o, "type"));
+		v = json_object_get(o, "default_prompt");
+		return one_of(type, dialog_types) &&
+		       str_member(o, "message", CM_DIALOG_MESSAGE_MAX) &&
+		       json_is_boolean(json_object_get(o, "accepted")) &&
+		       (v == NULL || (strcmp(type, "prompt") == 0 &&
+		                         str_member(o, "default_prompt",
+		                             CM_DIALOG_MESSAGE_MAX))) &&
+		       json_object_size(o) == (v != NULL ? 4u : 3u);
+	case CM_EV_TAB_OPENED:
+		return str_member(o, "url", CM_URL_MAX) &&
+		       json_is_boolean(json_object_get(o, "closed")) &&
+		       json_object_size(o) == 2;
+	case CM_EV_DOWNLOAD:
+		name = str_member(o, "name", CM_DOWNLOAD_NAME_MAX);
+		v = json_object_get(o, "bytes");
+		return name != NULL && strpbrk(name, "/\\") == NULL &&
+		       one_of(json_string_value(json_object_get(o, "state")),
+		           download_states) &&
+		       json_is_integer(v) && json_integer_value(v) >= 0 &&
+		       json_object_size(o) == 3;
+	default:
+		return false;
+	}
+}
+
+/*
+ * What the Space's page did (the actor's record: a dialog, a tab, a
+ * download).  The kind is one of the page's and the payload its shape,
+ * or the request is refused; it is stored as the store writes it again.
+ * It goes with the task it names while that task runs (between its
+ * started and its end, which the Space row's lock keeps in order on a
+ * shared database), and with none otherwise.  A closed Space takes no
+ * event: nothing to record.
+ */
+void
+st_op_space_page_event(
+    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
+{
+	enum cm_event_kind k = cm_event_kind_parse(req->kind);
+	const char *task_id = NULL;
+	json_t *o;
+	char *payload = NULL;
+	int rc;
+
+	if (!cm_event_kind_of_page(k)) {
+		pr_rep_error(rep, CM_E_INVALID_REQUEST,
+		    "kind must be dialog, tab_opened or download");
+		return;
+	}
+	o = json_loads(req->payload, JSON_REJECT_DUPLICATES, NULL);
+	if (!json_is_object(o) || !page_payload_ok(k, o)) {
+		json_decref(o);
+		pr_rep_error(rep, CM_E_INVALID_REQUEST,
+		    "the payload is not a %s event's", req->kind);
+		return;
+	}
+	payload = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	if (payload == NULL) {
+		pr_rep_error(rep, CM_E_INTERNAL, "out of memory");
+		return;
+	}
+	if (st_load_space_locked(ctx, rep, req->space_id) != 1 ||
+	    cm_space_status_is(rep->spaces[0].status, CM_SPACE_CLOSED) ||
+	    (req->task_id != NULL &&
+	        st_load_active_task(ctx, rep, req->space_id, NULL) < 0)) {
+		free(payload);
+		return;
+	}
+	if (req->task_id != NULL && rep->n_tasks == 1 &&
+	    cm_task_status_is(rep->tasks[0].status, CM_TASK_RUNNING) &&
+	    strcmp(rep->tasks[0].task_id, req->task_id) == 0)
+		task_id = req->task_id;
+	rep->n_tasks = 0;
+	rc = st_event_append(ctx, rep->spaces[0].workspace_id, req->space_id,
+	    task_id, cm_event_kind_name(k), payload);
+	free(payload);
+	if (rc != 0)
+		st_db_failed(ctx, rep, "space page_event");
 }
 
 void

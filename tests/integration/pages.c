@@ -118,6 +118,19 @@ static const struct {
         "<body><h1>Untouched</h1><a href=\"/next\">Next page</a>"
         "</body></html>",
         NULL},
+    /* Pages that open a dialog as they load: an alert, and a prompt
+     * whose text and default carry what the redactor hides. */
+    {"/alert",
+        "<!doctype html><html><head><title>Notice</title></head><body>"
+        "<h1>Notice</h1><script>alert('Your draft was saved');</script>"
+        "</body></html>",
+        NULL},
+    {"/prompt",
+        "<!doctype html><html><head><title>Sign in</title></head><body>"
+        "<h1>Sign in</h1><script>prompt('Session expired: "
+        "token=tk-4f9a2c7e1b, sign in again','password=hunter2hunter2');"
+        "</script></body></html>",
+        NULL},
     /* A shop whose cookie banner, fixed at the top, covers its Buy
      * button until it is accepted; a button that is disabled and one
      * that is hidden.  A click that lands shows in the title. */

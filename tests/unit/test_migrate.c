@@ -5,6 +5,7 @@
  * code path can break it.
  */
 #include "migrate.h"
+#include "status.h"
 #include "store_fixture.h"
 
 static struct fx fx;
@@ -315,6 +316,11 @@ Test(migrate, check_constraints_reject_unknown_enum_values)
 	RAWF(SQLITE_OK, EVENT_SQL, 1, "space_closed");
 	RAWF(SQLITE_CONSTRAINT_CHECK, EVENT_SQL, 2, "exploded");
 	RAWF(SQLITE_CONSTRAINT_CHECK, EVENT_SQL, 0, "space_opened");
+	/* Every kind the log holds (all but the notice, never stored). */
+	for (int k = 0; k < CM_EVENT_KIND__COUNT; k++)
+		if (k != CM_EV_CLOSE_REQUESTED)
+			RAWF(SQLITE_OK, EVENT_SQL, 10 + k,
+			    cm_event_kind_name((enum cm_event_kind)k));
 #undef EVENT_SQL
 
 	/* The engine's own rows are untouched by all this. */

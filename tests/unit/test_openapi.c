@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "status.h"
 
 /* Documented ahead of their routes: none may be added here lightly. */
 static const char *const documented_only[] = {
@@ -172,29 +173,71 @@ Test(openapi, documents_no_route_the_table_lacks)
 	json_decref(d);
 }
 
-Test(openapi, error_code_enum_is_errors_h)
+/* The enum of components.schemas.<schema>[.properties.<prop>]. */
+static json_t *
+schema_enum(json_t *d, const char *schema, const char *prop)
 {
-	json_t *d = doc();
-	json_t *codes = json_object_get(
-	    json_object_get(
-	        json_object_get(json_object_get(d, "components"), "schemas"),
-	        "ErrorCode"),
-	    "enum");
+	json_t *s = json_object_get(
+	    json_object_get(json_object_get(d, "components"), "schemas"),
+	    schema);
+
+	if (prop != NULL)
+		s = json_object_get(json_object_get(s, "properties"), prop);
+	return json_object_get(s, "enum");
+}
+
+/* values holds n strings, each once, each one that ok takes. */
+static void
+enum_is(json_t *values, size_t n, bool (*ok)(const char *), const char *what)
+{
 	size_t i;
 	json_t *v;
 
-	/* Every code but "ok", each once, nothing else. */
-	cr_assert_eq(json_array_size(codes), CM_ERR__COUNT - 1);
-	json_array_foreach(codes, i, v)
+	cr_assert_eq(json_array_size(values), n, "%s", what);
+	json_array_foreach(values, i, v)
 	{
-		enum cm_err e = cm_err_from_code(json_string_value(v));
-
-		cr_assert(e != CM_ERR__COUNT && e != CM_OK, "code %s",
+		cr_assert(ok(json_string_value(v)), "%s %s", what,
 		    json_string_value(v));
 		for (size_t j = 0; j < i; j++)
 			cr_assert_str_neq(
-			    json_string_value(json_array_get(codes, j)),
+			    json_string_value(json_array_get(values, j)),
 			    json_string_value(v));
 	}
+}
+
+/* A code of errors.h but "ok". */
+static bool
+error_code(const char *s)
+{
+	enum cm_err e = cm_err_from_code(s);
+
+	return e != CM_ERR__COUNT && e != CM_OK;
+}
+
+/* A kind the log holds: all of status.h's but the close_requested
+ * notice, never stored. */
+static bool
+stored_kind(const char *s)
+{
+	enum cm_event_kind k = cm_event_kind_parse(s);
+
+	return k != CM_EVENT_KIND__COUNT && k != CM_EV_CLOSE_REQUESTED;
+}
+
+Test(openapi, error_code_enum_is_errors_h)
+{
+	json_t *d = doc();
+
+	enum_is(schema_enum(d, "ErrorCode", NULL), CM_ERR__COUNT - 1,
+	    error_code, "code");
+	json_decref(d);
+}
+
+Test(openapi, event_kind_enum_is_status_h)
+{
+	json_t *d = doc();
+
+	enum_is(schema_enum(d, "Event", "kind"), CM_EVENT_KIND__COUNT - 1,
+	    stored_kind, "kind");
 	json_decref(d);
 }

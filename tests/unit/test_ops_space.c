@@ -2,6 +2,8 @@
  * test_ops_space.c: a Space's reads, close and error, and the event log
  * (section "events"); its creation is test_ops_space_create.c.
  */
+#include <jansson.h>
+
 #include "store_fixture.h"
 
 static struct fx fx;
@@ -373,4 +375,233 @@ Test(events, every_event_is_published_once_with_its_sequence)
 	cr_assert_str_eq(r->events[0].task_id, task);
 	cr_assert(strstr(r->events[0].payload, "runtime_error") != NULL,
 	    "failed payload: %s", r->events[0].payload);
+}
+
+/* ---- page events
+ * ------------------------------------------------------------------ */
+
+/* space.page_event of kind with payload, during task (NULL: none). */
+static struct pr_rep *
+page_event(const char *sp, const char *task, const char *kind,
+    const char *payload, enum cm_err want)
+{
+	struct pr_req q;
+
+	fx_req(&fx, &q, PR_OP_SPACE_PAGE_EVENT);
+	q.space_id = sp;
+	q.task_id = task;
+	q.kind = kind;
+	q.payload = payload;
+	return FX_CALL(&fx, &q, want);
+}
+
+/* The Space's event at seq, read back through event.list. */
+static const struct pr_event *
+event_at(const char *sp, int64_t seq)
+{
+	struct pr_rep *r = event_list(fx.ws, sp, seq - 1, 1, CM_OK);
+
+	cr_assert_eq(r->n_events, 1, "no event #%lld", (long long)seq);
+	return &r->events[0];
+}
+
+#define ALERT "{\"type\":\"alert\",\"message\":\"Saved\",\"accepted\":false}"
+
+Test(events, page_events_go_with_the_task_they_happened_in)
+{
+	const char *sp = fx_space(&fx, 0), *task;
+	const struct pr_event *ev;
+	size_t pubs;
+
+	/* Between tasks: with no task. */
+	page_event(sp, NULL, "tab_opened",
+	    "{\"url\":\"http://127.0.0.1/next\",\"closed\":false}", CM_OK);
+	task = fx_task(&fx, sp, "r1");
+	/* A queued task has not started: the event is none of its. */
+	page_event(sp, task, "download",
+	    "{\"name\":\"report.txt\",\"state\":\"in_progress\",\"bytes\":0}",
+	    CM_OK);
+	fx_claim(&fx, sp, "actor-1");
+	pubs = fx.n_pubs;
+	page_event(sp, task, "dialog", ALERT, CM_OK);
+	cr_assert_eq(fx_pubs_count(&fx, pubs, sp, false), 1,
+	    "the event was not published once");
+	page_event(sp, task, "download",
+	    "{\"name\":\"report.txt\",\"state\":\"completed\",\"bytes\":18}",
+	    CM_OK);
+	FX_FINISH(&fx, task, "actor-1", "completed", NULL, NULL, CM_OK);
+	/* After its end, a task's name no longer places an event. */
+	page_event(sp, task, "dialog",
+	    "{\"type\":\"prompt\",\"message\":\"Name?\",\"accepted\":false,"
+	    "\"default_prompt\":\"Ann\"}",
+	    CM_OK);
+	FX_LOG(&fx, sp, "space_opened", "tab_opened", "queued", "download",
+	    "started", "dialog", "download", "completed", "dialog");
+
+	ev = event_at(sp, 2);
+	cr_assert_null(ev->task_id);
+	cr_assert_str_eq(ev->payload,
+	    "{\"url\":\"http://127.0.0.1/next\",\"closed\":false}");
+	cr_assert_null(event_at(sp, 4)->task_id, "a queued task's event");
+	ev = event_at(sp, 6);
+	cr_assert_str_eq(ev->task_id, task);
+	cr_assert_str_eq(ev->payload, ALERT);
+	cr_assert_str_eq(event_at(sp, 7)->task_id, task);
+	cr_assert_null(event_at(sp, 9)->task_id, "an ended task's event");
+	cr_assert(
+	    strstr(event_at(sp, 9)->payload, "\"default_prompt\":\"Ann\""));
+}
+
+Test(events, a_page_event_of_another_kind_or_shape_is_refused)
+{
+	static const char *const bad_kinds[] = {"started", "completed",
+	    "network_blocked", "space_error", "close_requested", "exploded",
+	    ""};
+	static const char *const bad[][2] = {
+	    /* Not an object, or not JSON. */
+	    {"dialog", "[]"},
+	    {"dialog", "\"alert\""},
+	    {"dialog", "{\"type\":\"alert\""},
+	    {"dialog", "{\"type\":\"alert\",\"type\":\"alert\","
+	               "\"message\":\"m\",\"accepted\":false}"},
+	    /* A dialog's members, each missing or of the wrong kind. */
+	    {"dialog", "{\"message\":\"m\",\"accepted\":false}"},
+	    {"dialog", "{\"type\":\"toast\",\"message\":\"m\",\"accepted\":0}"},
+	    {"dialog", "{\"type\":\"alert\",\"accepted\":false}"},
+	    {"dialog", "{\"type\":\"alert\",\"message\":1,\"accepted\":false}"},
+	    {"dialog", "{\"type\":\"alert\",\"message\":\"m\"}"},
+	    {"dialog", "{\"type\":\"alert\",\"message\":\"m\",\"accepted\":1}"},
+	    {"dialog", "{\"type\":\"alert\",\"message\":\"m\","
+	               "\"accepted\":false,\"url\":\"x\"}"},
+	    /* Only a prompt has a default. */
+	    {"dialog", "{\"type\":\"alert\",\"message\":\"m\","
+	               "\"accepted\":false,\"default_prompt\":\"d\"}"},
+	    {"dialog", "{\"type\":\"prompt\",\"message\":\"m\","
+	               "\"accepted\":false,\"default_prompt\":null}"},
+	    /* A tab's. */
+	    {"tab_opened", "{\"url\":\"http://x/\"}"},
+	    {"tab_opened", "{\"closed\":false}"},
+	    {"tab_opened", "{\"url\":null,\"closed\":false}"},
+	    {"tab_opened", "{\"url\":\"http://x/\",\"closed\":\"no\"}"},
+	    {"tab_opened", ALERT},
+	    /* A download's: a name with no path, a state, bytes. */
+	    {"download", "{\"name\":\"a/b.txt\",\"state\":\"completed\","
+	                 "\"bytes\":1}"},
+	    {"download", "{\"name\":\"a\\\\b.txt\",\"state\":\"completed\","
+	                 "\"bytes\":1}"},
+	    {"download", "{\"name\":\"a.txt\",\"state\":\"inProgress\","
+	                 "\"bytes\":1}"},
+	    {"download", "{\"name\":\"a.txt\",\"state\":\"completed\","
+	                 "\"bytes\":-1}"},
+	    {"download", "{\"name\":\"a.txt\",\"state\":\"completed\","
+	                 "\"bytes\":1.5}"},
+	    {"download", "{\"name\":\"a.txt\",\"state\":\"completed\"}"},
+	};
+	const char *sp = fx_space(&fx, 0);
+
+	for (size_t i = 0; i < sizeof(bad_kinds) / sizeof(bad_kinds[0]); i++)
+		page_event(sp, NULL, bad_kinds[i], ALERT, CM_E_INVALID_REQUEST);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		page_event(
+		    sp, NULL, bad[i][0], bad[i][1], CM_E_INVALID_REQUEST);
+	page_event("no-such-space", NULL, "dialog", ALERT, CM_E_NOT_FOUND);
+	FX_LOG(&fx, sp, "space_opened");
+}
+
+/* A payload of kind whose string member key is n bytes of 'x'. */
+static char *
+payload_with(const char *kind, const char *key, size_t n)
+{
+	char *s = malloc(n + 1), *out;
+	json_t *o;
+
+	cr_assert_not_null(s);
+	memset(s, 'x', n);
+	s[n] = '\0';
+	if (strcmp(kind, "dialog") == 0)
+		o = json_pack("{s:s, s:s, s:b}", "type", "prompt", "message",
+		    "m", "accepted", 0);
+	else if (strcmp(kind, "tab_opened") == 0)
+		o = json_pack("{s:s, s:b}", "url", "u", "closed", 1);
+	else
+		o = json_pack("{s:s, s:s, s:i}", "name", "n", "state",
+		    "canceled", "bytes", 0);
+	json_object_set_new(o, key, json_string(s));
+	out = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	free(s);
+	return out;
+}
+
+Test(events, a_page_events_strings_are_bounded)
+{
+	static const struct {
+		const char *kind, *key;
+		size_t max;
+	} fields[] = {
+	    {"dialog", "message", CM_DIALOG_MESSAGE_MAX},
+	    {"dialog", "default_prompt", CM_DIALOG_MESSAGE_MAX},
+	    {"tab_opened", "url", CM_URL_MAX},
+	    {"download", "name", CM_DOWNLOAD_NAME_MAX},
+	};
+	const char *sp = fx_space(&fx, 0);
+	size_t n = 1;
+	char *p;
+
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		p = payload_with(fields[i].kind, fields[i].key, fields[i].max);
+		page_event(sp, NULL, fields[i].kind, p, CM_OK);
+		free(p);
+		n++;
+		p = payload_with(
+		    fields[i].kind, fields[i].key, fields[i].max + 1);
+		page_event(sp, NULL, fields[i].kind, p, CM_E_INVALID_REQUEST);
+		free(p);
+	}
+	cr_assert_eq(FX_LOG_LEN(&fx, sp), n);
+	/* Bytes, not characters: a message of 250 two-byte characters is at
+	 * its bound, one more is over it. */
+	for (size_t chars = CM_DIALOG_MESSAGE_MAX / 2;
+	     chars <= CM_DIALOG_MESSAGE_MAX / 2 + 1; chars++) {
+		char *m = malloc(2 * chars + 1), *text;
+		json_t *o;
+
+		cr_assert_not_null(m);
+		for (size_t i = 0; i < chars; i++)
+			memcpy(m + 2 * i, "\xc3\xa9", 2);
+		m[2 * chars] = '\0';
+		o = json_pack("{s:s, s:s, s:b}", "type", "confirm", "message",
+		    m, "accepted", 0);
+		text = json_dumps(o, JSON_COMPACT);
+		page_event(sp, NULL, "dialog", text,
+		    chars == CM_DIALOG_MESSAGE_MAX / 2 ? CM_OK
+		                                       : CM_E_INVALID_REQUEST);
+		free(text);
+		json_decref(o);
+		free(m);
+	}
+	cr_assert_eq(FX_LOG_LEN(&fx, sp), n + 1);
+}
+
+Test(events, a_closed_space_takes_no_page_event)
+{
+	const char *sp = fx_space(&fx, 0);
+
+	fx_mark_closed(&fx, sp);
+	page_event(sp, NULL, "dialog", ALERT, CM_OK);
+	FX_LOG(&fx, sp, "space_opened", "space_closed");
+}
+
+Test(events, a_page_event_sent_again_is_recorded_once)
+{
+	const char *sp = fx_space(&fx, 0);
+	struct pr_req q;
+
+	fx_req(&fx, &q, PR_OP_SPACE_PAGE_EVENT);
+	q.space_id = sp;
+	q.kind = "dialog";
+	q.payload = ALERT;
+	FX_CALL(&fx, &q, CM_OK);
+	FX_CALL(&fx, &q, CM_OK);
+	FX_LOG(&fx, sp, "space_opened", "dialog");
 }

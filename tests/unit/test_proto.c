@@ -2082,3 +2082,97 @@ Test(proto, encoder_rejects_broken_structs)
 	cr_expect_eq(pr_rep_encode(&rep, &buf, &len), 0);
 	free(buf);
 }
+
+/* ---- space.page_event -----------------------------------------------------
+ */
+
+/* A page event as the actor sends one: a dialog during a task. */
+static void
+page_event_fill(struct pr_req *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->op = PR_OP_SPACE_PAGE_EVENT;
+	r->op_id = "0190c0de-0000-7000-8000-000000000001";
+	r->space_id = "sp-1";
+	r->task_id = "task-1";
+	r->kind = "dialog";
+	r->payload = "{\"type\":\"alert\",\"message\":\"Saved \\u00e9\","
+	             "\"accepted\":false}";
+}
+
+Test(proto, page_event_round_trips_with_and_without_its_task)
+{
+	struct pr_req in, out;
+	char *buf;
+	size_t len;
+
+	cr_expect_str_eq(
+	    pr_op_name(PR_OP_SPACE_PAGE_EVENT), "space.page_event");
+	cr_expect(pr_op_is_write(PR_OP_SPACE_PAGE_EVENT));
+	for (int with_task = 1; with_task >= 0; with_task--) {
+		page_event_fill(&in);
+		if (!with_task)
+			in.task_id = NULL;
+		cr_assert_eq(pr_req_encode(&in, &buf, &len), 0);
+		cr_assert_eq(dec_req(buf, len, &out), 0, "%s", err);
+		free(buf);
+		cr_expect(req_eq(&in, &out), "with_task %d differs", with_task);
+		cr_expect_eq(out.op, PR_OP_SPACE_PAGE_EVENT);
+		cr_expect_str_eq(out.payload, in.payload);
+		if (with_task)
+			cr_expect_str_eq(out.task_id, "task-1");
+		else
+			cr_expect_null(out.task_id);
+		pr_req_free(&out);
+	}
+}
+
+Test(proto, page_event_rejects_what_is_not_one)
+{
+	uint64_t page =
+	    ops[PR_OP_SPACE_PAGE_EVENT].req | ops[PR_OP_SPACE_PAGE_EVENT].opt;
+	struct pr_req r;
+	struct mp m = {0};
+	char *big, *buf;
+	size_t len;
+
+	/* Each required field, left out. */
+	page_event_fill(&r);
+	mp_req(&m, &r, page & ~PRM(KIND));
+	mp_req_rejects(&m, "no kind");
+	mp_req(&m, &r, page & ~PRM(PAYLOAD));
+	mp_req_rejects(&m, "no payload");
+	mp_req(&m, &r, page & ~PRM(SPACE_ID));
+	mp_req_rejects(&m, "no space_id");
+	mp_req(&m, &r, page & ~PRM(OP_ID));
+	mp_req_rejects(&m, "no op_id");
+	/* A field of network_blocked's is none of this op's. */
+	r.host = "example.com";
+	mp_req(&m, &r, page | PRM(HOST));
+	mp_req_rejects(&m, "host");
+	cr_expect_neq(pr_req_encode(&r, &buf, &len), 0, "encoded with host");
+	r.host = NULL;
+	/* The payload within its bound, and one byte over. */
+	big = xstr(CM_PAGE_EVENT_PAYLOAD_MAX);
+	r.payload = big;
+	cr_expect_eq(pr_req_encode(&r, &buf, &len), 0, "payload at its bound");
+	free(buf);
+	free(big);
+	big = xstr(CM_PAGE_EVENT_PAYLOAD_MAX + 1);
+	r.payload = big;
+	mp_req(&m, &r, page);
+	mp_req_rejects(&m, "payload over its bound");
+	cr_expect_neq(
+	    pr_req_encode(&r, &buf, &len), 0, "payload over its bound encoded");
+	free(big);
+	/* The payload is a string, never a map. */
+	page_event_fill(&r);
+	mp_map(&m, 5);
+	mp_kv(&m, "op", "space.page_event");
+	mp_kv(&m, "op_id", r.op_id);
+	mp_kv(&m, "space_id", r.space_id);
+	mp_kv(&m, "kind", r.kind);
+	mp_str(&m, "payload");
+	mp_map(&m, 0);
+	mp_req_rejects(&m, "payload as a map");
+}

@@ -219,6 +219,33 @@ Test(redact_text, overlapping_secrets_leave_no_fragment)
 	expect_s("token=two words end", "token=[REDACTED] end", &t);
 }
 
+/* Redacted, then cut: a cut never leaves the start of a secret that the
+ * whole of it would have matched, nor half a character. */
+Test(redact_text, bounded_text_is_redacted_before_its_cut)
+{
+	struct cm_secrets s = {0};
+	char *out;
+
+	cm_secrets_add(&s, "s3cr3tValue");
+	out = cm_redact_text_max("ab s3cr3tValue", 14, &s, 9);
+	cr_assert_str_eq(out, "ab [REDAC");
+	free(out);
+	out = cm_redact_text_max("see token=abcdef1234", 20, NULL, 13);
+	cr_assert_str_eq(out, "see token=[RE");
+	free(out);
+	/* Two bytes each: a cut at 5 keeps two of them, not two and a
+	 * half. */
+	out = cm_redact_text_max("\xc3\xa9\xc3\xa9\xc3\xa9", 6, NULL, 5);
+	cr_assert_str_eq(out, "\xc3\xa9\xc3\xa9");
+	free(out);
+	out = cm_redact_text_max("short", 5, NULL, 5);
+	cr_assert_str_eq(out, "short");
+	free(out);
+	out = cm_redact_text_max(NULL, 0, NULL, 5);
+	cr_assert_str_eq(out, "");
+	free(out);
+}
+
 Test(redact_text, secrets_list_bounds)
 {
 	struct cm_secrets s = {0};

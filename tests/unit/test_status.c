@@ -11,7 +11,8 @@ static const char *const space_wire[] = {"idle", "running", "closed", "error"};
 static const char *const instance_wire[] = {"ready", "unavailable", "disabled"};
 static const char *const kind_wire[] = {"queued", "started", "completed",
     "failed", "cancel_requested", "cancelled", "space_opened", "space_closed",
-    "space_error", "network_blocked", "close_requested"};
+    "space_error", "network_blocked", "dialog", "tab_opened", "download",
+    "close_requested"};
 /* A browser instance's driver, as stored and as registered over HTTP. */
 static const char *const driver_wire[] = {"managed", "cdp", "fake"};
 /* A managed instance's profile mode, as stored and as registered. */
@@ -155,4 +156,19 @@ Test(status, the_profile_rule)
 	}
 	cr_assert_not_null(strstr(
 	    cm_profile_refusal(CM_PROFILE_PERSISTENT, "var/p"), "absolute"));
+}
+
+/* The page's own kinds: only the actor's space.page_event writes them. */
+Test(status, the_events_of_the_page)
+{
+	for (int i = 0; i < CM_EVENT_KIND__COUNT; i++) {
+		enum cm_event_kind k = (enum cm_event_kind)i;
+		bool want = strcmp(kind_wire[i], "dialog") == 0 ||
+		            strcmp(kind_wire[i], "tab_opened") == 0 ||
+		            strcmp(kind_wire[i], "download") == 0;
+
+		cr_assert_eq(
+		    cm_event_kind_of_page(k), want, "%s", kind_wire[i]);
+	}
+	cr_assert_not(cm_event_kind_of_page(CM_EVENT_KIND__COUNT));
 }
