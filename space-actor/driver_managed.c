@@ -516,11 +516,18 @@ md_close(struct act_driver *d)
 	 * does not wait for the kernel to free the browser's memory. */
 	md_down(d, !d->ephemeral);
 	act_session_fini(&d->s);
-	if (d->ephemeral)
+	if (d->ephemeral) {
 		md_discard(d->profile);
-	else if (d->s.downloads[0] != '\0' && md_rm_tree(d->s.downloads) != 0)
-		cm_warnx("managed: the Space's downloads were not removed in "
-		         "full");
+	} else {
+		/* A kept profile stays; what Chromium keeps of it under
+		 * $TMPDIR (its browser is reaped) and the Space's downloads
+		 * go. */
+		act_browser_rm_singleton(d->profile);
+		if (d->s.downloads[0] != '\0' &&
+		    md_rm_tree(d->s.downloads) != 0)
+			cm_warnx("managed: the Space's downloads were not "
+			         "removed in full");
+	}
 	free(d);
 }
 

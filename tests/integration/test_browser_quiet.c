@@ -133,12 +133,9 @@ expect_quiet(const char *when)
 
 static struct act_egress *eg;
 static struct tk_egress_thread eg_thread;
-static struct cm_config cfg;
+static struct df_world w;
 static struct cm_policy policy;
-static struct act_env env;
-static struct tk_pages *pages;
-static int port, dns_fd = -1;
-static char dir[256];
+static int dns_fd = -1;
 
 /* A UDP socket on 127.0.0.1 that is never read: the proxy's only DNS
  * server.  "127.0.0.1:<port>" into out. */
@@ -165,12 +162,8 @@ setup(void)
 	    .bytes_per_s = CM_EGRESS_BPS_MAX};
 	char err[256], dns[64];
 
-	signal(SIGPIPE, SIG_IGN); /* as the actor: a dead browser's pipe */
-	memset(&cfg, 0, sizeof(cfg));
-	tk_tmpdir(dir, sizeof(dir), "quiet");
-	snprintf(cfg.data_dir, sizeof(cfg.data_dir), "%s", dir);
-	snprintf(cfg.chromium_path, sizeof(cfg.chromium_path), "%s",
-	    "/usr/bin/chromium");
+	df_world_setup(&w, "quiet", "0190a0b0-0000-7000-8000-0000000000c1",
+	    "0190a0b0-0000-7000-8000-0000000000c2");
 	cr_assert_eq(cm_policy_parse(open_policy, strlen(open_policy), &policy,
 	                 err, sizeof(err)),
 	    0, "%s", err);
@@ -182,14 +175,8 @@ setup(void)
 	/* Stepped in a thread of its own: the actor steps it in its loop,
 	 * beside the driver. */
 	cr_assert_eq(tk_egress_thread_start(&eg_thread, eg), 0);
-	memset(&env, 0, sizeof(env));
-	env.space_id = "0190a0b0-0000-7000-8000-0000000000c1";
-	env.instance_id = "0190a0b0-0000-7000-8000-0000000000c2";
-	env.driver = CM_DRIVER_MANAGED;
-	env.cfg = &cfg;
-	env.policy = &policy;
-	env.egress = eg;
-	cr_assert_not_null(pages = tk_pages_start(&port));
+	w.env.policy = &policy;
+	w.env.egress = eg;
 }
 
 static void
@@ -198,8 +185,7 @@ teardown(void)
 	tk_egress_thread_stop(&eg_thread);
 	act_egress_close(eg);
 	close(dns_fd);
-	tk_pages_stop(pages);
-	tk_rmrf(dir);
+	df_world_teardown(&w);
 }
 
 TestSuite(browser_quiet, .init = setup, .fini = teardown, .timeout = 240);
@@ -225,7 +211,7 @@ navigate(struct act_driver *d, const char *path)
 	char args[128];
 
 	snprintf(args, sizeof(args), "{\"url\":\"http://127.0.0.1:%d%s\"}",
-	    port, path);
+	    w.port, path);
 	json_decref(call(d, "navigate", args));
 }
 
@@ -285,15 +271,15 @@ Test(browser_quiet, a_session_asks_for_no_host_its_pages_do_not_name)
 	char err[256];
 
 	launched_ms = cm_mono_ms();
-	cr_assert_eq(
-	    act_driver_managed.open(&env, &d, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(act_driver_managed.open(&w.env, &d, err, sizeof(err)), 0,
+	    "%s", err);
 
 	/* A search form: type into its field and submit. */
 	navigate(d, "/");
 	type_into(d, "textbox \"Query\"", "spaces", true);
 	json_decref(call(d, "wait_for",
 	    "{\"text\":\"You searched the site.\",\"timeout_ms\":10000}"));
-	cr_assert_eq(tk_pages_hits(pages, "/search"), 1);
+	cr_assert_eq(tk_pages_hits(w.pages, "/search"), 1);
 	json_decref(call(d, "snapshot", "{}"));
 
 	/* A page of many fields (autofill's kind of form): a field, Enter,
