@@ -249,7 +249,7 @@
 #define CM_SNAPSHOT_NODES_MAX 10000
 #define CM_SNAPSHOT_WALK_MAX 200000
 #define CM_SNAPSHOT_NAME_WALK_MAX 1000
-#define CM_TEXT_MAX 32000               /* extract_text */
+#define CM_TEXT_MAX 32000 /* extract_text */
 /* A navigation waiting for load ends this long after its document's
  * DOMContentLoaded with "loading": true: one subresource that never
  * answers (a tracker, an image) must not fail the navigation. */
