@@ -102,7 +102,7 @@ void act_egress_policy(struct act_egress *e, const struct cm_policy *policy,
     act_egress_refused_fn fn, void *arg);
 
 /*
- * Who looks at each request the proxy gets (a test, recording what a
+ * Who looks at each request the proxy receives (a test, recording what a
  * browser asks for: the actor sets none), with its host in the canonical
  * spelling the policy judges and its port.  Called once per request head,
  * as soon as it is parsed and before the policy, the secret or a resolver
