@@ -16,16 +16,24 @@
 #include <time.h>
 
 #include "clock.h"
+#include "limits.h"
 #include "space_fixture.h"
 #include "token.h"
 
 #define STORE_BACK_MS 500 /* a killed store runs again within this */
-#define TASK_MS 2000      /* then a task is submitted and completed */
-#define EXIT_MS 3000      /* SIGTERM: spaced is gone within this */
-#define BOOT_KILLS 6      /* store kills during a bootstrap */
-#define RUN_KILLS 14      /* store kills in a running spaced */
-#define RUN_SPACEDS 4     /* spaced instances the kills rotate over */
-#define TERMS 20          /* SIGTERMs */
+/*
+ * Then a task is submitted and completed within TASK_MS.  A store killed
+ * as a client was connecting may come back with a listener nng stopped
+ * (common/listen.h): it takes in no one new until its watchdog listens
+ * again, within CM_LISTEN_LOOK_MS + CM_LISTEN_PROBE_MS + CM_LISTEN_LOOK_MS
+ * (one such run: 3 s).  The bound is that, and a second for the task.
+ */
+#define TASK_MS (2 * CM_LISTEN_LOOK_MS + CM_LISTEN_PROBE_MS + 1000)
+#define EXIT_MS 3000  /* SIGTERM: spaced is gone within this */
+#define BOOT_KILLS 6  /* store kills during a bootstrap */
+#define RUN_KILLS 14  /* store kills in a running spaced */
+#define RUN_SPACEDS 4 /* spaced instances the kills rotate over */
+#define TERMS 20      /* SIGTERMs */
 /*
  * The store's restart policy backs off from the second failure within
  * 10 s (100 ms, then 200, 400...; the fifth gives up): kills of one
