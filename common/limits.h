@@ -196,6 +196,7 @@
  * Chromium runs about 8). */
 #define CM_BROWSER_TREE_MAX 64
 #define CM_BROWSER_START_MS 30000 /* launch until the page is ready */
+#define CM_BROWSER_ENV_MAX 512    /* environment entries a browser gets */
 #define CM_BROWSER_LAUNCH_TRIES 3 /* failed launches in a row: unusable */
 /* A page told to stop (after a cancel or a timeout) confirms within this,
  * or its browser is started over; below CM_ACTOR_STOP_MS, so that a

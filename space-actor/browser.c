@@ -130,10 +130,40 @@ static const char *const browser_flags[] = {
  * bypass list, and the NULL. */
 #define BROWSER_ARGV_MAX (BROWSER_FLAGS + 6)
 
+extern char **environ;
+
+/*
+ * The browser's environment: the actor's, with TMPDIR=tmp_dir in place
+ * of its own when tmp_dir is not NULL, into envp (room for max entries
+ * and the NULL; the strings are borrowed, tmp_env holds the one made
+ * here).  Built before the fork: the child may only exec.  0, or -1 when
+ * the environment has more than max entries.
+ */
+static int
+browser_env(const char *tmp_env, const char **envp, size_t max)
+{
+	size_t n = 0;
+
+	for (char **e = environ; *e != NULL; e++) {
+		if (tmp_env != NULL && strncmp(*e, "TMPDIR=", 7) == 0)
+			continue;
+		if (n == max)
+			return -1;
+		envp[n++] = *e;
+	}
+	if (tmp_env != NULL) {
+		if (n == max)
+			return -1;
+		envp[n++] = tmp_env;
+	}
+	envp[n] = NULL;
+	return 0;
+}
+
 /* In the child, between fork and exec: async-signal-safe calls only. */
 static void
-browser_child(char *const argv[], int to_browser, int from_browser, int devnull,
-    pid_t actor)
+browser_child(char *const argv[], char *const envp[], int to_browser,
+    int from_browser, int devnull, pid_t actor)
 {
 	int in, out;
 
@@ -151,7 +181,7 @@ browser_child(char *const argv[], int to_browser, int from_browser, int devnull,
 	    dup2(devnull, 2) != 2 || dup2(in, 3) != 3 || dup2(out, 4) != 4)
 		_exit(127);
 	close_range(5, ~0U, 0);
-	execv(argv[0], argv);
+	execve(argv[0], argv, envp);
 	_exit(127);
 }
 
@@ -164,10 +194,13 @@ browser_close(int fd)
 
 int
 act_browser_launch(const char *chromium_path, const char *profile_dir,
-    const char *proxy, struct act_browser *b, char *err, size_t errlen)
+    const char *tmp_dir, const char *proxy, struct act_browser *b, char *err,
+    size_t errlen)
 {
 	char profile_arg[CM_PATH_MAX + 32], proxy_arg[CM_URL_MAX + 32];
+	char tmp_env[CM_PATH_MAX + 8];
 	const char *argv[BROWSER_ARGV_MAX];
+	const char *envp[CM_BROWSER_ENV_MAX + 1];
 	int to_browser[2] = {-1, -1}, from_browser[2] = {-1, -1};
 	int devnull;
 	size_t n = 0;
@@ -184,8 +217,17 @@ act_browser_launch(const char *chromium_path, const char *profile_dir,
 	        "--user-data-dir=%s", profile_dir) >= sizeof(profile_arg) ||
 	    (proxy != NULL &&
 	        (size_t)snprintf(proxy_arg, sizeof(proxy_arg),
-	            "--proxy-server=%s", proxy) >= sizeof(proxy_arg))) {
+	            "--proxy-server=%s", proxy) >= sizeof(proxy_arg)) ||
+	    (tmp_dir != NULL && (size_t)snprintf(tmp_env, sizeof(tmp_env),
+	                            "TMPDIR=%s", tmp_dir) >= sizeof(tmp_env))) {
 		snprintf(err, errlen, "a browser argument is too long");
+		return -1;
+	}
+	if (browser_env(tmp_dir != NULL ? tmp_env : NULL, envp,
+	        CM_BROWSER_ENV_MAX) != 0) {
+		snprintf(err, errlen,
+		    "the environment has more than %d entries",
+		    CM_BROWSER_ENV_MAX);
 		return -1;
 	}
 	argv[n++] = chromium_path;
@@ -219,8 +261,8 @@ act_browser_launch(const char *chromium_path, const char *profile_dir,
 		return -1;
 	}
 	if (pid == 0)
-		browser_child((char *const *)argv, to_browser[0],
-		    from_browser[1], devnull, actor);
+		browser_child((char *const *)argv, (char *const *)envp,
+		    to_browser[0], from_browser[1], devnull, actor);
 	/* Also here, so that a kill of the group cannot race the child. */
 	setpgid(pid, pid);
 	close(devnull);

@@ -28,14 +28,18 @@ struct act_browser {
 
 /*
  * Starts chromium_path with profile_dir as its --user-data-dir (which
- * must exist) and proxy, when not NULL, as its --proxy-server.  Returns 0
+ * must exist), tmp_dir, when not NULL, as its TMPDIR (where Chromium
+ * keeps its single-instance socket and, with /dev/shm off, its shared
+ * memory; it must exist) and proxy, when not NULL, as its
+ * --proxy-server.  Returns 0
  * with *b filled (the caller owns both fds and must reap the pid), or -1
  * with a reason in err.  Nothing in err or the browser's command line is
  * a secret of the instance beyond the profile path, which the caller
  * keeps out of responses and logs.
  */
 int act_browser_launch(const char *chromium_path, const char *profile_dir,
-    const char *proxy, struct act_browser *b, char *err, size_t errlen);
+    const char *tmp_dir, const char *proxy, struct act_browser *b, char *err,
+    size_t errlen);
 
 /*
  * Lists the browser's processes now: the leader and its descendants, as

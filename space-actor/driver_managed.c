@@ -38,9 +38,20 @@
  * instance-<its id>, kept across its Spaces (and by every sweep). */
 #define MD_INSTANCE_PREFIX "instance-"
 
+/* The browsers' own TMPDIRs, <data_dir>/MD_TMP/<the actor's pid>. */
+#define MD_TMP "tmp"
+/* What Chromium adds to its TMPDIR for the single-instance socket,
+ * /org.chromium.Chromium.XXXXXX/SingletonSocket, which must fit a
+ * sun_path. */
+#define MD_TMP_SOCKET_LEN 45
+
 struct act_driver {
 	char chromium[CM_PATH_MAX];
 	char profile[CM_PATH_MAX];
+	/* The browser's TMPDIR, inside the data dir; "" when that path is
+	 * too long for Chromium's socket and the browser keeps the actor's
+	 * own. */
+	char tmp[CM_PATH_MAX];
 	bool ephemeral;      /* the profile goes with the driver */
 	int launch_failures; /* in a row */
 	struct act_browser b;
@@ -135,7 +146,13 @@ md_launch(struct act_driver *d, char *err, size_t errlen)
 	}
 	if (md_downloads_dir(d, err, errlen) != 0)
 		return -1;
+	if (d->tmp[0] != '\0' && mkdir(d->tmp, 0700) != 0 && errno != EEXIST) {
+		snprintf(
+		    err, errlen, "cannot make the browser's tmp directory");
+		return -1;
+	}
 	if (act_browser_launch(d->chromium, d->profile,
+	        d->tmp[0] != '\0' ? d->tmp : NULL,
 	        d->proxy[0] != '\0' ? d->proxy : NULL, &d->b, err, errlen) != 0)
 		return -1;
 	if ((d->pipe = act_pipe_new(d->b.wfd, d->b.rfd)) == NULL ||
@@ -188,6 +205,34 @@ md_profiles_dir(const struct cm_config *cfg, char *dir, size_t len)
 	return 0;
 }
 
+/*
+ * The browser's TMPDIR, <data_dir>/MD_TMP/<our pid>, into dir (empty
+ * first: what a dead process of the same pid left goes), so that nothing
+ * of the Space is written outside the data dir.  "" when that path is
+ * too long for Chromium's single-instance socket (logged: the browser
+ * then keeps the actor's TMPDIR).  0, or -1 when it cannot be made.
+ */
+static int
+md_tmp_dir(const struct cm_config *cfg, char *dir, size_t len)
+{
+	int n = snprintf(dir, len, "%s/%s", cfg->data_dir, MD_TMP);
+
+	if (n < 0 || (size_t)n >= len ||
+	    (mkdir(dir, 0700) != 0 && errno != EEXIST))
+		return -1;
+	n = snprintf(
+	    dir, len, "%s/%s/%d", cfg->data_dir, MD_TMP, (int)getpid());
+	if (n < 0 || (size_t)n >= len)
+		return -1;
+	if ((size_t)n + MD_TMP_SOCKET_LEN > CM_IPC_PATH_MAX) {
+		cm_warnx("managed: data_dir is too long for the browser's "
+		         "socket under it: the browser keeps $TMPDIR");
+		dir[0] = '\0';
+		return 0;
+	}
+	return md_rm_tree(dir) == 0 && mkdir(dir, 0700) == 0 ? 0 : -1;
+}
+
 /* The page's question to the proxy (act_proxy_auth.refused). */
 static bool
 md_proxy_refused(void *arg, const char *host, int64_t since_ms)
@@ -238,6 +283,12 @@ md_new(const struct cm_config *cfg, const struct cm_policy *policy,
 	if ((size_t)snprintf(d->profile, sizeof(d->profile), "%s", profile) >=
 	    sizeof(d->profile)) {
 		snprintf(err, errlen, "the profile path is too long");
+		free(d);
+		return -1;
+	}
+	if (md_tmp_dir(cfg, d->tmp, sizeof(d->tmp)) != 0) {
+		snprintf(
+		    err, errlen, "cannot make the browser's tmp directory");
 		free(d);
 		return -1;
 	}
@@ -315,6 +366,40 @@ md_owner_pid(const char *name, bool *trash)
 	return (pid_t)v;
 }
 
+/*
+ * Removes the browsers' TMPDIRs under <data_dir>/MD_TMP whose actor is
+ * gone, and our own: a sweep runs before a standby launches and after a
+ * managed actor's browser is closed, never while one of ours runs.
+ */
+static void
+md_sweep_tmp(const struct cm_config *cfg)
+{
+	char dir[CM_PATH_MAX], path[CM_PATH_MAX + 300];
+	struct dirent *de;
+	DIR *d;
+
+	if ((size_t)snprintf(dir, sizeof(dir), "%s/%s", cfg->data_dir,
+	        MD_TMP) >= sizeof(dir) ||
+	    (d = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(de->d_name, &end, 10);
+		if (errno != 0 || v <= 0 || v >= INT32_MAX || *end != '\0' ||
+		    ((pid_t)v != getpid() &&
+		        (kill((pid_t)v, 0) == 0 || errno != ESRCH)))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (md_rm_tree(path) != 0)
+			cm_warnx("managed: a browser's tmp directory was not "
+			         "removed in full");
+	}
+	closedir(d);
+}
+
 void
 act_managed_sweep(const struct cm_config *cfg)
 {
@@ -323,6 +408,7 @@ act_managed_sweep(const struct cm_config *cfg)
 	bool trash;
 	DIR *d;
 
+	md_sweep_tmp(cfg);
 	if (md_profiles_dir(cfg, dir, sizeof(dir)) != 0 ||
 	    (d = opendir(dir)) == NULL)
 		return;
@@ -517,12 +603,17 @@ md_close(struct act_driver *d)
 	md_down(d, !d->ephemeral);
 	act_session_fini(&d->s);
 	if (d->ephemeral) {
+		/* The browser's tmp directory goes with the actor's sweep,
+		 * after its browser is reaped. */
 		md_discard(d->profile);
 	} else {
-		/* A kept profile stays; what Chromium keeps of it under
-		 * $TMPDIR (its browser is reaped) and the Space's downloads
+		/* A kept profile stays; what Chromium keeps of it in its tmp
+		 * directory (its browser is reaped) and the Space's downloads
 		 * go. */
 		act_browser_rm_singleton(d->profile);
+		if (d->tmp[0] != '\0' && md_rm_tree(d->tmp) != 0)
+			cm_warnx("managed: the browser's tmp directory was not "
+			         "removed in full");
 		if (d->s.downloads[0] != '\0' &&
 		    md_rm_tree(d->s.downloads) != 0)
 			cm_warnx("managed: the Space's downloads were not "

@@ -142,7 +142,7 @@ tk_rig_start_via(struct tk_rig *r, const char *proxy, const char *user,
 	}
 	tk_tmpdir(r->dir, sizeof(r->dir), "br");
 	if (act_browser_launch(
-	        TK_CHROMIUM, r->dir, proxy, &r->b, err, errlen) != 0)
+	        TK_CHROMIUM, r->dir, r->dir, proxy, &r->b, err, errlen) != 0)
 		return -1;
 	r->pipe = act_pipe_new(r->b.wfd, r->b.rfd);
 	r->cdp = act_cdp_new(rig_send, rig_event, r);

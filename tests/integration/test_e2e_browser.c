@@ -291,7 +291,7 @@ Test(e2e_browser, acceptance_14_a_real_browser_through_the_api,
 {
 	static struct hf_env e;
 	char space[CM_ID_MAX + 1], args[256], ref[32], profile[600];
-	char singleton[600];
+	char singleton[600], tmp_dir[600];
 	pid_t browser, group[E2E_GROUP_MAX];
 	struct tk_pages *pages;
 	json_t *t;
@@ -397,6 +397,12 @@ Test(e2e_browser, acceptance_14_a_real_browser_through_the_api,
 	n_group = group_pids(browser, group, E2E_GROUP_MAX);
 	cr_assert_gt(n_group, 1, "the browser's group has no other process");
 	singleton_dir(profile, singleton, sizeof(singleton));
+	/* Chromium's own files (that directory, its shared memory) go in
+	 * a TMPDIR inside the data dir, not the host's. */
+	snprintf(tmp_dir, sizeof(tmp_dir), "%s/tmp/", e.sf.dir);
+	cr_assert_eq(strncmp(singleton, tmp_dir, strlen(tmp_dir)), 0,
+	    "the browser's single-instance directory %s is outside %s",
+	    singleton, tmp_dir);
 	cr_assert(
 	    hf_post(&e, e.manager, space, "close", NULL, NULL) / 100 == 2);
 	cr_assert(hf_wait_space(&e, space, "closed"), "the Space never closed");
