@@ -40,6 +40,9 @@ struct api_res {
 	/* Static header lines, each ending in CRLF, in place of the default
 	 * Cache-Control: no-store; NULL: the default. */
 	const char *headers;
+	/* Room for header lines made for one answer (headers may point
+	 * here): an artifact's Content-Disposition. */
+	char header_buf[CM_ID_MAX + 96];
 };
 
 struct api_ctx {
@@ -87,10 +90,12 @@ bool api_route_at(
 void api_ok(struct api_ctx *c, int status, json_t *data);
 /*
  * 200 with the n bytes at p (copied) as a body of type mime, which must be
- * an artifact's (image/png, image/jpeg), at most CM_ARTIFACT_MAX: anything
- * else is answered 500, never served.
+ * an artifact's (common/mime.h), at most CM_ARTIFACT_MAX, served as an
+ * attachment named name (cm_artifact_name_valid): anything else is
+ * answered 500, never served.
  */
-void api_ok_bytes(struct api_ctx *c, const char *mime, const void *p, size_t n);
+void api_ok_bytes(struct api_ctx *c, const char *mime, const char *name,
+    const void *p, size_t n);
 /* The error envelope, with the code's HTTP status unless status > 0. */
 void api_fail(
     struct api_ctx *c, int status, enum cm_err err, const char *message);

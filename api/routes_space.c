@@ -389,8 +389,8 @@ api_artifact_get(struct api_ctx *c)
 	if (r.n_artifacts != 1)
 		api_fail(c, 500, CM_E_INTERNAL, "the store sent no artifact");
 	else
-		api_ok_bytes(c, r.artifacts[0].mime, r.artifacts[0].bytes.p,
-		    r.artifacts[0].bytes.n);
+		api_ok_bytes(c, r.artifacts[0].mime, r.artifacts[0].name,
+		    r.artifacts[0].bytes.p, r.artifacts[0].bytes.n);
 	pr_rep_free(&r);
 }
 
