@@ -384,6 +384,10 @@ api_artifact_get(struct api_ctx *c)
 {
 	struct pr_rep r;
 
+	if (strlen(c->artifact_name) > CM_ID_MAX) {
+		api_fail(c, 0, CM_E_NOT_FOUND, "no such artifact");
+		return;
+	}
 	if (!task_read(c, PR_OP_ARTIFACT_GET, &r))
 		return;
 	if (r.n_artifacts != 1)
@@ -561,4 +565,14 @@ api_bundle_list(struct api_ctx *c)
 out:
 	pr_rep_free(&ri);
 	pr_rep_free(&rb);
+}
+
+bool
+api_space_allowed(struct api_ctx *c, enum cm_action a)
+{
+	struct pr_rep sp;
+	bool ok = space_for(c, a, &sp);
+
+	pr_rep_free(&sp);
+	return ok;
 }
