@@ -29,6 +29,7 @@ struct api_req {
 	const char *authorization;
 	const char *accept;
 	const char *last_event_id;
+	const char *content_type; /* NULL: absent */
 };
 
 /* The answer: a status and a body the worker sends. */
@@ -40,6 +41,9 @@ struct api_res {
 	/* Static header lines, each ending in CRLF, in place of the default
 	 * Cache-Control: no-store; NULL: the default. */
 	const char *headers;
+	/* Room for header lines made for one answer (headers may point
+	 * here): an artifact's Content-Disposition. */
+	char header_buf[CM_ID_MAX + 96];
 };
 
 struct api_ctx {
@@ -55,7 +59,7 @@ struct api_ctx {
 	const char *space_id;
 	const char *task_id;
 	const char *artifact_name;
-	char params[4][CM_ID_MAX + 1];
+	char params[4][CM_FILE_NAME_MAX + 1]; /* ids, or a file's name */
 	/* A route that answers later says so here, and sets no answer:
 	 * API_LATER_WAIT (set by api_wait_park, wait.h) parks the request
 	 * until task later_task finishes (with later_closed, until the
@@ -87,10 +91,12 @@ bool api_route_at(
 void api_ok(struct api_ctx *c, int status, json_t *data);
 /*
  * 200 with the n bytes at p (copied) as a body of type mime, which must be
- * an artifact's (image/png, image/jpeg), at most CM_ARTIFACT_MAX: anything
- * else is answered 500, never served.
+ * an artifact's (common/mime.h), at most CM_ARTIFACT_MAX, served as an
+ * attachment named name (cm_artifact_name_valid): anything else is
+ * answered 500, never served.
  */
-void api_ok_bytes(struct api_ctx *c, const char *mime, const void *p, size_t n);
+void api_ok_bytes(struct api_ctx *c, const char *mime, const char *name,
+    const void *p, size_t n);
 /* The error envelope, with the code's HTTP status unless status > 0. */
 void api_fail(
     struct api_ctx *c, int status, enum cm_err err, const char *message);
@@ -182,6 +188,12 @@ void api_event_list(struct api_ctx *c);
 /* GET .../tasks/{task_id}/artifacts/{name}: the bytes, under the task's
  * authorization. */
 void api_artifact_get(struct api_ctx *c);
+/* routes_file.c: a Space's files, kept for its page to upload. */
+void api_file_put(struct api_ctx *c);
+void api_file_list(struct api_ctx *c);
+/* routes_space.c: whether the caller may act a on the path's Space;
+ * otherwise the refusal is answered. */
+bool api_space_allowed(struct api_ctx *c, enum cm_action a);
 void api_instance_list(struct api_ctx *c);
 /* GET .../runtime-bundles: the bundles of the instances bound to the
  * workspace, with their manifests; whoever may list the instances. */

@@ -177,13 +177,23 @@ api_request_parse(char *head, struct api_request *r, const char **why)
 			r->accept = v;
 		} else if (strcasecmp(p, "Last-Event-ID") == 0) {
 			r->last_event_id = v;
+		} else if (strcasecmp(p, "Content-Type") == 0) {
+			r->content_type = v;
 		}
 	}
 	/* The head ends in CRLF CRLF (api_request_head_len): a line with no
 	 * CRLF was cut by a NUL, and the fields past it were never read. */
 	if (eol == NULL)
 		return 400;
-	if (r->body_len > CM_BODY_MAX) {
+	/* A Space's file is the one body that may be larger; its route
+	 * (router.c) is the only PUT whose path has "/files/". */
+	if (r->method != NULL && strcmp(r->method, "PUT") == 0 &&
+	    r->target != NULL && strstr(r->target, "/files/") != NULL) {
+		if (r->body_len > CM_UPLOAD_MAX) {
+			*why = "the file is over 4 MiB";
+			return 413;
+		}
+	} else if (r->body_len > CM_BODY_MAX) {
 		*why = "the body is over 64 KiB";
 		return 413;
 	}

@@ -22,6 +22,7 @@
 struct api_request {
 	const char *method, *target;
 	const char *authorization, *accept, *last_event_id; /* NULL: absent */
+	const char *content_type;                           /* NULL: absent */
 	size_t body_len;      /* Content-Length; 0 when absent */
 	bool keep_alive;      /* HTTP/1.1 without Connection: close */
 	bool expect_continue; /* Expect: 100-continue */
@@ -40,7 +41,8 @@ int api_request_head_len(const char *buf, size_t len, size_t *head_len);
  * it) in place into *r.  Returns 0, or the status to answer with *why:
  * 400 (a malformed line, a control character but HTAB in a line: a NUL,
  * a bare CR or LF; a Content-Length that is not all digits or comes
- * twice, a Transfer-Encoding), 413 (a body over CM_BODY_MAX, judged
+ * twice, a Transfer-Encoding), 413 (a body over CM_BODY_MAX, or over
+ * CM_UPLOAD_MAX for a PUT of a Space's file, .../files/{name}, judged
  * before a byte of it is read), 414 (a target over CM_URL_MAX).
  */
 int api_request_parse(char *head, struct api_request *r, const char **why);

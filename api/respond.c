@@ -8,8 +8,10 @@
 #include <string.h>
 
 #include "api.h"
+#include "ids.h"
 #include "json.h"
 #include "log.h"
+#include "mime.h"
 #include "rpc.h"
 
 void
@@ -28,17 +30,15 @@ api_ok(struct api_ctx *c, int status, json_t *data)
 }
 
 void
-api_ok_bytes(struct api_ctx *c, const char *mime, const void *p, size_t n)
+api_ok_bytes(struct api_ctx *c, const char *mime, const char *name,
+    const void *p, size_t n)
 {
 	/* Static, as the answer is rendered after the reply is freed; and
-	 * only images, never a type a browser would run. */
-	static const char *const types[] = {"image/png", "image/jpeg"};
-	const char *type = NULL;
+	 * never a type a browser would run (common/mime.h). */
+	const char *type = cm_mime_known(mime);
 
-	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-		if (mime != NULL && strcmp(mime, types[i]) == 0)
-			type = types[i];
-	if (type == NULL || p == NULL || n == 0 || n > CM_ARTIFACT_MAX) {
+	if (type == NULL || p == NULL || n == 0 || n > CM_ARTIFACT_MAX ||
+	    name == NULL || !cm_artifact_name_valid(name, strlen(name))) {
 		cm_warnx("api: the store gave an artifact that is not one");
 		api_fail(c, 500, CM_E_INTERNAL, "the artifact is damaged");
 		return;
@@ -53,6 +53,12 @@ api_ok_bytes(struct api_ctx *c, const char *mime, const void *p, size_t n)
 	c->res->body_len = n;
 	c->res->status = 200;
 	c->res->content_type = type;
+	/* The name is of [A-Za-z0-9._-]: nothing in it needs quoting. */
+	snprintf(c->res->header_buf, sizeof(c->res->header_buf),
+	    "Cache-Control: no-store\r\nContent-Disposition: attachment; "
+	    "filename=\"%s\"\r\n",
+	    name);
+	c->res->headers = c->res->header_buf;
 }
 
 void

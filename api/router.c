@@ -80,6 +80,8 @@ static const struct route routes[] = {
     {"POST", AD "/bindings", true, api_admin_binding_create, false},
     {"DELETE", AD "/bindings/*", true, api_admin_binding_delete, false},
     {"GET", AD "/status", true, api_admin_status, false},
+    {"GET", SP "/files", true, api_file_list, false},
+    {"PUT", SP "/files/*", true, api_file_put, true},
 };
 
 /* An id segment: 1..CM_ID_MAX of [A-Za-z0-9_-]. */
@@ -101,8 +103,9 @@ id_ok(const char *s, size_t n)
  * Matches path against r's pattern.  Returns 1 on a match (ids copied
  * into c->params), 0 on no match, -1 when it matches but an id is
  * malformed.  The last '*' of a named route (an artifact's, a console
- * file's) is a file name, which may hold a '.' but not start with one
- * (cm_artifact_name_valid); the path is not percent-decoded, so "%2e" is
+ * file's, a Space's file's) is a file name, which may hold a '.' but not
+ * start with one (cm_file_name_valid; an artifact's is shorter, which its
+ * handler checks); the path is not percent-decoded, so "%2e" is
  * no name either.
  */
 static int
@@ -116,7 +119,7 @@ match(struct api_ctx *c, const struct route *r, const char *path)
 			size_t len = strcspn(path, "/");
 
 			if (r->named && pattern[1] == '\0'
-			        ? !cm_artifact_name_valid(path, len)
+			        ? !cm_file_name_valid(path, len)
 			        : !id_ok(path, len))
 				bad = 1;
 			else if (n < 4)

@@ -384,13 +384,17 @@ api_artifact_get(struct api_ctx *c)
 {
 	struct pr_rep r;
 
+	if (strlen(c->artifact_name) > CM_ID_MAX) {
+		api_fail(c, 0, CM_E_NOT_FOUND, "no such artifact");
+		return;
+	}
 	if (!task_read(c, PR_OP_ARTIFACT_GET, &r))
 		return;
 	if (r.n_artifacts != 1)
 		api_fail(c, 500, CM_E_INTERNAL, "the store sent no artifact");
 	else
-		api_ok_bytes(c, r.artifacts[0].mime, r.artifacts[0].bytes.p,
-		    r.artifacts[0].bytes.n);
+		api_ok_bytes(c, r.artifacts[0].mime, r.artifacts[0].name,
+		    r.artifacts[0].bytes.p, r.artifacts[0].bytes.n);
 	pr_rep_free(&r);
 }
 
@@ -561,4 +565,14 @@ api_bundle_list(struct api_ctx *c)
 out:
 	pr_rep_free(&ri);
 	pr_rep_free(&rb);
+}
+
+bool
+api_space_allowed(struct api_ctx *c, enum cm_action a)
+{
+	struct pr_rep sp;
+	bool ok = space_for(c, a, &sp);
+
+	pr_rep_free(&sp);
+	return ok;
 }

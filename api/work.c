@@ -178,6 +178,7 @@ run_request(struct api_job *j, const struct cm_config *cfg, nng_socket store)
 	req.authorization = j->req.authorization;
 	req.accept = j->req.accept;
 	req.last_event_id = j->req.last_event_id;
+	req.content_type = j->req.content_type;
 
 	memset(&c, 0, sizeof(c));
 	c.cfg = cfg;

@@ -169,10 +169,11 @@ cm_uuid_valid(const char *s)
 	return s[i] == '\0';
 }
 
-int
-cm_artifact_name_valid(const char *s, size_t n)
+/* 1..max of [A-Za-z0-9._-], not starting with '.'. */
+static int
+ids_name_ok(const char *s, size_t n, size_t max)
 {
-	if (s == NULL || n == 0 || n > CM_ID_MAX || s[0] == '.')
+	if (s == NULL || n == 0 || n > max || s[0] == '.')
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		char ch = s[i];
@@ -183,4 +184,16 @@ cm_artifact_name_valid(const char *s, size_t n)
 			return 0;
 	}
 	return 1;
+}
+
+int
+cm_artifact_name_valid(const char *s, size_t n)
+{
+	return ids_name_ok(s, n, CM_ID_MAX);
+}
+
+int
+cm_file_name_valid(const char *s, size_t n)
+{
+	return ids_name_ok(s, n, CM_FILE_NAME_MAX);
 }

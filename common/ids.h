@@ -19,5 +19,8 @@ int cm_uuid_valid(const char *s);
  * as it is, never "." or "..".
  */
 int cm_artifact_name_valid(const char *s, size_t n);
+/* The same rule for a file a client puts on a Space, at most
+ * CM_FILE_NAME_MAX bytes: 1 when the n bytes at s are one. */
+int cm_file_name_valid(const char *s, size_t n);
 
 #endif

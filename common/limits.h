@@ -276,6 +276,19 @@
 /* A navigation whose document is a download ends once the download has;
  * the browser begins it within this, or the navigation fails. */
 #define CM_NAV_DOWNLOAD_START_MS 5000
+/*
+ * Files a Space's page downloads during a task (space-actor/page_download.c)
+ * and files a client puts on a Space for its page to upload
+ * (PUT .../files/{name}; the upload capability).  A download is the task's
+ * one artifact: larger than CM_ARTIFACT_MAX it is canceled, never stored.
+ * A Space file is at most CM_UPLOAD_MAX bytes under a name of at most
+ * CM_FILE_NAME_MAX bytes of [A-Za-z0-9._-]; a Space holds at most
+ * CM_SPACE_FILES_MAX of them; an upload sets 1..CM_UPLOAD_FILES_MAX.
+ */
+#define CM_UPLOAD_MAX (4 * 1024 * 1024)
+#define CM_FILE_NAME_MAX 128
+#define CM_SPACE_FILES_MAX 64
+#define CM_UPLOAD_FILES_MAX 8
 
 /*
  * The supervisor (supervisor/main.c).  Its store calls are asynchronous;

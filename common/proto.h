@@ -151,6 +151,13 @@ enum pr_field {
  * the task's workspace, Space and id, for a caller the api authorized on
  * the Space as for task.get.
  *
+ * space.file_put keeps a file on a Space for its page to upload (name,
+ * cm_file_name_valid; mime, cm_mime_valid; its bytes in the artifact
+ * field, at most CM_UPLOAD_MAX), replacing one of that name; the api has
+ * authorized the caller on the Space.  space.file_list lists them, with
+ * no bytes; space.file_get reads one back with its bytes, for the
+ * Space's actor.
+ *
  * actor.claim with wait_ms (at most CM_CLAIM_WAIT_MAX_MS) that finds no
  * task may be held that long by the store's loop: a commit that touches
  * the Space meanwhile (a submit, a close) runs the claim again in the
@@ -245,7 +252,14 @@ enum pr_field {
 	X(SUP_LIST_ACTIVE, "sup.list_active", false, 0,                        \
 	    PRM(HOST) | PRM(AFTER_ID))                                         \
 	X(SUP_LIST_CDP, "sup.list_cdp", false, 0, PRM(HOST))                   \
-	X(SUP_STATUS, "sup.status", false, 0, 0)
+	X(SUP_STATUS, "sup.status", false, 0, 0)                               \
+	X(SPACE_FILE_PUT, "space.file_put", true,                              \
+	    PR_W | PRM(WORKSPACE_ID) | PRM(SPACE_ID) | PRM(NAME) | PRM(MIME) | \
+	        PRM(ARTIFACT),                                                 \
+	    0)                                                                 \
+	X(SPACE_FILE_LIST, "space.file_list", false,                           \
+	    PRM(WORKSPACE_ID) | PRM(SPACE_ID), 0)                              \
+	X(SPACE_FILE_GET, "space.file_get", false, PRM(SPACE_ID) | PRM(NAME), 0)
 
 enum pr_op {
 #define PR_OP_ENUM(e, n, w, req, opt) PR_OP_##e,
@@ -399,6 +413,17 @@ struct pr_req {
 	X(size, PR_INT, 0)                \
 	X(created_at, PR_INT, 0)
 
+/* A file kept on a Space (space.file_*): bytes only from file_get. */
+#define PR_REC_FILE(X)                    \
+	X(space_id, PR_STR, CM_ID_MAX)    \
+	X(name, PR_STR, CM_FILE_NAME_MAX) \
+	X(mime, PR_STR, CM_MIME_MAX)      \
+	X(bytes, PR_BIN, CM_UPLOAD_MAX)   \
+	X(sha256, PR_STR, 64)             \
+	X(size, PR_INT, 0)                \
+	X(created_at, PR_INT, 0)          \
+	X(updated_at, PR_INT, 0)
+
 /* A supervised process, as the supervisor's control socket reports it. */
 #define PR_REC_CHILD(X)                \
 	X(kind, PR_STR, 32)            \
@@ -422,7 +447,8 @@ struct pr_req {
 	X(task, tasks, PR_REC_TASK)                                  \
 	X(event, events, PR_REC_EVENT)                               \
 	X(artifact, artifacts, PR_REC_ARTIFACT)                      \
-	X(child, children, PR_REC_CHILD)
+	X(child, children, PR_REC_CHILD)                             \
+	X(file, files, PR_REC_FILE)
 
 #define PR_REC_MEMBER(m, t, max) PR_CTYPE_##t m;
 #define PR_REC_STRUCT(tag, list, fields) \

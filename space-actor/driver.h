@@ -42,6 +42,12 @@ struct act_page_event {
 	const char *name;  /* the site's name for it: bounded, no path */
 	const char *state; /* in_progress (begun), completed or canceled */
 	int64_t bytes;
+	/* a download's end, during a task: the artifact it was stored as
+	 * (NULL: not stored) and its sha256, or too_large: it was refused
+	 * for being over CM_ARTIFACT_MAX */
+	const char *artifact;
+	const char *sha256;
+	bool too_large;
 };
 
 /* Told of one such event, on the actor's loop, as the page's CDP event
@@ -91,14 +97,16 @@ struct act_outcome {
 	char *result;    /* malloc'd JSON text on success; caller frees */
 	char message[CM_ERROR_MESSAGE_MAX + 1]; /* raw: the actor redacts */
 	/*
-	 * What a successful call made besides its result (a screenshot), or
-	 * artifact NULL: artifact_len bytes, at most CM_ARTIFACT_MAX,
-	 * malloc'd (the caller frees); name and mime are static strings.
-	 * The result names it; the store keeps it with the task.
+	 * What a successful call made besides its result (a screenshot, or
+	 * the file the page downloaded), or artifact NULL: artifact_len
+	 * bytes, at most CM_ARTIFACT_MAX, malloc'd (the caller frees); its
+	 * name (cm_artifact_name_valid) is the outcome's own, its mime a
+	 * static string (common/mime.h).  The result names it; the store
+	 * keeps it with the task.
 	 */
 	unsigned char *artifact;
 	size_t artifact_len;
-	const char *artifact_name;
+	char artifact_name[CM_ID_MAX + 1];
 	const char *artifact_mime;
 };
 

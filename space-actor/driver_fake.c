@@ -202,7 +202,8 @@ fake_screenshot(struct act_outcome *o)
 		return;
 	memcpy(o->artifact, fake_png, sizeof(fake_png));
 	o->artifact_len = sizeof(fake_png);
-	o->artifact_name = "screenshot.png";
+	snprintf(
+	    o->artifact_name, sizeof(o->artifact_name), "%s", "screenshot.png");
 	o->artifact_mime = "image/png";
 	r = json_pack("{s:s, s:s, s:i, s:i, s:I}", "artifact", "screenshot.png",
 	    "mime", "image/png", "width", 3, "height", 2, "bytes",

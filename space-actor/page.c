@@ -38,6 +38,19 @@ static const char JS_QUERY[] = "function(s){return this.querySelector(s);}";
 void
 page_end(struct act_page *p, enum cm_err err, json_t *result)
 {
+	/* A download the call began is its artifact: the call waits for its
+	 * end (page_download.c ends it then), bounded by the task's time. */
+	if (err == CM_OK && json_is_object(result) && p->dl_began &&
+	    strcmp(p->dl_state, "in_progress") == 0 && p->dl_held == NULL) {
+		p->dl_held = result;
+		p->next = NULL;
+		p->until = ACT_UNTIL_NONE;
+		p->grace_at_ms = -1;
+		p->poll_at_ms = -1;
+		return;
+	}
+	json_decref(p->dl_held); /* ended otherwise: its time ran out */
+	p->dl_held = NULL;
 	p->out.err = err;
 	if (json_is_object(result) && p->tabs_opened > 0)
 		json_object_set_new(
@@ -46,9 +59,8 @@ page_end(struct act_page *p, enum cm_err err, json_t *result)
 		json_object_set_new(
 		    result, "tabs_refused", json_integer(p->tabs_refused));
 	if (json_is_object(result) && p->dl_began)
-		json_object_set_new(result, "download",
-		    json_pack("{s:s, s:s, s:I}", "name", p->dl_name, "state",
-		        p->dl_state, "bytes", p->dl_bytes));
+		json_object_set_new(
+		    result, "download", page_download_result(p));
 	if (result != NULL) {
 		p->out.result = json_dumps(result, JSON_COMPACT);
 		json_decref(result);
@@ -382,6 +394,10 @@ act_page_start(struct act_page *p, const char *capability, const json_t *args,
 	p->left_asking = false;
 	p->tabs_opened = p->tabs_refused = 0;
 	p->dl_began = p->dl_wanted = p->dl_expected = false;
+	p->dl_too_large = false;
+	p->dl_artifact[0] = p->dl_sha256[0] = '\0';
+	json_decref(p->dl_held);
+	p->dl_held = NULL;
 	p->dl_wait_end_ms = -1;
 	p->look_again = p->keep_waiting = false;
 	p->blocked_host[0] = '\0';
@@ -526,6 +542,8 @@ act_page_take(struct act_page *p, struct act_outcome *out)
 	p->args = NULL;
 	json_decref(p->keep); /* a result that was being built when it failed */
 	p->keep = NULL;
+	json_decref(p->dl_held);
+	p->dl_held = NULL;
 	p->busy = p->done = false;
 	return true;
 }
@@ -603,6 +621,8 @@ act_page_abort(struct act_page *p)
 	p->poll_at_ms = -1;
 	json_decref(p->keep);
 	p->keep = NULL;
+	json_decref(p->dl_held);
+	p->dl_held = NULL;
 	json_decref(p->args);
 	p->args = NULL;
 	free(p->out.result);

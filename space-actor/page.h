@@ -98,6 +98,19 @@ struct act_page {
 	 * attachment): its navigation's abort is the download's start. */
 	bool dl_expected;
 	int64_t dl_wait_end_ms; /* the bound on the download's start */
+	/* The call's download as the task's artifact (page_download.c): the
+	 * directory the browser saves into (the session's; NULL or "": none),
+	 * the browser context it is canceled in (NULL: the default one), the
+	 * artifact's name once its bytes are in the outcome ("": none), their
+	 * sha256, and whether it was refused for its size.  A call that ends
+	 * while its download is under way is held (its result in dl_held)
+	 * until the download ends or the task's time runs out. */
+	const char *dl_dir;
+	const char *dl_context;
+	char dl_artifact[CM_ID_MAX + 1];
+	char dl_sha256[64 + 1];
+	bool dl_too_large;
+	json_t *dl_held;
 	/* Told of the page's dialogs, tabs and downloads, whether or not a
 	 * call runs (driver.h); set by the session after act_page_init.
 	 * NULL: nobody is. */

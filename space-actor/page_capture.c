@@ -85,7 +85,8 @@ page_shot_taken(struct act_page *p, const json_t *result)
 	}
 	p->out.artifact = img;
 	p->out.artifact_len = len;
-	p->out.artifact_name = jpeg ? "screenshot.jpg" : "screenshot.png";
+	snprintf(p->out.artifact_name, sizeof(p->out.artifact_name), "%s",
+	    jpeg ? "screenshot.jpg" : "screenshot.png");
 	p->out.artifact_mime = jpeg ? "image/jpeg" : "image/png";
 	page_end(p, CM_OK,
 	    json_pack("{s:s, s:s, s:i, s:i, s:I}", "artifact",

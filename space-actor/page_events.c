@@ -149,6 +149,13 @@ download_ended(
 	ev.name = p->downloads[i].name;
 	ev.state = state;
 	ev.bytes = bytes;
+	/* The call's own download says what became of its file. */
+	if (p->busy && !p->done && p->dl_began &&
+	    strcmp(guid, p->dl_guid) == 0) {
+		ev.artifact = p->dl_artifact[0] != '\0' ? p->dl_artifact : NULL;
+		ev.sha256 = ev.artifact != NULL ? p->dl_sha256 : NULL;
+		ev.too_large = p->dl_too_large;
+	}
 	page_tell(p, &ev);
 	p->downloads[i] = p->downloads[--p->n_downloads];
 }
@@ -183,9 +190,12 @@ act_page_download(struct act_page *p, const char *method, const json_t *params)
 	bytes = json_integer_value(json_object_get(params, "receivedBytes"));
 	if (state == NULL || strcmp(state, "inProgress") == 0) {
 		state = NULL;
+		page_download_progress(p, guid, bytes,
+		    json_integer_value(json_object_get(params, "totalBytes")));
 	} else {
 		state =
 		    strcmp(state, "completed") == 0 ? "completed" : "canceled";
+		page_download_end(p, guid, strcmp(state, "completed") == 0);
 		download_ended(p, guid, state, bytes);
 	}
 	if (!p->busy || p->done || !p->dl_began ||
@@ -198,5 +208,10 @@ act_page_download(struct act_page *p, const char *method, const json_t *params)
 	if (p->dl_wanted && p->cmd == 0) {
 		p->dl_wanted = false;
 		page_info(p);
+	} else if (p->dl_held != NULL) {
+		json_t *held = p->dl_held;
+
+		p->dl_held = NULL;
+		page_end(p, CM_OK, held);
 	}
 }

@@ -1,7 +1,7 @@
 /*
  * page_int.h: the steps the capability files share (page.c, page_nav.c,
  * page_read.c, page_snapshot.c, page_input.c, page_capture.c,
- * page_fetch.c, page_events.c).
+ * page_fetch.c, page_events.c, page_download.c).
  * Not for drivers: they see page.h alone.
  *
  * A step sends one command and names the step that takes its reply; a
@@ -135,5 +135,17 @@ void cap_press(struct act_page *p);
 void cap_scroll(struct act_page *p);
 /* The capability of page_capture.c. */
 void cap_screenshot(struct act_page *p);
+
+/* A download's file (page_download.c).  progress: one over
+ * CM_ARTIFACT_MAX, by what the browser received or says it will, is
+ * canceled (the call's is marked dl_too_large).  end: the call's
+ * download, completed and not refused, is read into the outcome's
+ * artifact (dl_artifact, dl_sha256); its file, the call's or not, is
+ * removed.  result: the call's download as its result shows it (a new
+ * object). */
+void page_download_progress(struct act_page *p, const char *guid,
+    json_int_t received, json_int_t total);
+void page_download_end(struct act_page *p, const char *guid, bool completed);
+json_t *page_download_result(const struct act_page *p);
 
 #endif

@@ -61,6 +61,16 @@ act_page_log_payload(
 			o = json_pack("{s:s, s:s, s:I}", "name", a, "state",
 			    ev->state, "bytes",
 			    (json_int_t)(ev->bytes > 0 ? ev->bytes : 0));
+		/* The artifact's name and sha256 are the page's own (no
+		 * secret can be in them: [A-Za-z0-9._-] and hex). */
+		if (o != NULL && ev->artifact != NULL && ev->sha256 != NULL) {
+			json_object_set_new(
+			    o, "artifact", json_string(ev->artifact));
+			json_object_set_new(
+			    o, "sha256", json_string(ev->sha256));
+		}
+		if (o != NULL && ev->too_large)
+			json_object_set_new(o, "too_large", json_true());
 		break;
 	default:
 		break;

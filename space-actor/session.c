@@ -215,6 +215,8 @@ session_reply(void *arg, const json_t *result, const json_t *error)
 		s->page.proxy = s->proxy;
 		s->page.on_event = s->on_event;
 		s->page.on_event_arg = s->on_event_arg;
+		s->page.dl_dir = s->downloads;
+		s->page.dl_context = s->own_context ? s->context : NULL;
 		s->page_ok = true;
 		break;
 	case STEP_FRAMES:

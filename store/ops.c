@@ -45,6 +45,9 @@ static st_op_fn *const st_op_table[PR_OP__COUNT] = {
     [PR_OP_SUP_LIST_ACTIVE] = st_op_sup_list_active,
     [PR_OP_ARTIFACT_GET] = st_op_artifact_get,
     [PR_OP_SUP_LIST_CDP] = st_op_sup_list_cdp,
+    [PR_OP_SPACE_FILE_PUT] = st_op_space_file_put,
+    [PR_OP_SPACE_FILE_LIST] = st_op_space_file_list,
+    [PR_OP_SPACE_FILE_GET] = st_op_space_file_get,
 };
 
 void

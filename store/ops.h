@@ -68,6 +68,8 @@ st_op_fn st_op_actor_load, st_op_actor_claim, st_op_actor_heartbeat,
     st_op_actor_finish, st_op_sup_finalize_lost, st_op_sup_sweep_leases,
     st_op_sup_list_active, st_op_sup_list_cdp; /* ops_actor */
 st_op_fn st_op_artifact_get;                   /* ops_artifact */
+st_op_fn st_op_space_file_put, st_op_space_file_list,
+    st_op_space_file_get; /* ops_file */
 
 /*
  * A finish's artifact (ops_artifact.c).  st_artifact_check returns 0 when

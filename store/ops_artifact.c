@@ -1,22 +1,24 @@
 /*
- * ops_artifact.c: a task's artifacts.  actor.finish
- * writes one in the transaction that finishes its task; artifact.get
+ * ops_artifact.c: a task's artifacts (a screenshot, or a file the page
+ * downloaded).  actor.finish writes one in the transaction that finishes
+ * its task; artifact.get
  * reads it back for the api.  The store owns the bytes: their size and
  * sha256 are computed here, never taken from the actor.
  */
 #include <string.h>
 
 #include "ids.h"
+#include "mime.h"
 #include "ops.h"
 #include "reply.h"
 #include "token.h"
 
-/* Served as they are, under the service's origin: images only. */
+/* Served as attachments under the service's origin: only the types of
+ * common/mime.h's table, none of which a browser runs. */
 static bool
 mime_ok(const char *mime)
 {
-	return strcmp(mime, "image/png") == 0 ||
-	       strcmp(mime, "image/jpeg") == 0;
+	return cm_mime_known(mime) != NULL;
 }
 
 int
@@ -48,7 +50,7 @@ st_artifact_check(const struct pr_req *req, struct pr_rep *rep)
 	}
 	if (!mime_ok(req->mime)) {
 		pr_rep_error(rep, CM_E_INVALID_REQUEST,
-		    "an artifact is image/png or image/jpeg");
+		    "an artifact's mime type is none the service serves");
 		return -1;
 	}
 	/* The decoder bounds it too; the store does not rely on that. */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "events.h"
+#include "ids.h"
 #include "ops.h"
 #include "reply.h"
 #include "rows.h"
@@ -267,6 +268,24 @@ str_member(const json_t *o, const char *key, size_t max)
 	           : NULL;
 }
 
+/* The members a download's end may add, each of its shape (the artifact
+ * the task stored it as, and its sha256; or too_large, true), counted;
+ * one of another shape counts for none, so the payload is refused. */
+static size_t
+download_extra(const json_t *o)
+{
+	const char *art = str_member(o, "artifact", CM_ID_MAX);
+	const char *sha = str_member(o, "sha256", 64);
+	size_t n = 0;
+
+	if (art != NULL && sha != NULL &&
+	    cm_artifact_name_valid(art, strlen(art)) && strlen(sha) == 64)
+		n += 2;
+	if (json_is_true(json_object_get(o, "too_large")))
+		n++;
+	return n;
+}
+
 /* Whether o is the payload of a page event of kind k: exactly the
  * members its kind shows (docs/api.md), each of its type and bound. */
 static bool
@@ -297,7 +316,7 @@ page_payload_ok(enum cm_event_kind k, const json_t *o)
 		       one_of(json_string_value(json_object_get(o, "state")),
 		           download_states) &&
 		       json_is_integer(v) && json_integer_value(v) >= 0 &&
-		       json_object_size(o) == 3;
+		       json_object_size(o) == 3 + download_extra(o);
 	default:
 		return false;
 	}

@@ -260,6 +260,12 @@ struct tk_pages {
 	int held[PAGES_HELD_MAX]; /* /hang: never answered, closed at stop */
 	int n_held;
 	atomic_bool gate; /* /gate answers "open" */
+	/* The last upload POST /upload took (pages_files). */
+	pthread_mutex_t up_lock;
+	char *up;
+	size_t up_len;
+	char up_name[256];
+	int up_count;
 };
 
 /* Copies tmpl into out with its one "%d", if any, made the port, and its
@@ -424,6 +430,143 @@ pages_send(int c, const char *b, size_t len)
 	return true;
 }
 
+/*
+ * Files: GET /bigfile, an attachment of PAGES_BIG_BYTES, more than a task's
+ * artifact may hold; GET /upload, a form of two file inputs (#one, and
+ * #many that takes several) and a text field (#text), sent as
+ * multipart/form-data to POST /upload, whose first file part (at most
+ * PAGES_UPLOAD_MAX bytes) is kept for tk_pages_last_upload and answered
+ * with a page titled "Uploaded".  req holds the len bytes read so far.
+ * Returns true when it served the request.
+ */
+#define PAGES_BIG_BYTES (5 * 1024 * 1024)
+#define PAGES_UPLOAD_MAX (1024 * 1024)
+
+static const char pages_upload_form[] =
+    "<!doctype html><html><head><title>Upload</title></head><body>"
+    "<form method=\"post\" action=\"/upload\" "
+    "enctype=\"multipart/form-data\">"
+    "<input type=\"file\" id=\"one\" name=\"one\" aria-label=\"One\">"
+    "<input type=\"file\" id=\"many\" name=\"many\" multiple "
+    "aria-label=\"Many\"><input id=\"text\" name=\"text\" "
+    "aria-label=\"Text\"><button id=\"send\" type=\"submit\">Send"
+    "</button></form></body></html>";
+
+/* The first file part of a multipart body (the boundary from head's
+ * Content-Type) into s's kept upload. */
+static void
+pages_keep_upload(
+    struct tk_pages *s, const char *head, const char *body, size_t n)
+{
+	const char *b = strstr(head, "boundary=");
+	char delim[128];
+	const char *part, *fn, *data, *end;
+	size_t dl;
+
+	if (b == NULL)
+		return;
+	b += 9;
+	dl = strcspn(b, "\r\n;");
+	if (dl == 0 || dl + 5 > sizeof(delim))
+		return;
+	snprintf(delim, sizeof(delim), "\r\n--%.*s", (int)dl, b);
+	dl += 4;
+	part = memmem(body, n, "filename=\"", 10);
+	if (part == NULL)
+		return;
+	fn = part + 10;
+	data = memmem(part, n - (size_t)(part - body), "\r\n\r\n", 4);
+	if (data == NULL)
+		return;
+	data += 4;
+	end = memmem(data, n - (size_t)(data - body), delim, dl);
+	if (end == NULL)
+		return;
+	pthread_mutex_lock(&s->up_lock);
+	free(s->up);
+	s->up_len = (size_t)(end - data);
+	if ((s->up = malloc(s->up_len + 1)) != NULL) {
+		memcpy(s->up, data, s->up_len);
+		s->up[s->up_len] = '\0';
+	}
+	snprintf(
+	    s->up_name, sizeof(s->up_name), "%.*s", (int)strcspn(fn, "\""), fn);
+	s->up_count++;
+	pthread_mutex_unlock(&s->up_lock);
+}
+
+static bool
+pages_files(struct tk_pages *s, int c, const char *req, size_t len)
+{
+	const char *hend = strstr(req, "\r\n\r\n"), *cl;
+	char head[256], *body;
+	size_t got, want;
+	long v;
+	int n;
+
+	if (strncmp(req, "GET /bigfile ", 13) == 0) {
+		char chunk[65536];
+
+		memset(chunk, 'x', sizeof(chunk));
+		n = snprintf(head, sizeof(head),
+		    "HTTP/1.1 200 OK\r\nContent-Type: application/zip\r\n"
+		    "Content-Length: %d\r\nContent-Disposition: attachment; "
+		    "filename=\"big.zip\"\r\nConnection: close\r\n\r\n",
+		    PAGES_BIG_BYTES);
+		if (!pages_send(c, head, (size_t)n))
+			return true;
+		for (int i = 0; i < PAGES_BIG_BYTES / (int)sizeof(chunk); i++)
+			if (!pages_send(c, chunk, sizeof(chunk)))
+				break;
+		return true;
+	}
+	if (strncmp(req, "GET /upload ", 12) == 0 ||
+	    strncmp(req, "GET /upload?", 12) == 0) {
+		n = snprintf(head, sizeof(head),
+		    "HTTP/1.1 200 OK\r\nContent-Type: text/html; "
+		    "charset=utf-8\r\nContent-Length: %zu\r\n"
+		    "Connection: close\r\n\r\n",
+		    strlen(pages_upload_form));
+		if (pages_send(c, head, (size_t)n))
+			(void)pages_send(
+			    c, pages_upload_form, strlen(pages_upload_form));
+		return true;
+	}
+	if (strncmp(req, "POST /upload ", 13) != 0 || hend == NULL)
+		return false;
+	cl = strcasestr(req, "\r\nContent-Length:");
+	v = cl != NULL ? strtol(cl + 17, NULL, 10) : -1;
+	if (v <= 0 || v > PAGES_UPLOAD_MAX)
+		return true; /* refused: closed unanswered */
+	want = (size_t)v;
+	if ((body = malloc(want)) == NULL)
+		return true;
+	got = len - (size_t)(hend + 4 - req);
+	if (got > want)
+		got = want;
+	memcpy(body, hend + 4, got);
+	while (got < want) {
+		struct pollfd p = {.fd = c, .events = POLLIN};
+		ssize_t r;
+
+		if (poll(&p, 1, 5000) <= 0 ||
+		    (r = read(c, body + got, want - got)) <= 0)
+			break;
+		got += (size_t)r;
+	}
+	if (got == want)
+		pages_keep_upload(s, req, body, want);
+	free(body);
+	n = snprintf(head, sizeof(head),
+	    "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n"
+	    "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+	    strlen("<!doctype html><title>Uploaded</title>"));
+	if (pages_send(c, head, (size_t)n))
+		(void)pages_send(c, "<!doctype html><title>Uploaded</title>",
+		    strlen("<!doctype html><title>Uploaded</title>"));
+	return true;
+}
+
 /* Serves one request on c; returns true when c is to be held open
  * unanswered (/hang), false when it is done with. */
 static bool
@@ -449,6 +592,8 @@ pages_serve(struct tk_pages *s, int c)
 		if (strstr(req, "\r\n\r\n") != NULL)
 			break;
 	}
+	if (pages_files(s, c, req, len))
+		return false;
 	if (sscanf(req, "GET %1023s ", path) != 1)
 		return false;
 	pages_set_cookie(strchr(path, '?'), set, sizeof(set));
@@ -532,6 +677,7 @@ tk_pages_start(int *port)
 
 	if (s == NULL)
 		return NULL;
+	pthread_mutex_init(&s->up_lock, NULL);
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if ((s->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
 	    setsockopt(s->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) !=
@@ -562,6 +708,8 @@ tk_pages_stop(struct tk_pages *s)
 	close(s->fd);
 	close(s->stop[0]);
 	close(s->stop[1]);
+	pthread_mutex_destroy(&s->up_lock);
+	free(s->up);
 	free(s);
 }
 
@@ -578,4 +726,24 @@ void
 tk_pages_open_gate(struct tk_pages *s)
 {
 	atomic_store(&s->gate, true);
+}
+
+int
+tk_pages_last_upload(
+    struct tk_pages *s, char **bytes, size_t *len, char *name, size_t nlen)
+{
+	int count;
+
+	pthread_mutex_lock(&s->up_lock);
+	count = s->up_count;
+	*bytes = NULL;
+	*len = 0;
+	if (name != NULL && nlen > 0)
+		snprintf(name, nlen, "%s", s->up_name);
+	if (s->up != NULL && (*bytes = malloc(s->up_len + 1)) != NULL) {
+		memcpy(*bytes, s->up, s->up_len + 1);
+		*len = s->up_len;
+	}
+	pthread_mutex_unlock(&s->up_lock);
+	return count;
 }

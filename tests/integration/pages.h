@@ -30,6 +30,8 @@
 #ifndef TK_PAGES_H
 #define TK_PAGES_H
 
+#include <stddef.h>
+
 struct tk_pages;
 
 /* Starts the server; NULL on failure.  *port gets its port. */
@@ -43,5 +45,17 @@ int tk_pages_hits(struct tk_pages *s, const char *path);
 
 /* Lets every /stuck page block from now on. */
 void tk_pages_open_gate(struct tk_pages *s);
+
+/*
+ * Files: /bigfile is an attachment (big.zip) of 5 MiB; /upload is a form
+ * of two file inputs (#one; #many, multiple) and a text field (#text),
+ * which posts multipart/form-data to /upload, answered with a page
+ * titled "Uploaded".  The last upload's first file part (at most 1 MiB)
+ * is kept: *bytes gets a copy (malloc'd, NUL-terminated, the caller
+ * frees; NULL for none) and *len its length, name (nlen bytes) its file
+ * name.  Returns how many uploads were taken so far.
+ */
+int tk_pages_last_upload(
+    struct tk_pages *s, char **bytes, size_t *len, char *name, size_t nlen);
 
 #endif

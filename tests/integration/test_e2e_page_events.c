@@ -16,6 +16,7 @@
 
 #include "http_fixture.h"
 #include "pages.h"
+#include "token.h"
 
 #define PE_WAIT_MS 60000 /* a browser task, on a loaded machine */
 
@@ -287,4 +288,47 @@ Test(
 	cr_assert_eq(json_integer_value(json_object_get(p[1], "bytes")), 18);
 	json_decref(p[0]);
 	json_decref(p[1]);
+}
+
+/* A download during a task is the task's artifact: the result and the
+ * download's end event name it with its sha256, and the artifact route
+ * serves its bytes, as an attachment of the file's type. */
+Test(e2e_page_events, a_download_is_served_as_the_tasks_artifact,
+    .fini = world_down)
+{
+	char task[CM_ID_MAX + 1], path[512], sha[CM_TOKEN_HASH_LEN];
+	char *body = NULL, *head = NULL;
+	json_t *res, *dl, *p[3] = {NULL, NULL, NULL};
+	size_t len = 0;
+
+	world_up("pe-artifact");
+	go("file", "/file", task, &res);
+	dl = json_object_get(res, "download");
+	cr_assert_str_eq(sf_str(dl, "artifact"), "report.txt", "the result: %s",
+	    json_dumps(res, 0));
+	snprintf(path, sizeof(path),
+	    "/api/v1/workspaces/%s/browser-spaces/%s/tasks/%s/artifacts/%s",
+	    hf_ws(&e), space, task, sf_str(dl, "artifact"));
+	cr_assert_eq(
+	    tk_http_bytes(&e.sf.p, path, e.manager, &body, &len, &head), 200);
+	cr_assert_eq(len, 18);
+	cr_assert_eq(memcmp(body, "quarterly figures\n", 18), 0);
+	cr_assert_eq(cm_sha256_hex(body, len, sha), 0);
+	cr_assert_str_eq(sf_str(dl, "sha256"), sha, "the result's sha256");
+	cr_assert_eq(json_integer_value(json_object_get(dl, "size")), 18);
+	cr_assert_not_null(
+	    strstr(head, "Content-Type: text/plain\r\n"), "%s", head);
+	cr_assert_not_null(strstr(head, "Content-Disposition: attachment; "
+	                                "filename=\"report.txt\"\r\n"),
+	    "%s", head);
+	/* The end event says the same, and names no path. */
+	cr_assert_eq(payloads(task, "download", p, 3), 2);
+	cr_assert_str_eq(sf_str(p[1], "artifact"), "report.txt");
+	cr_assert_str_eq(sf_str(p[1], "sha256"), sha);
+	cr_assert_null(json_object_get(p[0], "artifact"));
+	json_decref(p[0]);
+	json_decref(p[1]);
+	json_decref(res);
+	free(body);
+	free(head);
 }

@@ -26,6 +26,7 @@
 #include "limits.h"
 #include "pages.h"
 #include "testkit.h"
+#include "token.h"
 
 #define WAIT_MS 30000 /* the most one call may take here */
 
@@ -440,8 +441,26 @@ Test(page_truth, a_download_goes_to_the_space_and_is_reported)
 	    str(dl, "name"), "report.txt", "%s", json_dumps(res, 0));
 	cr_assert_str_eq(str(dl, "state"), "completed");
 	cr_assert_eq(json_integer_value(json_object_get(dl, "bytes")), 18);
+	/* It is the task's artifact, its bytes the file's, and it left the
+	 * Space's directory. */
+	cr_assert_str_eq(str(dl, "artifact"), "report.txt");
+	cr_assert_str_eq(str(dl, "mime"), "text/plain");
+	cr_assert_eq(json_integer_value(json_object_get(dl, "size")), 18);
+	cr_assert_not_null(o.artifact, "no artifact in the outcome");
+	cr_assert_eq(o.artifact_len, 18);
+	cr_assert_eq(memcmp(o.artifact, "quarterly figures\n", 18), 0);
+	cr_assert_str_eq(o.artifact_name, "report.txt");
+	cr_assert_str_eq(o.artifact_mime, "text/plain");
+	{
+		char sha[CM_TOKEN_HASH_LEN];
+
+		cr_assert_eq(cm_sha256_hex(o.artifact, o.artifact_len, sha), 0);
+		cr_assert_str_eq(str(dl, "sha256"), sha);
+	}
+	free(o.artifact);
 	json_decref(res);
-	cr_assert(downloaded("quarterly figures\n"));
+	cr_assert_not(downloaded("quarterly figures\n"),
+	    "the stored download is still in the Space's directory");
 
 	/* A link to it: the click says a download began. */
 	open_page("/files", "Files");
@@ -449,11 +468,49 @@ Test(page_truth, a_download_goes_to_the_space_and_is_reported)
 	cr_assert_eq(o.err, CM_OK, "click: %s", o.message);
 	cr_assert_str_eq(str(json_object_get(res, "download"), "name"),
 	    "report.txt", "%s", json_dumps(res, 0));
+	/* The click waits for the download's end: it is its artifact. */
+	cr_assert_str_eq(str(json_object_get(res, "download"), "state"),
+	    "completed", "%s", json_dumps(res, 0));
+	cr_assert_eq(o.artifact_len, 18);
+	free(o.artifact);
 	json_decref(res);
 	cr_assert_eq(tk_pages_hits(w.pages, "/file"), 2);
 	/* Nothing went to the browser's own place for downloads. */
 	cr_assert_eq(
 	    stat(home_dl, &st) == 0, had_home_dl, "%s appeared", home_dl);
+}
+
+/* A download over what an artifact may hold is canceled and refused: the
+ * result says it is too large, no byte of it is an artifact, and nothing
+ * of it stays in the Space's directory. */
+Test(page_truth, a_download_too_large_is_refused_and_not_kept)
+{
+	char args[160], path[512];
+	json_t *res, *dl;
+	struct act_outcome o;
+	struct dirent *de;
+	DIR *d;
+	int left = 0;
+
+	snprintf(args, sizeof(args),
+	    "{\"url\":\"http://127.0.0.1:%d/bigfile\"}", w.port);
+	o = run("navigate", args, &res);
+	cr_assert_eq(
+	    o.err, CM_OK, "navigate: %s (%s)", cm_err_code(o.err), o.message);
+	dl = json_object_get(res, "download");
+	cr_assert_str_eq(str(dl, "name"), "big.zip", "%s", json_dumps(res, 0));
+	cr_assert(json_is_true(json_object_get(dl, "too_large")), "%s",
+	    json_dumps(res, 0));
+	cr_assert_null(json_object_get(dl, "artifact"));
+	cr_assert_null(o.artifact, "a refused download became an artifact");
+	json_decref(res);
+	snprintf(path, sizeof(path), "%s/profiles/%s/spaced-downloads", w.dir,
+	    w.env.space_id);
+	cr_assert_not_null(d = opendir(path), "no %s", path);
+	while ((de = readdir(d)) != NULL)
+		left += de->d_name[0] != '.';
+	closedir(d);
+	cr_assert_eq(left, 0, "%d files left in %s", left, path);
 }
 
 /* wait_for waits on the page's own changes, across a navigation, for a

@@ -1201,7 +1201,8 @@ Test(proto, every_request_fits_its_ops_bound)
 		size_t len;
 		bool artifact = (ops[op].req | ops[op].opt) & PRM(ARTIFACT);
 
-		/* Only actor.finish may be larger than CM_REQ_MSG_MAX. */
+		/* Only actor.finish and space.file_put may be larger than
+		 * CM_REQ_MSG_MAX. */
 		cr_expect_eq(pr_req_max((enum pr_op)op),
 		    artifact ? CM_STORE_RECV_MAX : CM_REQ_MSG_MAX, "%s",
 		    ops[op].name);
@@ -1220,7 +1221,8 @@ Test(proto, every_request_fits_its_ops_bound)
 		free(buf);
 		free(pool);
 	}
-	cr_expect_eq(artifact_ops, 1, "only actor.finish carries an artifact");
+	cr_expect_eq(artifact_ops, 2,
+	    "only actor.finish and space.file_put carry bytes");
 }
 
 Test(proto, artifact_bytes_at_their_bound_pass_and_over_it_fail)
