@@ -38,6 +38,8 @@ static const char JS_QUERY[] = "function(s){return this.querySelector(s);}";
 void
 page_end(struct act_page *p, enum cm_err err, json_t *result)
 {
+	if (page_snapshot_after(p, &err, &result))
+		return;
 	p->out.err = err;
 	if (json_is_object(result) && p->tabs_opened > 0)
 		json_object_set_new(
@@ -384,6 +386,8 @@ act_page_start(struct act_page *p, const char *capability, const json_t *args,
 	p->dl_began = p->dl_wanted = p->dl_expected = false;
 	p->dl_wait_end_ms = -1;
 	p->look_again = p->keep_waiting = false;
+	p->snap_held = NULL;
+	p->snap_ran = false;
 	p->blocked_host[0] = '\0';
 	p->doc_host[0] = '\0';
 	snprintf(p->capability, sizeof(p->capability), "%s", capability);
@@ -526,6 +530,8 @@ act_page_take(struct act_page *p, struct act_outcome *out)
 	p->args = NULL;
 	json_decref(p->keep); /* a result that was being built when it failed */
 	p->keep = NULL;
+	json_decref(p->snap_held);
+	p->snap_held = NULL;
 	p->busy = p->done = false;
 	return true;
 }
@@ -603,6 +609,8 @@ act_page_abort(struct act_page *p)
 	p->poll_at_ms = -1;
 	json_decref(p->keep);
 	p->keep = NULL;
+	json_decref(p->snap_held);
+	p->snap_held = NULL;
 	json_decref(p->args);
 	p->args = NULL;
 	free(p->out.result);
