@@ -174,13 +174,6 @@ snapshot_built(struct act_page *p, const json_t *result)
 		page_not_found(p, "the element of the ref is gone");
 		return;
 	}
-	if (json_is_true(json_object_get(v, "outside"))) {
-		page_fail(p, CM_E_INVALID_ARGS,
-		    "offset names no element of the page%s; use the "
-		    "next_offset of the last snapshot",
-		    snapshot_arg(p, "ref") != NULL ? " within the ref's" : "");
-		return;
-	}
 	why = json_string_value(json_object_get(v, "cut"));
 	if (p->refs == NULL && (p->refs = calloc(CM_SNAPSHOT_REFS_KEPT_MAX,
 	                            sizeof(*p->refs))) == NULL) {
@@ -215,6 +208,15 @@ snapshot_built(struct act_page *p, const json_t *result)
 		        next > 0 ? next : -1, limit));
 	else if (cuts > 0 && p->keep != NULL)
 		json_object_set_new(p->keep, "note", snapshot_cuts_note(cuts));
+	else if (json_is_true(json_object_get(v, "past")) && p->keep != NULL)
+		json_object_set_new(p->keep, "note",
+		    json_sprintf("no element at offset %lld%s: nothing more "
+		                 "to read",
+		        (long long)json_integer_value(
+		            snapshot_arg(p, "offset")),
+		        snapshot_arg(p, "ref") != NULL
+		            ? " within the ref's element"
+		            : ""));
 	free(text);
 	page_info(p);
 }

@@ -32,9 +32,10 @@
  * element whose subtree is read; -1: the body) and offset (the place, in
  * the body's elements in document order, of the element to start at;
  * its ancestors are shown as the path to it, what comes before it is
- * not).  It returns {nodes, cut, walked, total, next, kept, fresh}, or
- * {gone} when root names no element of the document, or {outside} when
- * offset is not within root: cut is "" when the whole document was read,
+ * not).  It returns {nodes, cut, walked, total, next, kept, fresh,
+ * past}, or {gone} when root names no element of the document: past is
+ * true when offset names no element (of root), and nothing was read
+ * then; cut is "" when the whole document was read,
  * else why the walk stopped ("size": the next line would pass max;
  * "nodes", "refs", "walk"; "error": an element it could not read);
  * walked and total count the elements of the body it visited and that
@@ -390,20 +391,23 @@ static const char ACT_SNAPSHOT_JS[] =
     "return i>o.offset?i:-1;}\n"
     /* An element the walk cannot read (a throw) ends it there, with the
      * outline so far: the rest of the page is not lost to one element. */
+    /* An offset past the elements (of root) reads nothing but the
+     * page's own line. */
+    "let past=false;\n"
     "if(o.offset>0){target=all[o.offset]||null;skipping=true;\n"
     "let x=target;\n"
     "for(;x&&x!==scope;x=x.assignedSlot||x.parentNode||x.host)path.add(x);\n"
-    "if(!target||!scope||x!==scope)return {outside:true};}\n"
+    "past=!target||!scope||x!==scope;}\n"
     "const root=emit(null,'RootWebArea',clean(doc.title||''),0,null,true,\n"
     "null,null,false);\n"
-    "if(!stop&&scope){const c={node:root,depth:1,pname:null,t:'',from:null};\n"
+    "if(!stop&&scope&&!past){const c={node:root,depth:1,pname:null,t:'',from:null};\n"
     "try{if(scope===doc.body){const pc=getComputedStyle(scope).cursor;\n"
     "for(const k of kids(scope)){visit(k,c,1,true,pc);if(stop)break;}}\n"
     "else visit(scope,c,1,true,scope.parentElement?\n"
     "getComputedStyle(scope.parentElement).cursor:'auto');\n"
     "if(!stop)flush(c);}catch(err){stop='error';at=null;}}\n"
     "return {nodes:out,cut:stop,walked:elems,total:all.length,\n"
-    "next:stop&&at?offsetOf(at):-1,kept:els.length,fresh};}\n";
+    "next:stop&&at?offsetOf(at):-1,kept:els.length,fresh,past};}\n";
 #pragma GCC diagnostic pop
 
 /*

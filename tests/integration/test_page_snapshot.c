@@ -464,6 +464,12 @@ Test(page_snapshot, a_long_page_is_read_to_its_end_by_offset)
 	for (int i = 1; i <= 20000; i++)
 		cr_assert(seen[i], "Link %d was on no page", i);
 	cr_assert_gt(pages, 2);
+	/* Past the end there is nothing more. */
+	res = snapshot("{\"offset\":99999999}");
+	cr_assert_str_eq(str(res, "snapshot"), "- RootWebArea \"Links\"\n");
+	cr_assert(json_is_false(json_object_get(res, "truncated")));
+	cr_assert_not_null(strstr(str(res, "note"), "nothing more"));
+	json_decref(res);
 	snprintf(
 	    args, sizeof(args), "{\"ref\":\"%s\",\"timeout_ms\":1000}", first);
 	cr_assert_eq(run("wait_for", args, NULL).err, CM_OK, "%s", first);
