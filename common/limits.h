@@ -238,6 +238,10 @@
 #define CM_SNAPSHOT_DEPTH_MAX 128       /* outline levels walked */
 #define CM_SNAPSHOT_NEST_MAX 1024       /* tree levels walked, wrappers too */
 #define CM_SNAPSHOT_NAME_MAX 200        /* characters of one node's name */
+/* Refs a document's snapshots keep together (an element keeps its ref in
+ * every snapshot of its document, so the pages of a long outline act
+ * together); past it the numbering starts over. */
+#define CM_SNAPSHOT_REFS_KEPT_MAX 65536
 /*
  * The snapshot's script (space-actor/snapshot_js.h) bounds its own reply:
  * it returns at most CM_SNAPSHOT_NODES_MAX nodes, each a line whose bytes

@@ -27,6 +27,11 @@ static const char *const actionable_roles[] = {
     "tab",
     "textbox",
     "treeitem",
+    /* Chromium's words for the date, time and colour fields. */
+    "Date",
+    "DateTime",
+    "InputTime",
+    "ColorWell",
     NULL,
 };
 
@@ -59,12 +64,20 @@ struct outline {
 	char *buf;
 	size_t len, max;
 	bool cut;
+	size_t cut_texts; /* names and values cut at CM_SNAPSHOT_NAME_MAX */
 };
 
-/* One line, built whole before it joins the outline. */
-#define LINE_MAX \
-	(2 * CM_SNAPSHOT_DEPTH_MAX + 2 * CM_SNAPSHOT_NAME_MAX + ROLE_MAX + 64)
+/* One line, built whole before it joins the outline: indentation, role,
+ * quoted name, states, ref tag and value. */
+#define LINE_MAX                                                           \
+	(2 * CM_SNAPSHOT_DEPTH_MAX + 3 * CM_SNAPSHOT_NAME_MAX + ROLE_MAX + \
+	    STATES_MAX * (STATE_MAX + 3) + 64)
 #define ROLE_MAX 64
+#define STATES_MAX 8 /* states shown on one line */
+#define STATE_MAX 16 /* bytes of one, "checked=mixed" the longest */
+
+/* The mark of a name or value cut at its bound, U+2026, three bytes. */
+static const char cut_mark[] = "\xe2\x80\xa6";
 
 struct line {
 	char b[LINE_MAX];
@@ -80,19 +93,22 @@ line_add(struct line *l, const char *s, size_t n)
 	l->n += n;
 }
 
-/* Adds name quoted, with quotes and backslashes escaped and line breaks
- * made spaces, cut at CM_SNAPSHOT_NAME_MAX bytes on a UTF-8 boundary. */
-static void
-line_quoted(struct line *l, const char *name)
+/* Adds s, quoted (quotes and backslashes escaped) or not, with line
+ * breaks made spaces, cut at CM_SNAPSHOT_NAME_MAX bytes on a UTF-8
+ * boundary with cut_mark.  Returns true when it was cut. */
+static bool
+line_text(struct line *l, const char *s, bool quoted)
 {
 	char q[CM_SNAPSHOT_NAME_MAX * 2 + 8];
-	size_t k = 0, i;
+	size_t k = 0, i, first = quoted ? 1 : 0;
+	bool cut;
 
-	q[k++] = '"';
-	for (i = 0; name[i] != '\0' && i < CM_SNAPSHOT_NAME_MAX; i++) {
-		char c = name[i];
+	if (quoted)
+		q[k++] = '"';
+	for (i = 0; s[i] != '\0' && i < CM_SNAPSHOT_NAME_MAX; i++) {
+		char c = s[i];
 
-		if (c == '"' || c == '\\') {
+		if (quoted && (c == '"' || c == '\\')) {
 			q[k++] = '\\';
 			q[k++] = c;
 		} else if (c == '\n' || c == '\r' || c == '\t')
@@ -100,16 +116,25 @@ line_quoted(struct line *l, const char *name)
 		else
 			q[k++] = c;
 	}
-	if (name[i] != '\0') {
-		while (k > 1 && ((unsigned char)q[k - 1] & 0xC0) == 0x80)
+	cut = s[i] != '\0';
+	if (cut) {
+		while (k > first && ((unsigned char)q[k - 1] & 0xC0) == 0x80)
 			k--; /* do not split a character */
-		if (k > 1 && ((unsigned char)q[k - 1] & 0xC0) == 0xC0)
+		if (k > first && ((unsigned char)q[k - 1] & 0xC0) == 0xC0)
 			k--;
-		memcpy(q + k, "...", 3);
+		memcpy(q + k, cut_mark, 3);
 		k += 3;
 	}
-	q[k++] = '"';
+	if (quoted)
+		q[k++] = '"';
 	line_add(l, q, k);
+	return cut;
+}
+
+static void
+line_quoted(struct line *l, const char *name)
+{
+	line_text(l, name, true);
 }
 
 /* Appends a whole line, or marks the outline cut when it would pass
@@ -153,40 +178,102 @@ line_role(struct line *l, const char *role)
 	line_add(l, r, n);
 }
 
-/* Builds a node's line and appends it, with its ref if it gets one. */
+/* The node's states, " [checked] [disabled]": each a word of
+ * [A-Za-z0-9=_-] (any other byte as '?'), at most STATES_MAX of them. */
 static void
-outline_line(struct outline *o, const char *role, const char *name,
-    bool is_text, const json_t *backend, int depth)
+line_states(struct line *l, const json_t *states)
+{
+	const json_t *w;
+	size_t i;
+
+	json_array_foreach(states, i, w)
+	{
+		const char *s = json_string_value(w);
+		char b[STATE_MAX + 3];
+		size_t n = 0;
+
+		if (i >= STATES_MAX)
+			break;
+		if (s == NULL || s[0] == '\0')
+			continue;
+		b[n++] = ' ';
+		b[n++] = '[';
+		for (; *s != '\0' && n < STATE_MAX + 2; s++)
+			b[n++] = (*s >= 'a' && *s <= 'z') ||
+			                 (*s >= 'A' && *s <= 'Z') ||
+			                 (*s >= '0' && *s <= '9') ||
+			                 *s == '=' || *s == '_' || *s == '-'
+			             ? *s
+			             : '?';
+		b[n++] = ']';
+		line_add(l, b, n);
+	}
+}
+
+/* The ref number a node gets: the one it carries (a snapshot's script
+ * numbers its refs by its own list, and gives one to whatever is
+ * clickable), or for an actionable role with a backend id, the next;
+ * 0 for none. */
+static json_int_t
+node_ref(const struct outline *o, const json_t *node, const char *role)
+{
+	const json_t *n = json_object_get(node, "ref");
+
+	if (!json_is_integer(json_object_get(node, "backendDOMNodeId")) ||
+	    *o->n_refs >= CM_SNAPSHOT_REFS_MAX)
+		return 0;
+	if (n != NULL)
+		return json_is_integer(n) && json_integer_value(n) > 0 &&
+		               json_integer_value(n) <= UINT32_MAX
+		           ? json_integer_value(n)
+		           : 0;
+	return role_in(role, actionable_roles) ? (json_int_t)*o->n_refs + 1 : 0;
+}
+
+/* Builds a node's line and appends it, with its ref if it gets one:
+ *   - role "name" [state]... [ref=eN]: value */
+static void
+outline_line(struct outline *o, const json_t *node, const char *role,
+    const char *name, bool is_text, int depth)
 {
 	struct line l = {.n = 0};
-	bool ref = role_in(role, actionable_roles) &&
-	           json_is_integer(backend) &&
-	           *o->n_refs < CM_SNAPSHOT_REFS_MAX;
-	char tag[32];
+	json_int_t ref = is_text ? 0 : node_ref(o, node, role);
+	const char *value = ax_value(node, "value");
+	size_t cuts = 0;
+	char tag[40];
 
 	for (int d = 0; d < depth; d++)
 		line_add(&l, "  ", 2);
 	line_add(&l, "- ", 2);
 	if (is_text) {
 		line_add(&l, "text ", 5);
-		line_quoted(&l, name);
+		cuts += line_text(&l, name, true);
 	} else {
 		line_role(&l, role);
 		if (strcmp(role, "RootWebArea") == 0 || name[0] != '\0') {
 			line_add(&l, " ", 1);
-			line_quoted(&l, name);
+			cuts += line_text(&l, name, true);
 		}
-		if (ref) {
+		line_states(&l, json_object_get(node, "states"));
+		if (ref > 0) {
 			snprintf(
-			    tag, sizeof(tag), " [ref=e%zu]", *o->n_refs + 1);
+			    tag, sizeof(tag), " [ref=e%lld]", (long long)ref);
 			line_add(&l, tag, strlen(tag));
+		}
+		if (value != NULL && value[0] != '\0') {
+			line_add(&l, ": ", 2);
+			cuts += line_text(&l, value, false);
 		}
 	}
 	line_add(&l, "\n", 1);
+	if (!outline_put(o, &l))
+		return;
+	o->cut_texts += cuts;
 	/* A ref is handed out only with the line that shows it. */
-	if (outline_put(o, &l) && ref) {
-		o->refs[*o->n_refs].n = (uint32_t)(*o->n_refs + 1);
-		o->refs[*o->n_refs].id = json_integer_value(backend);
+	if (ref > 0) {
+		o->refs[*o->n_refs].n = (uint32_t)ref;
+		o->refs[*o->n_refs].id = json_integer_value(
+		    json_object_get(node, "backendDOMNodeId"));
 		++*o->n_refs;
 	}
 }
@@ -230,8 +317,7 @@ outline_node(
 	    !(is_text && (name[0] == '\0' ||
 	                     (parent_name && strcmp(parent_name, name) == 0)));
 	if (print)
-		outline_line(o, role, name, is_text,
-		    json_object_get(node, "backendDOMNodeId"), depth);
+		outline_line(o, node, role, name, is_text, depth);
 	json_array_foreach(kids, k, kid)
 	{
 		const json_t *pos =
@@ -249,7 +335,7 @@ outline_node(
 
 int
 act_outline(const json_t *nodes, size_t max, struct act_ref *refs,
-    size_t *n_refs, char **text, bool *cut)
+    size_t *n_refs, char **text, bool *cut, size_t *cut_texts)
 {
 	struct outline o = {.nodes = nodes, .refs = refs, .n_refs = n_refs};
 	const json_t *node;
@@ -258,6 +344,8 @@ act_outline(const json_t *nodes, size_t max, struct act_ref *refs,
 	*text = NULL;
 	*cut = false;
 	*n_refs = 0;
+	if (cut_texts != NULL)
+		*cut_texts = 0;
 	if (!json_is_array(nodes) || json_array_size(nodes) == 0)
 		return -1;
 	o.max = max;
@@ -286,6 +374,8 @@ act_outline(const json_t *nodes, size_t max, struct act_ref *refs,
 	free(o.walked);
 	*text = o.buf;
 	*cut = o.cut;
+	if (cut_texts != NULL)
+		*cut_texts = o.cut_texts;
 	return 0;
 }
 

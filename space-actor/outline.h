@@ -9,13 +9,20 @@
  *   - RootWebArea "Home"
  *     - heading "Welcome"
  *     - link "Docs" [ref=e1]
+ *     - checkbox "Remember me" [checked] [ref=e2]
+ *     - textbox "Email" [required] [ref=e3]: me@x.org
  *     - text "Some words"
  * Nodes an agent can act on (links, buttons, fields...) that have a
  * backendDOMNodeId get a ref, e1, e2... in the order they appear, which
- * maps to that id.  Wrappers (generic, none, ignored nodes) print
+ * maps to that id; a node that carries "ref" (an integer) gets e<ref>
+ * whatever its role.  A node's "states" (an array of words, at most 8,
+ * shown as [word] with any byte but [A-Za-z0-9=_-] as '?') and its
+ * "value" ({value}, shown after ": ", unquoted, line breaks as spaces)
+ * are optional.  Wrappers (generic, none, ignored nodes) print
  * nothing but their children; a text that is its parent's whole name is
- * not repeated (the page's title counts as no parent's name).  Names are quoted
- * and cut at CM_SNAPSHOT_NAME_MAX bytes; a role shows only [A-Za-z0-9_-] (any
+ * not repeated (the page's title counts as no parent's name).  Names are
+ * quoted; names and values are cut at CM_SNAPSHOT_NAME_MAX bytes, marked with
+ * U+2026 and counted; a role shows only [A-Za-z0-9_-] (any
  * other byte as '?').  The walk stops at CM_SNAPSHOT_DEPTH_MAX printed levels,
  * CM_SNAPSHOT_NEST_MAX levels of the tree (wrappers included) and
  * CM_SNAPSHOT_REFS_MAX refs, and walks each node once, however often it is
@@ -42,11 +49,12 @@ struct act_ref {
  * Builds the outline of nodes (an array; the first is the root) in at
  * most max bytes.  refs (room for CM_SNAPSHOT_REFS_MAX)
  * gets the refs, *n_refs their count.  Returns 0 with *text (malloc'd;
- * the caller frees) and *cut (true when the outline did not fit), or -1
- * when nodes is not a non-empty array or memory is short.
+ * the caller frees), *cut (true when the outline did not fit) and, when
+ * cut_texts is not NULL, the count of names and values it cut in lines
+ * it wrote; or -1 when nodes is not a non-empty array or memory is short.
  */
 int act_outline(const json_t *nodes, size_t max, struct act_ref *refs,
-    size_t *n_refs, char **text, bool *cut);
+    size_t *n_refs, char **text, bool *cut, size_t *cut_texts);
 
 /* The roles that get a ref, as a new JSON array of strings (NULL when
  * memory is short): what the snapshot's script counts a ref tag for. */

@@ -51,6 +51,8 @@ page_end(struct act_page *p, enum cm_err err, json_t *result)
 	}
 	json_decref(p->dl_held); /* ended otherwise: its time ran out */
 	p->dl_held = NULL;
+	if (page_snapshot_after(p, &err, &result))
+		return;
 	p->out.err = err;
 	if (json_is_object(result) && p->tabs_opened > 0)
 		json_object_set_new(
@@ -400,6 +402,8 @@ act_page_start(struct act_page *p, const char *capability, const json_t *args,
 	p->dl_held = NULL;
 	p->dl_wait_end_ms = -1;
 	p->look_again = p->keep_waiting = false;
+	p->snap_held = NULL;
+	p->snap_ran = false;
 	p->blocked_host[0] = '\0';
 	p->doc_host[0] = '\0';
 	snprintf(p->capability, sizeof(p->capability), "%s", capability);
@@ -544,6 +548,8 @@ act_page_take(struct act_page *p, struct act_outcome *out)
 	p->keep = NULL;
 	json_decref(p->dl_held);
 	p->dl_held = NULL;
+	json_decref(p->snap_held);
+	p->snap_held = NULL;
 	p->busy = p->done = false;
 	return true;
 }
@@ -623,6 +629,8 @@ act_page_abort(struct act_page *p)
 	p->keep = NULL;
 	json_decref(p->dl_held);
 	p->dl_held = NULL;
+	json_decref(p->snap_held);
+	p->snap_held = NULL;
 	json_decref(p->args);
 	p->args = NULL;
 	free(p->out.result);

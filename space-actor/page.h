@@ -45,13 +45,18 @@ struct act_page {
 	char frame[CM_ID_MAX + 1]; /* the main frame, once known */
 	bool loading;              /* the main frame is loading */
 
-	/* Refs of the last snapshot; a navigation clears them, and the
-	 * snapshot's isolated world of the main frame's document (its
-	 * execution context id; 0: none yet), which holds what they name
-	 * (page_snapshot.c). */
+	/* Refs of the snapshots of this document (room for
+	 * CM_SNAPSHOT_REFS_KEPT_MAX, in increasing order); a navigation
+	 * clears them, and the snapshot's isolated world of the main
+	 * frame's document (its execution context id; 0: none yet), which
+	 * holds what they name (page_snapshot.c). */
 	struct act_ref *refs;
 	size_t n_refs;
 	int64_t world;
+	/* An action's result, held while the snapshot its args asked for
+	 * (snapshot: true) runs, and whether that snapshot began. */
+	json_t *snap_held;
+	bool snap_ran;
 
 	/* The call in progress. */
 	bool busy, done;

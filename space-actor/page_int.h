@@ -117,6 +117,13 @@ void cap_back(struct act_page *p);
  * stale or unknown ref). */
 void cap_snapshot(struct act_page *p);
 void page_snapshot_element(struct act_page *p, const char *ref);
+/* At the end of every call (page_end, before anything else): a call
+ * that succeeded with args snapshot: true holds its result and runs a
+ * snapshot instead (true: the call goes on); that snapshot's end puts it
+ * into the held result as "snapshot" ({text, truncated...}, or null with
+ * snapshot_error when it failed: the action stands) and ends the call
+ * with it (*err, *result replaced; false). */
+bool page_snapshot_after(struct act_page *p, enum cm_err *err, json_t **result);
 /* The capabilities of page_read.c. */
 void cap_extract_text(struct act_page *p);
 

@@ -12,7 +12,13 @@
  * page), over CM_CDP_MSG_MAX past a few thousand links, and seconds to
  * build (docs/performance.md, "The snapshot on large pages").  The
  * world keeps the elements the refs name; a ref resolves there, so a
- * ref of an older document is gone with its world.
+ * ref of an older document is gone with its world.  An element keeps its
+ * ref in every snapshot of its document: the refs of a subtree
+ * (snapshot {ref}) and of each page of a long outline (snapshot
+ * {offset}, from the next_offset of a cut one) act together.
+ *
+ * An action whose args say snapshot: true ends with one too
+ * (page_snapshot_after), in the same call: its result carries it.
  */
 #include "page.h"
 #include "page_int.h"
@@ -29,16 +35,22 @@
 
 /* What the script may return is far below what the client takes
  * (limits.h says why): a reply over it would fail every snapshot. */
-_Static_assert((long long)CM_SNAPSHOT_NODES_MAX * 160 +
+_Static_assert((long long)CM_SNAPSHOT_NODES_MAX * 200 +
                        (long long)CM_SNAPSHOT_CHARS_MAX * 6 <
                    CM_CDP_MSG_MAX / 2,
     "the snapshot's reply is bounded below CM_CDP_MSG_MAX");
 
+/* The snapshot's own args; an action's (snapshot: true) are not its. */
+static const json_t *
+snapshot_arg(const struct act_page *p, const char *key)
+{
+	return p->snap_held != NULL ? NULL : json_object_get(p->args, key);
+}
+
 static size_t
 snapshot_limit(const struct act_page *p)
 {
-	json_int_t max =
-	    json_integer_value(json_object_get(p->args, "max_chars"));
+	json_int_t max = json_integer_value(snapshot_arg(p, "max_chars"));
 
 	return max <= 0                      ? CM_SNAPSHOT_CHARS_DEFAULT
 	       : max < CM_SNAPSHOT_CHARS_MAX ? (size_t)max
@@ -74,9 +86,9 @@ snapshot_why(const char *cut, size_t limit, char *buf, size_t len)
  */
 static json_t *
 snapshot_note(const char *text, const char *cut, json_int_t walked,
-    json_int_t total, size_t limit)
+    json_int_t total, json_int_t next, size_t limit)
 {
-	char why[96], left[96] = "", at[CM_SNAPSHOT_NAME_MAX * 3];
+	char why[96], left[128] = "", at[CM_SNAPSHOT_NAME_MAX * 3];
 	size_t lines = 0, n;
 	const char *last = text, *s;
 
@@ -87,7 +99,13 @@ snapshot_note(const char *text, const char *cut, json_int_t walked,
 	}
 	if (snapshot_why(cut, limit, why, sizeof(why)) == NULL)
 		snapshot_why("size", limit, why, sizeof(why));
-	if (total > walked && walked >= 0)
+	if (next >= 0)
+		snprintf(left, sizeof(left),
+		    "; %lld of the page's %lld elements were not read; "
+		    "offset %lld continues",
+		    (long long)(total - next), (long long)total,
+		    (long long)next);
+	else if (total > walked && walked >= 0)
 		snprintf(left, sizeof(left),
 		    "; %lld of the page's %lld elements were not read",
 		    (long long)(total - walked), (long long)total);
@@ -110,53 +128,150 @@ snapshot_note(const char *text, const char *cut, json_int_t walked,
 	    lines, at, why, left);
 }
 
+/*
+ * The refs this snapshot handed out, at p->refs[base] on, join those of
+ * the document's earlier snapshots: the new ones (numbered past every
+ * ref kept, in order) stay; one shown again is kept already.
+ */
+static void
+snapshot_keep_refs(struct act_page *p, size_t base, size_t n)
+{
+	uint32_t top = base > 0 ? p->refs[base - 1].n : 0;
+	size_t w = base;
+
+	for (size_t i = base; i < base + n; i++)
+		if (p->refs[i].n > top) {
+			top = p->refs[i].n;
+			p->refs[w++] = p->refs[i];
+		}
+	p->n_refs = w;
+}
+
+/* The note of an outline whole but for the names and values it cut. */
+static json_t *
+snapshot_cuts_note(size_t cuts)
+{
+	return json_sprintf("%zu name%s or value%s longer than %d bytes %s "
+	                    "cut, marked \xe2\x80\xa6; extract_text reads "
+	                    "an element's text whole",
+	    cuts, cuts == 1 ? "" : "s", cuts == 1 ? "" : "s",
+	    CM_SNAPSHOT_NAME_MAX, cuts == 1 ? "was" : "were");
+}
+
 static void
 snapshot_built(struct act_page *p, const json_t *result)
 {
 	const json_t *v = page_value(p, result);
 	const char *why;
-	size_t limit = snapshot_limit(p);
+	size_t limit = snapshot_limit(p), base, n, cuts;
+	json_int_t next;
 	char *text;
 	bool cut;
 
 	if (p->done)
 		return;
+	if (json_is_true(json_object_get(v, "gone"))) {
+		page_not_found(p, "the element of the ref is gone");
+		return;
+	}
 	why = json_string_value(json_object_get(v, "cut"));
-	if (p->refs == NULL && (p->refs = calloc(CM_SNAPSHOT_REFS_MAX,
+	if (p->refs == NULL && (p->refs = calloc(CM_SNAPSHOT_REFS_KEPT_MAX,
 	                            sizeof(*p->refs))) == NULL) {
 		page_fail(p, CM_E_RUNTIME_ERROR, "out of memory");
 		return;
 	}
-	p->n_refs = 0;
-	if (act_outline(json_object_get(v, "nodes"), limit, p->refs, &p->n_refs,
-	        &text, &cut) != 0) {
+	/* The script's list started over (a new world, or one full): so do
+	 * the refs kept here. */
+	if (json_is_true(json_object_get(v, "fresh")) ||
+	    p->n_refs + CM_SNAPSHOT_REFS_MAX > CM_SNAPSHOT_REFS_KEPT_MAX)
+		p->n_refs = 0;
+	base = p->n_refs;
+	if (act_outline(json_object_get(v, "nodes"), limit, p->refs + base, &n,
+	        &text, &cut, &cuts) != 0) {
 		page_fail(p, CM_E_RUNTIME_ERROR, "the page has no document");
 		return;
 	}
+	snapshot_keep_refs(p, base, n);
+	next = json_integer_value(json_object_get(v, "next"));
 	cut = cut || (why != NULL && why[0] != '\0');
-	p->keep = json_pack("{s:s, s:b}", "snapshot", text, "truncated", cut);
+	p->keep = json_pack(
+	    "{s:s, s:b}", "snapshot", text, "truncated", cut || cuts > 0);
+	if (p->keep != NULL && cuts > 0)
+		json_object_set_new(p->keep, "cut_texts", json_integer(cuts));
+	if (p->keep != NULL && cut && next > 0)
+		json_object_set_new(p->keep, "next_offset", json_integer(next));
 	if (cut && p->keep != NULL)
 		json_object_set_new(p->keep, "note",
 		    snapshot_note(text, why != NULL ? why : "",
 		        json_integer_value(json_object_get(v, "walked")),
 		        json_integer_value(json_object_get(v, "total")),
-		        limit));
+		        next > 0 ? next : -1, limit));
+	else if (cuts > 0 && p->keep != NULL)
+		json_object_set_new(p->keep, "note", snapshot_cuts_note(cuts));
+	else if (json_is_true(json_object_get(v, "past")) && p->keep != NULL)
+		json_object_set_new(p->keep, "note",
+		    json_sprintf("no element at offset %lld%s: nothing more "
+		                 "to read",
+		        (long long)json_integer_value(
+		            snapshot_arg(p, "offset")),
+		        snapshot_arg(p, "ref") != NULL
+		            ? " within the ref's element"
+		            : ""));
 	free(text);
 	page_info(p);
 }
 
-/* Runs the script in the world p->world. */
+/* The ref n of a ref string, 0 when it is not one. */
+static unsigned long
+snapshot_ref_n(const char *ref)
+{
+	char *end;
+	unsigned long n;
+
+	if (ref[0] != 'e' || ref[1] < '1' || ref[1] > '9')
+		return 0;
+	n = strtoul(ref + 1, &end, 10);
+	return *end == '\0' && n <= UINT32_MAX ? n : 0;
+}
+
+/* The place in the world's list of the element ref n names, or -1 when
+ * no snapshot of this document handed it out. */
+static json_int_t
+snapshot_ref_id(const struct act_page *p, unsigned long n)
+{
+	for (size_t i = 0; i < p->n_refs && p->world > 0; i++)
+		if (p->refs[i].n == n)
+			return p->refs[i].id;
+	return -1;
+}
+
+/* Runs the script in the world p->world: on the subtree of the args'
+ * ref, from their offset. */
 static void
 snapshot_run(struct act_page *p)
 {
-	json_t *o = json_pack("{s:I, s:o, s:i, s:i, s:i, s:i, s:i, s:i, s:i}",
-	    "max", (json_int_t)snapshot_limit(p), "acting",
-	    act_outline_acting(), "refs", CM_SNAPSHOT_REFS_MAX, "depth",
-	    CM_SNAPSHOT_DEPTH_MAX, "nest", CM_SNAPSHOT_NEST_MAX, "name",
-	    CM_SNAPSHOT_NAME_MAX, "nameWalk", CM_SNAPSHOT_NAME_WALK_MAX,
-	    "nodes", CM_SNAPSHOT_NODES_MAX, "walk", CM_SNAPSHOT_WALK_MAX);
+	const char *ref = json_string_value(snapshot_arg(p, "ref"));
+	json_int_t root = -1,
+	           offset = json_integer_value(snapshot_arg(p, "offset"));
+	json_t *o;
 
-	if (o == NULL) {
+	if (ref != NULL &&
+	    (root = snapshot_ref_id(p, snapshot_ref_n(ref))) < 0) {
+		page_not_found(p, "the ref is stale or unknown");
+		return;
+	}
+	o = json_pack("{s:I, s:o, s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "max",
+	    (json_int_t)snapshot_limit(p), "acting", act_outline_acting(),
+	    "refs", CM_SNAPSHOT_REFS_MAX, "depth", CM_SNAPSHOT_DEPTH_MAX,
+	    "nest", CM_SNAPSHOT_NEST_MAX, "name", CM_SNAPSHOT_NAME_MAX,
+	    "nameWalk", CM_SNAPSHOT_NAME_WALK_MAX, "nodes",
+	    CM_SNAPSHOT_NODES_MAX, "walk", CM_SNAPSHOT_WALK_MAX);
+
+	if (o == NULL || json_object_set_new(o, "root", json_integer(root)) ||
+	    json_object_set_new(o, "offset", json_integer(offset)) ||
+	    json_object_set_new(
+	        o, "kept", json_integer(CM_SNAPSHOT_REFS_KEPT_MAX))) {
+		json_decref(o);
 		page_fail(p, CM_E_RUNTIME_ERROR, "out of memory");
 		return;
 	}
@@ -184,13 +299,11 @@ snapshot_world(struct act_page *p, const json_t *result)
 /*
  * The document as it is: one still loading is read too, and the result
  * says it is loading.  Nothing here waits for the page.  The refs of the
- * last snapshot are gone from here on, whatever this one comes to: the
- * world's list is replaced by the script.
+ * document's earlier snapshots stay good.
  */
 void
 cap_snapshot(struct act_page *p)
 {
-	p->n_refs = 0;
 	if (p->world > 0) {
 		snapshot_run(p);
 		return;
@@ -226,24 +339,65 @@ snapshot_ref_found(struct act_page *p, const json_t *result)
 void
 page_snapshot_element(struct act_page *p, const char *ref)
 {
-	char *end;
-	unsigned long n;
+	unsigned long n = snapshot_ref_n(ref);
+	json_int_t id;
 
-	if (ref[0] != 'e' || ref[1] < '1' || ref[1] > '9' ||
-	    (n = strtoul(ref + 1, &end, 10)) == 0 || *end != '\0') {
+	if (n == 0) {
 		page_not_found(p, "that is not a ref of a snapshot");
 		return;
 	}
-	for (size_t i = 0; i < p->n_refs && p->world > 0; i++)
-		if (p->refs[i].n == n) {
-			page_send(p, "Runtime.callFunctionOn",
-			    json_pack("{s:s, s:I, s:[{s:I}], s:b}",
-			        "functionDeclaration", ACT_SNAPSHOT_REF_JS,
-			        "executionContextId", (json_int_t)p->world,
-			        "arguments", "value", (json_int_t)p->refs[i].id,
-			        "returnByValue", 0),
-			    snapshot_ref_found);
-			return;
-		}
-	page_not_found(p, "the ref is stale or unknown");
+	if ((id = snapshot_ref_id(p, n)) < 0) {
+		page_not_found(p, "the ref is stale or unknown");
+		return;
+	}
+	page_send(p, "Runtime.callFunctionOn",
+	    json_pack("{s:s, s:I, s:[{s:I}], s:b}", "functionDeclaration",
+	        ACT_SNAPSHOT_REF_JS, "executionContextId", (json_int_t)p->world,
+	        "arguments", "value", id, "returnByValue", 0),
+	    snapshot_ref_found);
+}
+
+/* ---- snapshot: true on an action */
+
+bool
+page_snapshot_after(struct act_page *p, enum cm_err *err, json_t **result)
+{
+	json_t *held = p->snap_held, *snap = *result;
+
+	if (held == NULL) {
+		if (*err != CM_OK || p->snap_ran || !json_is_object(snap) ||
+		    strcmp(p->capability, "snapshot") == 0 ||
+		    !json_is_true(json_object_get(p->args, "snapshot")))
+			return false;
+		/* The action is over: nothing of it waits any more. */
+		p->snap_ran = true;
+		p->snap_held = snap;
+		p->until = ACT_UNTIL_NONE;
+		p->grace_at_ms = -1;
+		p->poll_at_ms = -1;
+		p->dl_wait_end_ms = -1;
+		p->next = NULL;
+		cap_snapshot(p);
+		return true;
+	}
+	/* The snapshot's end: the action's result carries it, as "text"
+	 * and the rest of a snapshot's result; a snapshot that failed does
+	 * not undo what the action did, and says why. */
+	p->snap_held = NULL;
+	if (*err == CM_OK && json_is_object(snap)) {
+		json_object_set(
+		    snap, "text", json_object_get(snap, "snapshot"));
+		json_object_del(snap, "snapshot");
+		json_object_set_new(held, "snapshot", snap);
+	} else {
+		json_decref(snap);
+		json_object_set_new(held, "snapshot", json_null());
+		json_object_set_new(held, "snapshot_error",
+		    json_pack("{s:s, s:s}", "code", cm_err_code(*err),
+		        "message", p->out.message));
+		p->out.message[0] = '\0';
+	}
+	*err = CM_OK;
+	*result = held;
+	return false;
 }

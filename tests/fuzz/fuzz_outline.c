@@ -90,7 +90,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	        CM_CDP_DEPTH_MAX, &result, NULL, 0) != 0)
 		return 0;
 	nodes = json_object_get(result, "nodes");
-	rv = act_outline(nodes, max, refs, &n_refs, &text, &cut);
+	rv = act_outline(nodes, max, refs, &n_refs, &text, &cut, NULL);
 	if (rv != 0) {
 		if (json_is_array(nodes) && json_array_size(nodes) > 0)
 			die("no outline of a non-empty array", NULL);

@@ -234,6 +234,55 @@ static const struct {
         "Window</button><button id=\"mark\" onclick=\"document.title="
         "'Marked'\">Mark</button></body></html>",
         NULL},
+    /* The pages of the snapshot's content.  /state: controls in every
+     * state a snapshot shows, some set by script after load (so only
+     * the live DOM has them), the email field focused. */
+    {"/state",
+        "<!doctype html><html><head><title>State</title></head><body>"
+        "<form><input id=\"email\" aria-label=\"Email\" required "
+        "value=\"me@x.org\"><input id=\"pw\" type=\"password\" "
+        "aria-label=\"Password\" value=\"hunter2secret\">"
+        "<label><input id=\"rem\" type=\"checkbox\">Remember me</label>"
+        "<label><input id=\"some\" type=\"checkbox\">Some</label>"
+        "<select id=\"size\" aria-label=\"Size\"><option>Small</option>"
+        "<option>Large</option></select>"
+        "<input id=\"vol\" type=\"range\" aria-label=\"Volume\" "
+        "min=\"0\" max=\"10\" value=\"3\">"
+        "<input type=\"date\" aria-label=\"Day\" value=\"2024-05-06\">"
+        "<button aria-pressed=\"true\">Bold</button>"
+        "<button aria-expanded=\"false\">Menu</button>"
+        "<button disabled>Send</button>"
+        "<div contenteditable=\"true\" aria-label=\"Notes\">Draft "
+        "text</div></form><script>"
+        "document.getElementById('some').indeterminate=true;"
+        "document.getElementById('email').value='you@y.org';"
+        "document.getElementById('email').focus();</script></body></html>",
+        NULL},
+    /* /clickables: what a person can click that has no role: a span
+     * with a click handler and a pointer (its child inherits it), a
+     * div in the tab order, an onclick attribute, a list item with a
+     * pointer; and a slider's handle. */
+    {"/clickables",
+        "<!doctype html><html><head><title>Clickables</title></head><body>"
+        "<h1>Clickables</h1><span id=\"go\" style=\"cursor:pointer\">"
+        "<b>Open</b> it</span><div tabindex=\"0\">Tab stop</div>"
+        "<div onclick=\"0\">Old style</div><ul><li style=\"cursor:"
+        "pointer\">Card</li></ul><div role=\"slider\" aria-label=\"Level\" "
+        "aria-valuenow=\"4\" tabindex=\"0\"></div><p>Plain text</p>"
+        "<script>document.getElementById('go').addEventListener('click',"
+        "function(){document.title='Opened';});</script></body></html>",
+        NULL},
+    /* /article: a paragraph far longer than a name's bound. */
+    {"/article",
+        "<!doctype html><html><head><title>Article</title></head><body>"
+        "<h1>Article</h1><p>Lorem ipsum dolor sit amet, consectetur "
+        "adipiscing elit, sed do eiusmod tempor incididunt ut labore et "
+        "dolore magna aliqua. Ut enim ad minim veniam, quis nostrud "
+        "exercitation ullamco laboris nisi ut aliquip ex ea commodo "
+        "consequat. Duis aute irure dolor in reprehenderit in voluptate "
+        "velit esse cillum dolore eu fugiat nulla pariatur. THE END</p>"
+        "<a href=\"/next\">Next page</a></body></html>",
+        NULL},
 };
 
 #define SITE_PAGES (sizeof(site) / sizeof(site[0]))

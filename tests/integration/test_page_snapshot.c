@@ -249,3 +249,269 @@ Test(page_snapshot, the_walk_is_bounded_too)
 	cr_assert_null(strstr(str(res, "snapshot"), "End"));
 	json_decref(res);
 }
+
+/* The line of outline that has what, without its indentation, or fails;
+ * into line (cut to len). */
+static void
+line_of(const char *outline, const char *what, char *line, size_t len)
+{
+	const char *at = strstr(outline, what), *s;
+
+	cr_assert_not_null(at, "no \"%s\" in:\n%s", what, outline);
+	for (s = at; s > outline && s[-1] != '\n'; s--)
+		;
+	s += strspn(s, " ");
+	snprintf(line, len, "%.*s", (int)strcspn(s, "\n"), s);
+}
+
+/* The line of outline that has what, with its ref replaced by "eN", is
+ * want. */
+static void
+line_is(const char *outline, const char *what, const char *want)
+{
+	char line[512], out[512];
+	const char *r;
+	size_t n;
+
+	line_of(outline, what, line, sizeof(line));
+	r = strstr(line, "[ref=e");
+	if (r != NULL) {
+		n = (size_t)(r - line) + 6;
+		snprintf(out, sizeof(out), "%.*sN%s", (int)n, line,
+		    r + 6 + strspn(r + 6, "0123456789"));
+	} else
+		snprintf(out, sizeof(out), "%s", line);
+	cr_assert_str_eq(out, want, "in:\n%s", outline);
+}
+
+/* Controls show their live state and value, set by script or by input;
+ * a password's value never leaves the page. */
+Test(page_snapshot, lines_show_the_state_and_value_of_controls)
+{
+	char ref[32], args[96];
+	json_t *res;
+	const char *t;
+
+	pf_navigate(&f, "/state", "State");
+	res = snapshot("{}");
+	t = str(res, "snapshot");
+	line_is(t, "textbox \"Email\"",
+	    "- textbox \"Email\" [required] [focused] [ref=eN]: you@y.org");
+	line_is(t, "textbox \"Password\"",
+	    "- textbox \"Password\" [ref=eN]: "
+	    "\xe2\x80\xa2\xe2\x80\xa2\xe2\x80\xa2");
+	cr_assert_null(strstr(t, "hunter2"), "%s", t);
+	line_is(t, "checkbox \"Remember me\"",
+	    "- checkbox \"Remember me\" [ref=eN]");
+	line_is(t, "checkbox \"Some\"",
+	    "- checkbox \"Some\" [checked=mixed] [ref=eN]");
+	line_is(t, "combobox \"Size\"", "- combobox \"Size\" [ref=eN]: Small");
+	line_is(
+	    t, "option \"Small\"", "- option \"Small\" [selected] [ref=eN]");
+	line_is(t, "slider \"Volume\"", "- slider \"Volume\" [ref=eN]: 3");
+	line_is(t, "Date \"Day\"", "- Date \"Day\" [ref=eN]: 2024-05-06");
+	line_is(t, "button \"Bold\"", "- button \"Bold\" [pressed] [ref=eN]");
+	line_is(t, "button \"Menu\"", "- button \"Menu\" [collapsed] [ref=eN]");
+	line_is(t, "button \"Send\"", "- button \"Send\" [disabled] [ref=eN]");
+	line_is(
+	    t, "textbox \"Notes\"", "- textbox \"Notes\" [ref=eN]: Draft text");
+
+	/* Checked by a click, moved by a key: the lines change. */
+	df_ref_of(t, "checkbox \"Remember me\"", ref, sizeof(ref));
+	snprintf(args, sizeof(args), "{\"ref\":\"%s\"}", ref);
+	cr_assert_eq(run("click", args, NULL).err, CM_OK);
+	df_ref_of(t, "slider \"Volume\"", ref, sizeof(ref));
+	snprintf(args, sizeof(args), "{\"ref\":\"%s\"}", ref);
+	json_decref(res);
+	cr_assert_eq(run("click", args, NULL).err, CM_OK);
+	cr_assert_eq(run("press", "{\"key\":\"Home\"}", NULL).err, CM_OK);
+	cr_assert_eq(run("press", "{\"key\":\"ArrowRight\"}", NULL).err, CM_OK);
+	res = snapshot("{}");
+	t = str(res, "snapshot");
+	line_is(t, "checkbox \"Remember me\"",
+	    "- checkbox \"Remember me\" [checked] [ref=eN]");
+	line_is(t, "slider \"Volume\"",
+	    "- slider \"Volume\" [focused] [ref=eN]: 1");
+	line_is(t, "textbox \"Email\"",
+	    "- textbox \"Email\" [required] [ref=eN]: you@y.org");
+	json_decref(res);
+}
+
+/* What a person can click gets a ref, role or none; a ref clicks it. */
+Test(page_snapshot, what_is_clickable_without_a_role_gets_a_ref)
+{
+	char ref[32], args[96];
+	json_t *res;
+	const char *t;
+
+	pf_navigate(&f, "/clickables", "Clickables");
+	res = snapshot("{}");
+	t = str(res, "snapshot");
+	line_is(t, "\"Open it\"", "- clickable \"Open it\" [ref=eN]");
+	line_is(t, "\"Tab stop\"", "- clickable \"Tab stop\" [ref=eN]");
+	line_is(t, "\"Old style\"", "- clickable \"Old style\" [ref=eN]");
+	line_is(t, "- listitem", "- listitem [ref=eN]");
+	line_is(t, "slider \"Level\"", "- slider \"Level\" [ref=eN]: 4");
+	line_is(t, "Plain text", "- text \"Plain text\"");
+	cr_assert_null(strstr(t, "\"Open\""), "%s", t);
+	df_ref_of(t, "\"Open it\"", ref, sizeof(ref));
+	json_decref(res);
+	snprintf(args, sizeof(args), "{\"ref\":\"%s\"}", ref);
+	cr_assert_eq(run("click", args, NULL).err, CM_OK);
+	res = snapshot("{}");
+	cr_assert_str_eq(str(res, "title"), "Opened");
+	json_decref(res);
+}
+
+/* A text past its bound is cut, marked, and counted. */
+Test(page_snapshot, a_long_text_is_cut_and_counted)
+{
+	json_t *res;
+	const char *t;
+
+	pf_navigate(&f, "/article", "Article");
+	res = snapshot("{}");
+	t = str(res, "snapshot");
+	cr_assert_not_null(strstr(t, "- text \"Lorem ipsum dolor sit amet"));
+	cr_assert_not_null(strstr(t, "\xe2\x80\xa6\"\n"), "%s", t);
+	cr_assert_null(strstr(t, "THE END"), "%s", t);
+	cr_assert_not_null(strstr(t, "link \"Next page\" [ref=e1]"), "%s", t);
+	cr_assert(json_is_true(json_object_get(res, "truncated")));
+	cr_assert_eq(json_integer_value(json_object_get(res, "cut_texts")), 1);
+	cr_assert_null(json_object_get(res, "next_offset"));
+	cr_assert_not_null(strstr(str(res, "note"), "1 name or value"));
+	json_decref(res);
+}
+
+/* A snapshot of a ref's subtree shows that element and what it holds. */
+Test(page_snapshot, a_snapshot_of_a_ref_is_its_subtree)
+{
+	char ref[32], args[160], big[32];
+	json_t *res;
+
+	pf_navigate(&f, "/state", "State");
+	res = snapshot("{}");
+	df_ref_of(str(res, "snapshot"), "combobox \"Size\"", ref, sizeof(ref));
+	df_ref_of(str(res, "snapshot"), "textbox \"Email\"", big, sizeof(big));
+	json_decref(res);
+	snprintf(args, sizeof(args), "{\"ref\":\"%s\"}", ref);
+	res = snapshot(args);
+	snprintf(args, sizeof(args),
+	    "- RootWebArea \"State\"\n"
+	    "  - combobox \"Size\" [ref=%s]: Small\n"
+	    "    - option \"Small\" [selected] [ref=e",
+	    ref);
+	cr_assert_eq(strncmp(str(res, "snapshot"), args, strlen(args)), 0, "%s",
+	    str(res, "snapshot"));
+	cr_assert_null(strstr(str(res, "snapshot"), "Email"));
+	cr_assert(json_is_false(json_object_get(res, "truncated")));
+	json_decref(res);
+	/* The refs of the whole page's snapshot still act. */
+	snprintf(
+	    args, sizeof(args), "{\"ref\":\"%s\",\"timeout_ms\":1000}", big);
+	cr_assert_eq(run("wait_for", args, NULL).err, CM_OK);
+	cr_assert_eq(run("snapshot", "{\"ref\":\"e9999\"}", NULL).err,
+	    CM_E_ELEMENT_NOT_FOUND);
+}
+
+/* A page of 20,000 links is read to its end page by page, from each
+ * cut's next_offset; every link shows, and the refs of all pages act:
+ * the first page's first, and the last page's last. */
+Test(page_snapshot, a_long_page_is_read_to_its_end_by_offset)
+{
+	static bool seen[20001];
+	char args[96], ref[32], first[32];
+	json_int_t offset = 0, pages = 0;
+	long k = 0;
+	json_t *res;
+
+	pf_navigate(&f, "/links?n=20000", "Links");
+	for (;;) {
+		const char *t, *s;
+		const json_t *next;
+
+		snprintf(args, sizeof(args),
+		    "{\"max_chars\":40000,\"offset\":%lld}", (long long)offset);
+		res = snapshot(args);
+		t = str(res, "snapshot");
+		cr_assert_leq(strlen(t), 40000);
+		if (pages == 0)
+			df_ref_of(t, "link \"Link 1\"", first, sizeof(first));
+		else /* the path to where it goes on */
+			cr_assert_eq(strncmp(t,
+			                 "- RootWebArea \"Links\"\n  - list\n"
+			                 "    - listitem\n",
+			                 40),
+			    0, "%s", t);
+		for (s = t; (s = strstr(s, "link \"Link ")) != NULL; s++)
+			seen[strtol(s + 11, NULL, 10) % 20001] = true;
+		k = last_link(t, ref, sizeof(ref));
+		next = json_object_get(res, "next_offset");
+		pages++;
+		if (next == NULL) {
+			cr_assert(
+			    json_is_false(json_object_get(res, "truncated")),
+			    "%s", str(res, "note"));
+			json_decref(res);
+			break;
+		}
+		cr_assert_gt(json_integer_value(next), offset);
+		offset = json_integer_value(next);
+		json_decref(res);
+		cr_assert_lt(pages, 100);
+	}
+	cr_assert_eq(k, 20000);
+	for (int i = 1; i <= 20000; i++)
+		cr_assert(seen[i], "Link %d was on no page", i);
+	cr_assert_gt(pages, 2);
+	/* Past the end there is nothing more. */
+	res = snapshot("{\"offset\":99999999}");
+	cr_assert_str_eq(str(res, "snapshot"), "- RootWebArea \"Links\"\n");
+	cr_assert(json_is_false(json_object_get(res, "truncated")));
+	cr_assert_not_null(strstr(str(res, "note"), "nothing more"));
+	json_decref(res);
+	snprintf(
+	    args, sizeof(args), "{\"ref\":\"%s\",\"timeout_ms\":1000}", first);
+	cr_assert_eq(run("wait_for", args, NULL).err, CM_OK, "%s", first);
+	click_goes_to(ref, 20000);
+}
+
+/* snapshot: true on an action: its result carries the snapshot of the
+ * page after it; a failed action has no result. */
+Test(page_snapshot, an_action_with_snapshot_true_returns_one)
+{
+	char ref[32], args[96];
+	json_t *res, *snap;
+	struct act_outcome o;
+
+	pf_navigate(&f, "/clickables", "Clickables");
+	res = snapshot("{}");
+	df_ref_of(str(res, "snapshot"), "\"Open it\"", ref, sizeof(ref));
+	json_decref(res);
+	snprintf(args, sizeof(args), "{\"ref\":\"%s\",\"snapshot\":true}", ref);
+	o = run("click", args, &res);
+	cr_assert_eq(o.err, CM_OK, "%s", o.message);
+	cr_assert(json_is_true(json_object_get(res, "clicked")));
+	snap = json_object_get(res, "snapshot");
+	cr_assert(json_is_object(snap));
+	cr_assert_str_eq(str(snap, "title"), "Opened");
+	cr_assert_not_null(
+	    strstr(str(snap, "text"), "- RootWebArea \"Opened\"\n"
+	                              "  - heading \"Clickables\"\n"),
+	    "%s", str(snap, "text"));
+	cr_assert(json_is_false(json_object_get(snap, "truncated")));
+	json_decref(res);
+
+	o = run("click", "{\"ref\":\"e9999\",\"snapshot\":true}", &res);
+	cr_assert_eq(o.err, CM_E_ELEMENT_NOT_FOUND);
+	cr_assert_null(res);
+
+	snprintf(args, sizeof(args),
+	    "{\"url\":\"http://127.0.0.1:%d/next\",\"snapshot\":true}",
+	    f.w.port);
+	o = run("navigate", args, &res);
+	cr_assert_eq(o.err, CM_OK, "%s", o.message);
+	cr_assert_not_null(strstr(str(json_object_get(res, "snapshot"), "text"),
+	    "heading \"Second page\""));
+	json_decref(res);
+}

@@ -622,6 +622,19 @@ Test(bundles, browser_json)
 	    CM_E_INVALID_ARGS);
 	cr_expect_eq(
 	    bundle_args(b, "snapshot", "{\"x\":1}"), CM_E_INVALID_ARGS);
+	/* A subtree, a page from an offset; a snapshot after an action. */
+	cr_expect_eq(bundle_args(b, "snapshot",
+	                 "{\"ref\":\"e3\",\"offset\":120,\"max_chars\":900}"),
+	    CM_OK);
+	cr_expect_eq(
+	    bundle_args(b, "snapshot", "{\"offset\":-1}"), CM_E_INVALID_ARGS);
+	cr_expect_eq(
+	    bundle_args(b, "click", "{\"ref\":\"e3\",\"snapshot\":true}"),
+	    CM_OK);
+	cr_expect_eq(bundle_args(b, "back", "{\"snapshot\":true}"), CM_OK);
+	cr_expect_eq(
+	    bundle_args(b, "press", "{\"key\":\"Enter\",\"snapshot\":\"yes\"}"),
+	    CM_E_INVALID_ARGS);
 	cr_expect_eq(
 	    bundle_args(b, "navigate", "{\"url\":\"https://a.b/\"}"), CM_OK);
 	cr_expect_eq(bundle_args(b, "navigate", "{}"), CM_E_INVALID_ARGS);

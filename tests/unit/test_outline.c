@@ -41,7 +41,8 @@ build(json_t *nodes, size_t max, size_t *n_refs, bool *cut)
 {
 	char *text;
 
-	cr_assert_eq(act_outline(nodes, max, refs, n_refs, &text, cut), 0);
+	cr_assert_eq(
+	    act_outline(nodes, max, refs, n_refs, &text, cut, NULL), 0);
 	json_decref(nodes);
 	return text;
 }
@@ -141,7 +142,8 @@ Test(outline, cut_at_the_bound_and_names_cut_whole)
 	cr_assert_leq(strlen(t), 1000);
 	/* Whole lines only, each name cut on a character boundary. */
 	cr_assert_eq(t[strlen(t) - 1], '\n');
-	cr_assert_not_null(strstr(t, "\xc3\xa9...\" [ref=e1]"), "%s", t);
+	cr_assert_not_null(
+	    strstr(t, "\xc3\xa9\xe2\x80\xa6\" [ref=e1]"), "%s", t);
 	free(t);
 }
 
@@ -187,11 +189,11 @@ Test(outline, what_is_not_a_tree_is_refused)
 	bool cut;
 	json_t *v = json_array();
 
-	cr_assert_eq(act_outline(v, 100, refs, &n, &t, &cut), -1);
-	cr_assert_eq(act_outline(NULL, 100, refs, &n, &t, &cut), -1);
+	cr_assert_eq(act_outline(v, 100, refs, &n, &t, &cut, NULL), -1);
+	cr_assert_eq(act_outline(NULL, 100, refs, &n, &t, &cut, NULL), -1);
 	json_decref(v);
 	v = json_object();
-	cr_assert_eq(act_outline(v, 100, refs, &n, &t, &cut), -1);
+	cr_assert_eq(act_outline(v, 100, refs, &n, &t, &cut, NULL), -1);
 	json_decref(v);
 	cr_assert_null(t);
 }
@@ -290,4 +292,49 @@ Test(outline, a_node_is_named_as_its_line)
 	json_object_set_new(lone, "parentId", json_string("9"));
 	cr_assert_eq(act_outline_name(nodes, 90, out, sizeof(out)), -1);
 	json_decref(nodes);
+}
+
+/* States, values and the refs a node carries: each on its line, in the
+ * order the line gives them; a cut name or value is marked and counted. */
+Test(outline, states_values_and_carried_refs)
+{
+	json_t *nodes = json_array();
+	json_t *box = node("2", "checkbox", "Remember me", 5, "");
+	json_t *field = node("3", "textbox", "Email", 6, "");
+	json_t *card = node("4", "listitem", "", 7, "");
+	char big[CM_SNAPSHOT_NAME_MAX + 50];
+	const char *want = "- RootWebArea \"F\"\n"
+	                   "  - checkbox \"Remember me\" [checked] [x?y] "
+	                   "[ref=e40]\n"
+	                   "  - textbox \"Email\" [required] [ref=e41]: xxx";
+	size_t n, cuts;
+	bool cut;
+	char *t;
+
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	json_object_set_new(
+	    box, "states", json_pack("[s, s]", "checked", "x]y"));
+	json_object_set_new(box, "ref", json_integer(40));
+	json_object_set_new(field, "states", json_pack("[s]", "required"));
+	json_object_set_new(field, "value", json_pack("{s:s}", "value", big));
+	json_object_set_new(field, "ref", json_integer(41));
+	json_object_set_new(card, "ref", json_integer(42));
+	json_array_append_new(nodes, node("1", "RootWebArea", "F", 0, "2,3,4"));
+	json_array_append_new(nodes, box);
+	json_array_append_new(nodes, field);
+	json_array_append_new(nodes, card);
+	cr_assert_eq(act_outline(nodes, 4096, refs, &n, &t, &cut, &cuts), 0);
+	json_decref(nodes);
+	cr_assert_not(cut);
+	cr_assert_eq(cuts, 1);
+	cr_assert_eq(strncmp(t, want, strlen(want)), 0, "%s", t);
+	cr_assert_not_null(
+	    strstr(t, "x\xe2\x80\xa6\n  - listitem [ref=e42]\n"), "%s", t);
+	cr_assert_eq(n, 3);
+	cr_assert_eq(refs[0].n, 40);
+	cr_assert_eq(refs[0].id, 5);
+	cr_assert_eq(refs[2].n, 42);
+	cr_assert_eq(refs[2].id, 7);
+	free(t);
 }
