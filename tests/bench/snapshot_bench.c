@@ -8,7 +8,8 @@
  * them all).
  * Measured, never asserted.
  *
- *   snapshot_bench [snapshot] [axtree]   (default: both)
+ *   snapshot_bench [snapshot] [axtree] [playwright]
+ *                  (default: snapshot and axtree)
  *   SNAPSHOT_BENCH_RUNS=N   snapshots per page and bound (default 20)
  *   SNAPSHOT_BENCH_AX_RUNS=N   reads of each tree way per page (default 3)
  *
@@ -23,6 +24,14 @@
  *              bytes: the time, the bytes of the replies (as compact
  *              JSON), the largest, or that a reply passed CM_CDP_MSG_MAX
  *              (the client drops it: the call fails).
+ *
+ *   playwright on five pages (simple, a form, frames, 10,000 links, a
+ *              long article): spaced's snapshot at max_chars 40000 (the
+ *              first part's time, bytes and refs, then every part by
+ *              next_offset: their bytes and refs), and Playwright's
+ *              snapshot for an agent, page.ariaSnapshot({mode: "ai"}),
+ *              in its own Chromium (aria_snapshot.mjs, playwright-core
+ *              of tests/console): its time, bytes and refs.
  *
  * Times are printed in ms truncated to the microsecond (never rounded).
  */
@@ -44,6 +53,9 @@
 #define SB_RUNS_MAX 200
 #define SB_WAIT_MS 120000 /* one call, one tree */
 #define SB_NAMES 16000    /* bytes of names the child walk reads */
+#define SB_PARTS_MAX 1000 /* parts of one outline walked by next_offset */
+/* The comparison's page of frames. */
+#define SB_FRAMES_PAGE "/frames"
 
 static const char *const sb_pages[] = {"/nodes?n=1000", "/nodes?n=10000",
     "/nodes?n=50000", "/links?n=5000", "/quiet?n=50000"};
@@ -159,8 +171,9 @@ sb_snapshots(struct act_driver *d, const char *path, int runs)
 	return 0;
 }
 
+/* Opens a managed driver as the actor does, runs fn on it, closes it. */
 static int
-sb_capability(int runs)
+sb_with_driver(int (*fn)(struct act_driver *d, int runs), int runs)
 {
 	struct cm_config cfg;
 	struct act_env env;
@@ -189,14 +202,179 @@ sb_capability(int runs)
 		tk_rmrf(dir);
 		return tk_fail("snapshot_bench", "open: %s", err);
 	}
-	for (size_t i = 0; i < SB_PAGES && rc == 0; i++)
-		rc = sb_snapshots(d, sb_pages[i], runs);
+	rc = fn(d, runs);
 	act_driver_managed.close(d);
 	tk_rmrf(dir);
 	if (tmp[0] != '\0')
 		setenv("TMPDIR", tmp, 1);
 	else
 		unsetenv("TMPDIR");
+	return rc;
+}
+
+static int
+sb_capability(struct act_driver *d, int runs)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < SB_PAGES && rc == 0; i++)
+		rc = sb_snapshots(d, sb_pages[i], runs);
+	return rc;
+}
+
+/* ---- beside Playwright's snapshot for an agent */
+
+/* The pages of the comparison: simple, a form, frames, 10k links, a long
+ * article. */
+static const char *const sb_versus_pages[] = {
+    "/", "/login", SB_FRAMES_PAGE, "/links?n=10000", "/article"};
+#define SB_VERSUS_PAGES (sizeof(sb_versus_pages) / sizeof(sb_versus_pages[0]))
+
+/* The refs an outline hands out. */
+static size_t
+sb_refs_in(const char *text)
+{
+	size_t n = 0;
+
+	for (const char *t = text; (t = strstr(t, "[ref=")) != NULL; t++)
+		n++;
+	return n;
+}
+
+/* One part of the outline at max_chars 40000 (from offset; -1: the
+ * first): its bytes, its refs and where the next part starts (-1 for
+ * none).  0, or -1. */
+static int
+sb_part(struct act_driver *d, const char *path, json_int_t offset,
+    size_t *bytes, size_t *refs, json_int_t *next)
+{
+	char args[96], *text = NULL;
+	struct act_outcome o;
+	const char *outline;
+	json_t *r, *nx;
+
+	if (offset < 0)
+		snprintf(args, sizeof(args), "{\"max_chars\":%d}",
+		    CM_SNAPSHOT_CHARS_MAX);
+	else
+		snprintf(args, sizeof(args),
+		    "{\"max_chars\":%d,\"offset\":%" JSON_INTEGER_FORMAT "}",
+		    CM_SNAPSHOT_CHARS_MAX, offset);
+	o = sb_call(d, "snapshot", args, &text);
+	if (o.err != CM_OK || text == NULL ||
+	    (r = json_loads(text, 0, NULL)) == NULL) {
+		free(text);
+		return tk_fail("snapshot_bench", "snapshot %s: %s %s", path,
+		    cm_err_code(o.err), o.message);
+	}
+	free(text);
+	outline = json_string_value(json_object_get(r, "snapshot"));
+	*bytes = outline != NULL ? strlen(outline) : 0;
+	*refs = outline != NULL ? sb_refs_in(outline) : 0;
+	nx = json_object_get(r, "next_offset");
+	*next = json_is_integer(nx) ? json_integer_value(nx) : -1;
+	json_decref(r);
+	return 0;
+}
+
+/*
+ * One page through spaced: runs snapshots of its first part (their time,
+ * its bytes and refs), then one walk through every part by next_offset:
+ * the bytes and refs of them all, and how many.
+ */
+static int
+sb_versus_page(struct act_driver *d, const char *path, int runs)
+{
+	int64_t v[SB_RUNS_MAX];
+	size_t bytes = 0, refs = 0, all_bytes, all_refs, parts = 1;
+	json_int_t next = -1;
+	char name[96];
+
+	if (sb_navigate(d, path) != 0)
+		return -1;
+	for (int i = 0; i < runs; i++) {
+		int64_t t0 = cm_mono_ns();
+
+		if (sb_part(d, path, -1, &bytes, &refs, &next) != 0)
+			return -1;
+		v[i] = cm_mono_ns() - t0;
+	}
+	all_bytes = bytes;
+	all_refs = refs;
+	while (next >= 0 && parts < SB_PARTS_MAX) {
+		size_t b, n;
+
+		if (sb_part(d, path, next, &b, &n, &next) != 0)
+			return -1;
+		all_bytes += b;
+		all_refs += n;
+		parts++;
+	}
+	snprintf(name, sizeof(name), "versus spaced %s", path);
+	tk_report("snapshot_bench", name, v, runs);
+	printf(
+	    "snapshot_bench: versus spaced %s first_bytes=%zu first_refs=%zu "
+	    "parts=%zu all_bytes=%zu all_refs=%zu\n",
+	    path, bytes, refs, parts, all_bytes, all_refs);
+	fflush(stdout);
+	return 0;
+}
+
+/* The same pages through Playwright (aria_snapshot.mjs), its lines
+ * printed beside spaced's. */
+static int
+sb_versus_playwright(int runs)
+{
+	char cmd[2048], line[8192];
+	size_t n;
+	FILE *f;
+
+	n = (size_t)snprintf(cmd, sizeof(cmd), "node %s %d", SB_ARIA_JS, runs);
+	for (size_t i = 0; i < SB_VERSUS_PAGES && n < sizeof(cmd); i++)
+		n += (size_t)snprintf(cmd + n, sizeof(cmd) - n,
+		    " 'http://127.0.0.1:%d%s'", port, sb_versus_pages[i]);
+	if (n >= sizeof(cmd) || (f = popen(cmd, "r")) == NULL)
+		return tk_fail("snapshot_bench", "cannot run %s", SB_ARIA_JS);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		json_t *r = json_loads(line, 0, NULL), *ms;
+		int64_t v[SB_RUNS_MAX];
+		int k = 0;
+		const char *url = json_string_value(json_object_get(r, "url"));
+		const char *path = url != NULL ? strchr(url + 7, '/') : NULL;
+		char name[96];
+
+		if (path == NULL) {
+			json_decref(r);
+			continue;
+		}
+		ms = json_object_get(r, "ms");
+		for (size_t i = 0; i < json_array_size(ms) && k < SB_RUNS_MAX;
+		     i++)
+			v[k++] =
+			    (int64_t)(json_number_value(json_array_get(ms, i)) *
+			              1e6);
+		snprintf(name, sizeof(name), "versus playwright %s", path);
+		tk_report("snapshot_bench", name, v, k);
+		printf("snapshot_bench: versus playwright %s "
+		       "bytes=%" JSON_INTEGER_FORMAT
+		       " refs=%" JSON_INTEGER_FORMAT "\n",
+		    path, json_integer_value(json_object_get(r, "bytes")),
+		    json_integer_value(json_object_get(r, "refs")));
+		fflush(stdout);
+		json_decref(r);
+	}
+	return pclose(f) == 0
+	           ? 0
+	           : tk_fail("snapshot_bench", "%s failed", SB_ARIA_JS);
+}
+
+static int
+sb_versus(struct act_driver *d, int runs)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < SB_VERSUS_PAGES && rc == 0; i++)
+		rc = sb_versus_page(d, sb_versus_pages[i], runs);
 	return rc;
 }
 
@@ -370,7 +548,7 @@ main(int argc, char **argv)
 	int runs =
 	    tk_knob("SNAPSHOT_BENCH_RUNS", SB_RUNS_DEFAULT, 1, SB_RUNS_MAX);
 	int ax_runs = tk_knob("SNAPSHOT_BENCH_AX_RUNS", 3, 1, SB_RUNS_MAX);
-	bool all = argc < 2, snap = all, ax = all;
+	bool all = argc < 2, snap = all, ax = all, versus = false;
 	struct tk_pages *pages;
 	int rc = 0;
 
@@ -380,6 +558,8 @@ main(int argc, char **argv)
 			snap = true;
 		else if (strcmp(argv[i], "axtree") == 0)
 			ax = true;
+		else if (strcmp(argv[i], "playwright") == 0)
+			versus = true;
 		else {
 			tk_fail("snapshot_bench", "unknown mode %s", argv[i]);
 			return 2;
@@ -388,7 +568,11 @@ main(int argc, char **argv)
 	if ((pages = tk_pages_start(&port)) == NULL)
 		return tk_fail("snapshot_bench", "no page server") != 0;
 	if (snap)
-		rc = sb_capability(runs);
+		rc = sb_with_driver(sb_capability, runs);
+	if (versus && rc == 0)
+		rc = sb_with_driver(sb_versus, runs);
+	if (versus && rc == 0)
+		rc = sb_versus_playwright(runs);
 	if (ax && rc == 0)
 		rc = sb_trees(ax_runs);
 	tk_pages_stop(pages);
