@@ -132,29 +132,51 @@ static const char *const browser_flags[] = {
 
 extern char **environ;
 
+/* The variables that name where a program writes its own files, which a
+ * browser with a home of its own does not inherit: Chromium keeps its
+ * crash database under $XDG_CONFIG_HOME (~/.config), GLib its dconf
+ * cache under $XDG_CACHE_HOME (~/.cache), NSS its store in ~/.pki. */
+static const char *const browser_env_dropped[] = {
+    "TMPDIR=", "HOME=", "XDG_CONFIG_HOME=", "XDG_CACHE_HOME=", "XDG_DATA_HOME=",
+    "XDG_STATE_HOME=", "XDG_RUNTIME_DIR="};
+
+static bool
+browser_env_drops(const char *e)
+{
+	for (size_t i = 0;
+	     i < sizeof(browser_env_dropped) / sizeof(browser_env_dropped[0]);
+	     i++)
+		if (strncmp(e, browser_env_dropped[i],
+		        strlen(browser_env_dropped[i])) == 0)
+			return true;
+	return false;
+}
+
 /*
- * The browser's environment: the actor's, with TMPDIR=tmp_dir in place
- * of its own when tmp_dir is not NULL, into envp (room for max entries
- * and the NULL; the strings are borrowed, tmp_env holds the one made
- * here).  Built before the fork: the child may only exec.  0, or -1 when
- * the environment has more than max entries.
+ * The browser's environment: the actor's, with, when own is not NULL
+ * (two strings, "TMPDIR=<dir>" and "HOME=<dir>"), those in place of the
+ * actor's and none of browser_env_dropped: everything Chromium writes
+ * outside its profile goes in that directory.  Into envp (room for max
+ * entries and the NULL; the strings are borrowed).  Built before the
+ * fork: the child may only exec.  0, or -1 when the environment has
+ * more than max entries.
  */
 static int
-browser_env(const char *tmp_env, const char **envp, size_t max)
+browser_env(const char *const *own, const char **envp, size_t max)
 {
 	size_t n = 0;
 
 	for (char **e = environ; *e != NULL; e++) {
-		if (tmp_env != NULL && strncmp(*e, "TMPDIR=", 7) == 0)
+		if (own != NULL && browser_env_drops(*e))
 			continue;
 		if (n == max)
 			return -1;
 		envp[n++] = *e;
 	}
-	if (tmp_env != NULL) {
+	for (int i = 0; own != NULL && i < 2; i++) {
 		if (n == max)
 			return -1;
-		envp[n++] = tmp_env;
+		envp[n++] = own[i];
 	}
 	envp[n] = NULL;
 	return 0;
@@ -198,7 +220,8 @@ act_browser_launch(const char *chromium_path, const char *profile_dir,
     size_t errlen)
 {
 	char profile_arg[CM_PATH_MAX + 32], proxy_arg[CM_URL_MAX + 32];
-	char tmp_env[CM_PATH_MAX + 8];
+	char tmp_env[CM_PATH_MAX + 8], home_env[CM_PATH_MAX + 8];
+	const char *own[2] = {tmp_env, home_env};
 	const char *argv[BROWSER_ARGV_MAX];
 	const char *envp[CM_BROWSER_ENV_MAX + 1];
 	int to_browser[2] = {-1, -1}, from_browser[2] = {-1, -1};
@@ -218,13 +241,16 @@ act_browser_launch(const char *chromium_path, const char *profile_dir,
 	    (proxy != NULL &&
 	        (size_t)snprintf(proxy_arg, sizeof(proxy_arg),
 	            "--proxy-server=%s", proxy) >= sizeof(proxy_arg)) ||
-	    (tmp_dir != NULL && (size_t)snprintf(tmp_env, sizeof(tmp_env),
-	                            "TMPDIR=%s", tmp_dir) >= sizeof(tmp_env))) {
+	    (tmp_dir != NULL &&
+	        ((size_t)snprintf(tmp_env, sizeof(tmp_env), "TMPDIR=%s",
+	             tmp_dir) >= sizeof(tmp_env) ||
+	            (size_t)snprintf(home_env, sizeof(home_env), "HOME=%s",
+	                tmp_dir) >= sizeof(home_env)))) {
 		snprintf(err, errlen, "a browser argument is too long");
 		return -1;
 	}
-	if (browser_env(tmp_dir != NULL ? tmp_env : NULL, envp,
-	        CM_BROWSER_ENV_MAX) != 0) {
+	if (browser_env(
+	        tmp_dir != NULL ? own : NULL, envp, CM_BROWSER_ENV_MAX) != 0) {
 		snprintf(err, errlen,
 		    "the environment has more than %d entries",
 		    CM_BROWSER_ENV_MAX);

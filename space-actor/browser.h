@@ -28,14 +28,14 @@ struct act_browser {
 
 /*
  * Starts chromium_path with profile_dir as its --user-data-dir (which
- * must exist), tmp_dir, when not NULL, as its TMPDIR (where Chromium
- * keeps its single-instance socket and, with /dev/shm off, its shared
- * memory; it must exist) and proxy, when not NULL, as its
- * --proxy-server.  Returns 0
- * with *b filled (the caller owns both fds and must reap the pid), or -1
- * with a reason in err.  Nothing in err or the browser's command line is
- * a secret of the instance beyond the profile path, which the caller
- * keeps out of responses and logs.
+ * must exist), tmp_dir, when not NULL, as its TMPDIR and HOME (where
+ * Chromium keeps its single-instance socket, its shared memory with
+ * /dev/shm off, its crash database, and what GLib and NSS keep under a
+ * home; it must exist) and proxy, when not NULL, as its --proxy-server. Returns
+ * 0 with *b filled (the caller owns both fds and must reap the pid), or -1 with
+ * a reason in err.  Nothing in err or the browser's command line is a secret of
+ * the instance beyond the profile path, which the caller keeps out of responses
+ * and logs.
  */
 int act_browser_launch(const char *chromium_path, const char *profile_dir,
     const char *tmp_dir, const char *proxy, struct act_browser *b, char *err,

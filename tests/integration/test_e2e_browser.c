@@ -234,6 +234,36 @@ singleton_dir(const char *profile, char *out, size_t len)
 	cr_assert_not(path_gone(out), "no directory at %s", out);
 }
 
+/* Every variable of process pid's environment that names where it
+ * writes its own files (TMPDIR, HOME) lies under dir, and none of the
+ * XDG_*_HOME ones, which would point elsewhere, is set. */
+static void
+browser_env_inside(pid_t pid, const char *dir)
+{
+	char path[64], *env;
+	size_t len;
+	int seen = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	cr_assert_not_null(env = tk_read_file(path, &len), "%s", path);
+	for (size_t i = 0; i < len; i += strlen(env + i) + 1) {
+		const char *e = env + i;
+
+		cr_assert_neq(
+		    strncmp(e, "XDG_", 4) == 0 && strstr(e, "_HOME=") != NULL,
+		    true, "the browser has %s", e);
+		if (strncmp(e, "TMPDIR=", 7) == 0 ||
+		    strncmp(e, "HOME=", 5) == 0) {
+			cr_assert_eq(
+			    strncmp(strchr(e, '=') + 1, dir, strlen(dir)), 0,
+			    "the browser has %s, outside %s", e, dir);
+			seen++;
+		}
+	}
+	cr_assert_eq(seen, 2, "the browser has no TMPDIR or HOME of its own");
+	free(env);
+}
+
 /* Creates a Space on instance inst for the workspace's manager; its id
  * goes to space, its profile's path to profile. */
 static void
@@ -403,6 +433,10 @@ Test(e2e_browser, acceptance_14_a_real_browser_through_the_api,
 	cr_assert_eq(strncmp(singleton, tmp_dir, strlen(tmp_dir)), 0,
 	    "the browser's single-instance directory %s is outside %s",
 	    singleton, tmp_dir);
+	/* So do its crash database and what GLib and NSS keep in a home:
+	 * the browser's HOME is there too, and no XDG directory elsewhere
+	 * is named. */
+	browser_env_inside(browser, tmp_dir);
 	cr_assert(
 	    hf_post(&e, e.manager, space, "close", NULL, NULL) / 100 == 2);
 	cr_assert(hf_wait_space(&e, space, "closed"), "the Space never closed");
