@@ -32,62 +32,42 @@ static const char JS_EDITABLE[] =
     "return a===t?'ok':'unfocused';}";
 /*
  * Whether a person could act on the element, as it stands: scrolled into
- * view, it must be connected, rendered and visible, and not disabled (a
- * form control's :disabled, inherited from a fieldset too, or
- * aria-disabled on it or above it).  With hit set, the point a click
- * would land on, the centre of its box, must hit the element or
- * something inside it (through open shadow roots): what else the point
- * hits would get the click.  Returns {why} when it may not be acted on,
- * else {x, y, covered}.
+ * view (unless stay: then its centre must be in the viewport as it is),
+ * it must be connected, rendered and visible, and not disabled (a form
+ * control's :disabled, inherited from a fieldset too, or aria-disabled on
+ * it or above it).  With hit set, the point a click would land on, the
+ * centre of its box, must hit the element or something inside it
+ * (through open shadow roots): what else the point hits would get the
+ * click.  Returns {why} when it may not be acted on, else {x, y, covered}.
  */
 static const char JS_ACTIONABLE[] =
-    "function(hit){if(!this.isConnected)return {why:'gone'};"
+    "function(hit,stay){if(!this.isConnected)return {why:'gone'};"
     "if(this.nodeType!==1)return {why:'hidden'};"
-    "this.scrollIntoView({block:'center',inline:'center'});"
+    "if(!stay)this.scrollIntoView({block:'center',inline:'center'});"
     "const s=getComputedStyle(this),r=this.getBoundingClientRect();"
     "if(r.width<=0||r.height<=0||s.visibility!=='visible')"
     "return {why:'hidden'};"
     "if(this.matches(':disabled')||this.closest('[aria-disabled=true]'))"
     "return {why:'disabled'};"
     "const x=r.left+r.width/2,y=r.top+r.height/2;"
+    "if(x<0||y<0||x>=innerWidth||y>=innerHeight)return {why:'outside'};"
     "if(!hit)return {x:x,y:y,covered:false};"
     "let h=document.elementFromPoint(x,y);"
     "while(h&&h.shadowRoot){const d=h.shadowRoot.elementFromPoint(x,y);"
     "if(!d||d===h)break;h=d;}"
     "let n=h;while(n&&n!==this)n=n.parentNode||n.host;"
     "return {x:x,y:y,covered:n!==this};}";
-/* ---- click */
+/* ---- reaching an element, and the mouse */
 
-static void
-page_mouse(struct act_page *p, const char *type,
-    void (*next)(struct act_page *, const json_t *))
+void
+page_mouse_at(struct act_page *p, const char *type, double x, double y,
+    const struct page_button *b, page_step next)
 {
 	page_send(p, "Input.dispatchMouseEvent",
-	    json_pack("{s:s, s:f, s:f, s:s, s:i}", "type", type, "x", p->x, "y",
-	        p->y, "button", strcmp(type, "mouseMoved") ? "left" : "none",
-	        "clickCount", strcmp(type, "mouseMoved") ? 1 : 0),
+	    json_pack("{s:s, s:f, s:f, s:s, s:i, s:i, s:i}", "type", type, "x",
+	        x, "y", y, "button", b->button, "buttons", b->buttons,
+	        "clickCount", b->count, "modifiers", b->modifiers),
 	    next);
-}
-
-static void
-page_released(struct act_page *p, const json_t *result)
-{
-	(void)result;
-	page_action_done(p, json_pack("{s:b}", "clicked", 1));
-}
-
-static void
-page_pressed(struct act_page *p, const json_t *result)
-{
-	(void)result;
-	page_mouse(p, "mouseReleased", page_released);
-}
-
-static void
-page_moved(struct act_page *p, const json_t *result)
-{
-	(void)result;
-	page_mouse(p, "mousePressed", page_pressed);
 }
 
 /*
@@ -112,9 +92,10 @@ page_actionable(struct act_page *p, const json_t *result, bool *covered)
 	    !json_is_number(json_object_get(v, "y"))) {
 		page_fail(p, CM_E_ELEMENT_NOT_INTERACTABLE,
 		    "the element is %s, so nothing was done to it",
-		    why != NULL && strcmp(why, "disabled") == 0
-		        ? "disabled"
-		        : "not visible");
+		    why == NULL                    ? "not visible"
+		    : strcmp(why, "disabled") == 0 ? "disabled"
+		    : strcmp(why, "outside") == 0  ? "outside the viewport"
+		                                   : "not visible");
 		return false;
 	}
 	p->x = json_number_value(json_object_get(v, "x"));
@@ -133,9 +114,13 @@ page_cover_named(struct act_page *p, const json_t *result)
 	        name, sizeof(name)) != 0)
 		snprintf(name, sizeof(name), "another element");
 	page_fail(p, CM_E_ELEMENT_OBSCURED,
-	    "%s covers the element, and would get the click; close or move "
+	    "%s covers the element, and would get the %s; close or move "
 	    "it first (a new snapshot shows it)",
-	    name);
+	    name,
+	    strcmp(p->capability, "hover") == 0 ||
+	            strcmp(p->capability, "drag") == 0
+	        ? "pointer"
+	        : "click");
 }
 
 static void
@@ -155,7 +140,7 @@ page_cover_found(struct act_page *p, const json_t *result)
 }
 
 static void
-page_click_checked(struct act_page *p, const json_t *result)
+page_reached(struct act_page *p, const json_t *result)
 {
 	bool covered;
 
@@ -168,14 +153,133 @@ page_click_checked(struct act_page *p, const json_t *result)
 		    page_cover_found);
 		return;
 	}
-	page_mouse(p, "mouseMoved", page_moved);
+	p->then(p);
+}
+
+void
+page_reach(
+    struct act_page *p, bool hit, bool stay, void (*then)(struct act_page *p))
+{
+	p->then = then;
+	page_call_on(p, JS_ACTIONABLE, json_pack("[b, b]", hit, stay), false,
+	    page_reached);
+}
+
+/* ---- click */
+
+/* The modifier keys args name (click's and press's "modifiers"), as the
+ * mask Input's events take. */
+static int
+page_modifiers(const json_t *list)
+{
+	static const struct {
+		const char *name;
+		int bit;
+	} mods[] = {{"Alt", 1}, {"Control", 2}, {"Meta", 4}, {"Shift", 8}};
+	const json_t *m;
+	size_t i;
+	int mask = 0;
+
+	json_array_foreach(list, i,
+	    m) for (size_t k = 0; k < 4;
+	            k++) if (json_is_string(m) &&
+	                     strcmp(json_string_value(m), mods[k].name) == 0)
+	    mask |= mods[k].bit;
+	return mask;
+}
+
+/* The button args name (left unless they say otherwise; the schema
+ * allows only the three), its mask among pressed buttons, and the
+ * modifiers; with count the click's clickCount. */
+static struct page_button
+page_click_button(const struct act_page *p, int count)
+{
+	const char *b = json_string_value(json_object_get(p->args, "button"));
+	struct page_button out = {"left", 1, count,
+	    page_modifiers(json_object_get(p->args, "modifiers"))};
+
+	if (b != NULL && strcmp(b, "right") == 0)
+		out.button = "right", out.buttons = 2;
+	else if (b != NULL && strcmp(b, "middle") == 0)
+		out.button = "middle", out.buttons = 4;
+	return out;
+}
+
+/* The clicks args ask for (click_count, 1 to 3 by the schema). */
+static int
+page_click_count(const struct act_page *p)
+{
+	json_int_t n =
+	    json_integer_value(json_object_get(p->args, "click_count"));
+
+	return n >= 2 && n <= 3 ? (int)n : 1;
+}
+
+static void page_click_press(struct act_page *p, const json_t *result);
+
+/*
+ * A double or triple click is presses and releases in a row whose
+ * clickCount counts up, as a person's are: the page sees click, then
+ * dblclick with the second, and the third selects a paragraph.
+ */
+static void
+page_click_released(struct act_page *p, const json_t *result)
+{
+	if (p->step < page_click_count(p)) {
+		page_click_press(p, result);
+		return;
+	}
+	p->clicked(p, result);
+}
+
+static void
+page_click_pressed(struct act_page *p, const json_t *result)
+{
+	struct page_button b = page_click_button(p, p->step);
+
+	(void)result;
+	b.buttons = 0; /* none is held once it is released */
+	page_mouse_at(p, "mouseReleased", p->x, p->y, &b, page_click_released);
+}
+
+static void
+page_click_press(struct act_page *p, const json_t *result)
+{
+	struct page_button b = page_click_button(p, ++p->step);
+
+	(void)result;
+	page_mouse_at(p, "mousePressed", p->x, p->y, &b, page_click_pressed);
+}
+
+static void
+page_click_reached(struct act_page *p)
+{
+	struct page_button b = page_click_button(p, 0);
+
+	b.button = "none";
+	b.buttons = 0;
+	p->step = 0;
+	page_mouse_at(p, "mouseMoved", p->x, p->y, &b, page_click_press);
+}
+
+void
+page_click_object(struct act_page *p, page_step after)
+{
+	p->clicked = after;
+	page_reach(p, true, false, page_click_reached);
+}
+
+static void
+page_released(struct act_page *p, const json_t *result)
+{
+	(void)result;
+	page_action_done(p, json_pack("{s:b}", "clicked", 1));
 }
 
 static void
 page_click_at(struct act_page *p)
 {
-	page_call_on(
-	    p, JS_ACTIONABLE, json_pack("[b]", 1), false, page_click_checked);
+	page_click_object(p, page_released);
 }
 
 void
@@ -264,9 +368,8 @@ page_inserted(struct act_page *p, const json_t *result)
 		page_key_up_done(p, NULL);
 }
 
-/* The capability that sets an element of a kind type does not fill. */
-static const char *
-fitting_capability(const char *kind)
+const char *
+page_fitting_capability(const char *kind)
 {
 	if (strcmp(kind, "select") == 0)
 		return "select_option";
@@ -304,7 +407,7 @@ page_focused(struct act_page *p, const json_t *result)
 		page_fail(p, CM_E_ELEMENT_NOT_EDITABLE,
 		    "the element (%s) takes no typed text, so nothing was "
 		    "typed; use %s",
-		    n > 0 ? kind : "unknown", fitting_capability(kind));
+		    n > 0 ? kind : "unknown", page_fitting_capability(kind));
 		return;
 	}
 	if (strcmp(r, "ok") != 0) {
@@ -320,22 +423,17 @@ page_focused(struct act_page *p, const json_t *result)
 }
 
 static void
-page_type_checked(struct act_page *p, const json_t *result)
+page_type_reached(struct act_page *p)
 {
-	bool covered;
-
-	if (!page_actionable(p, result, &covered))
-		return;
 	page_call_on(p, JS_EDITABLE, NULL, false, page_focused);
 }
 
-/* Visible and enabled first (JS_ACTIONABLE, no hit test: typing goes to
- * the focus, not to a point), then editable and focused. */
+/* Visible and enabled first (no hit test: typing goes to the focus, not
+ * to a point), then editable and focused. */
 static void
 page_focus(struct act_page *p)
 {
-	page_call_on(
-	    p, JS_ACTIONABLE, json_pack("[b]", 0), false, page_type_checked);
+	page_reach(p, false, false, page_type_reached);
 }
 
 void

@@ -136,4 +136,31 @@ void cap_scroll(struct act_page *p);
 /* The capability of page_capture.c. */
 void cap_screenshot(struct act_page *p);
 
+/*
+ * The steps of a person's pointer (page_input.c), for the form and
+ * pointer capabilities too.  page_reach: whether a person could act on
+ * p->object, scrolled into view unless stay (then its centre must be in
+ * the viewport as it is): visible and enabled, and with hit, not covered
+ * at its centre (element_obscured, naming what covers it); then p->x,
+ * p->y are its centre and then runs, else the call has failed.
+ * page_click_object: reaches p->object with hit and clicks its centre as
+ * the args say (button, click_count, modifiers); after gets the last
+ * release's reply.  page_mouse_at: one Input.dispatchMouseEvent of type
+ * at (x, y) with b.
+ */
+struct page_button {
+	const char *button; /* "none", "left", "middle", "right" */
+	int buttons;        /* the buttons held: 1 left, 2 right, 4 middle */
+	int count;          /* clickCount */
+	int modifiers;      /* 1 Alt, 2 Control, 4 Meta, 8 Shift */
+};
+void page_reach(
+    struct act_page *p, bool hit, bool stay, void (*then)(struct act_page *p));
+void page_click_object(struct act_page *p, page_step after);
+void page_mouse_at(struct act_page *p, const char *type, double x, double y,
+    const struct page_button *b, page_step next);
+/* The capability that sets an element of the kind that type and fill do
+ * not (a select: select_option; a checkbox: check...). */
+const char *page_fitting_capability(const char *kind);
+
 #endif
