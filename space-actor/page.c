@@ -326,6 +326,9 @@ static const struct {
     {"wait_for", cap_wait_for},
     {"scroll", cap_scroll},
     {"screenshot", cap_screenshot},
+    {"fill", cap_fill},
+    {"select_option", cap_select_option},
+    {"check", cap_check},
 };
 
 #define N_CAPS (sizeof(caps) / sizeof(caps[0]))

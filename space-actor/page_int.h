@@ -162,5 +162,9 @@ void page_mouse_at(struct act_page *p, const char *type, double x, double y,
 /* The capability that sets an element of the kind that type and fill do
  * not (a select: select_option; a checkbox: check...). */
 const char *page_fitting_capability(const char *kind);
+/* The capabilities of page_form.c. */
+void cap_fill(struct act_page *p);
+void cap_select_option(struct act_page *p);
+void cap_check(struct act_page *p);
 
 #endif

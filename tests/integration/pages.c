@@ -234,6 +234,70 @@ static const struct {
         "Window</button><button id=\"mark\" onclick=\"document.title="
         "'Marked'\">Mark</button></body></html>",
         NULL},
+    /* A form's pages.  /form2: a field of every kind fill sets, some
+     * prefilled, and a log of the input and change events the page got
+     * (with the value each saw). */
+    {"/form2",
+        "<!doctype html><html><head><title>Fill</title></head><body>"
+        "<input id=\"t\" aria-label=\"Name\" value=\"Old value\">"
+        "<textarea id=\"a\" aria-label=\"Note\">old note</textarea>"
+        "<div id=\"e\" contenteditable=\"true\" role=\"textbox\" "
+        "aria-label=\"Bio\">old bio</div>"
+        "<input id=\"n\" type=\"number\" aria-label=\"Count\">"
+        "<input id=\"d\" type=\"date\" aria-label=\"Day\">"
+        "<input id=\"tm\" type=\"time\" aria-label=\"Hour\">"
+        "<input id=\"dl\" type=\"datetime-local\" aria-label=\"When\">"
+        "<input id=\"mo\" type=\"month\" aria-label=\"Month\">"
+        "<input id=\"wk\" type=\"week\" aria-label=\"Week\">"
+        "<input id=\"r\" type=\"range\" min=\"0\" max=\"10\" "
+        "aria-label=\"Level\">"
+        "<input id=\"co\" type=\"color\" aria-label=\"Tint\">"
+        "<input id=\"c\" type=\"checkbox\" aria-label=\"Agree\">"
+        "<input id=\"ro\" aria-label=\"Fixed\" value=\"fixed\" readonly>"
+        "<p id=\"log\"></p><script>const log=document.getElementById('log');"
+        "for(const k of ['input','change'])document.addEventListener(k,"
+        "function(e){const t=e.target;log.textContent+=' '+k+':'+t.id+'='+"
+        "(t.value===undefined?t.innerText:t.value);});</script>"
+        "</body></html>",
+        NULL},
+    /* /select: a select of one (whose Large is disabled), a multiple one,
+     * a text field, and a log of their input and change events. */
+    {"/select",
+        "<!doctype html><html><head><title>Pick</title></head><body>"
+        "<select id=\"one\" aria-label=\"Size\"><option value=\"s\">"
+        "Small</option><option value=\"m\">Medium</option>"
+        "<option value=\"l\" disabled>Large</option></select>"
+        "<select id=\"many\" multiple aria-label=\"Toppings\">"
+        "<option value=\"ch\">Cheese</option><option value=\"ol\">Olives"
+        "</option><option value=\"mu\">Mushrooms</option></select>"
+        "<input id=\"t\" aria-label=\"Name\"><p id=\"log\"></p><script>"
+        "const log=document.getElementById('log');"
+        "for(const k of ['input','change'])document.addEventListener(k,"
+        "function(e){log.textContent+=' '+k+':'+e.target.id+'='+"
+        "Array.from(e.target.selectedOptions||[]).map(o=>o.value)"
+        ".join(',');});</script></body></html>",
+        NULL},
+    /* /checks: a checkbox, two radio buttons of a group (Red checked), a
+     * switch its script toggles, and a checkbox by role that no script
+     * toggles; a log of their changes. */
+    {"/checks",
+        "<!doctype html><html><head><title>Checks</title><style>"
+        "[role]{width:60px;height:20px;background:#ccc}</style></head><body>"
+        "<input id=\"c\" type=\"checkbox\" aria-label=\"Agree\">"
+        "<input id=\"r1\" type=\"radio\" name=\"g\" aria-label=\"Red\" "
+        "checked><input id=\"r2\" type=\"radio\" name=\"g\" "
+        "aria-label=\"Blue\"><div id=\"sw\" role=\"switch\" "
+        "aria-checked=\"false\" tabindex=\"0\">Dark mode</div>"
+        "<div id=\"stuck\" role=\"checkbox\" aria-checked=\"false\" "
+        "tabindex=\"0\">Locked</div><input id=\"t\" aria-label=\"Name\">"
+        "<p id=\"log\"></p><script>const log=document.getElementById('log'),"
+        "sw=document.getElementById('sw');sw.addEventListener('click',"
+        "function(){sw.setAttribute('aria-checked',String(sw.getAttribute("
+        "'aria-checked')!=='true'));log.textContent+=' sw='+sw.getAttribute("
+        "'aria-checked');});document.addEventListener('change',function(e){"
+        "log.textContent+=' '+e.target.id+'='+e.target.checked;});</script>"
+        "</body></html>",
+        NULL},
 };
 
 #define SITE_PAGES (sizeof(site) / sizeof(site[0]))

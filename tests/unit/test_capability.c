@@ -604,11 +604,13 @@ Test(bundles, browser_json)
 {
 	struct cm_bundle *b = load_bundle("browser");
 	const char *names[] = {"snapshot", "navigate", "extract_text", "click",
-	    "type", "press", "wait_for", "scroll", "back", "screenshot"};
+	    "type", "press", "wait_for", "scroll", "back", "screenshot", "fill",
+	    "select_option", "check"};
+	size_t n = sizeof(names) / sizeof(names[0]);
 
 	cr_expect_str_eq(b->name, "browser");
-	cr_assert_eq(b->n_caps, 10);
-	for (size_t k = 0; k < 10; k++) {
+	cr_assert_eq(b->n_caps, n);
+	for (size_t k = 0; k < n; k++) {
 		const struct cm_capability *c = cm_bundle_find(b, names[k]);
 		cr_assert_not_null(c, "%s", names[k]);
 		cr_expect_eq(c->network,
