@@ -256,6 +256,10 @@
  * (as many as it may name). */
 #define CM_FIELD_VALUE_MAX 8192
 #define CM_SELECT_OPTIONS_MAX 64
+/* The moves a drag makes between its press and its release
+ * (space-actor/page_pointer.c): enough for a slider or a sortable list
+ * that follows the mouse to see it travel. */
+#define CM_DRAG_MOVES 8
 /* A navigation waiting for load ends this long after its document's
  * DOMContentLoaded with "loading": true: one subresource that never
  * answers (a tracker, an image) must not fail the navigation. */

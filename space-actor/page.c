@@ -329,6 +329,8 @@ static const struct {
     {"fill", cap_fill},
     {"select_option", cap_select_option},
     {"check", cap_check},
+    {"hover", cap_hover},
+    {"drag", cap_drag},
 };
 
 #define N_CAPS (sizeof(caps) / sizeof(caps[0]))
@@ -475,6 +477,8 @@ act_page_event(struct act_page *p, const char *session, const char *method,
 		page_dialog(p, params);
 	} else if (strcmp(method, "Page.windowOpen") == 0) {
 		page_window_open(p, params);
+	} else if (strcmp(method, "Input.dragIntercepted") == 0) {
+		page_drag_intercepted(p, params);
 	} else if (strcmp(method, "Inspector.targetCrashed") == 0) {
 		act_page_lost(p, "the page crashed");
 	}

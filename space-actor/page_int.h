@@ -166,5 +166,11 @@ const char *page_fitting_capability(const char *kind);
 void cap_fill(struct act_page *p);
 void cap_select_option(struct act_page *p);
 void cap_check(struct act_page *p);
+/* The capabilities of page_pointer.c, and the drag the browser handed
+ * over instead of starting it (Input.dragIntercepted): a drag under way
+ * keeps its data, to drop it on its target. */
+void cap_hover(struct act_page *p);
+void cap_drag(struct act_page *p);
+void page_drag_intercepted(struct act_page *p, const json_t *params);
 
 #endif

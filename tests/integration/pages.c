@@ -298,6 +298,57 @@ static const struct {
         "log.textContent+=' '+e.target.id+'='+e.target.checked;});</script>"
         "</body></html>",
         NULL},
+    /* /menu: a menu that opens on :hover (its link Laptops to /next),
+     * and one that a mouseenter handler opens (its Sign out button
+     * titles the page). */
+    {"/menu",
+        "<!doctype html><html><head><title>Menu</title><style>"
+        "#m .items{display:none}#m:hover .items{display:block}</style>"
+        "</head><body><nav id=\"m\"><button id=\"top\">Products</button>"
+        "<div class=\"items\"><a id=\"item\" href=\"/next\">Laptops</a>"
+        "</div></nav><div id=\"acct\">Account</div><div id=\"acctitems\" "
+        "hidden><button id=\"out\" onclick=\"document.title='Signed out'\">"
+        "Sign out</button></div><script>const a=document.getElementById("
+        "'acct');a.addEventListener('mouseenter',function(){document."
+        "getElementById('acctitems').hidden=false;});</script>"
+        "</body></html>",
+        NULL},
+    /* /drag: a list whose items are HTML5 draggables, and a drop zone
+     * that takes them in (the title names the one dropped). */
+    {"/drag",
+        "<!doctype html><html><head><title>Drag</title></head><body>"
+        "<ul><li id=\"apple\" draggable=\"true\">Apple</li>"
+        "<li id=\"pear\" draggable=\"true\">Pear</li></ul>"
+        "<div id=\"zone\" style=\"width:200px;height:100px;border:1px "
+        "solid\">Basket: </div><script>for(const li of document."
+        "querySelectorAll('li'))li.addEventListener('dragstart',function(e){"
+        "e.dataTransfer.setData('text/plain',li.id);});"
+        "const z=document.getElementById('zone');z.addEventListener("
+        "'dragover',function(e){e.preventDefault();});z.addEventListener("
+        "'drop',function(e){e.preventDefault();const id=e.dataTransfer."
+        "getData('text/plain');z.appendChild(document.getElementById(id));"
+        "document.title='Dropped '+id;});</script></body></html>",
+        NULL},
+    /* /slider: a knob that follows the mouse while it is pressed, on a
+     * track 300 px wide, to a mark at its end; #out says where the knob
+     * is, after how many moves, and the release. */
+    {"/slider",
+        "<!doctype html><html><head><title>Slider</title><style>"
+        "div{height:20px}#track{position:relative;width:300px;background:"
+        "#ddd}#knob{position:absolute;left:0;top:0;width:20px;background:"
+        "#333}#end{width:20px;margin-left:280px;background:#9c9}</style>"
+        "</head><body><div id=\"track\"><div id=\"knob\"></div></div>"
+        "<div id=\"end\"></div><p id=\"out\">at 0</p><script>"
+        "const k=document.getElementById('knob'),o=document.getElementById("
+        "'out');let down=false,moves=0;k.addEventListener('mousedown',"
+        "function(e){down=true;e.preventDefault();});addEventListener("
+        "'mousemove',function(e){if(!down)return;moves++;const r=document."
+        "getElementById('track').getBoundingClientRect();const x=Math.max(0,"
+        "Math.min(280,Math.round(e.clientX-r.left-10)));k.style.left=x+'px';"
+        "o.textContent='at '+x+' after '+moves+' moves';});addEventListener("
+        "'mouseup',function(){if(down)o.textContent+=', released';"
+        "down=false;});</script></body></html>",
+        NULL},
 };
 
 #define SITE_PAGES (sizeof(site) / sizeof(site[0]))

@@ -300,3 +300,84 @@ Test(page_actions, check_fails_when_the_click_changes_nothing)
 	fails_with("check", "{\"selector\":\"#t\",\"checked\":true}",
 	    CM_E_ELEMENT_NOT_INTERACTABLE, "not a checkbox");
 }
+
+/* ---- hover and drag */
+
+static void
+title_is(const char *want)
+{
+	json_t *res = ok("snapshot", "{}");
+
+	cr_assert_str_eq(str(res, "title"), want);
+	json_decref(res);
+}
+
+Test(page_actions, hover_opens_a_menu_whose_item_a_click_then_finds)
+{
+	char ref[32], args[64];
+	json_t *res;
+
+	open_page("/menu", "Menu");
+	res = ok("snapshot", "{}");
+	cr_assert_null(strstr(str(res, "snapshot"), "Laptops"),
+	    "the menu is open before the hover:\n%s", str(res, "snapshot"));
+	json_decref(res);
+	/* A menu of CSS's :hover. */
+	res = ok("hover", "{\"selector\":\"#top\"}");
+	cr_assert(json_is_true(json_object_get(res, "hovered")));
+	json_decref(res);
+	res = ok("snapshot", "{}");
+	df_ref_of(str(res, "snapshot"), "link \"Laptops\"", ref, sizeof(ref));
+	json_decref(res);
+	snprintf(args, sizeof(args), "{\"ref\":\"%s\"}", ref);
+	res = ok("click", args);
+	cr_assert(json_is_true(json_object_get(res, "navigated")));
+	cr_assert_str_eq(str(res, "title"), "Next");
+	json_decref(res);
+	/* A menu a mouseenter handler opens. */
+	open_page("/menu", "Menu");
+	fails_with("click", "{\"selector\":\"#out\"}",
+	    CM_E_ELEMENT_NOT_INTERACTABLE, "not visible");
+	json_decref(ok("hover", "{\"selector\":\"#acct\"}"));
+	json_decref(ok("click", "{\"selector\":\"#out\"}"));
+	title_is("Signed out");
+}
+
+Test(page_actions, drag_drops_an_html5_draggable_on_its_target)
+{
+	json_t *res;
+	char *zone;
+
+	open_page("/drag", "Drag");
+	res = ok("drag", "{\"from\":{\"selector\":\"#apple\"},\"to\":{"
+	                 "\"selector\":\"#zone\"}}");
+	cr_assert(json_is_true(json_object_get(res, "dragged")));
+	cr_assert(json_is_true(json_object_get(res, "dropped")));
+	json_decref(res);
+	title_is("Dropped apple");
+	zone = text_of("#zone");
+	cr_assert_not_null(strstr(zone, "Apple"), "the basket: %s", zone);
+	cr_assert_null(strstr(zone, "Pear"), "the basket: %s", zone);
+	free(zone);
+}
+
+Test(page_actions, drag_moves_a_slider_that_follows_the_mouse)
+{
+	json_t *res;
+	char *out;
+	int at = -1, moves = -1;
+
+	open_page("/slider", "Slider");
+	res = ok("drag", "{\"from\":{\"selector\":\"#knob\"},\"to\":{"
+	                 "\"selector\":\"#end\"}}");
+	cr_assert(json_is_true(json_object_get(res, "dragged")));
+	cr_assert(json_is_false(json_object_get(res, "dropped")));
+	json_decref(res);
+	out = text_of("#out");
+	cr_assert_eq(sscanf(out, "at %d after %d moves", &at, &moves), 2,
+	    "the slider: %s", out);
+	cr_assert_eq(at, 280, "the slider: %s", out);
+	cr_assert_gt(moves, 1, "the slider: %s", out);
+	cr_assert_not_null(strstr(out, ", released"), "the slider: %s", out);
+	free(out);
+}

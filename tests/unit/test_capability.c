@@ -605,7 +605,7 @@ Test(bundles, browser_json)
 	struct cm_bundle *b = load_bundle("browser");
 	const char *names[] = {"snapshot", "navigate", "extract_text", "click",
 	    "type", "press", "wait_for", "scroll", "back", "screenshot", "fill",
-	    "select_option", "check"};
+	    "select_option", "check", "hover", "drag"};
 	size_t n = sizeof(names) / sizeof(names[0]);
 
 	cr_expect_str_eq(b->name, "browser");
