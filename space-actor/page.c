@@ -331,6 +331,8 @@ static const struct {
     {"check", cap_check},
     {"hover", cap_hover},
     {"drag", cap_drag},
+    {"forward", cap_forward},
+    {"reload", cap_reload},
 };
 
 #define N_CAPS (sizeof(caps) / sizeof(caps[0]))

@@ -112,6 +112,8 @@ void page_action_done(struct act_page *p, json_t *result);
 /* The capabilities of page_nav.c. */
 void cap_navigate(struct act_page *p);
 void cap_back(struct act_page *p);
+void cap_forward(struct act_page *p);
+void cap_reload(struct act_page *p);
 /* The capability of page_snapshot.c, and the element a ref of its last
  * snapshot names, into p->object, then p->then (element_not_found for a
  * stale or unknown ref). */

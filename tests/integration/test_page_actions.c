@@ -381,3 +381,43 @@ Test(page_actions, drag_moves_a_slider_that_follows_the_mouse)
 	cr_assert_not_null(strstr(out, ", released"), "the slider: %s", out);
 	free(out);
 }
+
+/* ---- forward and reload */
+
+Test(page_actions, forward_goes_where_back_came_from_and_no_further)
+{
+	json_t *res;
+
+	open_page("/", "Home");
+	/* Nothing ahead yet: a clear failure, not a success. */
+	fails_with(
+	    "forward", "{}", CM_E_RUNTIME_ERROR, "no page to go forward to");
+	open_page("/next", "Next");
+	json_decref(ok("back", "{}"));
+	title_is("Home");
+	res = ok("forward", "{}");
+	cr_assert_str_eq(str(res, "title"), "Next");
+	json_decref(res);
+	fails_with(
+	    "forward", "{}", CM_E_RUNTIME_ERROR, "no page to go forward to");
+}
+
+Test(page_actions, reload_loads_the_document_again)
+{
+	json_t *res;
+	int before;
+
+	open_page("/form2", "Fill");
+	fills("#t", "typed before", "typed before");
+	before = tk_pages_hits(w.pages, "/form2");
+	res = ok("reload", "{}");
+	cr_assert_str_eq(str(res, "title"), "Fill");
+	cr_assert(json_is_false(json_object_get(res, "loading")));
+	json_decref(res);
+	/* A new document: the server was asked again, and the page's log
+	 * of the fill went with the old one. */
+	cr_assert_eq(tk_pages_hits(w.pages, "/form2"), before + 1);
+	log_lacks("typed before");
+	json_decref(ok("reload", "{\"wait_until\":\"commit\"}"));
+	cr_assert_eq(tk_pages_hits(w.pages, "/form2"), before + 2);
+}

@@ -605,7 +605,7 @@ Test(bundles, browser_json)
 	struct cm_bundle *b = load_bundle("browser");
 	const char *names[] = {"snapshot", "navigate", "extract_text", "click",
 	    "type", "press", "wait_for", "scroll", "back", "screenshot", "fill",
-	    "select_option", "check", "hover", "drag"};
+	    "select_option", "check", "hover", "drag", "forward", "reload"};
 	size_t n = sizeof(names) / sizeof(names[0]);
 
 	cr_expect_str_eq(b->name, "browser");
@@ -615,7 +615,9 @@ Test(bundles, browser_json)
 		cr_assert_not_null(c, "%s", names[k]);
 		cr_expect_eq(c->network,
 		    strcmp(names[k], "navigate") == 0 ||
-		        strcmp(names[k], "back") == 0,
+		        strcmp(names[k], "back") == 0 ||
+		        strcmp(names[k], "forward") == 0 ||
+		        strcmp(names[k], "reload") == 0,
 		    "%s", names[k]);
 	}
 	cr_expect_eq(bundle_args(b, "snapshot", "{}"), CM_OK);
