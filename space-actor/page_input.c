@@ -6,6 +6,7 @@
 #include "page.h"
 #include "page_int.h"
 
+#include "keys.h"
 #include "outline.h"
 
 #include <stdio.h>
@@ -290,49 +291,33 @@ cap_click(struct act_page *p)
 
 /* ---- type and press */
 
-struct key {
-	const char *name;
-	const char *code;
-	int vk;
-	const char *text;
-};
-
-static const struct key keys[] = {
-    {"Enter", "Enter", 13, "\r"},
-    {"Tab", "Tab", 9, NULL},
-    {"Escape", "Escape", 27, NULL},
-    {"Backspace", "Backspace", 8, NULL},
-    {"Delete", "Delete", 46, NULL},
-    {"ArrowUp", "ArrowUp", 38, NULL},
-    {"ArrowDown", "ArrowDown", 40, NULL},
-    {"ArrowLeft", "ArrowLeft", 37, NULL},
-    {"ArrowRight", "ArrowRight", 39, NULL},
-    {"Home", "Home", 36, NULL},
-    {"End", "End", 35, NULL},
-    {"PageUp", "PageUp", 33, NULL},
-    {"PageDown", "PageDown", 34, NULL},
-    {" ", "Space", 32, " "},
-};
-
-static const struct key *
-key_find(const char *name)
-{
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (strcmp(keys[i].name, name) == 0)
-			return &keys[i];
-	return NULL;
-}
-
+/*
+ * The key named name (keys.h), down or up, with the modifiers the args
+ * name.  A key held with Control, Alt or Meta types nothing (a shortcut:
+ * Control+a selects all, it does not type "a"), as a keyboard's does.
+ */
 static void
-page_key(struct act_page *p, const struct key *k, bool down,
+page_key(struct act_page *p, const char *name, bool down,
     void (*next)(struct act_page *, const json_t *))
 {
-	json_t *params = json_pack("{s:s, s:s, s:s, s:i}", "type",
-	    down ? (k->text ? "keyDown" : "rawKeyDown") : "keyUp", "key",
-	    k->name, "code", k->code, "windowsVirtualKeyCode", k->vk);
+	struct cm_key k;
+	int mods = page_modifiers(json_object_get(p->args, "modifiers"));
+	bool types;
+	json_t *params;
 
-	if (down && k->text != NULL)
-		json_object_set_new(params, "text", json_string(k->text));
+	if (name == NULL || cm_key_find(name, &k) < 0) {
+		page_fail(
+		    p, CM_E_RUNTIME_ERROR, "that key is not one press knows");
+		return;
+	}
+	types = k.text[0] != '\0' && (mods & ~8) == 0;
+	params = json_pack("{s:s, s:s, s:i, s:i}", "type",
+	    down ? (types ? "keyDown" : "rawKeyDown") : "keyUp", "key", name,
+	    "windowsVirtualKeyCode", k.vk, "modifiers", mods);
+	if (k.code[0] != '\0')
+		json_object_set_new(params, "code", json_string(k.code));
+	if (down && types)
+		json_object_set_new(params, "text", json_string(k.text));
 	page_send(p, "Input.dispatchKeyEvent", params, next);
 }
 
@@ -355,7 +340,7 @@ page_key_down_done(struct act_page *p, const json_t *result)
 	        : "Enter";
 
 	(void)result;
-	page_key(p, key_find(name), false, page_key_up_done);
+	page_key(p, name, false, page_key_up_done);
 }
 
 static void
@@ -363,7 +348,7 @@ page_inserted(struct act_page *p, const json_t *result)
 {
 	(void)result;
 	if (json_is_true(json_object_get(p->args, "submit")))
-		page_key(p, key_find("Enter"), true, page_key_down_done);
+		page_key(p, "Enter", true, page_key_down_done);
 	else
 		page_key_up_done(p, NULL);
 }
@@ -445,15 +430,9 @@ cap_type(struct act_page *p)
 void
 cap_press(struct act_page *p)
 {
-	const char *name = json_string_value(json_object_get(p->args, "key"));
-	const struct key *k = name != NULL ? key_find(name) : NULL;
-
-	if (k == NULL) {
-		page_fail(
-		    p, CM_E_INVALID_ARGS, "that key is not one press knows");
-		return;
-	}
-	page_key(p, k, true, page_key_down_done);
+	/* The schema's "key" format takes only what keys.h knows. */
+	page_key(p, json_string_value(json_object_get(p->args, "key")), true,
+	    page_key_down_done);
 }
 
 /* ---- scroll */

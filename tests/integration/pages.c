@@ -349,6 +349,30 @@ static const struct {
         "'mouseup',function(){if(down)o.textContent+=', released';"
         "down=false;});</script></body></html>",
         NULL},
+    /* /keys: a field with text, a paragraph of two words to select
+     * between, a button and a link; a log of the keys, clicks (with the
+     * selection after each), context menus and other buttons' clicks. */
+    {"/keys",
+        "<!doctype html><html><head><title>Keys</title></head><body>"
+        "<input id=\"f\" aria-label=\"Field\" value=\"hello world\">"
+        "<p id=\"para\">The first sentence of a paragraph. <span id=\"a\">"
+        "Alpha</span> then <span id=\"b\">Omega</span> end.</p>"
+        "<button id=\"btn\">Menu</button> <a id=\"lnk\" href=\"/next\">"
+        "Next page</a><p id=\"log\"></p><script>const log=document."
+        "getElementById('log'),f=document.getElementById('f'),b=document."
+        "getElementById('btn');function say(t){log.textContent+=' '+t;}"
+        "f.addEventListener('keydown',function(e){say('keydown:'+e.key+"
+        "' code='+e.code);});f.addEventListener('keyup',function(e){say("
+        "'keyup:'+e.key+(e.ctrlKey?'+ctrl':'')+' sel='+f.selectionStart+"
+        "'-'+f.selectionEnd);});f.addEventListener('input',function(){say("
+        "'input='+f.value);});document.addEventListener('click',function(e){"
+        "if(e.target===log)return;say('click:'+e.target.id+' detail='+"
+        "e.detail+(e.shiftKey?' shift':'')+' sel='+JSON.stringify(String("
+        "getSelection())));});b.addEventListener('contextmenu',function(e){"
+        "e.preventDefault();say('contextmenu:btn');});document."
+        "addEventListener('auxclick',function(e){say('auxclick:'+e.target."
+        "id+' button='+e.button);});</script></body></html>",
+        NULL},
 };
 
 #define SITE_PAGES (sizeof(site) / sizeof(site[0]))

@@ -96,6 +96,8 @@ static const char *const selectors[] = {
     "#t", "#a", "#e", "#s", "#c", "body", "h1", "select", NULL};
 static const char *const refs[] = {"e1", "e2", "e3", "e4", "e9", NULL};
 static const char *const options[] = {"S", "M", "", NULL};
+static const char *const keys[] = {
+    "a", "Z", "7", "\xc3\xa9", "Enter", "F5", "Tab", " "};
 
 static json_t *draw_args(const json_t *schema);
 
@@ -138,6 +140,8 @@ draw_value(const char *name, const json_t *s)
 	if (fmt != NULL) {
 		char url[128];
 
+		if (strcmp(fmt, "key") == 0)
+			return json_string(keys[random() % 8]);
 		cr_assert_str_eq(fmt, "http-url");
 		snprintf(url, sizeof(url), "http://127.0.0.1:%d/%s", w.port,
 		    random() % 2 ? "controls" : "nowhere");

@@ -421,3 +421,59 @@ Test(page_actions, reload_loads_the_document_again)
 	json_decref(ok("reload", "{\"wait_until\":\"commit\"}"));
 	cr_assert_eq(tk_pages_hits(w.pages, "/form2"), before + 2);
 }
+
+/* ---- click's and press's options */
+
+Test(page_actions, control_a_selects_all_and_a_character_types_itself)
+{
+	open_page("/keys", "Keys");
+	json_decref(ok("click", "{\"selector\":\"#f\"}"));
+	json_decref(ok("press", "{\"key\":\"a\",\"modifiers\":[\"Control\"]}"));
+	/* All of it selected, and nothing typed. */
+	log_has("keydown:a code=KeyA keyup:a+ctrl sel=0-11");
+	log_lacks("input=");
+	json_decref(ok("press", "{\"key\":\"End\"}"));
+	json_decref(ok("press", "{\"key\":\"\xc3\xa9\"}"));
+	log_has("input=hello world\xc3\xa9");
+	json_decref(ok("press", "{\"key\":\"F2\"}"));
+	log_has("keydown:F2 code=F2");
+}
+
+Test(page_actions, shift_click_selects_the_range_between_two_clicks)
+{
+	open_page("/keys", "Keys");
+	json_decref(ok("click", "{\"selector\":\"#a\"}"));
+	json_decref(
+	    ok("click", "{\"selector\":\"#b\",\"modifiers\":[\"Shift\"]}"));
+	/* From the middle of Alpha to the middle of Omega. */
+	log_has("click:b detail=1 shift sel=\"ha then Om");
+}
+
+Test(page_actions, triple_click_selects_a_paragraph)
+{
+	open_page("/keys", "Keys");
+	json_decref(ok("click", "{\"selector\":\"#para\",\"click_count\":3}"));
+	log_has("click:para detail=1 ");
+	log_has("click:para detail=2 ");
+	log_has("click:para detail=3 sel=\"The first sentence of a "
+	        "paragraph. Alpha then Omega end.");
+}
+
+Test(page_actions, right_and_middle_clicks_reach_the_page)
+{
+	json_t *res;
+
+	open_page("/keys", "Keys");
+	json_decref(
+	    ok("click", "{\"selector\":\"#btn\",\"button\":\"right\"}"));
+	log_has("contextmenu:btn");
+	log_lacks(" click:btn");
+	/* A middle click on a link opens it in a tab of its own; the page
+	 * stays where it is, and takes the next call. */
+	res = ok("click", "{\"selector\":\"#lnk\",\"button\":\"middle\"}");
+	cr_assert(json_is_true(json_object_get(res, "clicked")));
+	cr_assert_null(json_object_get(res, "navigated"));
+	json_decref(res);
+	log_has("auxclick:lnk button=1");
+	title_is("Keys");
+}

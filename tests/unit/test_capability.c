@@ -620,6 +620,33 @@ Test(bundles, browser_json)
 		        strcmp(names[k], "reload") == 0,
 		    "%s", names[k]);
 	}
+	/* press: a named key, or one printable character, with modifiers. */
+	cr_expect_eq(bundle_args(b, "press", "{\"key\":\"F12\"}"), CM_OK);
+	cr_expect_eq(bundle_args(b, "press",
+	                 "{\"key\":\"a\",\"modifiers\":[\"Control\"]}"),
+	    CM_OK);
+	cr_expect_eq(bundle_args(b, "press", "{\"key\":\"\\u00e9\"}"), CM_OK);
+	cr_expect_eq(bundle_args(b, "press", "{\"key\":\"\\u20ac\"}"), CM_OK);
+	cr_expect_eq(
+	    bundle_args(b, "press", "{\"key\":\"\\ud83d\\ude00\"}"), CM_OK);
+	cr_expect_eq(
+	    bundle_args(b, "press", "{\"key\":\"ab\"}"), CM_E_INVALID_ARGS);
+	cr_expect_eq(
+	    bundle_args(b, "press", "{\"key\":\"F13\"}"), CM_E_INVALID_ARGS);
+	cr_expect_eq(
+	    bundle_args(b, "press", "{\"key\":\"\\u0007\"}"), CM_E_INVALID_ARGS);
+	cr_expect_eq(
+	    bundle_args(b, "press", "{\"key\":\"\\u0085\"}"), CM_E_INVALID_ARGS);
+	cr_expect_eq(bundle_args(b, "press",
+	                 "{\"key\":\"a\",\"modifiers\":[\"Hyper\"]}"),
+	    CM_E_INVALID_ARGS);
+	cr_expect_eq(bundle_args(b, "click",
+	                 "{\"selector\":\"p\",\"button\":\"right\","
+	                 "\"click_count\":3,\"modifiers\":[\"Shift\"]}"),
+	    CM_OK);
+	cr_expect_eq(
+	    bundle_args(b, "click", "{\"selector\":\"p\",\"click_count\":4}"),
+	    CM_E_INVALID_ARGS);
 	cr_expect_eq(bundle_args(b, "snapshot", "{}"), CM_OK);
 	cr_expect_eq(bundle_args(b, "snapshot", "{\"max_chars\":500}"), CM_OK);
 	cr_expect_eq(bundle_args(b, "snapshot", "{\"max_chars\":40001}"),
