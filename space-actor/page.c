@@ -9,9 +9,10 @@
  *
  * This file owns a call's life: the steps every capability is made of
  * (page_int.h), the capability table, the CDP events and the reset.  The
- * capabilities are page_nav.c's, page_read.c's, page_input.c's and
- * page_capture.c's; the interception of the page's requests is
- * page_fetch.c's; its dialogs, tabs and downloads are page_events.c's.
+ * capabilities are page_nav.c's, page_read.c's, page_input.c's,
+ * page_capture.c's, page_form.c's and page_pointer.c's; the interception of the
+ * page's requests is page_fetch.c's; its dialogs, tabs and downloads are
+ * page_events.c's.
  */
 #include "page.h"
 #include "page_int.h"
