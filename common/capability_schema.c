@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "keys.h"
 
 static bool
 cap_in(const char *s, const char *const *list)
@@ -268,7 +269,8 @@ cm_cap_schema_check(
 		fmt = json_object_get(s, "format");
 		if (fmt != NULL &&
 		    !(json_is_string(fmt) &&
-		        strcmp(json_string_value(fmt), "http-url") == 0))
+		        (strcmp(json_string_value(fmt), "http-url") == 0 ||
+		            strcmp(json_string_value(fmt), "key") == 0)))
 			return cm_cap_err(
 			    err, errlen, "%s: unknown format", path);
 		if (cap_bounds(s, "minLength", "maxLength", true, true, path,
@@ -406,10 +408,20 @@ cm_cap_validate(const json_t *s, const json_t *v, const char *path,
 	if (strcmp(type, "string") == 0) {
 		size_t len = json_string_length(v);
 		char host[CM_HOST_MAX + 3];
+		const char *fmt =
+		    json_string_value(json_object_get(s, "format"));
+		struct cm_key key;
+
 		if (!cap_count_ok(s, "minLength", "maxLength", len))
 			return cm_cap_err(
 			    err, errlen, "%s: length out of range", path);
-		if (json_object_get(s, "format") != NULL &&
+		if (fmt != NULL && strcmp(fmt, "key") == 0 &&
+		    (strlen(json_string_value(v)) != len ||
+		        cm_key_find(json_string_value(v), &key) < 0))
+			return cm_cap_err(err, errlen,
+			    "%s: must be a key name or one printable character",
+			    path);
+		if (fmt != NULL && strcmp(fmt, "http-url") == 0 &&
 		    (len > CM_URL_MAX || strlen(json_string_value(v)) != len ||
 		        cm_url_host(json_string_value(v), host, sizeof host) <
 		            0))

@@ -255,6 +255,16 @@
 #define CM_SNAPSHOT_WALK_MAX 200000
 #define CM_SNAPSHOT_NAME_WALK_MAX 1000
 #define CM_TEXT_MAX 32000 /* extract_text */
+/* A form's capabilities (space-actor/page_form.c): the UTF-16 units of a
+ * field's value fill reads back (six bytes each at most, escaped, well
+ * below CM_RESULT_MAX), and the selected values select_option returns
+ * (as many as it may name). */
+#define CM_FIELD_VALUE_MAX 8192
+#define CM_SELECT_OPTIONS_MAX 64
+/* The moves a drag makes between its press and its release
+ * (space-actor/page_pointer.c): enough for a slider or a sortable list
+ * that follows the mouse to see it travel. */
+#define CM_DRAG_MOVES 8
 /* A navigation waiting for load ends this long after its document's
  * DOMContentLoaded with "loading": true: one subresource that never
  * answers (a tracker, an image) must not fail the navigation. */

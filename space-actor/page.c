@@ -9,9 +9,10 @@
  *
  * This file owns a call's life: the steps every capability is made of
  * (page_int.h), the capability table, the CDP events and the reset.  The
- * capabilities are page_nav.c's, page_read.c's, page_input.c's and
- * page_capture.c's; the interception of the page's requests is
- * page_fetch.c's; its dialogs, tabs and downloads are page_events.c's.
+ * capabilities are page_nav.c's, page_read.c's, page_input.c's,
+ * page_capture.c's, page_form.c's and page_pointer.c's; the interception of the
+ * page's requests is page_fetch.c's; its dialogs, tabs and downloads are
+ * page_events.c's.
  */
 #include "page.h"
 #include "page_int.h"
@@ -340,6 +341,13 @@ static const struct {
     {"wait_for", cap_wait_for},
     {"scroll", cap_scroll},
     {"screenshot", cap_screenshot},
+    {"fill", cap_fill},
+    {"select_option", cap_select_option},
+    {"check", cap_check},
+    {"hover", cap_hover},
+    {"drag", cap_drag},
+    {"forward", cap_forward},
+    {"reload", cap_reload},
 };
 
 #define N_CAPS (sizeof(caps) / sizeof(caps[0]))
@@ -492,6 +500,8 @@ act_page_event(struct act_page *p, const char *session, const char *method,
 		page_dialog(p, params);
 	} else if (strcmp(method, "Page.windowOpen") == 0) {
 		page_window_open(p, params);
+	} else if (strcmp(method, "Input.dragIntercepted") == 0) {
+		page_drag_intercepted(p, params);
 	} else if (strcmp(method, "Inspector.targetCrashed") == 0) {
 		act_page_lost(p, "the page crashed");
 	}

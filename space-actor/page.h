@@ -152,6 +152,12 @@ struct act_page {
 	int shot_w, shot_h;    /* screenshot: the size captured, in CSS px */
 	bool shot_jpeg;        /* screenshot: jpeg, not png */
 	bool crashed;          /* the target crashed: the driver starts over */
+	/* A person's pointer (page_input.c, page_pointer.c): the step after
+	 * a click's last release (check clicks through click's path), the
+	 * press or move a click or drag is at, and drag's source point. */
+	void (*clicked)(struct act_page *p, const json_t *result);
+	int step;
+	double from_x, from_y;
 	/* A main-frame document the policy refused during this call. */
 	char blocked_host[CM_HOST_MAX + 3];
 	/* The host the main frame's document was last sent to (its request,

@@ -6,6 +6,7 @@
 #include "page.h"
 #include "page_int.h"
 
+#include "keys.h"
 #include "outline.h"
 
 #include <stdio.h>
@@ -32,62 +33,42 @@ static const char JS_EDITABLE[] =
     "return a===t?'ok':'unfocused';}";
 /*
  * Whether a person could act on the element, as it stands: scrolled into
- * view, it must be connected, rendered and visible, and not disabled (a
- * form control's :disabled, inherited from a fieldset too, or
- * aria-disabled on it or above it).  With hit set, the point a click
- * would land on, the centre of its box, must hit the element or
- * something inside it (through open shadow roots): what else the point
- * hits would get the click.  Returns {why} when it may not be acted on,
- * else {x, y, covered}.
+ * view (unless stay: then its centre must be in the viewport as it is),
+ * it must be connected, rendered and visible, and not disabled (a form
+ * control's :disabled, inherited from a fieldset too, or aria-disabled on
+ * it or above it).  With hit set, the point a click would land on, the
+ * centre of its box, must hit the element or something inside it
+ * (through open shadow roots): what else the point hits would get the
+ * click.  Returns {why} when it may not be acted on, else {x, y, covered}.
  */
 static const char JS_ACTIONABLE[] =
-    "function(hit){if(!this.isConnected)return {why:'gone'};"
+    "function(hit,stay){if(!this.isConnected)return {why:'gone'};"
     "if(this.nodeType!==1)return {why:'hidden'};"
-    "this.scrollIntoView({block:'center',inline:'center'});"
+    "if(!stay)this.scrollIntoView({block:'center',inline:'center'});"
     "const s=getComputedStyle(this),r=this.getBoundingClientRect();"
     "if(r.width<=0||r.height<=0||s.visibility!=='visible')"
     "return {why:'hidden'};"
     "if(this.matches(':disabled')||this.closest('[aria-disabled=true]'))"
     "return {why:'disabled'};"
     "const x=r.left+r.width/2,y=r.top+r.height/2;"
+    "if(x<0||y<0||x>=innerWidth||y>=innerHeight)return {why:'outside'};"
     "if(!hit)return {x:x,y:y,covered:false};"
     "let h=document.elementFromPoint(x,y);"
     "while(h&&h.shadowRoot){const d=h.shadowRoot.elementFromPoint(x,y);"
     "if(!d||d===h)break;h=d;}"
     "let n=h;while(n&&n!==this)n=n.parentNode||n.host;"
     "return {x:x,y:y,covered:n!==this};}";
-/* ---- click */
+/* ---- reaching an element, and the mouse */
 
-static void
-page_mouse(struct act_page *p, const char *type,
-    void (*next)(struct act_page *, const json_t *))
+void
+page_mouse_at(struct act_page *p, const char *type, double x, double y,
+    const struct page_button *b, page_step next)
 {
 	page_send(p, "Input.dispatchMouseEvent",
-	    json_pack("{s:s, s:f, s:f, s:s, s:i}", "type", type, "x", p->x, "y",
-	        p->y, "button", strcmp(type, "mouseMoved") ? "left" : "none",
-	        "clickCount", strcmp(type, "mouseMoved") ? 1 : 0),
+	    json_pack("{s:s, s:f, s:f, s:s, s:i, s:i, s:i}", "type", type, "x",
+	        x, "y", y, "button", b->button, "buttons", b->buttons,
+	        "clickCount", b->count, "modifiers", b->modifiers),
 	    next);
-}
-
-static void
-page_released(struct act_page *p, const json_t *result)
-{
-	(void)result;
-	page_action_done(p, json_pack("{s:b}", "clicked", 1));
-}
-
-static void
-page_pressed(struct act_page *p, const json_t *result)
-{
-	(void)result;
-	page_mouse(p, "mouseReleased", page_released);
-}
-
-static void
-page_moved(struct act_page *p, const json_t *result)
-{
-	(void)result;
-	page_mouse(p, "mousePressed", page_pressed);
 }
 
 /*
@@ -112,9 +93,10 @@ page_actionable(struct act_page *p, const json_t *result, bool *covered)
 	    !json_is_number(json_object_get(v, "y"))) {
 		page_fail(p, CM_E_ELEMENT_NOT_INTERACTABLE,
 		    "the element is %s, so nothing was done to it",
-		    why != NULL && strcmp(why, "disabled") == 0
-		        ? "disabled"
-		        : "not visible");
+		    why == NULL                    ? "not visible"
+		    : strcmp(why, "disabled") == 0 ? "disabled"
+		    : strcmp(why, "outside") == 0  ? "outside the viewport"
+		                                   : "not visible");
 		return false;
 	}
 	p->x = json_number_value(json_object_get(v, "x"));
@@ -133,9 +115,13 @@ page_cover_named(struct act_page *p, const json_t *result)
 	        name, sizeof(name)) != 0)
 		snprintf(name, sizeof(name), "another element");
 	page_fail(p, CM_E_ELEMENT_OBSCURED,
-	    "%s covers the element, and would get the click; close or move "
+	    "%s covers the element, and would get the %s; close or move "
 	    "it first (a new snapshot shows it)",
-	    name);
+	    name,
+	    strcmp(p->capability, "hover") == 0 ||
+	            strcmp(p->capability, "drag") == 0
+	        ? "pointer"
+	        : "click");
 }
 
 static void
@@ -155,7 +141,7 @@ page_cover_found(struct act_page *p, const json_t *result)
 }
 
 static void
-page_click_checked(struct act_page *p, const json_t *result)
+page_reached(struct act_page *p, const json_t *result)
 {
 	bool covered;
 
@@ -168,14 +154,133 @@ page_click_checked(struct act_page *p, const json_t *result)
 		    page_cover_found);
 		return;
 	}
-	page_mouse(p, "mouseMoved", page_moved);
+	p->then(p);
+}
+
+void
+page_reach(
+    struct act_page *p, bool hit, bool stay, void (*then)(struct act_page *p))
+{
+	p->then = then;
+	page_call_on(p, JS_ACTIONABLE, json_pack("[b, b]", hit, stay), false,
+	    page_reached);
+}
+
+/* ---- click */
+
+/* The modifier keys args name (click's and press's "modifiers"), as the
+ * mask Input's events take. */
+static int
+page_modifiers(const json_t *list)
+{
+	static const struct {
+		const char *name;
+		int bit;
+	} mods[] = {{"Alt", 1}, {"Control", 2}, {"Meta", 4}, {"Shift", 8}};
+	const json_t *m;
+	size_t i;
+	int mask = 0;
+
+	json_array_foreach(list, i,
+	    m) for (size_t k = 0; k < 4;
+	            k++) if (json_is_string(m) &&
+	                     strcmp(json_string_value(m), mods[k].name) == 0)
+	    mask |= mods[k].bit;
+	return mask;
+}
+
+/* The button args name (left unless they say otherwise; the schema
+ * allows only the three), its mask among pressed buttons, and the
+ * modifiers; with count the click's clickCount. */
+static struct page_button
+page_click_button(const struct act_page *p, int count)
+{
+	const char *b = json_string_value(json_object_get(p->args, "button"));
+	struct page_button out = {"left", 1, count,
+	    page_modifiers(json_object_get(p->args, "modifiers"))};
+
+	if (b != NULL && strcmp(b, "right") == 0)
+		out.button = "right", out.buttons = 2;
+	else if (b != NULL && strcmp(b, "middle") == 0)
+		out.button = "middle", out.buttons = 4;
+	return out;
+}
+
+/* The clicks args ask for (click_count, 1 to 3 by the schema). */
+static int
+page_click_count(const struct act_page *p)
+{
+	json_int_t n =
+	    json_integer_value(json_object_get(p->args, "click_count"));
+
+	return n >= 2 && n <= 3 ? (int)n : 1;
+}
+
+static void page_click_press(struct act_page *p, const json_t *result);
+
+/*
+ * A double or triple click is presses and releases in a row whose
+ * clickCount counts up, as a person's are: the page sees click, then
+ * dblclick with the second, and the third selects a paragraph.
+ */
+static void
+page_click_released(struct act_page *p, const json_t *result)
+{
+	if (p->step < page_click_count(p)) {
+		page_click_press(p, result);
+		return;
+	}
+	p->clicked(p, result);
+}
+
+static void
+page_click_pressed(struct act_page *p, const json_t *result)
+{
+	struct page_button b = page_click_button(p, p->step);
+
+	(void)result;
+	b.buttons = 0; /* none is held once it is released */
+	page_mouse_at(p, "mouseReleased", p->x, p->y, &b, page_click_released);
+}
+
+static void
+page_click_press(struct act_page *p, const json_t *result)
+{
+	struct page_button b = page_click_button(p, ++p->step);
+
+	(void)result;
+	page_mouse_at(p, "mousePressed", p->x, p->y, &b, page_click_pressed);
+}
+
+static void
+page_click_reached(struct act_page *p)
+{
+	struct page_button b = page_click_button(p, 0);
+
+	b.button = "none";
+	b.buttons = 0;
+	p->step = 0;
+	page_mouse_at(p, "mouseMoved", p->x, p->y, &b, page_click_press);
+}
+
+void
+page_click_object(struct act_page *p, page_step after)
+{
+	p->clicked = after;
+	page_reach(p, true, false, page_click_reached);
+}
+
+static void
+page_released(struct act_page *p, const json_t *result)
+{
+	(void)result;
+	page_action_done(p, json_pack("{s:b}", "clicked", 1));
 }
 
 static void
 page_click_at(struct act_page *p)
 {
-	page_call_on(
-	    p, JS_ACTIONABLE, json_pack("[b]", 1), false, page_click_checked);
+	page_click_object(p, page_released);
 }
 
 void
@@ -186,49 +291,33 @@ cap_click(struct act_page *p)
 
 /* ---- type and press */
 
-struct key {
-	const char *name;
-	const char *code;
-	int vk;
-	const char *text;
-};
-
-static const struct key keys[] = {
-    {"Enter", "Enter", 13, "\r"},
-    {"Tab", "Tab", 9, NULL},
-    {"Escape", "Escape", 27, NULL},
-    {"Backspace", "Backspace", 8, NULL},
-    {"Delete", "Delete", 46, NULL},
-    {"ArrowUp", "ArrowUp", 38, NULL},
-    {"ArrowDown", "ArrowDown", 40, NULL},
-    {"ArrowLeft", "ArrowLeft", 37, NULL},
-    {"ArrowRight", "ArrowRight", 39, NULL},
-    {"Home", "Home", 36, NULL},
-    {"End", "End", 35, NULL},
-    {"PageUp", "PageUp", 33, NULL},
-    {"PageDown", "PageDown", 34, NULL},
-    {" ", "Space", 32, " "},
-};
-
-static const struct key *
-key_find(const char *name)
-{
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (strcmp(keys[i].name, name) == 0)
-			return &keys[i];
-	return NULL;
-}
-
+/*
+ * The key named name (keys.h), down or up, with the modifiers the args
+ * name.  A key held with Control, Alt or Meta types nothing (a shortcut:
+ * Control+a selects all, it does not type "a"), as a keyboard's does.
+ */
 static void
-page_key(struct act_page *p, const struct key *k, bool down,
+page_key(struct act_page *p, const char *name, bool down,
     void (*next)(struct act_page *, const json_t *))
 {
-	json_t *params = json_pack("{s:s, s:s, s:s, s:i}", "type",
-	    down ? (k->text ? "keyDown" : "rawKeyDown") : "keyUp", "key",
-	    k->name, "code", k->code, "windowsVirtualKeyCode", k->vk);
+	struct cm_key k;
+	int mods = page_modifiers(json_object_get(p->args, "modifiers"));
+	bool types;
+	json_t *params;
 
-	if (down && k->text != NULL)
-		json_object_set_new(params, "text", json_string(k->text));
+	if (name == NULL || cm_key_find(name, &k) < 0) {
+		page_fail(
+		    p, CM_E_RUNTIME_ERROR, "that key is not one press knows");
+		return;
+	}
+	types = k.text[0] != '\0' && (mods & ~8) == 0;
+	params = json_pack("{s:s, s:s, s:i, s:i}", "type",
+	    down ? (types ? "keyDown" : "rawKeyDown") : "keyUp", "key", name,
+	    "windowsVirtualKeyCode", k.vk, "modifiers", mods);
+	if (k.code[0] != '\0')
+		json_object_set_new(params, "code", json_string(k.code));
+	if (down && types)
+		json_object_set_new(params, "text", json_string(k.text));
 	page_send(p, "Input.dispatchKeyEvent", params, next);
 }
 
@@ -251,7 +340,7 @@ page_key_down_done(struct act_page *p, const json_t *result)
 	        : "Enter";
 
 	(void)result;
-	page_key(p, key_find(name), false, page_key_up_done);
+	page_key(p, name, false, page_key_up_done);
 }
 
 static void
@@ -259,14 +348,13 @@ page_inserted(struct act_page *p, const json_t *result)
 {
 	(void)result;
 	if (json_is_true(json_object_get(p->args, "submit")))
-		page_key(p, key_find("Enter"), true, page_key_down_done);
+		page_key(p, "Enter", true, page_key_down_done);
 	else
 		page_key_up_done(p, NULL);
 }
 
-/* The capability that sets an element of a kind type does not fill. */
-static const char *
-fitting_capability(const char *kind)
+const char *
+page_fitting_capability(const char *kind)
 {
 	if (strcmp(kind, "select") == 0)
 		return "select_option";
@@ -304,7 +392,7 @@ page_focused(struct act_page *p, const json_t *result)
 		page_fail(p, CM_E_ELEMENT_NOT_EDITABLE,
 		    "the element (%s) takes no typed text, so nothing was "
 		    "typed; use %s",
-		    n > 0 ? kind : "unknown", fitting_capability(kind));
+		    n > 0 ? kind : "unknown", page_fitting_capability(kind));
 		return;
 	}
 	if (strcmp(r, "ok") != 0) {
@@ -320,22 +408,17 @@ page_focused(struct act_page *p, const json_t *result)
 }
 
 static void
-page_type_checked(struct act_page *p, const json_t *result)
+page_type_reached(struct act_page *p)
 {
-	bool covered;
-
-	if (!page_actionable(p, result, &covered))
-		return;
 	page_call_on(p, JS_EDITABLE, NULL, false, page_focused);
 }
 
-/* Visible and enabled first (JS_ACTIONABLE, no hit test: typing goes to
- * the focus, not to a point), then editable and focused. */
+/* Visible and enabled first (no hit test: typing goes to the focus, not
+ * to a point), then editable and focused. */
 static void
 page_focus(struct act_page *p)
 {
-	page_call_on(
-	    p, JS_ACTIONABLE, json_pack("[b]", 0), false, page_type_checked);
+	page_reach(p, false, false, page_type_reached);
 }
 
 void
@@ -347,15 +430,9 @@ cap_type(struct act_page *p)
 void
 cap_press(struct act_page *p)
 {
-	const char *name = json_string_value(json_object_get(p->args, "key"));
-	const struct key *k = name != NULL ? key_find(name) : NULL;
-
-	if (k == NULL) {
-		page_fail(
-		    p, CM_E_INVALID_ARGS, "that key is not one press knows");
-		return;
-	}
-	page_key(p, k, true, page_key_down_done);
+	/* The schema's "key" format takes only what keys.h knows. */
+	page_key(p, json_string_value(json_object_get(p->args, "key")), true,
+	    page_key_down_done);
 }
 
 /* ---- scroll */

@@ -1,7 +1,8 @@
 /*
  * page_int.h: the steps the capability files share (page.c, page_nav.c,
  * page_read.c, page_snapshot.c, page_input.c, page_capture.c,
- * page_fetch.c, page_events.c, page_download.c).
+ * page_fetch.c, page_events.c, page_download.c, page_form.c,
+ * page_pointer.c).
  * Not for drivers: they see page.h alone.
  *
  * A step sends one command and names the step that takes its reply; a
@@ -112,6 +113,8 @@ void page_action_done(struct act_page *p, json_t *result);
 /* The capabilities of page_nav.c. */
 void cap_navigate(struct act_page *p);
 void cap_back(struct act_page *p);
+void cap_forward(struct act_page *p);
+void cap_reload(struct act_page *p);
 /* The capability of page_snapshot.c, and the element a ref of its last
  * snapshot names, into p->object, then p->then (element_not_found for a
  * stale or unknown ref). */
@@ -154,5 +157,41 @@ void page_download_progress(struct act_page *p, const char *guid,
     json_int_t received, json_int_t total);
 void page_download_end(struct act_page *p, const char *guid, bool completed);
 json_t *page_download_result(const struct act_page *p);
+/*
+ * The steps of a person's pointer (page_input.c), for the form and
+ * pointer capabilities too.  page_reach: whether a person could act on
+ * p->object, scrolled into view unless stay (then its centre must be in
+ * the viewport as it is): visible and enabled, and with hit, not covered
+ * at its centre (element_obscured, naming what covers it); then p->x,
+ * p->y are its centre and then runs, else the call has failed.
+ * page_click_object: reaches p->object with hit and clicks its centre as
+ * the args say (button, click_count, modifiers); after gets the last
+ * release's reply.  page_mouse_at: one Input.dispatchMouseEvent of type
+ * at (x, y) with b.
+ */
+struct page_button {
+	const char *button; /* "none", "left", "middle", "right" */
+	int buttons;        /* the buttons held: 1 left, 2 right, 4 middle */
+	int count;          /* clickCount */
+	int modifiers;      /* 1 Alt, 2 Control, 4 Meta, 8 Shift */
+};
+void page_reach(
+    struct act_page *p, bool hit, bool stay, void (*then)(struct act_page *p));
+void page_click_object(struct act_page *p, page_step after);
+void page_mouse_at(struct act_page *p, const char *type, double x, double y,
+    const struct page_button *b, page_step next);
+/* The capability that sets an element of the kind that type and fill do
+ * not (a select: select_option; a checkbox: check...). */
+const char *page_fitting_capability(const char *kind);
+/* The capabilities of page_form.c. */
+void cap_fill(struct act_page *p);
+void cap_select_option(struct act_page *p);
+void cap_check(struct act_page *p);
+/* The capabilities of page_pointer.c, and the drag the browser handed
+ * over instead of starting it (Input.dragIntercepted): a drag under way
+ * keeps its data, to drop it on its target. */
+void cap_hover(struct act_page *p);
+void cap_drag(struct act_page *p);
+void page_drag_intercepted(struct act_page *p, const json_t *params);
 
 #endif

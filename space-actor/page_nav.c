@@ -1,7 +1,8 @@
 /*
  * page_nav.c: the capabilities that move the page, navigate (to a URL the
- * policy allows, its HTTP status in the result) and back (the previous
- * history entry), and the navigation waits every call shares
+ * policy allows, its HTTP status in the result), back and forward (the
+ * previous and the next history entry) and reload, and the navigation
+ * waits every call shares
  * (page_int.h).  A navigation ends on the main frame's own events: a
  * move within the document (history.pushState, a fragment) at once, a
  * new document once it has reached what the call waits for.  A
@@ -245,7 +246,7 @@ cap_navigate(struct act_page *p)
 	    page_navigated);
 }
 
-/* ---- back */
+/* ---- back and forward */
 
 static void
 page_history_done(struct act_page *p, const json_t *result)
@@ -262,12 +263,13 @@ page_history(struct act_page *p, const json_t *result)
 	json_int_t cur =
 	    json_integer_value(json_object_get(result, "currentIndex"));
 	const json_t *entries = json_object_get(result, "entries");
+	bool back = strcmp(p->capability, "back") == 0;
+	json_int_t to = back ? cur - 1 : cur + 1;
 	const json_t *prev;
 
-	if (cur < 1 ||
-	    (prev = json_array_get(entries, (size_t)cur - 1)) == NULL) {
-		page_fail(
-		    p, CM_E_RUNTIME_ERROR, "there is no page to go back to");
+	if (to < 0 || (prev = json_array_get(entries, (size_t)to)) == NULL) {
+		page_fail(p, CM_E_RUNTIME_ERROR, "there is no page to go %s to",
+		    back ? "back" : "forward");
 		return;
 	}
 	page_nav_arm(p, ACT_UNTIL_LOAD);
@@ -280,4 +282,28 @@ void
 cap_back(struct act_page *p)
 {
 	page_send(p, "Page.getNavigationHistory", NULL, page_history);
+}
+
+void
+cap_forward(struct act_page *p)
+{
+	page_send(p, "Page.getNavigationHistory", NULL, page_history);
+}
+
+/* ---- reload */
+
+static void
+page_reloaded(struct act_page *p, const json_t *result)
+{
+	(void)result;
+	/* The answer may come before the commit of the document it loads
+	 * again: its events say when it is there, as navigate's do. */
+	page_nav_answered(p);
+}
+
+void
+cap_reload(struct act_page *p)
+{
+	page_nav_arm(p, navigate_until(p));
+	page_send(p, "Page.reload", NULL, page_reloaded);
 }

@@ -449,6 +449,13 @@ function renderArgs() {
       if (p.minimum !== undefined) input.min = p.minimum;
       if (p.maximum !== undefined) input.max = p.maximum;
       if (p.type === 'integer') input.step = 1;
+    } else if (p.type === 'array' || p.type === 'object') {
+      // A list or an element ({"ref"} or {"selector"}) as JSON; a list of
+      // strings may also be written as words separated by commas.
+      input = el('input');
+      input.type = 'text';
+      input.spellcheck = false;
+      input.placeholder = p.type === 'array' ? 'a, b  or  ["a", "b"]' : '{"selector": "#id"}  or  {"ref": "e1"}';
     } else {
       input = el('input');
       input.type = 'text';
@@ -476,6 +483,17 @@ function readArgs() {
       args[input.name] = JSON.parse(input.value);
     } else if (kind === 'integer' || kind === 'number') {
       args[input.name] = Number(input.value);
+    } else if (kind === 'array' || kind === 'object') {
+      const v = input.value.trim();
+      if (kind === 'array' && !v.startsWith('[')) {
+        args[input.name] = v.split(',').map((x) => x.trim()).filter((x) => x !== '');
+        continue;
+      }
+      try {
+        args[input.name] = JSON.parse(v);
+      } catch (e) {
+        throw new Error(`${input.name}: not JSON (${e.message})`);
+      }
     } else {
       args[input.name] = input.value;
     }

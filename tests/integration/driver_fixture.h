@@ -100,6 +100,41 @@ df_world_teardown(struct df_world *w)
 	tk_rmrf(w->dir);
 }
 
+/* Navigates d to path on the page server at port; the page's title must
+ * be title. */
+static inline void
+df_open(const struct act_driver_ops *ops, struct act_driver *d, int port,
+    const char *path, const char *title, int wait_ms)
+{
+	char args[160];
+	json_t *res;
+	struct act_outcome o;
+
+	snprintf(args, sizeof(args), "{\"url\":\"http://127.0.0.1:%d%s\"}",
+	    port, path);
+	o = df_run(ops, d, "navigate", args, &res, wait_ms);
+	cr_assert_eq(
+	    o.err, CM_OK, "navigate: %s %s", cm_err_code(o.err), o.message);
+	cr_assert_str_eq(
+	    json_string_value(json_object_get(res, "title")), title);
+	json_decref(res);
+}
+
+/* Runs cap with args on d: it must fail with want, its message holding
+ * words. */
+static inline void
+df_fails_with(const struct act_driver_ops *ops, struct act_driver *d,
+    const char *cap, const char *args, enum cm_err want, const char *words,
+    int wait_ms)
+{
+	struct act_outcome o = df_run(ops, d, cap, args, NULL, wait_ms);
+
+	cr_assert_eq(o.err, want, "%s %s: %s (%s)", cap, args,
+	    cm_err_code(o.err), o.message);
+	cr_assert_not_null(strstr(o.message, words),
+	    "%s %s: \"%s\" lacks \"%s\"", cap, args, o.message, words);
+}
+
 /* The ref the outline gives the line that holds what; the test fails
  * when there is none on that line. */
 static inline void

@@ -283,6 +283,145 @@ static const struct {
         "velit esse cillum dolore eu fugiat nulla pariatur. THE END</p>"
         "<a href=\"/next\">Next page</a></body></html>",
         NULL},
+    /* A form's pages.  /form2: a field of every kind fill sets, some
+     * prefilled, and a log of the input and change events the page got
+     * (with the value each saw). */
+    {"/form2",
+        "<!doctype html><html><head><title>Fill</title></head><body>"
+        "<input id=\"t\" aria-label=\"Name\" value=\"Old value\">"
+        "<textarea id=\"a\" aria-label=\"Note\">old note</textarea>"
+        "<div id=\"e\" contenteditable=\"true\" role=\"textbox\" "
+        "aria-label=\"Bio\">old bio</div>"
+        "<input id=\"n\" type=\"number\" aria-label=\"Count\">"
+        "<input id=\"d\" type=\"date\" aria-label=\"Day\">"
+        "<input id=\"tm\" type=\"time\" aria-label=\"Hour\">"
+        "<input id=\"dl\" type=\"datetime-local\" aria-label=\"When\">"
+        "<input id=\"mo\" type=\"month\" aria-label=\"Month\">"
+        "<input id=\"wk\" type=\"week\" aria-label=\"Week\">"
+        "<input id=\"r\" type=\"range\" min=\"0\" max=\"10\" "
+        "aria-label=\"Level\">"
+        "<input id=\"co\" type=\"color\" aria-label=\"Tint\">"
+        "<input id=\"c\" type=\"checkbox\" aria-label=\"Agree\">"
+        "<input id=\"ro\" aria-label=\"Fixed\" value=\"fixed\" readonly>"
+        "<p id=\"log\"></p><script>const log=document.getElementById('log');"
+        "for(const k of ['input','change'])document.addEventListener(k,"
+        "function(e){const t=e.target;log.textContent+=' '+k+':'+t.id+'='+"
+        "(t.value===undefined?t.innerText:t.value);});</script>"
+        "</body></html>",
+        NULL},
+    /* /select: a select of one (whose Large is disabled), a multiple one,
+     * a text field, and a log of their input and change events. */
+    {"/select",
+        "<!doctype html><html><head><title>Pick</title></head><body>"
+        "<select id=\"one\" aria-label=\"Size\"><option value=\"s\">"
+        "Small</option><option value=\"m\">Medium</option>"
+        "<option value=\"l\" disabled>Large</option></select>"
+        "<select id=\"many\" multiple aria-label=\"Toppings\">"
+        "<option value=\"ch\">Cheese</option><option value=\"ol\">Olives"
+        "</option><option value=\"mu\">Mushrooms</option></select>"
+        "<input id=\"t\" aria-label=\"Name\"><p id=\"log\"></p><script>"
+        "const log=document.getElementById('log');"
+        "for(const k of ['input','change'])document.addEventListener(k,"
+        "function(e){log.textContent+=' '+k+':'+e.target.id+'='+"
+        "Array.from(e.target.selectedOptions||[]).map(o=>o.value)"
+        ".join(',');});</script></body></html>",
+        NULL},
+    /* /checks: a checkbox, two radio buttons of a group (Red checked), a
+     * switch its script toggles, and a checkbox by role that no script
+     * toggles; a log of their changes. */
+    {"/checks",
+        "<!doctype html><html><head><title>Checks</title><style>"
+        "[role]{width:60px;height:20px;background:#ccc}</style></head><body>"
+        "<input id=\"c\" type=\"checkbox\" aria-label=\"Agree\">"
+        "<input id=\"r1\" type=\"radio\" name=\"g\" aria-label=\"Red\" "
+        "checked><input id=\"r2\" type=\"radio\" name=\"g\" "
+        "aria-label=\"Blue\"><div id=\"sw\" role=\"switch\" "
+        "aria-checked=\"false\" tabindex=\"0\">Dark mode</div>"
+        "<div id=\"stuck\" role=\"checkbox\" aria-checked=\"false\" "
+        "tabindex=\"0\">Locked</div><input id=\"t\" aria-label=\"Name\">"
+        "<p id=\"log\"></p><script>const log=document.getElementById('log'),"
+        "sw=document.getElementById('sw');sw.addEventListener('click',"
+        "function(){sw.setAttribute('aria-checked',String(sw.getAttribute("
+        "'aria-checked')!=='true'));log.textContent+=' sw='+sw.getAttribute("
+        "'aria-checked');});document.addEventListener('change',function(e){"
+        "log.textContent+=' '+e.target.id+'='+e.target.checked;});</script>"
+        "</body></html>",
+        NULL},
+    /* /menu: a menu that opens on :hover (its link Laptops to /next),
+     * and one that a mouseenter handler opens (its Sign out button
+     * titles the page). */
+    {"/menu",
+        "<!doctype html><html><head><title>Menu</title><style>"
+        "#m .items{display:none}#m:hover .items{display:block}</style>"
+        "</head><body><nav id=\"m\"><button id=\"top\">Products</button>"
+        "<div class=\"items\"><a id=\"item\" href=\"/next\">Laptops</a>"
+        "</div></nav><div id=\"acct\">Account</div><div id=\"acctitems\" "
+        "hidden><button id=\"out\" onclick=\"document.title='Signed out'\">"
+        "Sign out</button></div><script>const a=document.getElementById("
+        "'acct');a.addEventListener('mouseenter',function(){document."
+        "getElementById('acctitems').hidden=false;});</script>"
+        "</body></html>",
+        NULL},
+    /* /drag: a list whose items are HTML5 draggables, and a drop zone
+     * that takes them in (the title names the one dropped). */
+    {"/drag",
+        "<!doctype html><html><head><title>Drag</title></head><body>"
+        "<ul><li id=\"apple\" draggable=\"true\">Apple</li>"
+        "<li id=\"pear\" draggable=\"true\">Pear</li></ul>"
+        "<div id=\"zone\" style=\"width:200px;height:100px;border:1px "
+        "solid\">Basket: </div><script>for(const li of document."
+        "querySelectorAll('li'))li.addEventListener('dragstart',function(e){"
+        "e.dataTransfer.setData('text/plain',li.id);});"
+        "const z=document.getElementById('zone');z.addEventListener("
+        "'dragover',function(e){e.preventDefault();});z.addEventListener("
+        "'drop',function(e){e.preventDefault();const id=e.dataTransfer."
+        "getData('text/plain');z.appendChild(document.getElementById(id));"
+        "document.title='Dropped '+id;});</script></body></html>",
+        NULL},
+    /* /slider: a knob that follows the mouse while it is pressed, on a
+     * track 300 px wide, to a mark at its end; #out says where the knob
+     * is, after how many moves, and the release. */
+    {"/slider",
+        "<!doctype html><html><head><title>Slider</title><style>"
+        "div{height:20px}#track{position:relative;width:300px;background:"
+        "#ddd}#knob{position:absolute;left:0;top:0;width:20px;background:"
+        "#333}#end{width:20px;margin-left:280px;background:#9c9}</style>"
+        "</head><body><div id=\"track\"><div id=\"knob\"></div></div>"
+        "<div id=\"end\"></div><p id=\"out\">at 0</p><script>"
+        "const k=document.getElementById('knob'),o=document.getElementById("
+        "'out');let down=false,moves=0;k.addEventListener('mousedown',"
+        "function(e){down=true;e.preventDefault();});addEventListener("
+        "'mousemove',function(e){if(!down)return;moves++;const r=document."
+        "getElementById('track').getBoundingClientRect();const x=Math.max(0,"
+        "Math.min(280,Math.round(e.clientX-r.left-10)));k.style.left=x+'px';"
+        "o.textContent='at '+x+' after '+moves+' moves';});addEventListener("
+        "'mouseup',function(){if(down)o.textContent+=', released';"
+        "down=false;});</script></body></html>",
+        NULL},
+    /* /keys: a field with text, a paragraph of two words to select
+     * between, a button and a link; a log of the keys, clicks (with the
+     * selection after each), context menus and other buttons' clicks. */
+    {"/keys",
+        "<!doctype html><html><head><title>Keys</title></head><body>"
+        "<input id=\"f\" aria-label=\"Field\" value=\"hello world\">"
+        "<p id=\"para\">The first sentence of a paragraph. <span id=\"a\">"
+        "Alpha</span> then <span id=\"b\">Omega</span> end.</p>"
+        "<button id=\"btn\">Menu</button> <a id=\"lnk\" href=\"/next\">"
+        "Next page</a><p id=\"log\"></p><script>const log=document."
+        "getElementById('log'),f=document.getElementById('f'),b=document."
+        "getElementById('btn');function say(t){log.textContent+=' '+t;}"
+        "f.addEventListener('keydown',function(e){say('keydown:'+e.key+"
+        "' code='+e.code);});f.addEventListener('keyup',function(e){say("
+        "'keyup:'+e.key+(e.ctrlKey?'+ctrl':'')+' sel='+f.selectionStart+"
+        "'-'+f.selectionEnd);});f.addEventListener('input',function(){say("
+        "'input='+f.value);});document.addEventListener('click',function(e){"
+        "if(e.target===log)return;say('click:'+e.target.id+' detail='+"
+        "e.detail+(e.shiftKey?' shift':'')+' sel='+JSON.stringify(String("
+        "getSelection())));});b.addEventListener('contextmenu',function(e){"
+        "e.preventDefault();say('contextmenu:btn');});document."
+        "addEventListener('auxclick',function(e){say('auxclick:'+e.target."
+        "id+' button='+e.button);});</script></body></html>",
+        NULL},
 };
 
 #define SITE_PAGES (sizeof(site) / sizeof(site[0]))

@@ -604,18 +604,49 @@ Test(bundles, browser_json)
 {
 	struct cm_bundle *b = load_bundle("browser");
 	const char *names[] = {"snapshot", "navigate", "extract_text", "click",
-	    "type", "press", "wait_for", "scroll", "back", "screenshot"};
+	    "type", "press", "wait_for", "scroll", "back", "screenshot", "fill",
+	    "select_option", "check", "hover", "drag", "forward", "reload"};
+	size_t n = sizeof(names) / sizeof(names[0]);
 
 	cr_expect_str_eq(b->name, "browser");
-	cr_assert_eq(b->n_caps, 10);
-	for (size_t k = 0; k < 10; k++) {
+	cr_assert_eq(b->n_caps, n);
+	for (size_t k = 0; k < n; k++) {
 		const struct cm_capability *c = cm_bundle_find(b, names[k]);
 		cr_assert_not_null(c, "%s", names[k]);
 		cr_expect_eq(c->network,
 		    strcmp(names[k], "navigate") == 0 ||
-		        strcmp(names[k], "back") == 0,
+		        strcmp(names[k], "back") == 0 ||
+		        strcmp(names[k], "forward") == 0 ||
+		        strcmp(names[k], "reload") == 0,
 		    "%s", names[k]);
 	}
+	/* press: a named key, or one printable character, with modifiers. */
+	cr_expect_eq(bundle_args(b, "press", "{\"key\":\"F12\"}"), CM_OK);
+	cr_expect_eq(bundle_args(b, "press",
+	                 "{\"key\":\"a\",\"modifiers\":[\"Control\"]}"),
+	    CM_OK);
+	cr_expect_eq(bundle_args(b, "press", "{\"key\":\"\\u00e9\"}"), CM_OK);
+	cr_expect_eq(bundle_args(b, "press", "{\"key\":\"\\u20ac\"}"), CM_OK);
+	cr_expect_eq(
+	    bundle_args(b, "press", "{\"key\":\"\\ud83d\\ude00\"}"), CM_OK);
+	cr_expect_eq(
+	    bundle_args(b, "press", "{\"key\":\"ab\"}"), CM_E_INVALID_ARGS);
+	cr_expect_eq(
+	    bundle_args(b, "press", "{\"key\":\"F13\"}"), CM_E_INVALID_ARGS);
+	cr_expect_eq(
+	    bundle_args(b, "press", "{\"key\":\"\\u0007\"}"), CM_E_INVALID_ARGS);
+	cr_expect_eq(
+	    bundle_args(b, "press", "{\"key\":\"\\u0085\"}"), CM_E_INVALID_ARGS);
+	cr_expect_eq(bundle_args(b, "press",
+	                 "{\"key\":\"a\",\"modifiers\":[\"Hyper\"]}"),
+	    CM_E_INVALID_ARGS);
+	cr_expect_eq(bundle_args(b, "click",
+	                 "{\"selector\":\"p\",\"button\":\"right\","
+	                 "\"click_count\":3,\"modifiers\":[\"Shift\"]}"),
+	    CM_OK);
+	cr_expect_eq(
+	    bundle_args(b, "click", "{\"selector\":\"p\",\"click_count\":4}"),
+	    CM_E_INVALID_ARGS);
 	cr_expect_eq(bundle_args(b, "snapshot", "{}"), CM_OK);
 	cr_expect_eq(bundle_args(b, "snapshot", "{\"max_chars\":500}"), CM_OK);
 	cr_expect_eq(bundle_args(b, "snapshot", "{\"max_chars\":40001}"),
