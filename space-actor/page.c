@@ -11,7 +11,8 @@
  * (page_int.h), the capability table, the CDP events and the reset.  The
  * capabilities are page_nav.c's, page_read.c's, page_input.c's and
  * page_capture.c's; the interception of the page's requests is
- * page_fetch.c's; its dialogs, tabs and downloads are page_events.c's.
+ * page_fetch.c's; its tabs and downloads are page_events.c's, its dialogs
+ * page_modal.c's and the header of its results page_header.c's.
  */
 #include "page.h"
 #include "page_int.h"
@@ -35,9 +36,15 @@ static const char JS_QUERY[] = "function(s){return this.querySelector(s);}";
 
 /* ---- the call's end */
 
+static void page_ending(struct act_page *p, json_t *result);
+
 void
 page_end(struct act_page *p, enum cm_err err, json_t *result)
 {
+	if (err == CM_OK && json_is_object(result) && !p->info_fresh) {
+		page_ending(p, result);
+		return;
+	}
 	p->out.err = err;
 	if (json_is_object(result) && p->tabs_opened > 0)
 		json_object_set_new(
@@ -49,6 +56,10 @@ page_end(struct act_page *p, enum cm_err err, json_t *result)
 		json_object_set_new(result, "download",
 		    json_pack("{s:s, s:s, s:I}", "name", p->dl_name, "state",
 		        p->dl_state, "bytes", p->dl_bytes));
+	if (json_is_object(result) && p->call_dialog != NULL)
+		json_object_set(result, "dialog", p->call_dialog);
+	if (json_is_object(result))
+		page_header_add(p, result);
 	if (result != NULL) {
 		p->out.result = json_dumps(result, JSON_COMPACT);
 		json_decref(result);
@@ -63,6 +74,53 @@ page_end(struct act_page *p, enum cm_err err, json_t *result)
 	p->until = ACT_UNTIL_NONE;
 	p->grace_at_ms = -1;
 	p->poll_at_ms = -1;
+}
+
+/* The url and title for a result's header, read as the call ends. */
+static void
+page_ending_info(void *arg, const json_t *result, const json_t *error)
+{
+	struct act_page *p = arg;
+	json_t *r = p->ending;
+
+	p->cmd = 0;
+	if (!p->busy || p->done)
+		return;
+	p->ending = NULL;
+	if (error == NULL)
+		act_page_info_changed(p, json_object_get(result, "targetInfo"));
+	page_end(p, CM_OK, r);
+}
+
+/*
+ * A call that succeeded without reading the page's url and title: they
+ * are read now, so that its header says what the page is after it (a
+ * title its click set, say).  The browser's events tell them too, but
+ * may come after the call's last reply.  Past the call's deadline, or
+ * with no answer, the result keeps the last ones told: what the call did
+ * is not lost to its header.
+ */
+static void
+page_ending(struct act_page *p, json_t *result)
+{
+	int64_t now = cm_mono_ms();
+
+	p->info_fresh = true;
+	json_decref(p->ending);
+	p->ending = result;
+	p->next = NULL;
+	snprintf(
+	    p->cmd_method, sizeof(p->cmd_method), "%s", "Target.getTargetInfo");
+	p->cmd_type[0] = '\0';
+	p->cmd = act_cdp_call(p->cdp, NULL, "Target.getTargetInfo",
+	    json_pack("{s:s}", "targetId", p->target),
+	    p->deadline_ms > now ? p->deadline_ms : now + 500, page_ending_info,
+	    p);
+	if (p->cmd < 0) {
+		p->cmd = 0;
+		p->ending = NULL;
+		page_end(p, CM_OK, result);
+	}
 }
 
 void
@@ -126,7 +184,12 @@ void
 page_send_to(struct act_page *p, bool browser, const char *method,
     json_t *params, void (*next)(struct act_page *, const json_t *))
 {
+	const char *type = json_string_value(json_object_get(params, "type"));
+
 	p->next = next;
+	snprintf(p->cmd_method, sizeof(p->cmd_method), "%s", method);
+	snprintf(p->cmd_type, sizeof(p->cmd_type), "%s",
+	    strncmp(method, "Input.", 6) == 0 && type != NULL ? type : "");
 	p->cmd = act_cdp_call(p->cdp, browser ? NULL : p->session, method,
 	    params, p->deadline_ms, page_reply, p);
 	if (p->cmd < 0) {
@@ -201,6 +264,8 @@ page_info_done(struct act_page *p, const json_t *result)
 	json_t *out = p->keep != NULL ? p->keep : json_object();
 
 	p->keep = NULL;
+	p->info_fresh = true;
+	act_page_info_changed(p, info);
 	/* A document committed and not yet parsed: the target still shows
 	 * the old one's title (and may show no url yet).  Its url is the
 	 * commit's; its title is not known. */
@@ -326,6 +391,7 @@ static const struct {
     {"wait_for", cap_wait_for},
     {"scroll", cap_scroll},
     {"screenshot", cap_screenshot},
+    {"handle_dialog", cap_handle_dialog},
 };
 
 #define N_CAPS (sizeof(caps) / sizeof(caps[0]))
@@ -362,6 +428,8 @@ act_page_fini(struct act_page *p)
 	free(p->refs);
 	p->refs = NULL;
 	p->n_refs = 0;
+	json_decref(p->call_dialog);
+	p->call_dialog = NULL;
 }
 
 int
@@ -386,6 +454,11 @@ act_page_start(struct act_page *p, const char *capability, const json_t *args,
 	p->look_again = p->keep_waiting = false;
 	p->blocked_host[0] = '\0';
 	p->doc_host[0] = '\0';
+	json_decref(p->call_dialog);
+	p->call_dialog = NULL;
+	p->cmd_method[0] = p->cmd_type[0] = '\0';
+	p->acted = false;
+	p->info_fresh = false;
 	snprintf(p->capability, sizeof(p->capability), "%s", capability);
 	/* A copy: some capabilities fill in defaults. */
 	p->args = json_is_object(args) ? json_deep_copy(args) : json_object();
@@ -397,7 +470,7 @@ act_page_start(struct act_page *p, const char *capability, const json_t *args,
 		    "the browser runtime has no such capability");
 	else if (p->crashed)
 		page_fail(p, CM_E_RUNTIME_CRASHED, "the page crashed");
-	else
+	else if (!page_modal_takes(p, capability))
 		caps[i].begin(p);
 	return 0;
 }
@@ -470,6 +543,8 @@ act_page_event(struct act_page *p, const char *session, const char *method,
 		page_nav_event(p, PAGE_NAV_LOAD);
 	} else if (strcmp(method, "Page.javascriptDialogOpening") == 0) {
 		page_dialog(p, params);
+	} else if (strcmp(method, "Page.javascriptDialogClosed") == 0) {
+		page_dialog_closed(p);
 	} else if (strcmp(method, "Page.windowOpen") == 0) {
 		page_window_open(p, params);
 	} else if (strcmp(method, "Inspector.targetCrashed") == 0) {
@@ -526,6 +601,10 @@ act_page_take(struct act_page *p, struct act_outcome *out)
 	p->args = NULL;
 	json_decref(p->keep); /* a result that was being built when it failed */
 	p->keep = NULL;
+	json_decref(p->call_dialog);
+	p->call_dialog = NULL;
+	json_decref(p->ending);
+	p->ending = NULL;
 	p->busy = p->done = false;
 	return true;
 }
@@ -592,7 +671,7 @@ act_page_lost(struct act_page *p, const char *why)
 }
 
 void
-act_page_abort(struct act_page *p)
+page_stop(struct act_page *p)
 {
 	if (p->cmd > 0)
 		act_cdp_forget(p->cdp, p->cmd);
@@ -601,8 +680,16 @@ act_page_abort(struct act_page *p)
 	p->until = ACT_UNTIL_NONE;
 	p->grace_at_ms = -1;
 	p->poll_at_ms = -1;
+}
+
+void
+act_page_abort(struct act_page *p)
+{
+	page_stop(p);
 	json_decref(p->keep);
 	p->keep = NULL;
+	json_decref(p->ending);
+	p->ending = NULL;
 	json_decref(p->args);
 	p->args = NULL;
 	free(p->out.result);

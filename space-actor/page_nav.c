@@ -184,6 +184,7 @@ page_action_done(struct act_page *p, json_t *result)
 {
 	json_decref(p->keep);
 	p->keep = result;
+	p->acted = true;
 	page_send(p, "Runtime.evaluate", json_pack("{s:s}", "expression", "0"),
 	    page_action_settled);
 }

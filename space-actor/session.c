@@ -327,6 +327,17 @@ session_tab_gone(struct act_session *s, const char *id)
 		}
 }
 
+/* The browser told a target's url or title: the page's header keeps its
+ * own. */
+static void
+session_info_changed(struct act_session *s, const json_t *info)
+{
+	const char *id = json_string_value(json_object_get(info, "targetId"));
+
+	if (id != NULL && strcmp(id, s->page.target) == 0)
+		act_page_info_changed(&s->page, info);
+}
+
 void
 act_session_event(struct act_session *s, const char *session,
     const char *method, const json_t *params)
@@ -344,6 +355,11 @@ act_session_event(struct act_session *s, const char *session,
 	    (strcmp(method, "Browser.downloadWillBegin") == 0 ||
 	        strcmp(method, "Browser.downloadProgress") == 0)) {
 		act_page_download(&s->page, method, params);
+		return;
+	}
+	if (session == NULL &&
+	    strcmp(method, "Target.targetInfoChanged") == 0) {
+		session_info_changed(s, json_object_get(params, "targetInfo"));
 		return;
 	}
 	if (session == NULL && strcmp(method, "Target.targetDestroyed") == 0) {

@@ -23,7 +23,9 @@
  * download) and /files (a link to it), /order (a title that repeats
  * words of its body), /later (a text that comes 300 ms after a click,
  * and a navigation 200 ms after another), /popup (a link to a new tab
- * and a window.open), /alert and /prompt (dialogs as they load) and 404
+ * and a window.open), /alert and /prompt (dialogs as they load),
+ * /confirm (a confirm and a prompt behind buttons, whose answers it
+ * shows in #out) and 404
  * for anything else: a test that allows only 127.0.0.1 sees what its
  * browser lets through.  One thread, one request per connection.
  */
