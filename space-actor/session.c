@@ -79,6 +79,17 @@ act_session_events(struct act_session *s, act_page_event_fn fn, void *arg)
 }
 
 void
+act_session_dialogs(struct act_session *s, const char *policy)
+{
+	s->dialog_policy = policy == NULL                   ? ACT_DIALOG_MODAL
+	                   : strcmp(policy, "accept") == 0  ? ACT_DIALOG_ACCEPT
+	                   : strcmp(policy, "dismiss") == 0 ? ACT_DIALOG_DISMISS
+	                                                    : ACT_DIALOG_MODAL;
+	if (s->page_ok)
+		s->page.dialog_policy = s->dialog_policy;
+}
+
+void
 act_session_downloads(struct act_session *s, const char *dir)
 {
 	if (dir == NULL || strlen(dir) >= sizeof(s->downloads))
@@ -215,6 +226,7 @@ session_reply(void *arg, const json_t *result, const json_t *error)
 		s->page.proxy = s->proxy;
 		s->page.on_event = s->on_event;
 		s->page.on_event_arg = s->on_event_arg;
+		s->page.dialog_policy = s->dialog_policy;
 		s->page_ok = true;
 		break;
 	case STEP_FRAMES:
