@@ -336,12 +336,14 @@ async function createSpace(ev) {
   const inst = $('create-instance').value;
   if (!inst) return;
   const granted = [...$('create-caps').querySelectorAll('input[name=grant]:checked')].map((x) => x.value);
+  const body = {
+    browser_instance_id: inst, owner_type: state.me.kind,
+    owner_id: state.me.principal_id, granted_capabilities: granted,
+    request_id: requestId(),
+  };
+  if ($('create-dialogs').value) body.dialog_policy = $('create-dialogs').value;
   try {
-    const r = await api('POST', wsPath('/browser-spaces'), {
-      browser_instance_id: inst, owner_type: state.me.kind,
-      owner_id: state.me.principal_id, granted_capabilities: granted,
-      request_id: requestId(),
-    });
+    const r = await api('POST', wsPath('/browser-spaces'), body);
     say(`Space ${r.data.space_id} created.`, 'info');
     $('create-instance').value = ''; // offer the instances still free
     await refresh();
