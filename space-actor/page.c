@@ -36,13 +36,11 @@ static const char JS_QUERY[] = "function(s){return this.querySelector(s);}";
 
 /* ---- the call's end */
 
-static void page_ending(struct act_page *p, json_t *result);
-
 void
 page_end(struct act_page *p, enum cm_err err, json_t *result)
 {
 	if (err == CM_OK && json_is_object(result) && !p->info_fresh) {
-		page_ending(p, result);
+		page_header_end(p, result);
 		return;
 	}
 	p->out.err = err;
@@ -74,53 +72,6 @@ page_end(struct act_page *p, enum cm_err err, json_t *result)
 	p->until = ACT_UNTIL_NONE;
 	p->grace_at_ms = -1;
 	p->poll_at_ms = -1;
-}
-
-/* The url and title for a result's header, read as the call ends. */
-static void
-page_ending_info(void *arg, const json_t *result, const json_t *error)
-{
-	struct act_page *p = arg;
-	json_t *r = p->ending;
-
-	p->cmd = 0;
-	if (!p->busy || p->done)
-		return;
-	p->ending = NULL;
-	if (error == NULL)
-		act_page_info_changed(p, json_object_get(result, "targetInfo"));
-	page_end(p, CM_OK, r);
-}
-
-/*
- * A call that succeeded without reading the page's url and title: they
- * are read now, so that its header says what the page is after it (a
- * title its click set, say).  The browser's events tell them too, but
- * may come after the call's last reply.  Past the call's deadline, or
- * with no answer, the result keeps the last ones told: what the call did
- * is not lost to its header.
- */
-static void
-page_ending(struct act_page *p, json_t *result)
-{
-	int64_t now = cm_mono_ms();
-
-	p->info_fresh = true;
-	json_decref(p->ending);
-	p->ending = result;
-	p->next = NULL;
-	snprintf(
-	    p->cmd_method, sizeof(p->cmd_method), "%s", "Target.getTargetInfo");
-	p->cmd_type[0] = '\0';
-	p->cmd = act_cdp_call(p->cdp, NULL, "Target.getTargetInfo",
-	    json_pack("{s:s}", "targetId", p->target),
-	    p->deadline_ms > now ? p->deadline_ms : now + 500, page_ending_info,
-	    p);
-	if (p->cmd < 0) {
-		p->cmd = 0;
-		p->ending = NULL;
-		page_end(p, CM_OK, result);
-	}
 }
 
 void

@@ -1,10 +1,11 @@
 /*
  * page_header.c: the header every result carries, "page": {url, title,
  * loading, tabs, dialog?, downloads?}, and the snapshot's header lines.
- * It is made from what the page knows already (the url and title the
- * browser last told, the tabs the session keeps, the open dialog): no
- * command is sent for it.  The lines are few and short: the snapshot's
- * bytes are what an agent pays for.
+ * It is made from what the page knows (the url and title the browser
+ * told as the call ended, the tabs the session keeps, the open dialog):
+ * a call that did not read the url and title reads them once as it ends
+ * (page_header_end), one browser-side command.  The lines are few and
+ * short: the snapshot's bytes are what an agent pays for.
  */
 #include "page.h"
 #include "page_int.h"
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "redact.h"
 
 void
@@ -163,4 +165,51 @@ page_header_lines(struct act_page *p)
 		return NULL;
 	}
 	return buf;
+}
+
+/* The url and title for a result's header, read as the call ends. */
+static void
+page_ending_info(void *arg, const json_t *result, const json_t *error)
+{
+	struct act_page *p = arg;
+	json_t *r = p->ending;
+
+	p->cmd = 0;
+	if (!p->busy || p->done)
+		return;
+	p->ending = NULL;
+	if (error == NULL)
+		act_page_info_changed(p, json_object_get(result, "targetInfo"));
+	page_end(p, CM_OK, r);
+}
+
+/*
+ * A call that succeeded without reading the page's url and title: they
+ * are read now, so that its header says what the page is after it (a
+ * title its click set, say).  The browser's events tell them too, but
+ * may come after the call's last reply.  Past the call's deadline, or
+ * with no answer, the result keeps the last ones told: what the call did
+ * is not lost to its header.
+ */
+void
+page_header_end(struct act_page *p, json_t *result)
+{
+	int64_t now = cm_mono_ms();
+
+	p->info_fresh = true;
+	json_decref(p->ending);
+	p->ending = result;
+	p->next = NULL;
+	snprintf(
+	    p->cmd_method, sizeof(p->cmd_method), "%s", "Target.getTargetInfo");
+	p->cmd_type[0] = '\0';
+	p->cmd = act_cdp_call(p->cdp, NULL, "Target.getTargetInfo",
+	    json_pack("{s:s}", "targetId", p->target),
+	    p->deadline_ms > now ? p->deadline_ms : now + 500, page_ending_info,
+	    p);
+	if (p->cmd < 0) {
+		p->cmd = 0;
+		p->ending = NULL;
+		page_end(p, CM_OK, result);
+	}
 }

@@ -87,6 +87,9 @@ void cap_handle_dialog(struct act_page *p);
  * dialog), malloc'd text ending in a newline, or NULL when memory ran
  * out. */
 void page_header_add(struct act_page *p, json_t *result);
+/* page_end of a success that read no url and title: they are read first
+ * (result taken), then the call ends with result. */
+void page_header_end(struct act_page *p, json_t *result);
 char *page_header_lines(struct act_page *p);
 
 /* Page.windowOpen (page_events.c): the url the page asks a new window
