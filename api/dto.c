@@ -78,7 +78,7 @@ json_t *
 api_dto_space(const struct pr_space *s, const struct pr_task *active)
 {
 	return json_pack("{s:s, s:s, s:s, s:o, s:s, s:s, s:s, s:o, s:I, s:o, "
-	                 "s:b, s:o, s:o, s:o, s:o}",
+	                 "s:b, s:o, s:o, s:o, s:o, s:o}",
 	    "space_id", s->space_id, "workspace_id", s->workspace_id,
 	    "browser_instance_id", s->browser_instance_id, "binding_id",
 	    str_or_null(s->binding_id), "owner_type", s->owner_type, "owner_id",
@@ -88,7 +88,7 @@ api_dto_space(const struct pr_space *s, const struct pr_task *active)
 	    "close_requested", s->close_requested, "active_task",
 	    active ? api_dto_task(active) : json_null(), "created_at",
 	    ts(s->created_at), "updated_at", ts(s->updated_at), "closed_at",
-	    ts(s->closed_at));
+	    ts(s->closed_at), "dialog_policy", str_or_null(s->dialog_policy));
 }
 
 json_t *

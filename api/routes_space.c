@@ -136,7 +136,7 @@ api_space_create(struct api_ctx *c)
 {
 	static const char *const keys[] = {"browser_instance_id", "binding_id",
 	    "owner_type", "owner_id", "granted_capabilities", "request_id",
-	    NULL};
+	    "dialog_policy", NULL};
 	const char *granted[CM_GRANTED_MAX];
 	struct pr_req q = req_for(c, PR_OP_SPACE_CREATE);
 	struct pr_rep r;
@@ -152,8 +152,16 @@ api_space_create(struct api_ctx *c)
 	    !api_body_str(c, body, "owner_type", 32, true, &q.owner_type) ||
 	    !api_body_str(c, body, "owner_id", CM_ID_MAX, true, &q.owner_id) ||
 	    !api_body_str(
-	        c, body, "request_id", CM_ID_MAX, false, &q.request_id))
+	        c, body, "request_id", CM_ID_MAX, false, &q.request_id) ||
+	    !api_body_str(
+	        c, body, "dialog_policy", 16, false, &q.dialog_policy))
 		goto out;
+	if (q.dialog_policy != NULL && strcmp(q.dialog_policy, "accept") != 0 &&
+	    strcmp(q.dialog_policy, "dismiss") != 0) {
+		api_fail(c, 0, CM_E_INVALID_REQUEST,
+		    "dialog_policy must be accept or dismiss");
+		goto out;
+	}
 	if ((g = json_object_get(body, "granted_capabilities")) != NULL) {
 		if (!json_is_array(g) || json_array_size(g) > CM_GRANTED_MAX) {
 			api_fail(c, 0, CM_E_INVALID_REQUEST,

@@ -277,6 +277,9 @@
 /* Bytes of a dialog's message, and of a prompt's default text, that its
  * dialog event shows (redacted, then cut on a character boundary). */
 #define CM_DIALOG_MESSAGE_MAX 500
+/* Bytes of a page's title its header shows (cut on a character
+ * boundary). */
+#define CM_PAGE_TITLE_MAX 1024
 /* Downloads under way whose end a page's events tell, at most: one begun
  * past them has its begin event only. */
 #define CM_PAGE_DOWNLOADS_MAX 8

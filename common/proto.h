@@ -123,7 +123,8 @@ enum pr_type { PR_STR, PR_INT, PR_BOOL, PR_STRLIST, PR_BIN };
 	X(ARTIFACT, artifact, PR_BIN, CM_ARTIFACT_MAX)                \
 	X(ERROR_MESSAGE, error_message, PR_STR, CM_ERROR_MESSAGE_MAX) \
 	X(WAIT_MS, wait_ms, PR_INT, 0)                                \
-	X(PAYLOAD, payload, PR_STR, CM_PAGE_EVENT_PAYLOAD_MAX)
+	X(PAYLOAD, payload, PR_STR, CM_PAGE_EVENT_PAYLOAD_MAX)        \
+	X(DIALOG_POLICY, dialog_policy, PR_STR, 16)
 
 enum pr_field {
 #define PR_F_ENUM(e, m, t, max) PR_F_##e,
@@ -205,7 +206,8 @@ enum pr_field {
 	X(SPACE_CREATE, "space.create", true,                                  \
 	    PR_W | PRM(WORKSPACE_ID) | PRM(INSTANCE_ID) | PRM(OWNER_TYPE) |    \
 	        PRM(OWNER_ID),                                                 \
-	    PRM(BINDING_ID) | PRM(GRANTED) | PRM(REQUEST_ID))                  \
+	    PRM(BINDING_ID) | PRM(GRANTED) | PRM(REQUEST_ID) |                 \
+	        PRM(DIALOG_POLICY))                                            \
 	X(SPACE_GET, "space.get", false, PRM(WORKSPACE_ID) | PRM(SPACE_ID), 0) \
 	X(SPACE_LIST, "space.list", false, PRM(WORKSPACE_ID),                  \
 	    PRM(STATUS) | PRM(OWNER_ID) | PRM(LIMIT))                          \
@@ -362,7 +364,8 @@ struct pr_req {
 	X(close_requested, PR_BOOL, 0)                \
 	X(created_at, PR_INT, 0)                      \
 	X(updated_at, PR_INT, 0)                      \
-	X(closed_at, PR_INT, 0)
+	X(closed_at, PR_INT, 0)                       \
+	X(dialog_policy, PR_STR, 16)
 
 /* A task as clients may see it: args appear only as arg_keys. */
 #define PR_REC_TASK(X)                                 \

@@ -75,6 +75,9 @@ struct act_env {
 	 * the session (act_session_events).  The fake driver has no page. */
 	act_page_event_fn page_event;
 	void *page_event_arg;
+	/* The Space's dialog policy: "accept" or "dismiss" answers every
+	 * dialog so; NULL leaves each open for handle_dialog. */
+	const char *dialog_policy;
 };
 
 struct act_call {

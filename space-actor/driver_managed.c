@@ -339,6 +339,7 @@ md_open(const struct act_env *env, struct act_driver **out, char *err,
 	        err, errlen) != 0)
 		return -1;
 	act_session_events(&(*out)->s, env->page_event, env->page_event_arg);
+	act_session_dialogs(&(*out)->s, env->dialog_policy);
 	return 0;
 }
 
@@ -493,6 +494,7 @@ act_managed_adopt(struct act_driver *d, const struct act_env *env)
 {
 	act_session_adopt(&d->s, env->policy);
 	act_session_events(&d->s, env->page_event, env->page_event_arg);
+	act_session_dialogs(&d->s, env->dialog_policy);
 }
 
 static int

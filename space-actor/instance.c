@@ -85,6 +85,7 @@ act_instance_init(struct act_instance *in, const struct pr_rep *r,
 	in->env.bundle = in->bundle;
 	in->env.policy = &in->policy;
 	in->env.cfg = cfg;
+	in->env.dialog_policy = r->spaces[0].dialog_policy;
 	return 1;
 }
 

@@ -10,9 +10,10 @@
  * This file owns a call's life: the steps every capability is made of
  * (page_int.h), the capability table, the CDP events and the reset.  The
  * capabilities are page_nav.c's, page_read.c's, page_input.c's,
- * page_capture.c's, page_form.c's and page_pointer.c's; the interception of the
- * page's requests is page_fetch.c's; its dialogs, tabs and downloads are
- * page_events.c's.
+ * page_capture.c's, page_form.c's, page_pointer.c's and page_modal.c's;
+ * the interception of the page's requests is page_fetch.c's; its tabs
+ * and downloads are page_events.c's and page_download.c's, its dialogs
+ * page_modal.c's and the header of its results page_header.c's.
  */
 #include "page.h"
 #include "page_int.h"
@@ -54,6 +55,10 @@ page_end(struct act_page *p, enum cm_err err, json_t *result)
 	p->dl_held = NULL;
 	if (page_snapshot_after(p, &err, &result))
 		return;
+	if (err == CM_OK && json_is_object(result) && !p->info_fresh) {
+		page_header_end(p, result);
+		return;
+	}
 	p->out.err = err;
 	if (json_is_object(result) && p->tabs_opened > 0)
 		json_object_set_new(
@@ -64,6 +69,10 @@ page_end(struct act_page *p, enum cm_err err, json_t *result)
 	if (json_is_object(result) && p->dl_began)
 		json_object_set_new(
 		    result, "download", page_download_result(p));
+	if (json_is_object(result) && p->call_dialog != NULL)
+		json_object_set(result, "dialog", p->call_dialog);
+	if (json_is_object(result))
+		page_header_add(p, result);
 	if (result != NULL) {
 		p->out.result = json_dumps(result, JSON_COMPACT);
 		json_decref(result);
@@ -141,7 +150,12 @@ void
 page_send_to(struct act_page *p, bool browser, const char *method,
     json_t *params, void (*next)(struct act_page *, const json_t *))
 {
+	const char *type = json_string_value(json_object_get(params, "type"));
+
 	p->next = next;
+	snprintf(p->cmd_method, sizeof(p->cmd_method), "%s", method);
+	snprintf(p->cmd_type, sizeof(p->cmd_type), "%s",
+	    strncmp(method, "Input.", 6) == 0 && type != NULL ? type : "");
 	p->cmd = act_cdp_call(p->cdp, browser ? NULL : p->session, method,
 	    params, p->deadline_ms, page_reply, p);
 	if (p->cmd < 0) {
@@ -216,6 +230,8 @@ page_info_done(struct act_page *p, const json_t *result)
 	json_t *out = p->keep != NULL ? p->keep : json_object();
 
 	p->keep = NULL;
+	p->info_fresh = true;
+	act_page_info_changed(p, info);
 	/* A document committed and not yet parsed: the target still shows
 	 * the old one's title (and may show no url yet).  Its url is the
 	 * commit's; its title is not known. */
@@ -348,6 +364,7 @@ static const struct {
     {"drag", cap_drag},
     {"forward", cap_forward},
     {"reload", cap_reload},
+    {"handle_dialog", cap_handle_dialog},
 };
 
 #define N_CAPS (sizeof(caps) / sizeof(caps[0]))
@@ -384,6 +401,8 @@ act_page_fini(struct act_page *p)
 	free(p->refs);
 	p->refs = NULL;
 	p->n_refs = 0;
+	json_decref(p->call_dialog);
+	p->call_dialog = NULL;
 }
 
 int
@@ -414,6 +433,11 @@ act_page_start(struct act_page *p, const char *capability, const json_t *args,
 	p->snap_ran = false;
 	p->blocked_host[0] = '\0';
 	p->doc_host[0] = '\0';
+	json_decref(p->call_dialog);
+	p->call_dialog = NULL;
+	p->cmd_method[0] = p->cmd_type[0] = '\0';
+	p->acted = false;
+	p->info_fresh = false;
 	snprintf(p->capability, sizeof(p->capability), "%s", capability);
 	/* A copy: some capabilities fill in defaults. */
 	p->args = json_is_object(args) ? json_deep_copy(args) : json_object();
@@ -425,7 +449,7 @@ act_page_start(struct act_page *p, const char *capability, const json_t *args,
 		    "the browser runtime has no such capability");
 	else if (p->crashed)
 		page_fail(p, CM_E_RUNTIME_CRASHED, "the page crashed");
-	else
+	else if (!page_modal_takes(p, capability))
 		caps[i].begin(p);
 	return 0;
 }
@@ -498,6 +522,8 @@ act_page_event(struct act_page *p, const char *session, const char *method,
 		page_nav_event(p, PAGE_NAV_LOAD);
 	} else if (strcmp(method, "Page.javascriptDialogOpening") == 0) {
 		page_dialog(p, params);
+	} else if (strcmp(method, "Page.javascriptDialogClosed") == 0) {
+		page_dialog_closed(p);
 	} else if (strcmp(method, "Page.windowOpen") == 0) {
 		page_window_open(p, params);
 	} else if (strcmp(method, "Input.dragIntercepted") == 0) {
@@ -560,6 +586,10 @@ act_page_take(struct act_page *p, struct act_outcome *out)
 	p->dl_held = NULL;
 	json_decref(p->snap_held);
 	p->snap_held = NULL;
+	json_decref(p->call_dialog);
+	p->call_dialog = NULL;
+	json_decref(p->ending);
+	p->ending = NULL;
 	p->busy = p->done = false;
 	return true;
 }
@@ -626,7 +656,7 @@ act_page_lost(struct act_page *p, const char *why)
 }
 
 void
-act_page_abort(struct act_page *p)
+page_stop(struct act_page *p)
 {
 	if (p->cmd > 0)
 		act_cdp_forget(p->cdp, p->cmd);
@@ -635,12 +665,20 @@ act_page_abort(struct act_page *p)
 	p->until = ACT_UNTIL_NONE;
 	p->grace_at_ms = -1;
 	p->poll_at_ms = -1;
+}
+
+void
+act_page_abort(struct act_page *p)
+{
+	page_stop(p);
 	json_decref(p->keep);
 	p->keep = NULL;
 	json_decref(p->dl_held);
 	p->dl_held = NULL;
 	json_decref(p->snap_held);
 	p->snap_held = NULL;
+	json_decref(p->ending);
+	p->ending = NULL;
 	json_decref(p->args);
 	p->args = NULL;
 	free(p->out.result);

@@ -169,6 +169,49 @@ struct act_page {
 	int64_t reset_cmd[2];
 	int resetting; /* replies still awaited */
 	bool reset_failed;
+
+	/*
+	 * Dialogs as modal state (page_modal.c).  policy: how the page
+	 * answers a dialog other than a beforeunload (set by the session;
+	 * ACT_DIALOG_MODAL leaves it open for handle_dialog).  dialog: the
+	 * one open now, its message and a prompt's default redacted (the
+	 * redactor's patterns) and cut to CM_DIALOG_MESSAGE_MAX.
+	 * call_dialog: the one that opened during the call, for its result
+	 * (NULL: none).
+	 */
+	enum act_dialog_policy {
+		ACT_DIALOG_MODAL,
+		ACT_DIALOG_ACCEPT,
+		ACT_DIALOG_DISMISS,
+	} dialog_policy;
+	struct act_page_dialog {
+		bool open;
+		bool has_default; /* a prompt's */
+		char type[16];
+		char message[CM_DIALOG_MESSAGE_MAX + 1];
+		char default_prompt[CM_DIALOG_MESSAGE_MAX + 1];
+	} dialog;
+	json_t *call_dialog;
+	/* The command awaited: its method and, for input, its event type,
+	 * to tell whether a dialog opened by the page came after the input
+	 * reached it. */
+	char cmd_method[48];
+	char cmd_type[24];
+	bool acted; /* the call's input reached the page (page_action_done) */
+	/* The page's url and title as the browser last told them
+	 * (Target.targetInfoChanged, or a call's getTargetInfo), for the
+	 * header every result carries (page_header.c). */
+	char url[CM_URL_MAX + 1];
+	char title[CM_PAGE_TITLE_MAX + 1];
+	/* The call's url and title were read at its end (page_info); until
+	 * then a successful end reads them first, its result in ending. */
+	bool info_fresh;
+	json_t *ending;
+	/* The tabs of the Space, for the header: fills list with one
+	 * {index, title, url, current} per tab (the session's; NULL: the page
+	 * alone). */
+	void (*tabs_fn)(void *arg, json_t *list);
+	void *tabs_arg;
 };
 
 /*
@@ -205,6 +248,10 @@ void act_page_tab_opened(struct act_page *p, const char *url, bool refused);
  * begin, and of its end when it began in this page. */
 void act_page_download(
     struct act_page *p, const char *method, const json_t *params);
+
+/* The browser told the page's target's url and title
+ * (Target.targetInfoChanged): kept for the header. */
+void act_page_info_changed(struct act_page *p, const json_t *info);
 
 /* Forgets the call and the refs. */
 void act_page_fini(struct act_page *p);

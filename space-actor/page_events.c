@@ -1,8 +1,8 @@
 /*
- * page_events.c: what the page does besides a call: its dialogs, the tabs
- * it opens and its downloads.  Each is told to the page's on_event as it
- * happens, whether or not a call runs, and a call under way says in its
- * result what happened during it (page_end, page_info_done).
+ * page_events.c: what the page does besides a call: the tabs it opens and
+ * its downloads (its dialogs are page_modal.c's).  Each is told to the page's
+ * on_event as it happens, whether or not a call runs, and a call under way says
+ * in its result what happened during it (page_end, page_info_done).
  */
 #include "page.h"
 #include "page_int.h"
@@ -12,42 +12,11 @@
 
 #include "clock.h"
 
-static void
+void
 page_tell(struct act_page *p, const struct act_page_event *ev)
 {
 	if (p->on_event != NULL)
 		p->on_event(p->on_event_arg, ev);
-}
-
-/*
- * Leaving a page that asks first (beforeunload) is what the call that
- * leaves it means: it is accepted, and the call's result says so.  Any
- * other dialog is dismissed (nobody is there to answer it).
- */
-void
-page_dialog(struct act_page *p, const json_t *params)
-{
-	const char *type = json_string_value(json_object_get(params, "type"));
-	const char *message =
-	    json_string_value(json_object_get(params, "message"));
-	bool leave = type != NULL && strcmp(type, "beforeunload") == 0;
-	struct act_page_event ev = {.kind = CM_EV_DIALOG};
-
-	act_cdp_call(p->cdp, p->session, "Page.handleJavaScriptDialog",
-	    json_pack("{s:b}", "accept", leave),
-	    cm_mono_ms() + CM_BROWSER_START_MS, NULL, NULL);
-	if (leave && p->busy && !p->done)
-		p->left_asking = true;
-	ev.type = type;
-	ev.message = message != NULL ? message : "";
-	ev.accepted = leave;
-	if (type != NULL && strcmp(type, "prompt") == 0) {
-		ev.default_prompt =
-		    json_string_value(json_object_get(params, "defaultPrompt"));
-		if (ev.default_prompt == NULL)
-			ev.default_prompt = "";
-	}
-	page_tell(p, &ev);
 }
 
 void

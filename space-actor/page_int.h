@@ -25,6 +25,9 @@ void page_end(struct act_page *p, enum cm_err err, json_t *result);
 /* Ends the call with err and a formatted message. */
 void page_fail(struct act_page *p, enum cm_err err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Forgets the command awaited and every wait of the call (its
+ * navigation, its bound), which goes on from the next step it is given. */
+void page_stop(struct act_page *p);
 /* Ends the call with element_not_found, telling the caller to snapshot. */
 void page_not_found(struct act_page *p, const char *what);
 
@@ -57,10 +60,38 @@ void page_info(struct act_page *p);
 /* Ends the call with host_not_allowed, naming p->blocked_host. */
 void page_blocked(struct act_page *p);
 
-/* Page.javascriptDialogOpening (page_events.c): a beforeunload is
- * accepted (the call that leaves the page means to), any other dialog
- * dismissed; on_event is told. */
+/* Tells the page's on_event of ev (page_events.c). */
+void page_tell(struct act_page *p, const struct act_page_event *ev);
+
+/* Page.javascriptDialogOpening (page_modal.c): a beforeunload is
+ * accepted (the call that leaves the page means to); any other dialog is
+ * answered as p->dialog_policy says, or stays open in p->dialog, ending
+ * the call under way (what reached the page before it opened is its
+ * result).  on_event is told.  Page.javascriptDialogClosed:
+ * page_dialog_closed. */
 void page_dialog(struct act_page *p, const json_t *params);
+void page_dialog_closed(struct act_page *p);
+/* True when a dialog is open and takes the call: it fails with
+ * dialog_open, unless it is one that may run meanwhile (handle_dialog and
+ * tabs are not taken; a snapshot ends with its header alone, as the
+ * page's scripts, the snapshot's too, wait inside the dialog). */
+bool page_modal_takes(struct act_page *p, const char *capability);
+/* The open dialog as a result shows it ({type, message, default_prompt?,
+ * open: true}; new), or NULL for none. */
+json_t *page_modal_open_json(const struct act_page *p);
+/* The capability of page_modal.c. */
+void cap_handle_dialog(struct act_page *p);
+
+/* The header every result carries (page_header.c): adds "page" {url,
+ * title, loading, tabs, dialog?, downloads?} to result.  The snapshot's
+ * header lines (url, title, the tabs when there are more than one, an open
+ * dialog), malloc'd text ending in a newline, or NULL when memory ran
+ * out. */
+void page_header_add(struct act_page *p, json_t *result);
+/* page_end of a success that read no url and title: they are read first
+ * (result taken), then the call ends with result. */
+void page_header_end(struct act_page *p, json_t *result);
+char *page_header_lines(struct act_page *p);
 
 /* Page.windowOpen (page_events.c): the url the page asks a new window
  * of, kept for the tab that the browser then makes (its target shows no

@@ -185,6 +185,7 @@ page_action_done(struct act_page *p, json_t *result)
 {
 	json_decref(p->keep);
 	p->keep = result;
+	p->acted = true;
 	page_send(p, "Runtime.evaluate", json_pack("{s:s}", "expression", "0"),
 	    page_action_settled);
 }

@@ -79,6 +79,17 @@ act_session_events(struct act_session *s, act_page_event_fn fn, void *arg)
 }
 
 void
+act_session_dialogs(struct act_session *s, const char *policy)
+{
+	s->dialog_policy = policy == NULL                   ? ACT_DIALOG_MODAL
+	                   : strcmp(policy, "accept") == 0  ? ACT_DIALOG_ACCEPT
+	                   : strcmp(policy, "dismiss") == 0 ? ACT_DIALOG_DISMISS
+	                                                    : ACT_DIALOG_MODAL;
+	if (s->page_ok)
+		s->page.dialog_policy = s->dialog_policy;
+}
+
+void
 act_session_downloads(struct act_session *s, const char *dir)
 {
 	if (dir == NULL || strlen(dir) >= sizeof(s->downloads))
@@ -217,6 +228,7 @@ session_reply(void *arg, const json_t *result, const json_t *error)
 		s->page.on_event_arg = s->on_event_arg;
 		s->page.dl_dir = s->downloads;
 		s->page.dl_context = s->own_context ? s->context : NULL;
+		s->page.dialog_policy = s->dialog_policy;
 		s->page_ok = true;
 		break;
 	case STEP_FRAMES:
@@ -329,6 +341,17 @@ session_tab_gone(struct act_session *s, const char *id)
 		}
 }
 
+/* The browser told a target's url or title: the page's header keeps its
+ * own. */
+static void
+session_info_changed(struct act_session *s, const json_t *info)
+{
+	const char *id = json_string_value(json_object_get(info, "targetId"));
+
+	if (id != NULL && strcmp(id, s->page.target) == 0)
+		act_page_info_changed(&s->page, info);
+}
+
 void
 act_session_event(struct act_session *s, const char *session,
     const char *method, const json_t *params)
@@ -346,6 +369,11 @@ act_session_event(struct act_session *s, const char *session,
 	    (strcmp(method, "Browser.downloadWillBegin") == 0 ||
 	        strcmp(method, "Browser.downloadProgress") == 0)) {
 		act_page_download(&s->page, method, params);
+		return;
+	}
+	if (session == NULL &&
+	    strcmp(method, "Target.targetInfoChanged") == 0) {
+		session_info_changed(s, json_object_get(params, "targetInfo"));
 		return;
 	}
 	if (session == NULL && strcmp(method, "Target.targetDestroyed") == 0) {

@@ -38,6 +38,7 @@ struct act_session {
 	const struct act_proxy_auth *proxy; /* borrowed; NULL: none */
 	act_page_event_fn on_event;         /* for the page; NULL: none */
 	void *on_event_arg;
+	enum act_dialog_policy dialog_policy; /* for the page */
 	bool own_context;
 	enum act_session_state state;
 	char why[128]; /* why setup failed (no secret) */
@@ -81,6 +82,10 @@ void act_session_proxy(
  * with arg from now on, the page's that is set up already included (NULL:
  * to nobody). */
 void act_session_events(struct act_session *s, act_page_event_fn fn, void *arg);
+
+/* The Space's dialog policy (driver.h's act_env), for the page that is
+ * set up already and every one from now on. */
+void act_session_dialogs(struct act_session *s, const char *policy);
 
 /* Downloads of every page set up from now on go to dir (copied; NULL or
  * "": none are allowed), each under a name of the browser's own (its

@@ -119,6 +119,9 @@ spaces_create(struct ctl *c)
 	if (c->opt[CTL_O_REQUEST_ID] != NULL)
 		ctl_set(
 		    &body, "request_id", json_string(c->opt[CTL_O_REQUEST_ID]));
+	if (c->opt[CTL_O_DIALOGS] != NULL)
+		ctl_set(
+		    &body, "dialog_policy", json_string(c->opt[CTL_O_DIALOGS]));
 	return ctl_call_show(c, "POST", path, body, space_cols);
 }
 
@@ -444,7 +447,7 @@ const struct ctl_cmd ctl_space_cmds[] = {
         "GET /api/v1/workspaces/{workspace_id}/browser-spaces"},
     {"spaces", "create", "", 0,
         B(WORKSPACE) | B(INSTANCE) | B(OWNER) | B(OWNER_TYPE) | B(BINDING) |
-            B(GRANT) | B(REQUEST_ID),
+            B(GRANT) | B(REQUEST_ID) | B(DIALOGS),
         spaces_create,
         "Create a Space on a bound instance: --instance ID --owner "
         "PRINCIPAL [--grant snapshot,navigate].",

@@ -106,7 +106,10 @@ enum ctl_type {
 	X(POLICY, "network-policy", CTL_OBJ, 0, 0,                          \
 	    "network policy, a JSON object")                                \
 	X(PROFILE, "profile", CTL_STR, 0, 0, "profile mode")                \
-	X(HOST, "host", CTL_STR, 0, 0, "the host that runs the instance")
+	X(HOST, "host", CTL_STR, 0, 0, "the host that runs the instance")   \
+	X(DIALOGS, "dialogs", CTL_STR, 0, 0,                                \
+	    "accept or dismiss every dialog of the page (default: each "    \
+	    "stays open for handle_dialog)")
 
 enum ctl_opt {
 #define CTL_OPT_ENUM(e, name, type, lo, hi, help) CTL_O_##e,

@@ -72,7 +72,13 @@ create_digest(
 	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s}", "instance",
 	    req->browser_instance_id, "binding", binding_id, "owner_type",
 	    req->owner_type, "owner_id", req->owner_id, "granted", granted);
-	char *out = cm_json_canonical(o);
+	char *out;
+
+	/* Only when given: a create without one stands for what it did. */
+	if (o != NULL && req->dialog_policy != NULL)
+		json_object_set_new(
+		    o, "dialog_policy", json_string(req->dialog_policy));
+	out = cm_json_canonical(o);
 
 	json_decref(o);
 	return out;
@@ -284,15 +290,17 @@ create_insert(struct st_ctx *ctx, const struct pr_req *req, const char *id,
 	static const char ins[] =
 	    "INSERT INTO browser_spaces (id, workspace_id, browser_instance_id,"
 	    " binding_id, owner_type, owner_id, status, granted_capabilities,"
-	    " request_id, request_digest, created_at, updated_at)"
-	    " VALUES ($1, $2, $3, $4, $5, $6, 'idle', $7, $8, $9, $10, $10)";
+	    " request_id, request_digest, created_at, updated_at,"
+	    " dialog_policy)"
+	    " VALUES ($1, $2, $3, $4, $5, $6, 'idle', $7, $8, $9, $10, $10,"
+	    " $11)";
 	char *payload;
 	int rc;
 
-	rc = st_db_run(ctx->db, ins, "sssssssssi", id, req->workspace_id,
+	rc = st_db_run(ctx->db, ins, "sssssssssis", id, req->workspace_id,
 	    req->browser_instance_id, on->binding_id, req->owner_type,
 	    req->owner_id, granted, req->request_id,
-	    req->request_id ? digest : NULL, ctx->now);
+	    req->request_id ? digest : NULL, ctx->now, req->dialog_policy);
 	if (rc == ST_CONSTRAINT) {
 		/* The partial unique index: the backstop of the check above. */
 		pr_rep_error(rep, CM_E_INSTANCE_IN_USE,

@@ -33,6 +33,7 @@ st_row_space(struct pr_rep *rep, struct st_stmt *s, struct pr_space *o)
 	o->created_at = st_col_int(s, 11);
 	o->updated_at = st_col_int(s, 12);
 	o->closed_at = st_col_int(s, 13);
+	o->dialog_policy = col_dup(rep, s, 14);
 }
 
 /* arg_keys: the names of the args object, never its values, which may be

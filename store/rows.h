@@ -15,8 +15,8 @@ struct st_ctx;
 #define ST_SPACE_COLS                                                         \
 	"id, workspace_id, browser_instance_id, binding_id, owner_type, "     \
 	"owner_id, status, granted_capabilities, revision, last_error_code, " \
-	"close_requested, created_at, updated_at, closed_at"
-#define ST_SPACE_NCOLS 14
+	"close_requested, created_at, updated_at, closed_at, dialog_policy"
+#define ST_SPACE_NCOLS 15
 /* The same columns of a table named p (say "t."), for joins. */
 #define ST_TASK_COLS_OF(p)                                                  \
 	p "id, " p "space_id, " p "workspace_id, " p "request_id, " p       \

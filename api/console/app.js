@@ -39,6 +39,10 @@ const MESSAGES = {
     'That element is hidden or disabled, so nothing was done to it.',
   element_not_editable:
     'That element takes no typing. Use the capability the message names.',
+  dialog_open:
+    'The page has a dialog open. Answer it with handle_dialog first.',
+  no_dialog:
+    'The page has no dialog open, so there is nothing to answer.',
   space_closed: 'This Space is closed or closing: it takes no new tasks.',
   space_unusable: 'This Space is in error and cannot run tasks. Close it and create a new one.',
   quota_exceeded: 'The workspace has as many active Spaces as it may. Close one first.',
@@ -332,12 +336,14 @@ async function createSpace(ev) {
   const inst = $('create-instance').value;
   if (!inst) return;
   const granted = [...$('create-caps').querySelectorAll('input[name=grant]:checked')].map((x) => x.value);
+  const body = {
+    browser_instance_id: inst, owner_type: state.me.kind,
+    owner_id: state.me.principal_id, granted_capabilities: granted,
+    request_id: requestId(),
+  };
+  if ($('create-dialogs').value) body.dialog_policy = $('create-dialogs').value;
   try {
-    const r = await api('POST', wsPath('/browser-spaces'), {
-      browser_instance_id: inst, owner_type: state.me.kind,
-      owner_id: state.me.principal_id, granted_capabilities: granted,
-      request_id: requestId(),
-    });
+    const r = await api('POST', wsPath('/browser-spaces'), body);
     say(`Space ${r.data.space_id} created.`, 'info');
     $('create-instance').value = ''; // offer the instances still free
     await refresh();

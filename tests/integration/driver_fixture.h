@@ -150,4 +150,18 @@ df_ref_of(const char *outline, const char *what, char *ref, size_t len)
 	snprintf(ref, len, "%.*s", (int)strcspn(r + 5, "]"), r + 5);
 }
 
+/* The outline of a snapshot's text: what follows its header lines (the
+ * page's url, title, tabs and dialog, which begin with neither '-' nor a
+ * space, as no line of the outline does). */
+static inline const char *
+df_outline(const char *snapshot)
+{
+	while (*snapshot != '\0' && *snapshot != '-' && *snapshot != ' ') {
+		const char *nl = strchr(snapshot, '\n');
+
+		snapshot = nl != NULL ? nl + 1 : snapshot + strlen(snapshot);
+	}
+	return snapshot;
+}
+
 #endif

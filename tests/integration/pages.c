@@ -422,6 +422,16 @@ static const struct {
         "addEventListener('auxclick',function(e){say('auxclick:'+e.target."
         "id+' button='+e.button);});</script></body></html>",
         NULL},
+    /* A confirm and a prompt behind buttons: the page writes what each
+     * returned into #out. */
+    {"/confirm",
+        "<!doctype html><html><head><title>Drafts</title></head><body>"
+        "<button id=\"del\" onclick=\"document.getElementById('out')"
+        ".textContent='confirm='+confirm('Delete the draft?')\">Delete"
+        "</button><button id=\"ask\" onclick=\"document.getElementById("
+        "'out').textContent='prompt='+prompt('Your name?','Ada')\">Name"
+        "</button><p id=\"out\">none</p></body></html>",
+        NULL},
 };
 
 #define SITE_PAGES (sizeof(site) / sizeof(site[0]))

@@ -26,12 +26,14 @@
  * and a window.open), /alert and /prompt (dialogs as they load),
  * /state (controls in every state, some set by script), /clickables
  * (elements clickable without a role), /article (a paragraph longer
- * than a snapshot's name), /form2 (a field of every kind fill sets), /select (a
- * select of one and a multiple one), /checks (checkboxes, radio buttons, a
- * switch), /menu (menus that open on hover), /drag (HTML5 draggables and a drop
- * zone), /slider (a knob that follows the pressed mouse) and /keys (a
- * field, a paragraph, a button and a link, logging keys and clicks), each
- * logging what it received into its own DOM, and 404
+ * than a snapshot's name), /form2 (a field of every kind fill sets),
+ * /select (a select of one and a multiple one), /checks (checkboxes,
+ * radio buttons, a switch), /menu (menus that open on hover), /drag
+ * (HTML5 draggables and a drop zone), /slider (a knob that follows the
+ * pressed mouse), /keys (a field, a paragraph, a button and a link,
+ * logging keys and clicks), each logging what it received into its own
+ * DOM, /confirm (a confirm and a prompt behind buttons, whose answers it
+ * shows in #out) and 404
  * for anything else: a test that allows only 127.0.0.1 sees what its
  * browser lets through.  One thread, one request per connection.
  */

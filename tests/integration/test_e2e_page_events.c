@@ -3,8 +3,10 @@
  * the Space's log, read over HTTP, on a real Chromium through the whole
  * service.  A page left while it asks first gives a dialog event
  * (beforeunload, accepted) in the task that left it; alerts and prompts
- * as a page loads give dialog events (dismissed) with their text, the
- * prompt's redacted; a link to a new tab gives a tab_opened event; a
+ * as a page loads give dialog events (not accepted: each stays open until
+ * handle_dialog answers it) with their text, the prompt's redacted; a
+ * Space created with a dialog_policy has its confirm answered so, and the
+ * page's script sees it; a link to a new tab gives a tab_opened event; a
  * navigation to an attachment gives two download events, its begin and
  * its end.  Every page event that names a task lies between that task's
  * started and its end.
@@ -23,24 +25,36 @@
 TestSuite(e2e_page_events, .timeout = 300);
 
 /* The world of a test: spaced with a managed instance, one Space on it
- * granted navigate and click, and the page server. */
+ * granted navigate, click, handle_dialog and extract_text (with the
+ * dialog policy policy; NULL: none), and the page server. */
 static struct hf_env e;
 static char space[CM_ID_MAX + 1];
 static struct tk_pages *pages;
 static int port;
 
 static void
-world_up(const char *tag)
+world_up_with(const char *tag, const char *policy)
 {
-	char inst[CM_ID_MAX + 1];
+	char inst[CM_ID_MAX + 1], rest[256];
 
+	/* The create's body takes what follows its granted list as is. */
+	snprintf(rest, sizeof(rest),
+	    "[\"navigate\", \"click\", \"handle_dialog\", "
+	    "\"extract_text\"]%s%s%s",
+	    policy != NULL ? ", \"dialog_policy\": \"" : "",
+	    policy != NULL ? policy : "", policy != NULL ? "\"" : "");
 	cr_assert_not_null(pages = tk_pages_start(&port));
 	hf_start(&e, tag, 0, NULL);
 	hf_managed_instance(&e, "chromium-events", inst);
-	cr_assert_eq(
-	    hf_create(&e, e.manager, inst, "operator", e.sf.w.operator_id,
-	        "[\"navigate\", \"click\"]", space),
+	cr_assert_eq(hf_create(&e, e.manager, inst, "operator",
+	                 e.sf.w.operator_id, rest, space),
 	    201);
+}
+
+static void
+world_up(const char *tag)
+{
+	world_up_with(tag, NULL);
 }
 
 static void
@@ -182,7 +196,7 @@ Test(e2e_page_events, a_page_left_while_it_asks_first_gives_a_dialog_event,
 	json_decref(p);
 }
 
-Test(e2e_page_events, alerts_and_prompts_are_dismissed_and_logged_redacted,
+Test(e2e_page_events, alerts_and_prompts_stay_open_and_are_logged_redacted,
     .fini = world_down)
 {
 	char task[CM_ID_MAX + 1];
@@ -197,6 +211,8 @@ Test(e2e_page_events, alerts_and_prompts_are_dismissed_and_logged_redacted,
 	cr_assert_str_eq(sf_str(p, "message"), "Your draft was saved");
 	cr_assert_eq(json_object_size(p), 3, "an alert has no default");
 	json_decref(p);
+	/* It stays open until it is answered. */
+	run("ok", "handle_dialog", "{\"accept\": true}", task, NULL);
 
 	go("prompt", "/prompt", task, NULL);
 	p = the_payload(task, "dialog");
@@ -331,4 +347,51 @@ Test(e2e_page_events, a_download_is_served_as_the_tasks_artifact,
 	json_decref(res);
 	free(body);
 	free(head);
+}
+
+/* The Space's dialog policy answers the confirm behind /confirm's button
+ * as it says: the page shows what confirm returned, and the dialog is in
+ * the click's result and in the log, with that answer. */
+static void
+policy_answers(const char *policy, bool accepted)
+{
+	char task[CM_ID_MAX + 1];
+	json_t *res, *p, *sp;
+	const json_t *d;
+
+	world_up_with(accepted ? "pe-accept" : "pe-dismiss", policy);
+	sp = hf_space(&e, NULL, space);
+	cr_assert_str_eq(sf_str(sp, "dialog_policy"), policy);
+	json_decref(sp);
+	go("open", "/confirm", task, NULL);
+	run("del", "click", "{\"selector\": \"#del\"}", task, &res);
+	d = json_object_get(res, "dialog");
+	cr_assert_str_eq(
+	    sf_str(d, "type"), "confirm", "the result: %s", json_dumps(res, 0));
+	cr_assert_eq(json_is_true(json_object_get(d, "accepted")), accepted);
+	cr_assert_null(json_object_get(json_object_get(res, "page"), "dialog"),
+	    "none stays open");
+	json_decref(res);
+
+	p = the_payload(task, "dialog");
+	cr_assert_str_eq(sf_str(p, "message"), "Delete the draft?");
+	cr_assert_eq(json_is_true(json_object_get(p, "accepted")), accepted);
+	json_decref(p);
+
+	run("out", "extract_text", "{\"selector\": \"#out\"}", task, &res);
+	cr_assert_str_eq(
+	    sf_str(res, "text"), accepted ? "confirm=true" : "confirm=false");
+	json_decref(res);
+}
+
+Test(e2e_page_events, a_space_that_accepts_dialogs_accepts_a_confirm,
+    .fini = world_down)
+{
+	policy_answers("accept", true);
+}
+
+Test(e2e_page_events, a_space_that_dismisses_dialogs_dismisses_a_confirm,
+    .fini = world_down)
+{
+	policy_answers("dismiss", false);
 }

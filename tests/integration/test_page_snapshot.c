@@ -53,6 +53,10 @@ snapshot(const char *args)
 	cr_assert_eq(o.err, CM_OK, "snapshot %s: %s (%s)", args,
 	    cm_err_code(o.err), o.message);
 	cr_assert_not_null(res);
+	/* The outline alone, which max_chars bounds: the header lines
+	 * before it are test_page_modal's. */
+	json_object_set_new(
+	    res, "snapshot", json_string(df_outline(str(res, "snapshot"))));
 	return res;
 }
 

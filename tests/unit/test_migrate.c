@@ -102,7 +102,8 @@ schema_names(const char *sql, struct schema_names *out)
 {
 	static const char *const kinds[] = {"CREATE TABLE ",
 	    "CREATE UNIQUE INDEX ", "CREATE INDEX ", "CREATE TRIGGER ",
-	    "DROP TABLE ", "DROP INDEX ", "DROP TRIGGER ", "UPDATE "};
+	    "DROP TABLE ", "DROP INDEX ", "DROP TRIGGER ", "UPDATE ",
+	    "ALTER TABLE "};
 	const size_t n_kinds = sizeof(kinds) / sizeof(kinds[0]);
 	const char *p = sql;
 
