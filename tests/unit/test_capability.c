@@ -605,7 +605,8 @@ Test(bundles, browser_json)
 	struct cm_bundle *b = load_bundle("browser");
 	const char *names[] = {"snapshot", "navigate", "extract_text", "click",
 	    "type", "press", "wait_for", "scroll", "back", "screenshot", "fill",
-	    "select_option", "check", "hover", "drag", "forward", "reload"};
+	    "select_option", "check", "hover", "drag", "forward", "reload",
+	    "handle_dialog"};
 	size_t n = sizeof(names) / sizeof(names[0]);
 
 	cr_expect_str_eq(b->name, "browser");
@@ -633,10 +634,10 @@ Test(bundles, browser_json)
 	    bundle_args(b, "press", "{\"key\":\"ab\"}"), CM_E_INVALID_ARGS);
 	cr_expect_eq(
 	    bundle_args(b, "press", "{\"key\":\"F13\"}"), CM_E_INVALID_ARGS);
-	cr_expect_eq(
-	    bundle_args(b, "press", "{\"key\":\"\\u0007\"}"), CM_E_INVALID_ARGS);
-	cr_expect_eq(
-	    bundle_args(b, "press", "{\"key\":\"\\u0085\"}"), CM_E_INVALID_ARGS);
+	cr_expect_eq(bundle_args(b, "press", "{\"key\":\"\\u0007\"}"),
+	    CM_E_INVALID_ARGS);
+	cr_expect_eq(bundle_args(b, "press", "{\"key\":\"\\u0085\"}"),
+	    CM_E_INVALID_ARGS);
 	cr_expect_eq(bundle_args(b, "press",
 	                 "{\"key\":\"a\",\"modifiers\":[\"Hyper\"]}"),
 	    CM_E_INVALID_ARGS);
