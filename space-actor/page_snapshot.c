@@ -24,9 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The world's name: the browser's, seen by no script of the page. */
-#define SNAPSHOT_WORLD "spaced-snapshot"
-
 /* What the script may return is far below what the client takes
  * (limits.h says why): a reply over it would fail every snapshot. */
 _Static_assert((long long)CM_SNAPSHOT_NODES_MAX * 160 +
@@ -110,10 +107,20 @@ snapshot_note(const char *text, const char *cut, json_int_t walked,
 	    lines, at, why, left);
 }
 
+/* The main document's nodes: its frames' are read next. */
 static void
 snapshot_built(struct act_page *p, const json_t *result)
 {
 	const json_t *v = page_value(p, result);
+
+	if (p->done)
+		return;
+	page_frames_read(p, v);
+}
+
+void
+page_snapshot_write(struct act_page *p, const json_t *v, const char *more)
+{
 	const char *why;
 	size_t limit = snapshot_limit(p);
 	char *text;
@@ -134,27 +141,49 @@ snapshot_built(struct act_page *p, const json_t *result)
 		return;
 	}
 	cut = cut || (why != NULL && why[0] != '\0');
-	p->keep = json_pack("{s:s, s:b}", "snapshot", text, "truncated", cut);
+	p->keep = json_pack(
+	    "{s:s, s:b}", "snapshot", text, "truncated", cut || more != NULL);
 	if (cut && p->keep != NULL)
 		json_object_set_new(p->keep, "note",
 		    snapshot_note(text, why != NULL ? why : "",
 		        json_integer_value(json_object_get(v, "walked")),
 		        json_integer_value(json_object_get(v, "total")),
 		        limit));
+	if (more != NULL && p->keep != NULL)
+		json_object_set_new(p->keep, "note",
+		    cut ? json_sprintf("%s; %s",
+		              json_string_value(
+		                  json_object_get(p->keep, "note")),
+		              more)
+		        : json_string(more));
 	free(text);
 	page_info(p);
+}
+
+json_t *
+page_snapshot_bounds(struct act_page *p, int depth)
+{
+	json_t *acting = act_outline_acting();
+
+	/* An iframe's element is found again by its place in the list, to
+	 * read its frame (page_frames.c); outline.c gives it no ref. */
+	if (acting == NULL ||
+	    json_array_append_new(acting, json_string("Iframe")) != 0) {
+		json_decref(acting);
+		return NULL;
+	}
+	return json_pack("{s:I, s:o, s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "max",
+	    (json_int_t)snapshot_limit(p), "acting", acting, "refs",
+	    CM_SNAPSHOT_REFS_MAX, "depth", depth, "nest", CM_SNAPSHOT_NEST_MAX,
+	    "name", CM_SNAPSHOT_NAME_MAX, "nameWalk", CM_SNAPSHOT_NAME_WALK_MAX,
+	    "nodes", CM_SNAPSHOT_NODES_MAX, "walk", CM_SNAPSHOT_WALK_MAX);
 }
 
 /* Runs the script in the world p->world. */
 static void
 snapshot_run(struct act_page *p)
 {
-	json_t *o = json_pack("{s:I, s:o, s:i, s:i, s:i, s:i, s:i, s:i, s:i}",
-	    "max", (json_int_t)snapshot_limit(p), "acting",
-	    act_outline_acting(), "refs", CM_SNAPSHOT_REFS_MAX, "depth",
-	    CM_SNAPSHOT_DEPTH_MAX, "nest", CM_SNAPSHOT_NEST_MAX, "name",
-	    CM_SNAPSHOT_NAME_MAX, "nameWalk", CM_SNAPSHOT_NAME_WALK_MAX,
-	    "nodes", CM_SNAPSHOT_NODES_MAX, "walk", CM_SNAPSHOT_WALK_MAX);
+	json_t *o = page_snapshot_bounds(p, CM_SNAPSHOT_DEPTH_MAX);
 
 	if (o == NULL) {
 		page_fail(p, CM_E_RUNTIME_ERROR, "out of memory");
@@ -202,7 +231,7 @@ cap_snapshot(struct act_page *p)
 	}
 	page_send(p, "Page.createIsolatedWorld",
 	    json_pack("{s:s, s:s, s:b}", "frameId", p->frame, "worldName",
-	        SNAPSHOT_WORLD, "grantUniveralAccess", 0),
+	        PAGE_SNAPSHOT_WORLD, "grantUniveralAccess", 0),
 	    snapshot_world);
 }
 
@@ -235,7 +264,10 @@ page_snapshot_element(struct act_page *p, const char *ref)
 		return;
 	}
 	for (size_t i = 0; i < p->n_refs && p->world > 0; i++)
-		if (p->refs[i].n == n) {
+		if (p->refs[i].n == n && (p->refs[i].id >> 32) != 0) {
+			page_frames_element(p, p->refs[i].id); /* a frame's */
+			return;
+		} else if (p->refs[i].n == n) {
 			page_send(p, "Runtime.callFunctionOn",
 			    json_pack("{s:s, s:I, s:[{s:I}], s:b}",
 			        "functionDeclaration", ACT_SNAPSHOT_REF_JS,

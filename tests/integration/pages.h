@@ -23,7 +23,13 @@
  * download) and /files (a link to it), /order (a title that repeats
  * words of its body), /later (a text that comes 300 ms after a click,
  * and a navigation 200 ms after another), /popup (a link to a new tab
- * and a window.open), /alert and /prompt (dialogs as they load) and 404
+ * and a window.open), /alert and /prompt (dialogs as they load),
+ * frames: /framed (a frame of the same origin, /inner: a button "Press
+ * me" that says "Pressed" once clicked, and a link away), /oopif (/inner
+ * from "localhost", another site), /leaky (a "localhost" frame, /leak,
+ * that asks "sub.localhost" for /tracker, then titles the top page
+ * "Done"), /frames?n=N (N frames of /inner) and /xlogin?n=PORT (/login
+ * in a frame from 127.0.0.1:PORT, another page server), and 404
  * for anything else: a test that allows only 127.0.0.1 sees what its
  * browser lets through.  One thread, one request per connection.
  */
