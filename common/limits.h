@@ -272,6 +272,16 @@
 /* Tabs a Space's page may have opened and still open (popups, links to a
  * new tab); past it a new one is closed as it opens. */
 #define CM_TABS_MAX 8
+/*
+ * The frames of a page (space-actor/page_frames.c).  Its out-of-process
+ * frames, each attached as a session of its own so that its requests meet
+ * the network policy, at most CM_FRAMES_MAX at once and no deeper than
+ * CM_FRAME_DEPTH_MAX frames in frames; one past either is held before it
+ * runs (it shows and loads nothing).  A snapshot reads the content of at
+ * most CM_FRAMES_MAX frames, as deep, and says when it left some out.
+ */
+#define CM_FRAMES_MAX 16
+#define CM_FRAME_DEPTH_MAX 4
 /* Bytes of a download's suggested name a result or an event shows. */
 #define CM_DOWNLOAD_NAME_MAX 200
 /* Bytes of a dialog's message, and of a prompt's default text, that its

@@ -238,6 +238,10 @@ outline_line(struct outline *o, const json_t *node, const char *role,
 {
 	struct line l = {.n = 0};
 	json_int_t ref = is_text ? 0 : node_ref(o, node, role);
+	/* A frame's element (page_frames.c): its ref names the frame's slot
+	 * in the snapshot too, f<k>e<n>. */
+	json_int_t fk = json_integer_value(json_object_get(node, "frame"));
+	long frame = fk > 0 && fk <= INT32_MAX ? (long)fk : 0;
 	const char *value = ax_value(node, "value");
 	size_t cuts = 0;
 	char tag[40];
@@ -255,11 +259,14 @@ outline_line(struct outline *o, const json_t *node, const char *role,
 			cuts += line_text(&l, name, true);
 		}
 		line_states(&l, json_object_get(node, "states"));
-		if (ref > 0) {
+		if (ref > 0 && frame > 0)
+			snprintf(tag, sizeof(tag), " [ref=f%lde%lld]", frame,
+			    (long long)ref);
+		else if (ref > 0)
 			snprintf(
 			    tag, sizeof(tag), " [ref=e%lld]", (long long)ref);
+		if (ref > 0)
 			line_add(&l, tag, strlen(tag));
-		}
 		if (value != NULL && value[0] != '\0') {
 			line_add(&l, ": ", 2);
 			cuts += line_text(&l, value, false);

@@ -115,6 +115,7 @@ page_reply(void *arg, const json_t *result, const json_t *error)
 	struct act_page *p = arg;
 	void (*next)(struct act_page *, const json_t *) = p->next;
 	json_int_t code;
+	bool soft = false;
 
 	p->cmd = 0;
 	if (!p->busy || p->done)
@@ -127,6 +128,8 @@ page_reply(void *arg, const json_t *result, const json_t *error)
 		else if (code == ACT_CDP_E_CLOSED)
 			page_fail(
 			    p, CM_E_RUNTIME_CRASHED, "the browser went away");
+		else if (p->soft)
+			soft = true; /* the step reads the refusal */
 		else if (p->look_again)
 			/* A wait looks at a page that may be between two
 			 * documents: a look that failed is made again. */
@@ -138,17 +141,19 @@ page_reply(void *arg, const json_t *result, const json_t *error)
 			        ? json_string_value(
 			              json_object_get(error, "message"))
 			        : "the browser refused the command");
-		return;
+		if (!soft)
+			return;
+		result = NULL;
 	}
 	p->next = NULL;
 	next(p, result);
 }
 
-/* Sends method to the page's session (or the browser's, when browser is
- * true); its reply goes to next. */
-void
-page_send_to(struct act_page *p, bool browser, const char *method,
-    json_t *params, void (*next)(struct act_page *, const json_t *))
+/* Sends method to session; its reply goes to next (soft: a refusal of
+ * the browser too, as NULL). */
+static void
+page_command(struct act_page *p, const char *session, const char *method,
+    json_t *params, bool soft, void (*next)(struct act_page *, const json_t *))
 {
 	const char *type = json_string_value(json_object_get(params, "type"));
 
@@ -156,8 +161,9 @@ page_send_to(struct act_page *p, bool browser, const char *method,
 	snprintf(p->cmd_method, sizeof(p->cmd_method), "%s", method);
 	snprintf(p->cmd_type, sizeof(p->cmd_type), "%s",
 	    strncmp(method, "Input.", 6) == 0 && type != NULL ? type : "");
-	p->cmd = act_cdp_call(p->cdp, browser ? NULL : p->session, method,
-	    params, p->deadline_ms, page_reply, p);
+	p->soft = soft;
+	p->cmd = act_cdp_call(
+	    p->cdp, session, method, params, p->deadline_ms, page_reply, p);
 	if (p->cmd < 0) {
 		p->cmd = 0;
 		page_fail(p, CM_E_RUNTIME_CRASHED,
@@ -165,11 +171,34 @@ page_send_to(struct act_page *p, bool browser, const char *method,
 	}
 }
 
+/* Sends method to the page's session (or the browser's, when browser is
+ * true); its reply goes to next.  A command that names an object (the
+ * call's element) goes to the session the element lives in: an object
+ * id means nothing to another (p->at, an out-of-process frame's). */
+void
+page_send_to(struct act_page *p, bool browser, const char *method,
+    json_t *params, void (*next)(struct act_page *, const json_t *))
+{
+	const char *to = browser ? NULL : p->session;
+
+	if (!browser && p->at[0] != '\0' &&
+	    json_object_get(params, "objectId") != NULL)
+		to = p->at;
+	page_command(p, to, method, params, false, next);
+}
+
 void
 page_send(struct act_page *p, const char *method, json_t *params,
     void (*next)(struct act_page *, const json_t *))
 {
 	page_send_to(p, false, method, params, next);
+}
+
+void
+page_send_soft(struct act_page *p, const char *session, const char *method,
+    json_t *params, void (*next)(struct act_page *, const json_t *))
+{
+	page_command(p, session, method, params, true, next);
 }
 
 /* Calls one of the constant scripts on object p->object with args (a
@@ -398,6 +427,7 @@ act_page_fini(struct act_page *p)
 		if (p->reset_cmd[i] > 0)
 			act_cdp_forget(p->cdp, p->reset_cmd[i]);
 	p->resetting = 0;
+	page_frames_fini(p);
 	free(p->refs);
 	p->refs = NULL;
 	p->n_refs = 0;
@@ -438,6 +468,8 @@ act_page_start(struct act_page *p, const char *capability, const json_t *args,
 	p->cmd_method[0] = p->cmd_type[0] = '\0';
 	p->acted = false;
 	p->info_fresh = false;
+	p->at[0] = '\0';
+	p->at_dx = p->at_dy = 0;
 	snprintf(p->capability, sizeof(p->capability), "%s", capability);
 	/* A copy: some capabilities fill in defaults. */
 	p->args = json_is_object(args) ? json_deep_copy(args) : json_object();
@@ -471,12 +503,24 @@ act_page_event(struct act_page *p, const char *session, const char *method,
 	const json_t *frame;
 	const char *id;
 
-	if (session == NULL || strcmp(session, p->session) != 0)
+	if (session == NULL)
 		return;
+	if (strcmp(session, p->session) != 0) {
+		/* Another session's: a frame's, none of the main frame's. */
+		page_frames_event(p, session, method, params);
+		return;
+	}
 	if (strcmp(method, "Fetch.requestPaused") == 0) {
-		page_request_paused(p, params);
+		page_request_paused(p, p->session, params);
 	} else if (strcmp(method, "Fetch.authRequired") == 0) {
-		page_auth_required(p, params);
+		page_auth_required(p, p->session, params);
+	} else if (strcmp(method, "Target.attachedToTarget") == 0) {
+		page_frames_attached(p, p->session, params);
+	} else if (strcmp(method, "Target.detachedFromTarget") == 0) {
+		page_frames_detached(p, params);
+	} else if (strcmp(method, "Page.frameDetached") == 0) {
+		page_frames_gone(p, p->session,
+		    json_string_value(json_object_get(params, "frameId")));
 	} else if (strcmp(method, "Page.frameNavigated") == 0) {
 		frame = json_object_get(params, "frame");
 		id = json_string_value(json_object_get(frame, "id"));
@@ -491,6 +535,9 @@ act_page_event(struct act_page *p, const char *session, const char *method,
 			p->commits++;
 			page_nav_event(p, PAGE_NAV_COMMITTED);
 			page_wait_committed(p);
+		} else if (id != NULL) {
+			page_frames_gone(
+			    p, p->session, id); /* a new document */
 		}
 	} else if (strcmp(method, "Page.navigatedWithinDocument") == 0) {
 		if (page_main_frame(p, params)) {

@@ -212,6 +212,18 @@ struct act_page {
 	 * alone). */
 	void (*tabs_fn)(void *arg, json_t *list);
 	void *tabs_arg;
+	/* The page's frames (page_frames.c): the sessions of its
+	 * out-of-process frames, and the frames the last snapshot read,
+	 * which its refs name; NULL until it has one. */
+	struct act_frames *frames;
+	/* The call's element, when a ref names one inside a frame: the
+	 * session its document lives in ("": the page's own), which every
+	 * command naming it (by objectId) goes to, and what turns a point
+	 * in its frame into one in the top page's viewport, where input is
+	 * sent. */
+	char at[CM_ID_MAX + 1];
+	double at_dx, at_dy;
+	bool soft; /* the command awaited was sent by page_send_soft */
 };
 
 /*
@@ -252,6 +264,13 @@ void act_page_download(
 /* The browser told the page's target's url and title
  * (Target.targetInfoChanged): kept for the header. */
 void act_page_info_changed(struct act_page *p, const json_t *info);
+/*
+ * The params of the Target.setAutoAttach a page's session is set up with
+ * (a new object): each out-of-process frame of the page attaches as a
+ * flat session of the same connection, held before it runs until the
+ * page has set up its interception (page_frames.c); only frames attach.
+ */
+json_t *act_page_attach_params(void);
 
 /* Forgets the call and the refs. */
 void act_page_fini(struct act_page *p);

@@ -51,7 +51,8 @@ page_proxy_refused(struct act_page *p, const char *host)
  * browser over the private CDP pipe only.
  */
 void
-page_auth_required(struct act_page *p, const json_t *params)
+page_auth_required(
+    struct act_page *p, const char *session, const json_t *params)
 {
 	const char *id =
 	    json_string_value(json_object_get(params, "requestId"));
@@ -70,7 +71,7 @@ page_auth_required(struct act_page *p, const json_t *params)
 		    "password", p->proxy->password);
 	else
 		answer = json_pack("{s:s}", "response", "CancelAuth");
-	act_cdp_call(p->cdp, p->session, "Fetch.continueWithAuth",
+	act_cdp_call(p->cdp, session, "Fetch.continueWithAuth",
 	    json_pack(
 	        "{s:s, s:o}", "requestId", id, "authChallengeResponse", answer),
 	    cm_mono_ms() + CM_BROWSER_START_MS, NULL, NULL);
@@ -167,7 +168,8 @@ page_response_downloads(const json_t *params)
  * blocked by the client.  Only its host is kept, never the URL.
  */
 void
-page_request_paused(struct act_page *p, const json_t *params)
+page_request_paused(
+    struct act_page *p, const char *session, const json_t *params)
 {
 	const char *id =
 	    json_string_value(json_object_get(params, "requestId"));
@@ -212,8 +214,7 @@ page_request_paused(struct act_page *p, const json_t *params)
 			page_proxy_refused(p, host);
 		url = page_redirect_target(params);
 		if (url == NULL) {
-			act_cdp_call(p->cdp, p->session,
-			    "Fetch.continueResponse",
+			act_cdp_call(p->cdp, session, "Fetch.continueResponse",
 			    json_pack("{s:s}", "requestId", id),
 			    cm_mono_ms() + CM_BROWSER_START_MS, NULL, NULL);
 			return;
@@ -229,14 +230,14 @@ page_request_paused(struct act_page *p, const json_t *params)
 	if (ok) {
 		if (doc && cm_url_host(url, host, sizeof(host)) == 0)
 			snprintf(p->doc_host, sizeof(p->doc_host), "%s", host);
-		act_cdp_call(p->cdp, p->session, "Fetch.continueRequest",
+		act_cdp_call(p->cdp, session, "Fetch.continueRequest",
 		    json_pack("{s:s}", "requestId", id),
 		    cm_mono_ms() + CM_BROWSER_START_MS, NULL, NULL);
 		return;
 	}
 refuse:
 	p->blocked++;
-	act_cdp_call(p->cdp, p->session, "Fetch.failRequest",
+	act_cdp_call(p->cdp, session, "Fetch.failRequest",
 	    json_pack("{s:s, s:s}", "requestId", id, "errorReason",
 	        "BlockedByClient"),
 	    cm_mono_ms() + CM_BROWSER_START_MS, NULL, NULL);

@@ -99,8 +99,9 @@ page_actionable(struct act_page *p, const json_t *result, bool *covered)
 		                                   : "not visible");
 		return false;
 	}
-	p->x = json_number_value(json_object_get(v, "x"));
-	p->y = json_number_value(json_object_get(v, "y"));
+	/* The script's point is its frame's; input goes to the top page. */
+	p->x = json_number_value(json_object_get(v, "x")) + p->at_dx;
+	p->y = json_number_value(json_object_get(v, "y")) + p->at_dy;
 	*covered = json_is_true(json_object_get(v, "covered"));
 	return true;
 }

@@ -37,6 +37,11 @@ void page_send_to(struct act_page *p, bool browser, const char *method,
     json_t *params, page_step next);
 void page_send(
     struct act_page *p, const char *method, json_t *params, page_step next);
+/* Sends method to session; next gets the reply's result, or NULL when
+ * the browser refused the command (a frame or a document gone): only a
+ * timeout or a lost browser ends the call, as with page_send. */
+void page_send_soft(struct act_page *p, const char *session, const char *method,
+    json_t *params, page_step next);
 /* Calls a constant script on p->object with args (a JSON array of plain
  * values, taken, or NULL); by value unless by_ref. */
 void page_call_on(struct act_page *p, const char *script, json_t *args,
@@ -101,10 +106,13 @@ void page_window_open(struct act_page *p, const json_t *params);
 /* The interception of page_fetch.c.  A request of the page paused
  * (Fetch.requestPaused): let through or failed as blocked by the client;
  * a refusal of the page's own document sets p->blocked_host. */
-void page_request_paused(struct act_page *p, const json_t *params);
+void page_request_paused(
+    struct act_page *p, const char *session, const json_t *params);
 /* An auth challenge paused a request (Fetch.authRequired): the egress
- * proxy's gets its credentials, any other is cancelled. */
-void page_auth_required(struct act_page *p, const json_t *params);
+ * proxy's gets its credentials, any other is cancelled.  Both answer on
+ * session, the page's or one of its frames' (page_frames.c). */
+void page_auth_required(
+    struct act_page *p, const char *session, const json_t *params);
 /* True, with p->blocked_host set, when the egress proxy says it refused
  * host during this call. */
 bool page_proxy_refused(struct act_page *p, const char *host);
@@ -158,6 +166,48 @@ void page_snapshot_element(struct act_page *p, const char *ref);
  * snapshot_error when it failed: the action stands) and ends the call
  * with it (*err, *result replaced; false). */
 bool page_snapshot_after(struct act_page *p, enum cm_err *err, json_t **result);
+/* The name of the snapshot's isolated worlds, one per document read. */
+#define PAGE_SNAPSHOT_WORLD "spaced-snapshot"
+/* The bounds the snapshot's script is called with (a new object; NULL
+ * when memory is short), its printed levels depth; an iframe's node gets
+ * the place of its element in the world's list (backendDOMNodeId), and
+ * no ref. */
+json_t *page_snapshot_bounds(struct act_page *p, int depth);
+/* Ends the snapshot with the outline of v, the script's reply (its
+ * frames' nodes nested in it); more (NULL: none) is what the note adds,
+ * and makes it truncated. */
+void page_snapshot_write(struct act_page *p, const json_t *v, const char *more);
+
+/*
+ * The frames (page_frames.c).  page_frames_event takes every event of a
+ * session other than the page's own: an out-of-process frame's requests
+ * meet the policy, the frames it attaches are set up in turn, and its
+ * navigations make its refs stale; the events of any other session are
+ * dropped (none of them is the main frame's).  page_frames_attached and
+ * page_frames_detached take Target.attachedToTarget and
+ * Target.detachedFromTarget of the page's own session; page_frames_gone,
+ * a frame whose document in session's renderer went away (it navigated,
+ * or was removed or moved to another renderer): its refs there are
+ * stale from then on.
+ */
+void page_frames_event(struct act_page *p, const char *session,
+    const char *method, const json_t *params);
+void page_frames_attached(
+    struct act_page *p, const char *parent, const json_t *params);
+void page_frames_detached(struct act_page *p, const json_t *params);
+void page_frames_gone(
+    struct act_page *p, const char *session, const char *frame);
+/* Reads the frames whose iframe nodes v (the main document's script
+ * reply) shows, nests their content under those nodes, then calls
+ * page_snapshot_write: bounded by CM_FRAMES_MAX and CM_FRAME_DEPTH_MAX. */
+void page_frames_read(struct act_page *p, const json_t *v);
+/* The element that ref id of the last snapshot names in a frame (id >>
+ * 32 is the frame, id's low 32 bits its place in the frame's list), into
+ * p->object with p->at, p->at_dx and p->at_dy, then p->then;
+ * element_not_found when the frame navigated or went away. */
+void page_frames_element(struct act_page *p, int64_t id);
+/* Forgets the frames (act_page_fini). */
+void page_frames_fini(struct act_page *p);
 /* The capabilities of page_read.c. */
 void cap_extract_text(struct act_page *p);
 

@@ -17,6 +17,11 @@
  * (snapshot {ref}) and of each page of a long outline (snapshot
  * {offset}, from the next_offset of a cut one) act together.
  *
+ * Frames (page_frames.c): the script marks each iframe's element, and the
+ * frames' documents are read next, each in a world of its own, and
+ * nested under their iframe's line; their refs are f<k>e<n>, k the
+ * frame's slot in this snapshot, and last until the next snapshot.
+ *
  * An action whose args say snapshot: true ends with one too
  * (page_snapshot_after), in the same call: its result carries it.
  */
@@ -26,12 +31,10 @@
 #include "outline.h"
 #include "snapshot_js.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The world's name: the browser's, seen by no script of the page. */
-#define SNAPSHOT_WORLD "spaced-snapshot"
 
 /* What the script may return is far below what the client takes
  * (limits.h says why): a reply over it would fail every snapshot. */
@@ -128,23 +131,49 @@ snapshot_note(const char *text, const char *cut, json_int_t walked,
 	    lines, at, why, left);
 }
 
+/* The frame slot of a ref's id (0: the main document's). */
+static unsigned
+snapshot_ref_frame(const struct act_ref *r)
+{
+	return (unsigned)((uint64_t)r->id >> 32);
+}
+
 /*
  * The refs this snapshot handed out, at p->refs[base] on, join those of
- * the document's earlier snapshots: the new ones (numbered past every
- * ref kept, in order) stay; one shown again is kept already.
+ * the main document's earlier snapshots: the new ones (numbered past
+ * every ref kept, in order) stay; one shown again is kept already.  The
+ * frames' refs are this snapshot's alone: its frames' slots are read
+ * anew each time, so an earlier snapshot's go.  0, or -1 when memory is
+ * short.
  */
-static void
+static int
 snapshot_keep_refs(struct act_page *p, size_t base, size_t n)
 {
-	uint32_t top = base > 0 ? p->refs[base - 1].n : 0;
-	size_t w = base;
+	struct act_ref *framed = n > 0 ? malloc(n * sizeof(*framed)) : NULL;
+	uint32_t top = 0;
+	size_t w = 0, nf = 0;
 
+	if (n > 0 && framed == NULL)
+		return -1;
+	for (size_t i = 0; i < base; i++)
+		if (snapshot_ref_frame(&p->refs[i]) == 0) {
+			if (p->refs[i].n > top)
+				top = p->refs[i].n;
+			p->refs[w++] = p->refs[i];
+		}
+	/* w <= base <= i: each move goes down the array. */
 	for (size_t i = base; i < base + n; i++)
-		if (p->refs[i].n > top) {
+		if (snapshot_ref_frame(&p->refs[i]) != 0)
+			framed[nf++] = p->refs[i];
+		else if (p->refs[i].n > top) {
 			top = p->refs[i].n;
 			p->refs[w++] = p->refs[i];
 		}
-	p->n_refs = w;
+	if (nf > 0)
+		memcpy(p->refs + w, framed, nf * sizeof(*framed));
+	p->n_refs = w + nf;
+	free(framed);
+	return 0;
 }
 
 /* The note of an outline whole but for the names and values it cut. */
@@ -158,10 +187,24 @@ snapshot_cuts_note(size_t cuts)
 	    CM_SNAPSHOT_NAME_MAX, cuts == 1 ? "was" : "were");
 }
 
+/* The main document's nodes: its frames' are read next. */
 static void
 snapshot_built(struct act_page *p, const json_t *result)
 {
 	const json_t *v = page_value(p, result);
+
+	if (p->done)
+		return;
+	if (json_is_true(json_object_get(v, "gone"))) {
+		page_not_found(p, "the element of the ref is gone");
+		return;
+	}
+	page_frames_read(p, v);
+}
+
+void
+page_snapshot_write(struct act_page *p, const json_t *v, const char *more)
+{
 	const char *why;
 	size_t limit = snapshot_limit(p), base, n, cuts;
 	json_int_t next;
@@ -170,10 +213,6 @@ snapshot_built(struct act_page *p, const json_t *result)
 
 	if (p->done)
 		return;
-	if (json_is_true(json_object_get(v, "gone"))) {
-		page_not_found(p, "the element of the ref is gone");
-		return;
-	}
 	why = json_string_value(json_object_get(v, "cut"));
 	if (p->refs == NULL && (p->refs = calloc(CM_SNAPSHOT_REFS_KEPT_MAX,
 	                            sizeof(*p->refs))) == NULL) {
@@ -191,11 +230,15 @@ snapshot_built(struct act_page *p, const json_t *result)
 		page_fail(p, CM_E_RUNTIME_ERROR, "the page has no document");
 		return;
 	}
-	snapshot_keep_refs(p, base, n);
+	if (snapshot_keep_refs(p, base, n) != 0) {
+		free(text);
+		page_fail(p, CM_E_RUNTIME_ERROR, "out of memory");
+		return;
+	}
 	next = json_integer_value(json_object_get(v, "next"));
 	cut = cut || (why != NULL && why[0] != '\0');
-	p->keep = json_pack(
-	    "{s:s, s:b}", "snapshot", text, "truncated", cut || cuts > 0);
+	p->keep = json_pack("{s:s, s:b}", "snapshot", text, "truncated",
+	    cut || cuts > 0 || more != NULL);
 	if (p->keep != NULL && cuts > 0)
 		json_object_set_new(p->keep, "cut_texts", json_integer(cuts));
 	if (p->keep != NULL && cut && next > 0)
@@ -217,32 +260,80 @@ snapshot_built(struct act_page *p, const json_t *result)
 		        snapshot_arg(p, "ref") != NULL
 		            ? " within the ref's element"
 		            : ""));
+	if (more != NULL && p->keep != NULL) {
+		const char *note =
+		    json_string_value(json_object_get(p->keep, "note"));
+
+		json_object_set_new(p->keep, "note",
+		    note != NULL ? json_sprintf("%s; %s", note, more)
+		                 : json_string(more));
+	}
 	free(text);
 	page_info(p);
 }
 
-/* The ref n of a ref string, 0 when it is not one. */
-static unsigned long
-snapshot_ref_n(const char *ref)
+/* A number of a ref string at s: digits with no leading zero, into *v,
+ * and where they end; NULL when there are none. */
+static const char *
+snapshot_ref_number(const char *s, unsigned long *v)
 {
 	char *end;
-	unsigned long n;
 
-	if (ref[0] != 'e' || ref[1] < '1' || ref[1] > '9')
-		return 0;
-	n = strtoul(ref + 1, &end, 10);
-	return *end == '\0' && n <= UINT32_MAX ? n : 0;
+	if (*s < '1' || *s > '9')
+		return NULL;
+	errno = 0;
+	*v = strtoul(s, &end, 10);
+	return errno == 0 && *v <= UINT32_MAX ? end : NULL;
 }
 
-/* The place in the world's list of the element ref n names, or -1 when
- * no snapshot of this document handed it out. */
+/* The ref n and frame slot *k of a ref string, "e<n>" (*k 0: the main
+ * document's) or "f<k>e<n>"; 0 when it is not one. */
+static unsigned long
+snapshot_ref_n(const char *ref, unsigned long *k)
+{
+	unsigned long n;
+
+	*k = 0;
+	if (ref[0] == 'f' &&
+	    ((ref = snapshot_ref_number(ref + 1, k)) == NULL || *k > INT32_MAX))
+		return 0;
+	if (ref[0] != 'e' || (ref = snapshot_ref_number(ref + 1, &n)) == NULL ||
+	    *ref != '\0')
+		return 0;
+	return n;
+}
+
+/* The id (the frame's slot and the place in its world's list) of the
+ * element ref n of frame slot k names, or -1 when no snapshot of this
+ * document handed it out. */
 static json_int_t
-snapshot_ref_id(const struct act_page *p, unsigned long n)
+snapshot_ref_id(const struct act_page *p, unsigned long k, unsigned long n)
 {
 	for (size_t i = 0; i < p->n_refs && p->world > 0; i++)
-		if (p->refs[i].n == n)
+		if (p->refs[i].n == n && snapshot_ref_frame(&p->refs[i]) == k)
 			return p->refs[i].id;
 	return -1;
+}
+
+json_t *
+page_snapshot_bounds(struct act_page *p, int depth)
+{
+	json_t *acting = act_outline_acting();
+
+	/* An iframe's element is found again by its place in the list, to
+	 * read its frame (page_frames.c); outline.c gives it no ref. */
+	if (acting == NULL ||
+	    json_array_append_new(acting, json_string("Iframe")) != 0) {
+		json_decref(acting);
+		return NULL;
+	}
+	return json_pack(
+	    "{s:I, s:o, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}",
+	    "max", (json_int_t)snapshot_limit(p), "acting", acting, "refs",
+	    CM_SNAPSHOT_REFS_MAX, "depth", depth, "nest", CM_SNAPSHOT_NEST_MAX,
+	    "name", CM_SNAPSHOT_NAME_MAX, "nameWalk", CM_SNAPSHOT_NAME_WALK_MAX,
+	    "nodes", CM_SNAPSHOT_NODES_MAX, "walk", CM_SNAPSHOT_WALK_MAX,
+	    "root", -1, "offset", 0, "kept", CM_SNAPSHOT_REFS_KEPT_MAX);
 }
 
 /* Runs the script in the world p->world: on the subtree of the args'
@@ -253,24 +344,23 @@ snapshot_run(struct act_page *p)
 	const char *ref = json_string_value(snapshot_arg(p, "ref"));
 	json_int_t root = -1,
 	           offset = json_integer_value(snapshot_arg(p, "offset"));
+	unsigned long k = 0, n = ref != NULL ? snapshot_ref_n(ref, &k) : 0;
 	json_t *o;
 
-	if (ref != NULL &&
-	    (root = snapshot_ref_id(p, snapshot_ref_n(ref))) < 0) {
+	if (ref != NULL && k != 0) {
+		page_fail(p, CM_E_INVALID_ARGS,
+		    "snapshot {ref} outlines an element of the top document; "
+		    "%s is inside a frame: snapshot the page to see it",
+		    ref);
+		return;
+	}
+	if (ref != NULL && (root = snapshot_ref_id(p, 0, n)) < 0) {
 		page_not_found(p, "the ref is stale or unknown");
 		return;
 	}
-	o = json_pack("{s:I, s:o, s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "max",
-	    (json_int_t)snapshot_limit(p), "acting", act_outline_acting(),
-	    "refs", CM_SNAPSHOT_REFS_MAX, "depth", CM_SNAPSHOT_DEPTH_MAX,
-	    "nest", CM_SNAPSHOT_NEST_MAX, "name", CM_SNAPSHOT_NAME_MAX,
-	    "nameWalk", CM_SNAPSHOT_NAME_WALK_MAX, "nodes",
-	    CM_SNAPSHOT_NODES_MAX, "walk", CM_SNAPSHOT_WALK_MAX);
-
+	o = page_snapshot_bounds(p, CM_SNAPSHOT_DEPTH_MAX);
 	if (o == NULL || json_object_set_new(o, "root", json_integer(root)) ||
-	    json_object_set_new(o, "offset", json_integer(offset)) ||
-	    json_object_set_new(
-	        o, "kept", json_integer(CM_SNAPSHOT_REFS_KEPT_MAX))) {
+	    json_object_set_new(o, "offset", json_integer(offset))) {
 		json_decref(o);
 		page_fail(p, CM_E_RUNTIME_ERROR, "out of memory");
 		return;
@@ -315,7 +405,7 @@ cap_snapshot(struct act_page *p)
 	}
 	page_send(p, "Page.createIsolatedWorld",
 	    json_pack("{s:s, s:s, s:b}", "frameId", p->frame, "worldName",
-	        SNAPSHOT_WORLD, "grantUniveralAccess", 0),
+	        PAGE_SNAPSHOT_WORLD, "grantUniveralAccess", 0),
 	    snapshot_world);
 }
 
@@ -339,15 +429,19 @@ snapshot_ref_found(struct act_page *p, const json_t *result)
 void
 page_snapshot_element(struct act_page *p, const char *ref)
 {
-	unsigned long n = snapshot_ref_n(ref);
+	unsigned long k, n = snapshot_ref_n(ref, &k);
 	json_int_t id;
 
 	if (n == 0) {
 		page_not_found(p, "that is not a ref of a snapshot");
 		return;
 	}
-	if ((id = snapshot_ref_id(p, n)) < 0) {
+	if ((id = snapshot_ref_id(p, k, n)) < 0) {
 		page_not_found(p, "the ref is stale or unknown");
+		return;
+	}
+	if (k != 0) {
+		page_frames_element(p, id); /* a frame's */
 		return;
 	}
 	page_send(p, "Runtime.callFunctionOn",

@@ -21,6 +21,10 @@ enum session_step {
 	 * off: its events, several for every request of a page, would only
 	 * repeat what the pauses tell. */
 	STEP_FETCH,
+	/* Out-of-process frames attach as sessions of their own, held until
+	 * their requests pause as the page's do (page_frames.c): the page's
+	 * interception does not see them. */
+	STEP_FRAMES_ATTACH,
 	/* The viewport is CM_BROWSER_WIDTH x CM_BROWSER_HEIGHT at scale 1,
 	 * whatever the window around it: a screenshot of it is that size. */
 	STEP_VIEWPORT,
@@ -45,6 +49,7 @@ static const char *const session_methods[STEP__COUNT] = {
     [STEP_PAGE] = "Page.enable",
     [STEP_INSPECTOR] = "Inspector.enable",
     [STEP_FETCH] = "Fetch.enable",
+    [STEP_FRAMES_ATTACH] = "Target.setAutoAttach",
     [STEP_VIEWPORT] = "Emulation.setDeviceMetricsOverride",
     [STEP_FOCUS] = "Emulation.setFocusEmulationEnabled",
     [STEP_DISCOVER] = "Target.setDiscoverTargets",
@@ -141,6 +146,10 @@ session_send(struct act_session *s, int step)
 		break;
 	case STEP_FETCH:
 		params = act_page_fetch_params(s->proxy != NULL);
+		session = s->page.session;
+		break;
+	case STEP_FRAMES_ATTACH:
+		params = act_page_attach_params();
 		session = s->page.session;
 		break;
 	case STEP_VIEWPORT:

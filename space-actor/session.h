@@ -8,7 +8,8 @@
  * Spaces on one remote browser share no cookies) a browser context is
  * made first, then a target is created in it and attached as a flat
  * session, Page, Inspector, Network and Fetch (act_page_fetch_params)
- * are enabled, the viewport set and the frame tree read.  A call that arrives
+ * are enabled, its out-of-process frames set to attach
+ * (act_page_attach_params), the viewport set and the frame tree read.  A call that arrives
  * before the page is ready waits for it, until its deadline.
  *
  * Nothing here frees the CDP client: a setup that fails only sets

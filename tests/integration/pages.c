@@ -21,6 +21,8 @@
 static char *pages_links(long n);
 static char *pages_nodes(long n);
 static char *pages_quiet(long n);
+static char *pages_frames(long n);
+static char *pages_xlogin(long n);
 
 /*
  * The site.  A body or a redirect may name the server's own port as %d:
@@ -432,6 +434,46 @@ static const struct {
         "'out').textContent='prompt='+prompt('Your name?','Ada')\">Name"
         "</button><p id=\"out\">none</p></body></html>",
         NULL},
+    /* Frames: a page with a frame of the same origin (/inner, a button
+     * that says so when pressed and a link away), one with the same
+     * frame from "localhost", another site (out of process), and one
+     * whose "localhost" frame asks "sub.localhost" (a name Chromium
+     * takes for loopback) for /tracker, then tells the top page, which
+     * shows it in its title. */
+    {"/framed",
+        "<!doctype html><html><head><title>Framed</title></head><body>"
+        "<h1>Framed</h1><iframe src=\"/inner\" title=\"Inner\"></iframe>"
+        "</body></html>",
+        NULL},
+    {"/inner",
+        "<!doctype html><html><head><title>Inner</title></head><body>"
+        "<h2>Inside</h2><button onclick=\"this.textContent='Pressed'\">"
+        "Press me</button> <a href=\"/next\">Leave frame</a>"
+        "</body></html>",
+        NULL},
+    {"/oopif",
+        "<!doctype html><html><head><title>Other site</title></head><body>"
+        "<h1>Other site</h1><iframe src=\"http://localhost:%d/inner\" "
+        "title=\"Elsewhere\"></iframe></body></html>",
+        NULL},
+    {"/leaky",
+        "<!doctype html><html><head><title>Leaky</title></head><body>"
+        "<iframe src=\"http://localhost:%d/leak\"></iframe><script>"
+        "addEventListener('message',function(){document.title='Done';});"
+        "</script></body></html>",
+        NULL},
+    {"/leak",
+        "<!doctype html><html><head><title>Leak</title></head><body>"
+        "<img alt=\"t\" src=\"http://sub.localhost:%d/tracker\" "
+        "onload=\"parent.postMessage(1,'*')\" "
+        "onerror=\"parent.postMessage(1,'*')\"></body></html>",
+        NULL},
+    {"/tracker", "not a picture", NULL},
+    /* ?n=N frames of /inner. */
+    {"/frames", NULL, NULL},
+    /* The sign-in form (/login) in a frame from 127.0.0.1:N, the port of
+     * another page server: same site, another origin. */
+    {"/xlogin", NULL, NULL},
 };
 
 #define SITE_PAGES (sizeof(site) / sizeof(site[0]))
@@ -445,6 +487,8 @@ static const struct {
     {"/links", pages_links},
     {"/nodes", pages_nodes},
     {"/quiet", pages_quiet},
+    {"/frames", pages_frames},
+    {"/xlogin", pages_xlogin},
 };
 
 #define PAGES_HELD_MAX 16 /* /hang connections held open at once */
@@ -594,6 +638,35 @@ pages_quiet(long n)
 {
 	return pages_repeat(
 	    "Quiet", n, "", 2, pages_hush, "<a href=\"/next?i=0\">End</a>");
+}
+
+static bool
+pages_frame(FILE *f, long i)
+{
+	return fprintf(f,
+	           "<iframe src=\"/inner\" title=\"Frame %ld\"></iframe>",
+	           i) > 0;
+}
+
+static char *
+pages_frames(long n)
+{
+	return pages_repeat("Frames", n, "", 1, pages_frame, "");
+}
+
+static char *
+pages_xlogin(long n)
+{
+	char *b = malloc(512);
+
+	if (b != NULL)
+		snprintf(b, 512,
+		    "<!doctype html><html><head><title>Framed sign-in</title>"
+		    "</head><body><h1>Shop</h1><iframe "
+		    "src=\"http://127.0.0.1:%ld/login\" title=\"Sign-in\">"
+		    "</iframe></body></html>",
+		    n);
+	return b;
 }
 
 /* The ?n= of query (NULL: none), 0 when there is none, at most

@@ -33,7 +33,12 @@
  * pressed mouse), /keys (a field, a paragraph, a button and a link,
  * logging keys and clicks), each logging what it received into its own
  * DOM, /confirm (a confirm and a prompt behind buttons, whose answers it
- * shows in #out) and 404
+ * shows in #out); frames: /framed (a frame of the same origin, /inner: a button
+ * "Press me" that says "Pressed" once clicked, and a link away), /oopif (/inner
+ * from "localhost", another site), /leaky (a "localhost" frame, /leak,
+ * that asks "sub.localhost" for /tracker, then titles the top page
+ * "Done"), /frames?n=N (N frames of /inner) and /xlogin?n=PORT (/login
+ * in a frame from 127.0.0.1:PORT, another page server), and 404
  * for anything else: a test that allows only 127.0.0.1 sees what its
  * browser lets through.  One thread, one request per connection.
  */
