@@ -16,7 +16,8 @@
  * Schema keywords: type (object, string, integer, number, boolean, array),
  * required, properties, additionalProperties (must be false on objects),
  * minimum, maximum, minLength, maxLength, minItems, maxItems, items, enum,
- * format ("http-url"), and on objects oneOf as a list of {"required":
+ * format ("http-url"; "file-name", a name cm_file_name_valid takes), and
+ * on objects oneOf as a list of {"required":
  * [names]} branches of which exactly one must hold.  A manifest using anything
  * else is rejected when it is parsed, so validation never meets an unknown
  * keyword.

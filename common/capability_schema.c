@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ids.h"
 #include "json.h"
 
 static bool
@@ -268,7 +269,8 @@ cm_cap_schema_check(
 		fmt = json_object_get(s, "format");
 		if (fmt != NULL &&
 		    !(json_is_string(fmt) &&
-		        strcmp(json_string_value(fmt), "http-url") == 0))
+		        (strcmp(json_string_value(fmt), "http-url") == 0 ||
+		            strcmp(json_string_value(fmt), "file-name") == 0)))
 			return cm_cap_err(
 			    err, errlen, "%s: unknown format", path);
 		if (cap_bounds(s, "minLength", "maxLength", true, true, path,
@@ -283,6 +285,15 @@ cm_cap_schema_check(
 }
 
 /* ---- validation ------------------------------------------------------- */
+
+/* Whether string schema s has format fmt. */
+static bool
+fmt_is(const json_t *s, const char *fmt)
+{
+	const char *f = json_string_value(json_object_get(s, "format"));
+
+	return f != NULL && strcmp(f, fmt) == 0;
+}
 
 /* The oneOf branches whose required names are all in v. */
 static size_t
@@ -409,7 +420,13 @@ cm_cap_validate(const json_t *s, const json_t *v, const char *path,
 		if (!cap_count_ok(s, "minLength", "maxLength", len))
 			return cm_cap_err(
 			    err, errlen, "%s: length out of range", path);
-		if (json_object_get(s, "format") != NULL &&
+		if (fmt_is(s, "file-name") &&
+		    !cm_file_name_valid(json_string_value(v), len))
+			return cm_cap_err(err, errlen,
+			    "%s: must be a file's name: 1..%d of "
+			    "[A-Za-z0-9._-], not starting with '.'",
+			    path, CM_FILE_NAME_MAX);
+		if (fmt_is(s, "http-url") &&
 		    (len > CM_URL_MAX || strlen(json_string_value(v)) != len ||
 		        cm_url_host(json_string_value(v), host, sizeof host) <
 		            0))

@@ -338,6 +338,7 @@ static const struct {
     {"wait_for", cap_wait_for},
     {"scroll", cap_scroll},
     {"screenshot", cap_screenshot},
+    {"upload", cap_upload},
 };
 
 #define N_CAPS (sizeof(caps) / sizeof(caps[0]))
