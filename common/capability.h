@@ -17,7 +17,8 @@
  * required, properties, additionalProperties (must be false on objects),
  * minimum, maximum, minLength, maxLength, minItems, maxItems, items, enum,
  * format ("http-url"; "key": a key name or one printable character, as
- * keys.h says), and on objects oneOf as a list of {"required":
+ * keys.h says; "file-name", a name cm_file_name_valid takes), and on
+ * objects oneOf as a list of {"required":
  * [names]} branches of which exactly one must hold.  A manifest using anything
  * else is rejected when it is parsed, so validation never meets an unknown
  * keyword.

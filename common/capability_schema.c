@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ids.h"
 #include "json.h"
 #include "keys.h"
 
@@ -270,7 +271,8 @@ cm_cap_schema_check(
 		if (fmt != NULL &&
 		    !(json_is_string(fmt) &&
 		        (strcmp(json_string_value(fmt), "http-url") == 0 ||
-		            strcmp(json_string_value(fmt), "key") == 0)))
+		            strcmp(json_string_value(fmt), "key") == 0 ||
+		            strcmp(json_string_value(fmt), "file-name") == 0)))
 			return cm_cap_err(
 			    err, errlen, "%s: unknown format", path);
 		if (cap_bounds(s, "minLength", "maxLength", true, true, path,
@@ -285,6 +287,15 @@ cm_cap_schema_check(
 }
 
 /* ---- validation ------------------------------------------------------- */
+
+/* Whether string schema s has format fmt. */
+static bool
+fmt_is(const json_t *s, const char *fmt)
+{
+	const char *f = json_string_value(json_object_get(s, "format"));
+
+	return f != NULL && strcmp(f, fmt) == 0;
+}
 
 /* The oneOf branches whose required names are all in v. */
 static size_t
@@ -421,6 +432,12 @@ cm_cap_validate(const json_t *s, const json_t *v, const char *path,
 			return cm_cap_err(err, errlen,
 			    "%s: must be a key name or one printable character",
 			    path);
+		if (fmt_is(s, "file-name") &&
+		    !cm_file_name_valid(json_string_value(v), len))
+			return cm_cap_err(err, errlen,
+			    "%s: must be a file's name: 1..%d of "
+			    "[A-Za-z0-9._-], not starting with '.'",
+			    path, CM_FILE_NAME_MAX);
 		if (fmt != NULL && strcmp(fmt, "http-url") == 0 &&
 		    (len > CM_URL_MAX || strlen(json_string_value(v)) != len ||
 		        cm_url_host(json_string_value(v), host, sizeof host) <

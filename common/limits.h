@@ -316,6 +316,14 @@
 #define CM_FILE_NAME_MAX 128
 #define CM_SPACE_FILES_MAX 64
 #define CM_UPLOAD_FILES_MAX 8
+/*
+ * The browser reads an upload's files when the page sends them (a form's
+ * submit), not when they are set: the files of the last
+ * CM_UPLOAD_TASKS_KEPT uploads stay on disk until the Space closes, an
+ * older one's go as a later upload ends.  At most CM_UPLOAD_TASKS_KEPT *
+ * CM_UPLOAD_FILES_MAX * CM_UPLOAD_MAX bytes (256 MiB) per Space.
+ */
+#define CM_UPLOAD_TASKS_KEPT 8
 
 /*
  * The supervisor (supervisor/main.c).  Its store calls are asynchronous;

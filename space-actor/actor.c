@@ -52,6 +52,7 @@ act_task_drop(struct actor *a)
 	a->out_result = a->out_message = NULL;
 	free(a->art.artifact);
 	memset(&a->art, 0, sizeof(a->art));
+	act_upload_drop(a);
 	json_decref(a->args);
 	a->args = NULL;
 }
@@ -75,6 +76,12 @@ record_outcome(struct actor *a, enum cm_task_status status, const char *result,
 		a->out_message = cm_redact_text_max(message ? message : "",
 		    message ? strlen(message) : 0, sec, CM_ERROR_MESSAGE_MAX);
 	act_write_begin(&a->outcome);
+}
+
+void
+act_task_fail(struct actor *a, enum cm_err err, const char *message)
+{
+	record_outcome(a, CM_TASK_FAILED, NULL, err, message);
 }
 
 /* A URL argument outside the network policy fails before dispatch. */
@@ -110,7 +117,6 @@ check_hosts(struct actor *a, const json_t *args, char *bad, size_t badlen)
 void
 act_task_start(struct actor *a, const struct pr_task *t, const char *args)
 {
-	struct act_call call;
 	char err[CM_ERROR_MESSAGE_MAX + 1];
 	enum cm_err e;
 
@@ -142,12 +148,26 @@ act_task_start(struct actor *a, const struct pr_task *t, const char *args)
 		record_outcome(a, CM_TASK_CANCELLED, NULL, CM_OK, NULL);
 		return;
 	}
+	/* An upload's files are fetched first; its call starts after. */
+	if (strcmp(a->capability, "upload") == 0) {
+		act_upload_begin(a);
+		return;
+	}
+	act_task_call(a);
+}
+
+void
+act_task_call(struct actor *a)
+{
+	struct act_call call;
+
 	memset(&call, 0, sizeof(call));
 	call.task_id = a->task_id;
 	call.request_id = a->request_id;
 	call.capability = a->capability;
 	call.args = a->args;
 	call.deadline_ms = a->deadline_ms;
+	call.upload_dir = a->up.dir;
 	if (a->ops->start(a->drv, &call) != 0)
 		record_outcome(a, CM_TASK_FAILED, NULL, CM_E_RUNTIME_ERROR,
 		    "the runtime refused the call");

@@ -233,6 +233,10 @@ act_calls_take(struct actor *a)
 	case CALL_PAGE_EVENT:
 		on_page_event(a, &r);
 		break;
+	case CALL_FILE_GET:
+		if (!retry_later(a, &r))
+			act_upload_got(a, &r);
+		break;
 	case CALL_NONE:
 		break;
 	}
@@ -325,6 +329,16 @@ act_calls_next(struct actor *a)
 		q.task_id = a->task_id;
 		q.lease_holder = a->holder;
 		call_start(a, CALL_HEARTBEAT, &q, CM_ACTOR_ONE_SHOT_MS, 1);
+	} else if (a->have_task && !a->outcome.pending && !a->stopping &&
+	           act_upload_next(a) != NULL) {
+		/* An upload's next file, before its call starts: one
+		 * attempt, asked again after an error reply (retry_later)
+		 * while the task still runs, so a slow store never holds the
+		 * handle past the task's end. */
+		req_init(&q, PR_OP_SPACE_FILE_GET);
+		q.space_id = a->space_id;
+		q.name = act_upload_next(a);
+		call_start(a, CALL_FILE_GET, &q, CM_ACTOR_ATTEMPT_MS, 1);
 	} else if (a->n_blocked > 0 && !a->stopping && !a->retiring) {
 		/* After the lease is renewed: a page that keeps meeting
 		 * refusals must not starve the heartbeat. */

@@ -86,6 +86,10 @@ struct act_call {
 	const char *capability;
 	const json_t *args;  /* validated against the bundle */
 	int64_t deadline_ms; /* monotonic */
+	/* upload: the directory the actor wrote the call's files into, one
+	 * per name of args.files under that very name (the driver's
+	 * upload_dir, then the task's own); NULL or "": none were. */
+	const char *upload_dir;
 };
 
 enum act_state {
@@ -155,6 +159,16 @@ struct act_driver_ops {
 	 * of the loop; it must return at once when there is nothing to do.
 	 */
 	void (*rest)(struct act_driver *d);
+	/*
+	 * Optional (NULL: the runtime cannot upload, as a remote browser
+	 * cannot read this host's files).  Writes into dir (len bytes) the
+	 * directory, private to the Space and made 0700, under which the
+	 * actor writes an upload's files (a directory per task), or ""
+	 * when the runtime takes none (the fake driver: the files are only
+	 * fetched).  What is under it goes when the driver closes, and with
+	 * the next open of the same directory after a crash.  0, or -1.
+	 */
+	int (*upload_dir)(struct act_driver *d, char *dir, size_t len);
 };
 
 /* The drivers of this build (drivers.h finds one by kind). */

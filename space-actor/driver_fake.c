@@ -10,7 +10,9 @@
  *   screenshot {...}     returns a constant 3x2 PNG as its artifact, with
  *                        the result the managed driver gives
  *   anything else        waits config.latency_ms, returns
- *                        {"ok": true, "capability": NAME}
+ *                        {"ok": true, "capability": NAME}; upload among
+ *                        them, once the actor has fetched its files
+ *                        (the fake takes none: upload_dir is "")
  * A reset after a cancel takes config.reset_ms (default 0: at once), as a
  * browser's does: until then the runtime is not at rest.
  * With config.log_path set, every start and end is appended there as one
@@ -340,6 +342,17 @@ fake_close(struct act_driver *d)
 	free(d);
 }
 
+/* No page reads files: the actor only fetches an upload's. */
+static int
+fake_upload_dir(struct act_driver *d, char *dir, size_t len)
+{
+	(void)d;
+	if (len == 0)
+		return -1;
+	dir[0] = '\0';
+	return 0;
+}
+
 const struct act_driver_ops act_driver_fake = {
     .open = fake_open,
     .start = fake_start,
@@ -348,4 +361,5 @@ const struct act_driver_ops act_driver_fake = {
     .cancel = fake_cancel,
     .reset = fake_reset,
     .close = fake_close,
+    .upload_dir = fake_upload_dir,
 };

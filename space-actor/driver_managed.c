@@ -34,6 +34,9 @@
 #define MD_TRASH_PREFIX "trash-"
 /* The Space's downloads, inside its profile. */
 #define MD_DOWNLOADS "spaced-downloads"
+/* The files the actor writes for the Space's uploads, inside its
+ * profile (act_driver_ops.upload_dir). */
+#define MD_UPLOADS "spaced-uploads"
 /* A persistent instance's own profile, when the admin named no path:
  * instance-<its id>, kept across its Spaces (and by every sweep). */
 #define MD_INSTANCE_PREFIX "instance-"
@@ -240,6 +243,15 @@ md_proxy_refused(void *arg, const char *host, int64_t since_ms)
 	return act_egress_refused_since(arg, host, since_ms);
 }
 
+/* <profile>/MD_UPLOADS into dir.  0, or -1 when it does not fit. */
+static int
+md_uploads_path(const struct act_driver *d, char *dir, size_t len)
+{
+	int n = snprintf(dir, len, "%s/%s", d->profile, MD_UPLOADS);
+
+	return n > 0 && (size_t)n < len ? 0 : -1;
+}
+
 /* A driver whose browser uses profile (ephemeral: removed with it),
  * launched at once. */
 static int
@@ -248,6 +260,7 @@ md_new(const struct cm_config *cfg, const struct cm_policy *policy,
     struct act_driver **out, char *err, size_t errlen)
 {
 	struct act_driver *d = calloc(1, sizeof(*d));
+	char dir[CM_PATH_MAX];
 
 	*out = NULL;
 	if (d == NULL) {
@@ -289,6 +302,13 @@ md_new(const struct cm_config *cfg, const struct cm_policy *policy,
 	if (md_tmp_dir(cfg, d->tmp, sizeof(d->tmp)) != 0) {
 		snprintf(
 		    err, errlen, "cannot make the browser's tmp directory");
+		free(d);
+		return -1;
+	}
+	/* What a crashed actor's uploads left in a kept profile goes before
+	 * a browser of it runs again (an ephemeral one is fresh). */
+	if (md_uploads_path(d, dir, sizeof(dir)) != 0 || md_rm_tree(dir) != 0) {
+		snprintf(err, errlen, "a stale upload directory is in the way");
 		free(d);
 		return -1;
 	}
@@ -598,6 +618,8 @@ md_reset(struct act_driver *d)
 static void
 md_close(struct act_driver *d)
 {
+	char dir[CM_PATH_MAX];
+
 	if (d == NULL)
 		return;
 	/* A profile that is discarded is never opened again: the close
@@ -620,8 +642,24 @@ md_close(struct act_driver *d)
 		    md_rm_tree(d->s.downloads) != 0)
 			cm_warnx("managed: the Space's downloads were not "
 			         "removed in full");
+		if (md_uploads_path(d, dir, sizeof(dir)) == 0 &&
+		    md_rm_tree(dir) != 0)
+			cm_warnx("managed: the Space's uploads were not "
+			         "removed in full");
 	}
 	free(d);
+}
+
+/* The page is given files by path: the browser is on this host, and
+ * reads them from <profile>/MD_UPLOADS, which goes with the profile (an
+ * ephemeral one) or at close (a kept one). */
+static int
+md_upload_dir(struct act_driver *d, char *dir, size_t len)
+{
+	if (md_uploads_path(d, dir, len) != 0 ||
+	    (mkdir(dir, 0700) != 0 && errno != EEXIST))
+		return -1;
+	return 0;
 }
 
 const struct act_driver_ops act_driver_managed = {
@@ -633,4 +671,5 @@ const struct act_driver_ops act_driver_managed = {
     .reset = md_reset,
     .close = md_close,
     .rest = md_rest,
+    .upload_dir = md_upload_dir,
 };

@@ -1,8 +1,9 @@
 /*
- * loop.h: the state of one actor's loop, shared by its two files: actor.c
- * (the loop, and the task it runs through the driver) and calls.c (its
- * store calls, one at a time through an asynchronous handle).  Private to
- * space-actor/; the actor's interface is actor.h.
+ * loop.h: the state of one actor's loop, shared by its files: actor.c
+ * (the loop, and the task it runs through the driver), calls.c (its
+ * store calls, one at a time through an asynchronous handle) and
+ * upload.c (the files an upload fetches before its call starts).
+ * Private to space-actor/; the actor's interface is actor.h.
  */
 #ifndef ACT_LOOP_H
 #define ACT_LOOP_H
@@ -32,6 +33,7 @@ enum act_call_kind {
 	CALL_MARK_CLOSED,
 	CALL_BLOCKED,
 	CALL_PAGE_EVENT,
+	CALL_FILE_GET,
 };
 
 /* A refusal of the egress proxy waiting to be recorded as a
@@ -41,6 +43,26 @@ struct act_blocked {
 	const char *reason; /* static (egress.h) */
 	char op_id[CM_UUID_LEN];
 	int64_t at; /* when it was queued (monotonic) */
+};
+
+/*
+ * An upload's files, fetched from the store one at a time (space.file_get)
+ * and written under dir before the driver's call starts.  dir is the
+ * task's own directory inside the driver's upload_dir ("": the runtime
+ * takes no files, which are only fetched).
+ */
+struct act_upload {
+	bool fetching; /* files are still to get: the call waits */
+	size_t next;   /* the index in args.files of the next one */
+	bool called;   /* the call started: the page may read them later */
+	char dir[CM_PATH_MAX];
+};
+
+/* The directories of the last CM_UPLOAD_TASKS_KEPT uploads whose call
+ * started, kept for the page to read (a ring, oldest at n % max). */
+struct act_uploads_kept {
+	char dir[CM_UPLOAD_TASKS_KEPT][CM_PATH_MAX];
+	unsigned n;
 };
 
 /* A write the store has not confirmed yet; its op_id is kept for every
@@ -126,6 +148,10 @@ struct actor {
 
 	/* What the page did, not recorded yet (page_log.h). */
 	struct act_page_log page;
+
+	/* The running upload's files, and the last ones' (upload.c). */
+	struct act_upload up;
+	struct act_uploads_kept up_kept;
 };
 
 /* --- actor.c ------------------------------------------------------------ */
@@ -137,6 +163,12 @@ void act_write_begin(struct act_write *w);
 void act_task_start(struct actor *a, const struct pr_task *t, const char *args);
 /* Forgets the task held, recorded or not, and what was kept for it. */
 void act_task_drop(struct actor *a);
+/* The running task fails with err and message (raw: redacted here) before
+ * its call reached the runtime. */
+void act_task_fail(struct actor *a, enum cm_err err, const char *message);
+/* Starts the running task's call on the driver (its checks passed and
+ * what it needed is in place). */
+void act_task_call(struct actor *a);
 
 /* --- calls.c ------------------------------------------------------------ */
 
@@ -167,5 +199,24 @@ int act_calls_load(struct actor *a);
 /* Before the loop: the runtime cannot be used, so the Space goes to
  * error.  Returns 0 once recorded, -1 otherwise. */
 int act_calls_mark_unusable(struct actor *a);
+
+/* --- upload.c ----------------------------------------------------------- */
+
+/*
+ * The running task is an upload: its names are checked and its directory
+ * made, then its files are fetched (act_upload_next, act_upload_got) and
+ * the call starts once the last is written.  A check that fails fails the
+ * task before anything reaches the page.
+ */
+void act_upload_begin(struct actor *a);
+/* The name of the file to fetch next, or NULL when none is (borrowed from
+ * the task's args). */
+const char *act_upload_next(const struct actor *a);
+/* The store's answer for that file. */
+void act_upload_got(struct actor *a, const struct pr_rep *r);
+/* The task is dropped: the files of an upload whose call started stay
+ * for the page to read (the last CM_UPLOAD_TASKS_KEPT uploads'), any
+ * other's go. */
+void act_upload_drop(struct actor *a);
 
 #endif

@@ -394,6 +394,7 @@ static const struct {
     {"forward", cap_forward},
     {"reload", cap_reload},
     {"handle_dialog", cap_handle_dialog},
+    {"upload", cap_upload},
 };
 
 #define N_CAPS (sizeof(caps) / sizeof(caps[0]))

@@ -116,6 +116,9 @@ struct act_page {
 	char dl_sha256[64 + 1];
 	bool dl_too_large;
 	json_t *dl_held;
+	/* upload: the directory holding the call's files, each under the
+	 * name args.files gives it (the session's; NULL or "": none). */
+	const char *up_dir;
 	/* Told of the page's dialogs, tabs and downloads, whether or not a
 	 * call runs (driver.h); set by the session after act_page_init.
 	 * NULL: nobody is. */

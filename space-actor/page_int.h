@@ -226,6 +226,9 @@ void cap_press(struct act_page *p);
 void cap_scroll(struct act_page *p);
 /* The capability of page_capture.c. */
 void cap_screenshot(struct act_page *p);
+/* The capability of page_upload.c: the files of p->up_dir on a file
+ * input. */
+void cap_upload(struct act_page *p);
 
 /* A download's file (page_download.c).  progress: one over
  * CM_ARTIFACT_MAX, by what the browser received or says it will, is

@@ -236,6 +236,7 @@ session_reply(void *arg, const json_t *result, const json_t *error)
 		s->page.on_event = s->on_event;
 		s->page.on_event_arg = s->on_event_arg;
 		s->page.dl_dir = s->downloads;
+		s->page.up_dir = s->uploads;
 		s->page.dl_context = s->own_context ? s->context : NULL;
 		s->page.dialog_policy = s->dialog_policy;
 		s->page_ok = true;
@@ -425,6 +426,8 @@ act_session_start(struct act_session *s, const struct act_call *call)
 	if (act_session_busy(s))
 		return -1;
 	s->failed = false;
+	snprintf(s->uploads, sizeof(s->uploads), "%s",
+	    call->upload_dir != NULL ? call->upload_dir : "");
 	if (s->state == ACT_SESSION_READY && !s->resetting)
 		return act_page_start(
 		    &s->page, call->capability, call->args, call->deadline_ms);

@@ -60,6 +60,9 @@ struct act_session {
 	/* Where the browser saves what the page downloads (the Space's own
 	 * directory), or "": downloads are refused. */
 	char downloads[CM_PATH_MAX];
+	/* The directory of the call's upload files (act_call.upload_dir),
+	 * or "": the call has none. */
+	char uploads[CM_PATH_MAX];
 
 	/* A call waiting for the page, and an outcome that came early. */
 	bool waiting;

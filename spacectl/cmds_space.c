@@ -3,6 +3,7 @@
  * the workspace's instances) and status.  Each prints the api's answer:
  * the whole JSON document with --json, a table or a record otherwise.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "ctl.h"
 #include "ids.h"
 #include "json.h"
+#include "mime.h"
 #include "status.h"
 
 #define PATH_LEN (CM_URL_MAX + 1)
@@ -354,6 +356,81 @@ artifacts_get(struct ctl *c)
 	return CTL_EXIT_OK;
 }
 
+/* --- files --------------------------------------------------------------- */
+
+static const char *const file_cols[] = {
+    "name", "mime", "size", "sha256", "updated_at", NULL};
+
+/* Reads file (at most CM_UPLOAD_MAX bytes) into buf (CM_UPLOAD_MAX + 1
+ * bytes); its length, or -1 with the reason printed. */
+static long
+read_upload(const char *file, char *buf)
+{
+	FILE *f = fopen(file, "rb");
+	size_t n;
+
+	if (f == NULL) {
+		ctl_fail(CTL_EXIT_USAGE, "%s: %s", file, strerror(errno));
+		return -1;
+	}
+	n = fread(buf, 1, CM_UPLOAD_MAX + 1, f);
+	if (ferror(f) || n == 0 || n > CM_UPLOAD_MAX) {
+		fclose(f);
+		ctl_fail(CTL_EXIT_USAGE, "%s: a file is 1..%d bytes", file,
+		    CM_UPLOAD_MAX);
+		return -1;
+	}
+	fclose(f);
+	return (long)n;
+}
+
+static int
+files_put(struct ctl *c)
+{
+	const char *file = c->arg[1], *base = strrchr(file, '/');
+	const char *name = c->opt[CTL_O_FILE_NAME] != NULL
+	                       ? c->opt[CTL_O_FILE_NAME]
+	                   : base != NULL ? base + 1
+	                                  : file;
+	char path[PATH_LEN], *buf;
+	json_t *res;
+	int rc, status;
+	long n;
+
+	if (!cm_file_name_valid(name, strlen(name)))
+		return ctl_usage("a file's name is 1..%d of [A-Za-z0-9._-], "
+		                 "not starting with '.': give one (--name)",
+		    CM_FILE_NAME_MAX);
+	if ((rc = ws_path(c, path, "/browser-spaces/%/files/%", c->arg[0], name,
+	         NULL)) != 0)
+		return rc;
+	if ((buf = malloc(CM_UPLOAD_MAX + 1)) == NULL)
+		return ctl_internal("out of memory");
+	if ((n = read_upload(file, buf)) < 0) {
+		free(buf);
+		return CTL_EXIT_USAGE;
+	}
+	rc = ctl_put_bytes(
+	    c, path, buf, (size_t)n, cm_mime_of_name(name), &status, &res);
+	free(buf);
+	if (rc == CTL_EXIT_OK)
+		ctl_show(c, res, NULL);
+	json_decref(res);
+	return rc;
+}
+
+static int
+files_list(struct ctl *c)
+{
+	char path[PATH_LEN];
+	int rc;
+
+	if ((rc = ws_path(c, path, "/browser-spaces/%/files", c->arg[0], NULL,
+	         NULL)) != 0)
+		return rc;
+	return ctl_call_show(c, "GET", path, NULL, file_cols);
+}
+
 /* --- events -------------------------------------------------------------- */
 
 static bool
@@ -491,6 +568,17 @@ const struct ctl_cmd ctl_space_cmds[] = {
         "GET "
         "/api/v1/workspaces/{workspace_id}/browser-spaces/{space_id}/tasks/"
         "{task_id}/artifacts/{artifact_name}"},
+    {"files", "put", "SPACE FILE", 2, B(WORKSPACE) | B(FILE_NAME), files_put,
+        "Keep FILE (1 byte to 4 MiB) on the Space as --name NAME "
+        "(default: FILE's base name), for its page's upload; its type by "
+        "the name's extension.  A second put of a name replaces it.",
+        0,
+        "PUT /api/v1/workspaces/{workspace_id}/browser-spaces/{space_id}/"
+        "files/{file_name}"},
+    {"files", "list", "SPACE", 1, B(WORKSPACE), files_list,
+        "The files kept on the Space, without their bytes.", 0,
+        "GET "
+        "/api/v1/workspaces/{workspace_id}/browser-spaces/{space_id}/files"},
     {"events", NULL, "SPACE", 1, B(WORKSPACE) | B(AFTER) | B(LIMIT) | B(FOLLOW),
         events,
         "The Space's events after --after N.  With --follow, a live "

@@ -109,7 +109,9 @@ enum ctl_type {
 	X(HOST, "host", CTL_STR, 0, 0, "the host that runs the instance")   \
 	X(DIALOGS, "dialogs", CTL_STR, 0, 0,                                \
 	    "accept or dismiss every dialog of the page (default: each "    \
-	    "stays open for handle_dialog)")
+	    "stays open for handle_dialog)")                                \
+	X(FILE_NAME, "name", CTL_STR, 0, 0,                                 \
+	    "the file's name on the Space (default: the file's own)")
 
 enum ctl_opt {
 #define CTL_OPT_ENUM(e, name, type, lo, hi, help) CTL_O_##e,
@@ -203,6 +205,10 @@ int ctl_call(struct ctl *c, const char *method, const char *path, json_t *body,
  * set to NULL, which ctl_call then refuses; a NULL *obj stays NULL.
  */
 void ctl_set(json_t **obj, const char *key, json_t *v);
+/* ctl_call for a PUT of n raw bytes at p with Content-Type mime (a file
+ * kept on a Space), not JSON. */
+int ctl_put_bytes(struct ctl *c, const char *path, const void *p, size_t n,
+    const char *mime, int *status, json_t **out);
 /* ctl_call for GET, answering the answer's "data" member (a new
  * reference). */
 int ctl_get(struct ctl *c, const char *path, json_t **data);

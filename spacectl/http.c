@@ -24,11 +24,11 @@
  * extra one may be NULL); *hdrs is freed by the caller.  NULL when
  * libcurl is out of memory (*hdrs is NULL then). */
 static CURL *
-handle(struct ctl *c, const char *method, const char *path, const char *extra,
-    struct curl_slist **hdrs)
+handle_typed(struct ctl *c, const char *method, const char *path,
+    const char *ctype, const char *extra, struct curl_slist **hdrs)
 {
 	char url[2 * (CM_URL_MAX + 1)], auth[CM_TOKEN_MAX + 32];
-	const char *add[3] = {auth, "Content-Type: application/json", extra};
+	const char *add[3] = {auth, ctype, extra};
 	CURL *h = curl_easy_init();
 
 	*hdrs = NULL;
@@ -61,6 +61,15 @@ handle(struct ctl *c, const char *method, const char *path, const char *extra,
 		fprintf(stderr, "> %s %s%s%s\n", method, url,
 		    extra != NULL ? "  " : "", extra != NULL ? extra : "");
 	return h;
+}
+
+/* handle_typed for a JSON body, as every request but a file's put. */
+static CURL *
+handle(struct ctl *c, const char *method, const char *path, const char *extra,
+    struct curl_slist **hdrs)
+{
+	return handle_typed(
+	    c, method, path, "Content-Type: application/json", extra, hdrs);
 }
 
 /* Prints the api's error envelope in b (or why there is none). */
@@ -140,31 +149,17 @@ sends_body(const char *method)
 	return strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0;
 }
 
-int
-ctl_call(struct ctl *c, const char *method, const char *path, json_t *body,
-    int *status, json_t **out)
+/* Sends h (its body set, or none) and reads the JSON answer, as ctl_call
+ * says; h and hdrs are freed. */
+static int
+call_on(
+    CURL *h, struct curl_slist *hdrs, struct ctl *c, int *status, json_t **out)
 {
 	struct cm_bbuf b = {.cap = CM_CTL_JSON_MAX};
-	struct curl_slist *hdrs;
-	char *text = NULL, err[128];
-	CURL *h = handle(c, method, path, NULL, &hdrs);
+	char err[128];
 	long st;
 	int rc = CTL_EXIT_API;
 
-	*out = NULL;
-	if (h == NULL)
-		return ctl_internal("out of memory");
-	if (body == NULL && sends_body(method)) {
-		rc = ctl_internal("out of memory: no request body");
-		goto done;
-	}
-	if (body != NULL) {
-		if ((text = json_dumps(body, JSON_COMPACT)) == NULL) {
-			rc = ctl_internal("out of memory");
-			goto done;
-		}
-		curl_easy_setopt(h, CURLOPT_POSTFIELDS, text);
-	}
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)CM_CTL_REQUEST_MS);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, cm_bbuf_write);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
@@ -184,11 +179,52 @@ ctl_call(struct ctl *c, const char *method, const char *path, json_t *body,
 	}
 	rc = CTL_EXIT_OK;
 done:
-	free(text);
 	free(b.p);
 	curl_slist_free_all(hdrs);
 	curl_easy_cleanup(h);
 	return rc;
+}
+
+int
+ctl_call(struct ctl *c, const char *method, const char *path, json_t *body,
+    int *status, json_t **out)
+{
+	struct curl_slist *hdrs;
+	CURL *h = handle(c, method, path, NULL, &hdrs);
+	char *text = NULL;
+	int rc;
+
+	*out = NULL;
+	if (h == NULL)
+		return ctl_internal("out of memory");
+	if ((body == NULL && sends_body(method)) ||
+	    (body != NULL && (text = json_dumps(body, JSON_COMPACT)) == NULL)) {
+		curl_slist_free_all(hdrs);
+		curl_easy_cleanup(h);
+		return ctl_internal("out of memory: no request body");
+	}
+	if (text != NULL)
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, text);
+	rc = call_on(h, hdrs, c, status, out);
+	free(text);
+	return rc;
+}
+
+int
+ctl_put_bytes(struct ctl *c, const char *path, const void *p, size_t n,
+    const char *mime, int *status, json_t **out)
+{
+	char ctype[CM_MIME_MAX + 32];
+	struct curl_slist *hdrs;
+	CURL *h;
+
+	*out = NULL;
+	snprintf(ctype, sizeof(ctype), "Content-Type: %s", mime);
+	if ((h = handle_typed(c, "PUT", path, ctype, NULL, &hdrs)) == NULL)
+		return ctl_internal("out of memory");
+	curl_easy_setopt(h, CURLOPT_POSTFIELDS, p);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)n);
+	return call_on(h, hdrs, c, status, out);
 }
 
 int

@@ -507,6 +507,7 @@ struct tk_pages {
 	char *up;
 	size_t up_len;
 	char up_name[256];
+	char up_names[512]; /* every file part's, comma-separated */
 	int up_count;
 };
 
@@ -721,18 +722,25 @@ static const char pages_upload_form[] =
     "<input type=\"file\" id=\"many\" name=\"many\" multiple "
     "aria-label=\"Many\"><input id=\"text\" name=\"text\" "
     "aria-label=\"Text\"><button id=\"send\" type=\"submit\">Send"
-    "</button></form></body></html>";
+    "</button></form><p id=\"log\"></p><script>"
+    "for(const i of document.querySelectorAll('input[type=file]'))"
+    "for(const t of ['input','change'])i.addEventListener(t,()=>"
+    "{document.getElementById('log').textContent+=i.id+':'+t+' ';});"
+    "</script></body></html>";
 
-/* The first file part of a multipart body (the boundary from head's
- * Content-Type) into s's kept upload. */
+/* The file parts of a multipart body (the boundary from head's
+ * Content-Type) that carry a file (a named one: an input left empty sends
+ * a part with filename ""): the first one's bytes and name into s's kept
+ * upload, every one's name into its list. */
 static void
 pages_keep_upload(
     struct tk_pages *s, const char *head, const char *body, size_t n)
 {
 	const char *b = strstr(head, "boundary=");
 	char delim[128];
-	const char *part, *fn, *data, *end;
-	size_t dl;
+	const char *at = body, *part, *fn, *data, *end;
+	size_t dl, used = 0;
+	bool first = true;
 
 	if (b == NULL)
 		return;
@@ -742,26 +750,37 @@ pages_keep_upload(
 		return;
 	snprintf(delim, sizeof(delim), "\r\n--%.*s", (int)dl, b);
 	dl += 4;
-	part = memmem(body, n, "filename=\"", 10);
-	if (part == NULL)
-		return;
-	fn = part + 10;
-	data = memmem(part, n - (size_t)(part - body), "\r\n\r\n", 4);
-	if (data == NULL)
-		return;
-	data += 4;
-	end = memmem(data, n - (size_t)(data - body), delim, dl);
-	if (end == NULL)
-		return;
 	pthread_mutex_lock(&s->up_lock);
-	free(s->up);
-	s->up_len = (size_t)(end - data);
-	if ((s->up = malloc(s->up_len + 1)) != NULL) {
-		memcpy(s->up, data, s->up_len);
-		s->up[s->up_len] = '\0';
+	s->up_names[0] = '\0';
+	while ((part = memmem(
+	            at, n - (size_t)(at - body), "filename=\"", 10)) != NULL) {
+		fn = part + 10;
+		data = memmem(part, n - (size_t)(part - body), "\r\n\r\n", 4);
+		if (data == NULL)
+			break;
+		data += 4;
+		end = memmem(data, n - (size_t)(data - body), delim, dl);
+		if (end == NULL)
+			break;
+		at = end;
+		if (*fn == '"')
+			continue; /* no file */
+		if (used < sizeof(s->up_names))
+			used += (size_t)snprintf(s->up_names + used,
+			    sizeof(s->up_names) - used, "%s%.*s",
+			    used > 0 ? "," : "", (int)strcspn(fn, "\""), fn);
+		if (!first)
+			continue;
+		first = false;
+		free(s->up);
+		s->up_len = (size_t)(end - data);
+		if ((s->up = malloc(s->up_len + 1)) != NULL) {
+			memcpy(s->up, data, s->up_len);
+			s->up[s->up_len] = '\0';
+		}
+		snprintf(s->up_name, sizeof(s->up_name), "%.*s",
+		    (int)strcspn(fn, "\""), fn);
 	}
-	snprintf(
-	    s->up_name, sizeof(s->up_name), "%.*s", (int)strcspn(fn, "\""), fn);
 	s->up_count++;
 	pthread_mutex_unlock(&s->up_lock);
 }
@@ -1017,4 +1036,12 @@ tk_pages_last_upload(
 	}
 	pthread_mutex_unlock(&s->up_lock);
 	return count;
+}
+
+void
+tk_pages_upload_names(struct tk_pages *s, char *names, size_t len)
+{
+	pthread_mutex_lock(&s->up_lock);
+	snprintf(names, len, "%s", s->up_names);
+	pthread_mutex_unlock(&s->up_lock);
 }

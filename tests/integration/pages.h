@@ -65,12 +65,17 @@ void tk_pages_open_gate(struct tk_pages *s);
  * Files: /bigfile is an attachment (big.zip) of 5 MiB; /upload is a form
  * of two file inputs (#one; #many, multiple) and a text field (#text),
  * which posts multipart/form-data to /upload, answered with a page
- * titled "Uploaded".  The last upload's first file part (at most 1 MiB)
- * is kept: *bytes gets a copy (malloc'd, NUL-terminated, the caller
- * frees; NULL for none) and *len its length, name (nlen bytes) its file
- * name.  Returns how many uploads were taken so far.
+ * titled "Uploaded"; each input and change event of a file input is
+ * appended to the form's #log as "<id>:<type> ".  The last upload's first
+ * file part that holds a file (at most 1 MiB in all) is kept: *bytes gets
+ * a copy (malloc'd, NUL-terminated, the caller frees; NULL for none) and
+ * *len its length, name (nlen bytes) its file name.  Returns how many
+ * uploads were taken so far.
  */
 int tk_pages_last_upload(
     struct tk_pages *s, char **bytes, size_t *len, char *name, size_t nlen);
+/* The file names of every file part of the last upload that holds a file,
+ * in order, comma-separated, into names (len bytes; "" for none). */
+void tk_pages_upload_names(struct tk_pages *s, char *names, size_t len);
 
 #endif

@@ -136,7 +136,23 @@ draw_value(const char *name, const json_t *s)
 			hi = WAIT_DRAWN_MAX;
 		return json_integer(draw(lo, hi));
 	}
+	if (strcmp(type, "array") == 0) {
+		json_t *a = json_array();
+
+		lo = (long)json_integer_value(json_object_get(s, "minItems"));
+		hi = (long)json_integer_value(json_object_get(s, "maxItems"));
+		for (long n = draw(lo, hi); n > 0; n--)
+			json_array_append_new(
+			    a, draw_value(name, json_object_get(s, "items")));
+		return a;
+	}
 	cr_assert_str_eq(type, "string", "%s: a type the draw lacks", name);
+	if (fmt != NULL && strcmp(fmt, "file-name") == 0) {
+		char file[32];
+
+		snprintf(file, sizeof(file), "f%ld.txt", draw(0, 99));
+		return json_string(file);
+	}
 	if (fmt != NULL) {
 		char url[128];
 

@@ -606,7 +606,7 @@ Test(bundles, browser_json)
 	const char *names[] = {"snapshot", "navigate", "extract_text", "click",
 	    "type", "press", "wait_for", "scroll", "back", "screenshot", "fill",
 	    "select_option", "check", "hover", "drag", "forward", "reload",
-	    "handle_dialog"};
+	    "handle_dialog", "upload"};
 	size_t n = sizeof(names) / sizeof(names[0]);
 
 	cr_expect_str_eq(b->name, "browser");
@@ -716,6 +716,43 @@ Test(bundles, browser_json)
 	    CM_E_INVALID_ARGS);
 	cr_expect_eq(bundle_args(b, "screenshot", "{\"quality\":101}"),
 	    CM_E_INVALID_ARGS);
+	cm_bundle_free(b);
+}
+
+/* upload: an element and 1..CM_UPLOAD_FILES_MAX names, each a file's name
+ * (format file-name), which the schema checks. */
+Test(bundles, browser_upload_takes_file_names)
+{
+	struct cm_bundle *b = load_bundle("browser");
+
+	cr_assert_not_null(cm_bundle_find(b, "upload"));
+	cr_expect_eq(bundle_args(b, "upload",
+	                 "{\"selector\":\"#f\",\"files\":[\"a.pdf\"]}"),
+	    CM_OK);
+	cr_expect_eq(bundle_args(b, "upload",
+	                 "{\"ref\":\"e2\",\"files\":[\"a.pdf\",\"b_2-x.txt\"],"
+	                 "\"snapshot\":true}"),
+	    CM_OK);
+	cr_expect_eq(bundle_args(b, "upload", "{\"files\":[\"a.pdf\"]}"),
+	    CM_E_INVALID_ARGS, "no element");
+	cr_expect_eq(bundle_args(b, "upload", "{\"selector\":\"#f\"}"),
+	    CM_E_INVALID_ARGS, "no files");
+	cr_expect_eq(
+	    bundle_args(b, "upload", "{\"selector\":\"#f\",\"files\":[]}"),
+	    CM_E_INVALID_ARGS, "none named");
+	cr_expect_eq(bundle_args(b, "upload",
+	                 "{\"selector\":\"#f\",\"files\":[\"1\",\"2\","
+	                 "\"3\",\"4\",\"5\",\"6\",\"7\",\"8\",\"9\"]}"),
+	    CM_E_INVALID_ARGS, "past CM_UPLOAD_FILES_MAX");
+	cr_expect_eq(bundle_args(b, "upload",
+	                 "{\"selector\":\"#f\",\"files\":[\".hidden\"]}"),
+	    CM_E_INVALID_ARGS, "a leading dot");
+	cr_expect_eq(bundle_args(b, "upload",
+	                 "{\"selector\":\"#f\",\"files\":[\"../etc/passwd\"]}"),
+	    CM_E_INVALID_ARGS, "a path");
+	cr_expect_eq(bundle_args(b, "upload",
+	                 "{\"selector\":\"#f\",\"files\":[\"a b.txt\"]}"),
+	    CM_E_INVALID_ARGS, "a space");
 	cm_bundle_free(b);
 }
 
