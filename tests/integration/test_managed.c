@@ -147,11 +147,20 @@ Test(managed, an_agent_session_on_a_real_page)
 	cr_assert_str_eq(str(res, "text"), "Results");
 	json_decref(res);
 
-	/* A bounded outline says it was cut. */
+	/* A bounded outline says it was cut; max_chars bounds the outline,
+	 * under the page's header lines (url, title). */
 	o = run(d, "snapshot", "{\"max_chars\":20}", &res);
 	cr_assert_eq(o.err, CM_OK);
 	cr_assert(json_is_true(json_object_get(res, "truncated")));
-	cr_assert_leq(strlen(str(res, "snapshot")), 20);
+	cr_assert_eq(strncmp(str(res, "snapshot"), "url: ", 5), 0, "%s",
+	    str(res, "snapshot"));
+	/* The header's lines, then the outline's (each "- ", indented). */
+	outline = str(res, "snapshot");
+	while (*outline != '\0' && *outline != '-' && *outline != ' ')
+		outline = strchr(outline, '\n') != NULL
+		              ? strchr(outline, '\n') + 1
+		              : outline + strlen(outline);
+	cr_assert_leq(strlen(outline), 20, "%s", outline);
 	json_decref(res);
 
 	act_driver_managed.close(d);
