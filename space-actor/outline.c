@@ -319,10 +319,15 @@ outline_node(
 	 * (a link's own label).  Part of a name is still text of its own,
 	 * and the page's title is no parent: a body that says "Alice" under
 	 * the title "Order summary for Alice" keeps it. */
-	print =
-	    !ignored && !role_in(role, silent_roles) &&
-	    !(is_text && (name[0] == '\0' ||
-	                     (parent_name && strcmp(parent_name, name) == 0)));
+	/* The document's own root prints nothing: the header above the
+	 * outline names the page and its title, and its children are the
+	 * outline's top level, two bytes less on every line.  A frame's
+	 * document keeps its line, under its frame's. */
+	print = !ignored && !role_in(role, silent_roles) &&
+	        !(i == 0 && nest == 0 && strcmp(role, "RootWebArea") == 0) &&
+	        !(is_text &&
+	            (name[0] == '\0' ||
+	                (parent_name && strcmp(parent_name, name) == 0)));
 	if (print)
 		outline_line(o, node, role, name, is_text, depth);
 	json_array_foreach(kids, k, kid)

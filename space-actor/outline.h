@@ -5,13 +5,14 @@
  * snapshot's script builds such a list in the page (snapshot_js.h);
  * act_outline_name reads the browser's own.
  *
- * One line per node that matters, indented by depth:
- *   - RootWebArea "Home"
- *     - heading "Welcome"
- *     - link "Docs" [ref=e1]
- *     - checkbox "Remember me" [checked] [ref=e2]
- *     - textbox "Email" [required] [ref=e3]: me@x.org
- *     - text "Some words"
+ * One line per node that matters, indented by depth; the first node,
+ * the document's root (RootWebArea), prints no line of its own (the
+ * snapshot's header names the page), so its children are the top level:
+ *   - heading "Welcome"
+ *   - link "Docs" [ref=e1]
+ *   - checkbox "Remember me" [checked] [ref=e2]
+ *   - textbox "Email" [required] [ref=e3]: me@x.org
+ *   - text "Some words"
  * Nodes an agent can act on (links, buttons, fields...) that have a
  * backendDOMNodeId get a ref, e1, e2... in the order they appear, which
  * maps to that id; a node that carries "ref" (an integer) gets e<ref>
