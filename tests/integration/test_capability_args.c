@@ -24,6 +24,7 @@
 #include "capability.h"
 #include "driver.h"
 #include "driver_fixture.h"
+#include "page_fixture.h"
 #include "pages.h"
 #include "testkit.h"
 
@@ -31,14 +32,12 @@
 #define DRAWS 6            /* argument sets per capability */
 #define WAIT_DRAWN_MAX 300 /* a drawn timeout_ms, at most */
 
-static struct df_world w;
-static struct act_driver *drv;
+static struct pf_page f;
 static unsigned seed;
 
 static void
 setup(void)
 {
-	char err[256];
 	const char *s = getenv("SPACED_ARGS_SEED");
 
 	seed =
@@ -46,17 +45,13 @@ setup(void)
 	fprintf(stderr, "test_capability_args: SPACED_ARGS_SEED=%u\n", seed);
 	srandom(seed);
 
-	df_world_setup(&w, "args", "0190a0b0-0000-7000-8000-000000000003",
-	    "0190a0b0-0000-7000-8000-0000000000ac");
-	cr_assert_eq(act_driver_managed.open(&w.env, &drv, err, sizeof(err)), 0,
-	    "%s", err);
+	pf_open(&f, "args", "0190a0b0-0000-7000-8000-000000000003", WAIT_MS);
 }
 
 static void
 teardown(void)
 {
-	act_driver_managed.close(drv);
-	df_world_teardown(&w);
+	pf_close(&f);
 }
 
 TestSuite(capability_args, .init = setup, .fini = teardown, .timeout = 600);
@@ -159,7 +154,7 @@ draw_value(const char *name, const json_t *s)
 		if (strcmp(fmt, "key") == 0)
 			return json_string(keys[random() % 8]);
 		cr_assert_str_eq(fmt, "http-url");
-		snprintf(url, sizeof(url), "http://127.0.0.1:%d/%s", w.port,
+		snprintf(url, sizeof(url), "http://127.0.0.1:%d/%s", f.w.port,
 		    random() % 2 ? "controls" : "nowhere");
 		return json_string(url);
 	}
@@ -234,22 +229,22 @@ go_to(const char *path)
 	struct act_outcome o;
 
 	snprintf(args, sizeof(args), "{\"url\":\"http://127.0.0.1:%d%s\"}",
-	    w.port, path);
-	o = df_run(&act_driver_managed, drv, "navigate", args, NULL, WAIT_MS);
+	    f.w.port, path);
+	o = pf_run(&f, "navigate", args, NULL);
 	cr_assert_eq(o.err, CM_OK, "navigate: %s", o.message);
 }
 
 static char *
 read_bundle(size_t *len)
 {
-	FILE *f = fopen(SPACED_SOURCE_DIR "/etc/bundles/browser.json", "r");
+	FILE *in = fopen(SPACED_SOURCE_DIR "/etc/bundles/browser.json", "r");
 	char *text = malloc(CM_MANIFEST_MAX + 1);
 
-	cr_assert_not_null(f);
+	cr_assert_not_null(in);
 	cr_assert_not_null(text);
-	*len = fread(text, 1, CM_MANIFEST_MAX, f);
+	*len = fread(text, 1, CM_MANIFEST_MAX, in);
 	text[*len] = '\0';
-	fclose(f);
+	fclose(in);
 	return text;
 }
 
@@ -284,10 +279,8 @@ Test(capability_args, no_schema_valid_args_are_refused)
 			/* Each draw on the same page, with a snapshot's
 			 * refs to name. */
 			go_to("/controls");
-			df_run(&act_driver_managed, drv, "snapshot", "{}", NULL,
-			    WAIT_MS);
-			o = df_run(
-			    &act_driver_managed, drv, name, as, NULL, WAIT_MS);
+			pf_run(&f, "snapshot", "{}", NULL);
+			o = pf_run(&f, name, as, NULL);
 			cr_assert(o.err != CM_E_INVALID_ARGS ||
 			              (strstr(o.message, "element") != NULL &&
 			                  strstr(o.message, "refuses") != NULL),
@@ -340,8 +333,7 @@ Test(capability_args, args_that_name_the_page_act)
 
 		go_to("/");
 		go_to("/controls");
-		o = df_run(
-		    &act_driver_managed, drv, "snapshot", "{}", &res, WAIT_MS);
+		o = pf_run(&f, "snapshot", "{}", &res);
 		cr_assert_eq(o.err, CM_OK);
 		/* REF: the ref of the page's Name field. */
 		df_ref_of(json_string_value(json_object_get(res, "snapshot")),
@@ -353,8 +345,7 @@ Test(capability_args, args_that_name_the_page_act)
 			    at + 3);
 		else
 			snprintf(args, sizeof(args), "%s", acts[i].args);
-		o = df_run(
-		    &act_driver_managed, drv, acts[i].cap, args, NULL, WAIT_MS);
+		o = pf_run(&f, acts[i].cap, args, NULL);
 		free(o.artifact);
 		if (want_ok)
 			cr_assert_eq(o.err, CM_OK, "%s %s: %s (%s)",

@@ -17,30 +17,24 @@
 #include "capability.h"
 #include "driver.h"
 #include "driver_fixture.h"
+#include "page_fixture.h"
 #include "pages.h"
 #include "testkit.h"
 
 #define WAIT_MS 30000 /* the most one call may take here */
 
-static struct df_world w;
-static struct act_driver *drv;
+static struct pf_page f;
 
 static void
 setup(void)
 {
-	char err[256];
-
-	df_world_setup(&w, "actions", "0190a0b0-0000-7000-8000-000000000004",
-	    "0190a0b0-0000-7000-8000-0000000000ad");
-	cr_assert_eq(act_driver_managed.open(&w.env, &drv, err, sizeof(err)), 0,
-	    "%s", err);
+	pf_open(&f, "actions", "0190a0b0-0000-7000-8000-000000000004", WAIT_MS);
 }
 
 static void
 teardown(void)
 {
-	act_driver_managed.close(drv);
-	df_world_teardown(&w);
+	pf_close(&f);
 }
 
 TestSuite(page_actions, .init = setup, .fini = teardown, .timeout = 240);
@@ -48,8 +42,7 @@ TestSuite(page_actions, .init = setup, .fini = teardown, .timeout = 240);
 static struct act_outcome
 run(const char *cap, const char *args_json, json_t **result)
 {
-	return df_run(
-	    &act_driver_managed, drv, cap, args_json, result, WAIT_MS);
+	return pf_run(&f, cap, args_json, result);
 }
 
 static const char *
@@ -61,7 +54,7 @@ str(const json_t *o, const char *k)
 static void
 open_page(const char *path, const char *title)
 {
-	df_open(&act_driver_managed, drv, w.port, path, title, WAIT_MS);
+	df_open(&act_driver_managed, f.drv, f.w.port, path, title, WAIT_MS);
 }
 
 /* Runs cap with args, which must succeed; its result (caller decrefs). */
@@ -82,7 +75,7 @@ fails_with(
     const char *cap, const char *args, enum cm_err want, const char *words)
 {
 	df_fails_with(
-	    &act_driver_managed, drv, cap, args, want, words, WAIT_MS);
+	    &act_driver_managed, f.drv, cap, args, want, words, WAIT_MS);
 }
 
 /* The text of the page's element of selector (its log, say), malloc'd. */
@@ -409,17 +402,17 @@ Test(page_actions, reload_loads_the_document_again)
 
 	open_page("/form2", "Fill");
 	fills("#t", "typed before", "typed before");
-	before = tk_pages_hits(w.pages, "/form2");
+	before = tk_pages_hits(f.w.pages, "/form2");
 	res = ok("reload", "{}");
 	cr_assert_str_eq(str(res, "title"), "Fill");
 	cr_assert(json_is_false(json_object_get(res, "loading")));
 	json_decref(res);
 	/* A new document: the server was asked again, and the page's log
 	 * of the fill went with the old one. */
-	cr_assert_eq(tk_pages_hits(w.pages, "/form2"), before + 1);
+	cr_assert_eq(tk_pages_hits(f.w.pages, "/form2"), before + 1);
 	log_lacks("typed before");
 	json_decref(ok("reload", "{\"wait_until\":\"commit\"}"));
-	cr_assert_eq(tk_pages_hits(w.pages, "/form2"), before + 2);
+	cr_assert_eq(tk_pages_hits(f.w.pages, "/form2"), before + 2);
 }
 
 /* ---- click's and press's options */

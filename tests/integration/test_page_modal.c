@@ -15,30 +15,24 @@
 
 #include "driver.h"
 #include "driver_fixture.h"
+#include "page_fixture.h"
 #include "pages.h"
 #include "testkit.h"
 
 #define WAIT_MS 30000 /* the most one call may take here */
 
-static struct df_world w;
-static struct act_driver *drv;
+static struct pf_page f;
 
 static void
 setup(void)
 {
-	char err[256];
-
-	df_world_setup(&w, "modal", "0190a0b0-0000-7000-8000-000000000007",
-	    "0190a0b0-0000-7000-8000-0000000000b7");
-	cr_assert_eq(act_driver_managed.open(&w.env, &drv, err, sizeof(err)), 0,
-	    "%s", err);
+	pf_open(&f, "modal", "0190a0b0-0000-7000-8000-000000000007", WAIT_MS);
 }
 
 static void
 teardown(void)
 {
-	act_driver_managed.close(drv);
-	df_world_teardown(&w);
+	pf_close(&f);
 }
 
 TestSuite(page_modal, .init = setup, .fini = teardown, .timeout = 240);
@@ -46,8 +40,7 @@ TestSuite(page_modal, .init = setup, .fini = teardown, .timeout = 240);
 static struct act_outcome
 run(const char *cap, const char *args_json, json_t **result)
 {
-	return df_run(
-	    &act_driver_managed, drv, cap, args_json, result, WAIT_MS);
+	return pf_run(&f, cap, args_json, result);
 }
 
 static const char *
@@ -75,7 +68,7 @@ go(const char *path)
 	char args[160];
 
 	snprintf(args, sizeof(args), "{\"url\":\"http://127.0.0.1:%d%s\"}",
-	    w.port, path);
+	    f.w.port, path);
 	return ok("navigate", args);
 }
 
@@ -203,7 +196,7 @@ Test(page_modal, every_result_carries_the_page_header)
 	json_t *res, *page, *tab;
 	const char *text;
 
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d/popup", w.port);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/popup", f.w.port);
 	res = go("/popup");
 	page = json_object_get(res, "page");
 	cr_assert_str_eq(str(page, "url"), url);

@@ -24,31 +24,25 @@
 #include "driver.h"
 #include "driver_fixture.h"
 #include "limits.h"
+#include "page_fixture.h"
 #include "pages.h"
 #include "testkit.h"
 #include "token.h"
 
 #define WAIT_MS 30000 /* the most one call may take here */
 
-static struct df_world w;
-static struct act_driver *drv;
+static struct pf_page f;
 
 static void
 setup(void)
 {
-	char err[256];
-
-	df_world_setup(&w, "truth", "0190a0b0-0000-7000-8000-000000000002",
-	    "0190a0b0-0000-7000-8000-0000000000ab");
-	cr_assert_eq(act_driver_managed.open(&w.env, &drv, err, sizeof(err)), 0,
-	    "%s", err);
+	pf_open(&f, "truth", "0190a0b0-0000-7000-8000-000000000002", WAIT_MS);
 }
 
 static void
 teardown(void)
 {
-	act_driver_managed.close(drv);
-	df_world_teardown(&w);
+	pf_close(&f);
 }
 
 TestSuite(page_truth, .init = setup, .fini = teardown, .timeout = 240);
@@ -56,8 +50,7 @@ TestSuite(page_truth, .init = setup, .fini = teardown, .timeout = 240);
 static struct act_outcome
 run(const char *cap, const char *args_json, json_t **result)
 {
-	return df_run(
-	    &act_driver_managed, drv, cap, args_json, result, WAIT_MS);
+	return pf_run(&f, cap, args_json, result);
 }
 
 static const char *
@@ -74,7 +67,7 @@ open_page(const char *path, const char *title)
 	struct act_outcome o;
 
 	snprintf(args, sizeof(args), "{\"url\":\"http://127.0.0.1:%d%s\"}",
-	    w.port, path);
+	    f.w.port, path);
 	o = run("navigate", args, &res);
 	cr_assert_eq(
 	    o.err, CM_OK, "navigate: %s %s", cm_err_code(o.err), o.message);
@@ -229,7 +222,7 @@ Test(page_truth, a_move_within_the_document_ends_at_once)
 	cr_assert_str_eq(url_path(res), "/spa");
 	cr_assert_str_eq(str(res, "title"), "Inbox");
 	json_decref(res);
-	cr_assert_eq(tk_pages_hits(w.pages, "/spa"), 1);
+	cr_assert_eq(tk_pages_hits(f.w.pages, "/spa"), 1);
 }
 
 Test(page_truth, a_page_that_never_loads_is_read_as_it_is)
@@ -240,7 +233,7 @@ Test(page_truth, a_page_that_never_loads_is_read_as_it_is)
 
 	/* navigate ends once the page has parsed, saying it still loads. */
 	snprintf(args, sizeof(args),
-	    "{\"url\":\"http://127.0.0.1:%d/pending\"}", w.port);
+	    "{\"url\":\"http://127.0.0.1:%d/pending\"}", f.w.port);
 	o = run("navigate", args, &res);
 	cr_assert_eq(
 	    o.err, CM_OK, "navigate: %s (%s)", cm_err_code(o.err), o.message);
@@ -262,14 +255,14 @@ Test(page_truth, a_page_that_never_loads_is_read_as_it_is)
 	snprintf(args, sizeof(args),
 	    "{\"url\":\"http://127.0.0.1:%d/pending?again\","
 	    "\"wait_until\":\"domcontentloaded\"}",
-	    w.port);
+	    f.w.port);
 	o = run("navigate", args, &res);
 	cr_assert_eq(o.err, CM_OK, "navigate: %s", o.message);
 	cr_assert_str_eq(str(res, "title"), "Pending");
 	json_decref(res);
 	snprintf(args, sizeof(args),
 	    "{\"url\":\"http://127.0.0.1:%d/next\",\"wait_until\":\"commit\"}",
-	    w.port);
+	    f.w.port);
 	o = run("navigate", args, &res);
 	cr_assert_eq(o.err, CM_OK, "navigate: %s", o.message);
 	cr_assert_str_eq(url_path(res), "/next");
@@ -320,7 +313,7 @@ Test(page_truth, a_page_that_asks_before_it_is_left_does_not_trap_the_space)
 	o = run("click", "{\"selector\":\"#b\"}", NULL);
 	cr_assert_eq(o.err, CM_OK, "click: %s", o.message);
 	snprintf(args, sizeof(args), "{\"url\":\"http://127.0.0.1:%d/next\"}",
-	    w.port);
+	    f.w.port);
 	o = run("navigate", args, &res);
 	cr_assert_eq(
 	    o.err, CM_OK, "navigate: %s (%s)", cm_err_code(o.err), o.message);
@@ -380,8 +373,8 @@ Test(page_truth, a_popup_leaves_the_page_as_it_was)
 	cr_assert_eq(
 	    o.err, CM_OK, "screenshot: %s (%s)", cm_err_code(o.err), o.message);
 	free(o.artifact);
-	cr_assert_eq(tk_pages_hits(w.pages, "/next"), 1);
-	cr_assert_geq(tk_pages_hits(w.pages, "/search"), CM_TABS_MAX - 1);
+	cr_assert_eq(tk_pages_hits(f.w.pages, "/next"), 1);
+	cr_assert_geq(tk_pages_hits(f.w.pages, "/search"), CM_TABS_MAX - 1);
 }
 
 /* The profile's downloads directory (driver_managed.c), and whether it
@@ -394,22 +387,22 @@ downloaded(const char *want)
 	bool found = false;
 	DIR *d;
 
-	snprintf(path, sizeof(path), "%s/profiles/%s/spaced-downloads", w.dir,
-	    w.env.space_id);
+	snprintf(path, sizeof(path), "%s/profiles/%s/spaced-downloads", f.w.dir,
+	    f.w.env.space_id);
 	cr_assert_not_null(d = opendir(path), "no %s", path);
 	while (!found && (de = readdir(d)) != NULL) {
 		char file[800];
-		FILE *f;
+		FILE *in;
 		size_t n;
 
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(file, sizeof(file), "%s/%s", path, de->d_name);
-		if ((f = fopen(file, "r")) == NULL)
+		if ((in = fopen(file, "r")) == NULL)
 			continue;
-		n = fread(got, 1, sizeof(got) - 1, f);
+		n = fread(got, 1, sizeof(got) - 1, in);
 		got[n] = '\0';
-		fclose(f);
+		fclose(in);
 		found = strcmp(got, want) == 0;
 	}
 	closedir(d);
@@ -432,7 +425,7 @@ Test(page_truth, a_download_goes_to_the_space_and_is_reported)
 	    home != NULL ? home : "/root");
 	had_home_dl = stat(home_dl, &st) == 0;
 	snprintf(args, sizeof(args), "{\"url\":\"http://127.0.0.1:%d/file\"}",
-	    w.port);
+	    f.w.port);
 	o = run("navigate", args, &res);
 	cr_assert_eq(
 	    o.err, CM_OK, "navigate: %s (%s)", cm_err_code(o.err), o.message);
@@ -474,7 +467,7 @@ Test(page_truth, a_download_goes_to_the_space_and_is_reported)
 	cr_assert_eq(o.artifact_len, 18);
 	free(o.artifact);
 	json_decref(res);
-	cr_assert_eq(tk_pages_hits(w.pages, "/file"), 2);
+	cr_assert_eq(tk_pages_hits(f.w.pages, "/file"), 2);
 	/* Nothing went to the browser's own place for downloads. */
 	cr_assert_eq(
 	    stat(home_dl, &st) == 0, had_home_dl, "%s appeared", home_dl);
@@ -508,7 +501,7 @@ Test(page_truth, a_download_too_large_is_refused_and_not_kept)
 	int left = 0;
 
 	snprintf(args, sizeof(args),
-	    "{\"url\":\"http://127.0.0.1:%d/bigfile\"}", w.port);
+	    "{\"url\":\"http://127.0.0.1:%d/bigfile\"}", f.w.port);
 	o = run("navigate", args, &res);
 	cr_assert_eq(
 	    o.err, CM_OK, "navigate: %s (%s)", cm_err_code(o.err), o.message);
@@ -519,8 +512,8 @@ Test(page_truth, a_download_too_large_is_refused_and_not_kept)
 	cr_assert_null(json_object_get(dl, "artifact"));
 	cr_assert_null(o.artifact, "a refused download became an artifact");
 	json_decref(res);
-	snprintf(path, sizeof(path), "%s/profiles/%s/spaced-downloads", w.dir,
-	    w.env.space_id);
+	snprintf(path, sizeof(path), "%s/profiles/%s/spaced-downloads", f.w.dir,
+	    f.w.env.space_id);
 	cr_assert_not_null(d = opendir(path), "no %s", path);
 	closedir(d);
 	/* The browser removes a canceled download's partial file itself,
