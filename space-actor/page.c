@@ -619,6 +619,21 @@ act_page_tick(struct act_page *p, int64_t now_ms)
 	return p->poll_at_ms >= 0 ? p->poll_at_ms : p->deadline_ms;
 }
 
+/* Drops what the call held: its args, and the results it was building
+ * or holding (a failed one's, one waiting for its download or its
+ * snapshot, its dialog, its end's). */
+static void
+page_forget_call(struct act_page *p)
+{
+	json_t **held[] = {&p->args, &p->keep, &p->dl_held, &p->snap_held,
+	    &p->call_dialog, &p->ending};
+
+	for (size_t i = 0; i < sizeof(held) / sizeof(held[0]); i++) {
+		json_decref(*held[i]);
+		*held[i] = NULL;
+	}
+}
+
 bool
 act_page_take(struct act_page *p, struct act_outcome *out)
 {
@@ -626,18 +641,7 @@ act_page_take(struct act_page *p, struct act_outcome *out)
 		return false;
 	*out = p->out;
 	memset(&p->out, 0, sizeof(p->out));
-	json_decref(p->args);
-	p->args = NULL;
-	json_decref(p->keep); /* a result that was being built when it failed */
-	p->keep = NULL;
-	json_decref(p->dl_held);
-	p->dl_held = NULL;
-	json_decref(p->snap_held);
-	p->snap_held = NULL;
-	json_decref(p->call_dialog);
-	p->call_dialog = NULL;
-	json_decref(p->ending);
-	p->ending = NULL;
+	page_forget_call(p);
 	p->busy = p->done = false;
 	return true;
 }
@@ -719,16 +723,7 @@ void
 act_page_abort(struct act_page *p)
 {
 	page_stop(p);
-	json_decref(p->keep);
-	p->keep = NULL;
-	json_decref(p->dl_held);
-	p->dl_held = NULL;
-	json_decref(p->snap_held);
-	p->snap_held = NULL;
-	json_decref(p->ending);
-	p->ending = NULL;
-	json_decref(p->args);
-	p->args = NULL;
+	page_forget_call(p);
 	free(p->out.result);
 	free(p->out.artifact);
 	memset(&p->out, 0, sizeof(p->out));
