@@ -15,8 +15,8 @@
  *
  *   snapshot   the page navigated to once, then N snapshots at max_chars
  *              16000 (the default) and 40000: the time of each (the call
- *              to its end, as df_run runs it), and the bytes of the
- *              outline and of the whole result.
+ *              to its end on the actor's loop, bw_driver_call), and the
+ *              bytes of the outline and of the whole result.
  *   axtree     on a page of its own browser: Accessibility.getFullAXTree
  *              whole, and with depth 3, and (Accessibility enabled) a walk
  *              in document order by getChildAXNodes from getRootAXNode
