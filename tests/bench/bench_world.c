@@ -4,9 +4,12 @@
  */
 #include "bench_world.h"
 
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "clock.h"
 
 const char *
 bw_str(const json_t *o, const char *key)
@@ -155,4 +158,122 @@ bw_page_open(const char *who, struct tk_rig *r, struct bw_page *pg)
 	if (tk_rig_call(r, pg->sid, "Page.enable", NULL, BW_STEP_MS) == NULL)
 		return tk_fail(who, "Page.enable failed");
 	return 0;
+}
+
+struct act_outcome
+bw_driver_call(struct act_driver *d, const char *cap, const char *args_json,
+    int wait_ms, char **result)
+{
+	struct act_call call = {.task_id = "t", .request_id = "r"};
+	struct act_outcome out;
+	json_t *args = json_loads(args_json, 0, NULL);
+	int64_t end = cm_mono_ms() + wait_ms;
+
+	memset(&out, 0, sizeof(out));
+	if (result != NULL)
+		*result = NULL;
+	if (args == NULL) {
+		out.err = CM_E_INVALID_ARGS;
+		snprintf(out.message, sizeof(out.message), "not JSON: %s",
+		    args_json);
+		return out;
+	}
+	call.capability = cap;
+	call.args = args;
+	call.deadline_ms = end;
+	if (act_driver_managed.start(d, &call) != 0) {
+		out.err = CM_E_RUNTIME_ERROR;
+		snprintf(out.message, sizeof(out.message), "start failed");
+		json_decref(args);
+		return out;
+	}
+	for (;;) {
+		struct pollfd fds[8];
+		int64_t wake, now = cm_mono_ms();
+		int n = act_driver_managed.pollfds(d, fds, 8, &wake);
+
+		/* The driver holds its deadline; this bounds a bench whose
+		 * driver would not. */
+		if (now > end + BW_GRACE_MS) {
+			(void)act_driver_managed.cancel(d);
+			memset(&out, 0, sizeof(out));
+			out.err = CM_E_TASK_TIMEOUT;
+			snprintf(out.message, sizeof(out.message),
+			    "%s did not end %d ms after its deadline", cap,
+			    BW_GRACE_MS);
+			break;
+		}
+		poll(fds, (nfds_t)n,
+		    wake < 0      ? 100
+		    : wake <= now ? 0
+		                  : (int)(wake - now));
+		if (act_driver_managed.step(d, fds, n, &out) == ACT_DONE)
+			break;
+	}
+	json_decref(args);
+	if (result != NULL)
+		*result = out.result;
+	else
+		free(out.result);
+	out.result = NULL;
+	free(out.artifact);
+	out.artifact = NULL;
+	return out;
+}
+
+int
+bw_driver_navigate(
+    const char *who, struct act_driver *d, int port, const char *path)
+{
+	char args[160];
+	struct act_outcome o;
+
+	snprintf(args, sizeof(args), "{\"url\":\"http://127.0.0.1:%d%s\"}",
+	    port, path);
+	o = bw_driver_call(d, "navigate", args, BW_STEP_MS, NULL);
+	if (o.err != CM_OK)
+		return tk_fail(who, "navigate %s: %s %s", path,
+		    cm_err_code(o.err), o.message);
+	return 0;
+}
+
+int
+bw_with_driver(const char *who, const char *tag,
+    int (*fn)(struct act_driver *d, void *arg), void *arg)
+{
+	struct cm_config cfg;
+	struct act_env env;
+	struct act_driver *d;
+	char dir[128], err[256], tmp[256];
+	int rc;
+
+	memset(&cfg, 0, sizeof(cfg));
+	memset(&env, 0, sizeof(env));
+	tk_tmpdir(dir, sizeof(dir), tag);
+	snprintf(
+	    tmp, sizeof(tmp), "%s", getenv("TMPDIR") ? getenv("TMPDIR") : "");
+	if (setenv("TMPDIR", dir, 1) != 0) {
+		tk_rmrf(dir);
+		return tk_fail(who, "setenv TMPDIR failed");
+	}
+	snprintf(cfg.data_dir, sizeof(cfg.data_dir), "%s", dir);
+	snprintf(
+	    cfg.chromium_path, sizeof(cfg.chromium_path), "%s", TK_CHROMIUM);
+	env.space_id = "0190a0b0-0000-7000-8000-000000000004";
+	env.instance_id = "0190a0b0-0000-7000-8000-0000000000ad";
+	env.driver = CM_DRIVER_MANAGED;
+	env.cfg = &cfg;
+	if (act_driver_managed.open(&env, &d, err, sizeof(err)) != 0) {
+		tk_rmrf(dir);
+		rc = tk_fail(who, "open: %s", err);
+	} else {
+		rc = fn(d, arg);
+		act_driver_managed.close(d);
+		tk_rmrf(dir);
+	}
+	if (tmp[0] != '\0')
+		setenv("TMPDIR", tmp, 1);
+	else
+		unsetenv("TMPDIR");
+	return rc;
 }

@@ -2,9 +2,11 @@
  * bench_world.h: what the benches on a real Chromium share.  Through
  * spaced: a workspace with one managed instance of the browser bundle
  * bound to it, its Spaces, and tasks run through the API with ?wait=30.
- * Beside it, the direct CDP client's page (tests/integration/cdp_rig.h):
- * the calls a tool makes that drives a browser with no spaced around it.
- * Failures are said on stderr under the bench's name and return -1.
+ * Without spaced around it, the managed driver (space-actor/driver.h)
+ * as the actor's loop runs it.  Beside them, the direct CDP client's page
+ * (tests/integration/cdp_rig.h): the calls a tool makes that drives a
+ * browser with no spaced around it.  Failures are said on stderr under
+ * the bench's name and return -1.
  */
 #ifndef BW_BENCH_WORLD_H
 #define BW_BENCH_WORLD_H
@@ -12,6 +14,7 @@
 #include <jansson.h>
 
 #include "cdp_rig.h"
+#include "driver.h"
 #include "testkit.h"
 
 #define BW_READY_MS 20000 /* spaced's api answers, its admin token works */
@@ -60,5 +63,38 @@ struct bw_page {
  * about:blank target in it, attached (flat), Page.enable.  who names the
  * bench.  Returns 0, or -1. */
 int bw_page_open(const char *who, struct tk_rig *r, struct bw_page *pg);
+
+/* ---- the managed driver, as the actor runs it */
+
+/*
+ * Runs one call of capability cap with args_json (a JSON object, which
+ * the bundle would have validated: nothing checks it here) on the
+ * managed driver d to its end, as the actor's loop does: the driver's
+ * fds polled, stepped until it is done.  The call's deadline is
+ * wait_ms from now; a driver that has not ended BW_GRACE_MS after it is
+ * cancelled, and the outcome is CM_E_TASK_TIMEOUT.  *result (NULL: not
+ * wanted) gets the result's JSON text, malloc'd (the caller frees), or
+ * NULL; an artifact is freed.  Returns the outcome, its err CM_OK or
+ * the error (CM_E_INVALID_ARGS for args that are not JSON).
+ */
+#define BW_GRACE_MS 5000
+struct act_outcome bw_driver_call(struct act_driver *d, const char *cap,
+    const char *args_json, int wait_ms, char **result);
+
+/* Navigates d to path on the page server of pages.h at port, as one
+ * navigate call; a failure is said under who.  Returns 0, or -1. */
+int bw_driver_navigate(
+    const char *who, struct act_driver *d, int port, const char *path);
+
+/*
+ * Opens a managed driver on TK_CHROMIUM as the actor opens one for a
+ * Space (its profile in a directory of its own, tagged tag, which the
+ * browsers also get as TMPDIR: their single-instance directories go with
+ * it), runs fn(d, arg) on it, closes it and removes the directory, and
+ * puts TMPDIR back.  Returns fn's value, or -1 when the driver would not
+ * open (said under who).  Call before any thread of the bench starts.
+ */
+int bw_with_driver(const char *who, const char *tag,
+    int (*fn)(struct act_driver *d, void *arg), void *arg);
 
 #endif

@@ -15,8 +15,8 @@
  *
  *   snapshot   the page navigated to once, then N snapshots at max_chars
  *              16000 (the default) and 40000: the time of each (the call
- *              to its end, as df_run runs it), and the bytes of the
- *              outline and of the whole result.
+ *              to its end on the actor's loop, bw_driver_call), and the
+ *              bytes of the outline and of the whole result.
  *   axtree     on a page of its own browser: Accessibility.getFullAXTree
  *              whole, and with depth 3, and (Accessibility enabled) a walk
  *              in document order by getChildAXNodes from getRootAXNode
@@ -38,12 +38,12 @@
  * Times are printed in ms truncated to the microsecond (never rounded).
  */
 #include <inttypes.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_world.h"
 #include "capability.h"
 #include "cdp_rig.h"
 #include "clock.h"
@@ -73,56 +73,13 @@ static struct act_outcome
 sb_call(
     struct act_driver *d, const char *cap, const char *args_json, char **result)
 {
-	struct act_call call = {.task_id = "t", .request_id = "r"};
-	struct act_outcome out;
-	json_t *args = json_loads(args_json, 0, NULL);
-	int64_t end = cm_mono_ms() + SB_WAIT_MS;
-
-	memset(&out, 0, sizeof(out));
-	call.capability = cap;
-	call.args = args;
-	call.deadline_ms = end;
-	if (act_driver_managed.start(d, &call) != 0) {
-		out.err = CM_E_RUNTIME_ERROR;
-		json_decref(args);
-		return out;
-	}
-	for (;;) {
-		struct pollfd fds[8];
-		int64_t wake, now = cm_mono_ms();
-		int n = act_driver_managed.pollfds(d, fds, 8, &wake);
-
-		poll(fds, (nfds_t)n,
-		    wake < 0      ? 100
-		    : wake <= now ? 0
-		                  : (int)(wake - now));
-		if (act_driver_managed.step(d, fds, n, &out) == ACT_DONE)
-			break;
-	}
-	json_decref(args);
-	if (result != NULL)
-		*result = out.result;
-	else
-		free(out.result);
-	out.result = NULL;
-	free(out.artifact);
-	out.artifact = NULL;
-	return out;
+	return bw_driver_call(d, cap, args_json, SB_WAIT_MS, result);
 }
 
 static int
 sb_navigate(struct act_driver *d, const char *path)
 {
-	char args[160];
-	struct act_outcome o;
-
-	snprintf(args, sizeof(args), "{\"url\":\"http://127.0.0.1:%d%s\"}",
-	    port, path);
-	o = sb_call(d, "navigate", args, NULL);
-	if (o.err != CM_OK)
-		return tk_fail("snapshot_bench", "navigate %s: %s %s", path,
-		    cm_err_code(o.err), o.message);
-	return 0;
+	return bw_driver_navigate("snapshot_bench", d, port, path);
 }
 
 static int
@@ -175,49 +132,15 @@ sb_snapshots(struct act_driver *d, const char *path, int runs)
 
 /* Opens a managed driver as the actor does, runs fn on it, closes it. */
 static int
-sb_with_driver(int (*fn)(struct act_driver *d, int runs), int runs)
+sb_with_driver(int (*fn)(struct act_driver *d, void *runs), int runs)
 {
-	struct cm_config cfg;
-	struct act_env env;
-	struct act_driver *d;
-	char dir[128], err[256], tmp[256];
-	int rc = 0;
-
-	memset(&cfg, 0, sizeof(cfg));
-	memset(&env, 0, sizeof(env));
-	tk_tmpdir(dir, sizeof(dir), "snapbench");
-	snprintf(
-	    tmp, sizeof(tmp), "%s", getenv("TMPDIR") ? getenv("TMPDIR") : "");
-	/* The browser's single-instance directories go with dir. */
-	if (setenv("TMPDIR", dir, 1) != 0) {
-		tk_rmrf(dir);
-		return tk_fail("snapshot_bench", "setenv TMPDIR failed");
-	}
-	snprintf(cfg.data_dir, sizeof(cfg.data_dir), "%s", dir);
-	snprintf(
-	    cfg.chromium_path, sizeof(cfg.chromium_path), "%s", TK_CHROMIUM);
-	env.space_id = "0190a0b0-0000-7000-8000-000000000004";
-	env.instance_id = "0190a0b0-0000-7000-8000-0000000000ad";
-	env.driver = CM_DRIVER_MANAGED;
-	env.cfg = &cfg;
-	if (act_driver_managed.open(&env, &d, err, sizeof(err)) != 0) {
-		tk_rmrf(dir);
-		return tk_fail("snapshot_bench", "open: %s", err);
-	}
-	rc = fn(d, runs);
-	act_driver_managed.close(d);
-	tk_rmrf(dir);
-	if (tmp[0] != '\0')
-		setenv("TMPDIR", tmp, 1);
-	else
-		unsetenv("TMPDIR");
-	return rc;
+	return bw_with_driver("snapshot_bench", "snapbench", fn, &runs);
 }
 
 static int
-sb_capability(struct act_driver *d, int runs)
+sb_capability(struct act_driver *d, void *arg)
 {
-	int rc = 0;
+	int runs = *(const int *)arg, rc = 0;
 
 	for (size_t i = 0; i < SB_PAGES && rc == 0; i++)
 		rc = sb_snapshots(d, sb_pages[i], runs);
@@ -380,9 +303,9 @@ sb_versus_playwright(int runs)
 }
 
 static int
-sb_versus(struct act_driver *d, int runs)
+sb_versus(struct act_driver *d, void *arg)
 {
-	int rc = 0;
+	int runs = *(const int *)arg, rc = 0;
 
 	for (size_t i = 0; i < SB_VERSUS_PAGES && rc == 0; i++)
 		rc = sb_versus_page(d, sb_versus_pages[i], runs);
