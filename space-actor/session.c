@@ -12,6 +12,12 @@
 /* The setup steps, in order; each reply moves to the next. */
 enum session_step {
 	STEP_CONTEXT, /* own_context only */
+	/* Every new page attaches held before it runs: a tab the page opens
+	 * is set up as the page is before it sends a request (tabs.c).  On
+	 * before the page is made: on a shared browser another Space's
+	 * actor holds every new page too, and only one held for this actor
+	 * as well can be let run from here. */
+	STEP_TABS,
 	STEP_CREATE,
 	STEP_ATTACH,
 	STEP_PAGE,
@@ -35,9 +41,6 @@ enum session_step {
 	/* The browser tells of every target, so the tabs the page opens are
 	 * known (act_session_event). */
 	STEP_DISCOVER,
-	/* Every new page attaches held before it runs: a tab the page opens
-	 * is set up as the page is before it sends a request (tabs.c). */
-	STEP_TABS,
 	/* Downloads go to the Space's own directory, or nowhere, and are
 	 * told of (Browser.download*): never to the browser's default. */
 	STEP_DOWNLOADS,
@@ -69,6 +72,12 @@ act_session_init(
 	s->policy = policy;
 	s->own_context = own_context;
 	s->cur = &s->page;
+}
+
+void
+act_session_shared(struct act_session *s)
+{
+	s->shared = true;
 }
 
 void
@@ -174,7 +183,11 @@ session_send(struct act_session *s, int step)
 		params = json_pack("{s:b}", "discover", 1);
 		break;
 	case STEP_TABS:
-		params = act_tabs_autoattach_params();
+		/* Shared: only the tabs the page opens attach, as told. */
+		params = s->shared
+		             ? json_pack("{s:b, s:b, s:b}", "autoAttach", 0,
+		                   "waitForDebuggerOnStart", 0, "flatten", 1)
+		             : act_tabs_autoattach_params();
 		break;
 	case STEP_DOWNLOADS:
 		params = json_pack("{s:s, s:b}", "behavior",
@@ -309,8 +322,8 @@ act_session_begin(struct act_session *s, struct act_cdp *cdp, int64_t deadline)
 	s->state = ACT_SESSION_SETUP;
 	s->deadline_ms = deadline;
 	s->context[0] = s->target[0] = '\0';
-	s->creating = false;
-	return session_send(s, s->own_context ? STEP_CONTEXT : STEP_CREATE);
+	s->creating = true;
+	return session_send(s, s->own_context ? STEP_CONTEXT : STEP_TABS);
 }
 
 /* The browser told a target's url or title: the page's header keeps its
@@ -330,12 +343,19 @@ act_session_event(struct act_session *s, const char *session,
 {
 	const char *id, *sid;
 
+	/* Pages attach from the setup's first steps on, the Space's own. */
+	if (session == NULL && strcmp(method, "Target.attachedToTarget") == 0) {
+		if (!s->shared) /* shared: the attaches are the tabs' own */
+			act_tabs_attached(s, params);
+		return;
+	}
 	if (!s->page_ok)
 		return;
 	act_page_event(&s->page, session, method, params);
 	act_tabs_event(s, session, method, params);
-	if (session == NULL && strcmp(method, "Target.attachedToTarget") == 0) {
-		act_tabs_attached(s, params);
+	if (session == NULL && s->shared &&
+	    strcmp(method, "Target.targetCreated") == 0) {
+		act_tabs_created(s, json_object_get(params, "targetInfo"));
 		return;
 	}
 	if (session == NULL &&

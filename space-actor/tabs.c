@@ -248,18 +248,22 @@ act_tabs_attached(struct act_session *s, const json_t *params)
 	struct act_page *op;
 	struct act_tab *t = NULL;
 
-	if (sid == NULL || strlen(sid) > CM_ID_MAX || !s->page_ok)
+	if (sid == NULL || strlen(sid) > CM_ID_MAX || s->cdp == NULL)
 		return;
 	/* Another Space's: let go, never run from here. */
 	if (s->own_context && (ctx == NULL || strcmp(ctx, s->context) != 0)) {
 		tabs_detach(s, sid, false);
 		return;
 	}
+	/* The session's own attach of its page (the auto-attach, on before
+	 * the page is made, attaches it held). */
+	if (!waiting && id != NULL && strcmp(id, s->target) == 0)
+		return;
 	/* Not a new tab: a page open before the auto-attach (the Space's
 	 * own among them), or the one the session itself is making, which
 	 * its own setup holds to the policy before it loads anything. */
 	if (type == NULL || strcmp(type, "page") != 0 || !waiting ||
-	    id == NULL || strlen(id) > CM_ID_MAX ||
+	    id == NULL || strlen(id) > CM_ID_MAX || !s->page_ok ||
 	    strcmp(id, s->target) == 0 || (s->creating && opener == NULL)) {
 		tabs_detach(s, sid, waiting);
 		return;
@@ -314,6 +318,53 @@ tabs_opener(struct act_session *s, const struct act_tab *t)
 		    strcmp(s->tabs[i].target, t->opener) == 0)
 			return &s->tabs[i].page;
 	return &s->page;
+}
+
+/* The attach of a shared browser's tab: set up as a held one is. */
+static void
+tabs_created_attached(void *arg, const json_t *result, const json_t *error)
+{
+	struct tabs_refused *r = arg; /* its target, and the session */
+	const char *sid =
+	    json_string_value(json_object_get(result, "sessionId"));
+
+	if (error == NULL && sid != NULL) {
+		json_t *info = json_pack("{s:s, s:s, s:s, s:s, s:s}",
+		    "targetId", r->target, "type", "page", "browserContextId",
+		    r->s->context, "openerId", r->session, "url", "");
+		json_t *params = json_pack("{s:s, s:o, s:b}", "sessionId", sid,
+		    "targetInfo", info, "waitingForDebugger", 1);
+
+		act_tabs_attached(r->s, params);
+		json_decref(params);
+	}
+	free(r);
+}
+
+void
+act_tabs_created(struct act_session *s, const json_t *info)
+{
+	const char *type = json_string_value(json_object_get(info, "type"));
+	const char *id = json_string_value(json_object_get(info, "targetId"));
+	const char *ctx =
+	    json_string_value(json_object_get(info, "browserContextId"));
+	const char *opener =
+	    json_string_value(json_object_get(info, "openerId"));
+	struct tabs_refused *r;
+
+	if (!s->page_ok || type == NULL || strcmp(type, "page") != 0 ||
+	    id == NULL || strlen(id) > CM_ID_MAX || opener == NULL ||
+	    strlen(opener) > CM_ID_MAX || ctx == NULL ||
+	    strcmp(ctx, s->context) != 0 || tabs_of_target(s, opener) == NULL ||
+	    (r = calloc(1, sizeof(*r))) == NULL)
+		return;
+	r->s = s;
+	snprintf(r->target, sizeof(r->target), "%s", id);
+	snprintf(r->session, sizeof(r->session), "%s", opener);
+	if (act_cdp_call(s->cdp, NULL, "Target.attachToTarget",
+	        json_pack("{s:s, s:b}", "targetId", id, "flatten", 1),
+	        tabs_soon(), tabs_created_attached, r) <= 0)
+		free(r);
 }
 
 /* p becomes the page calls act on; every page's refs are stale. */
@@ -503,8 +554,9 @@ act_tabs_list(void *arg, json_t *list)
 	    list, json_pack("{s:i, s:s, s:s, s:b}", "index", 0, "title",
 	              s->page.title, "url", s->page.url, "current",
 	              s->cur == &s->page));
+	/* A tab is listed once it can be selected. */
 	for (int i = 0; i < CM_TABS_MAX; i++)
-		if (s->tabs[i].used)
+		if (s->tabs[i].used && s->tabs[i].ready)
 			json_array_append_new(
 			    list, json_pack("{s:i, s:s, s:s, s:b}", "index",
 			              i + 1, "title", s->tabs[i].page.title,

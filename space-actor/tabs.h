@@ -14,7 +14,12 @@
  * auto-attaching clients runs as soon as any one of them lets it, so
  * letting another Space's page run would let it send requests before its
  * own Space's interception holds.  A client that is gone, or stalled,
- * holds nobody's page: its owner lets it run.
+ * holds nobody's page: its owner lets it run.  But a client that is
+ * alive and does not read its connection holds every new page of the
+ * browser, the other Spaces' first pages too (measured): on a browser
+ * shared with other clients (the cdp driver) no page is held, and a tab
+ * is attached as the browser tells of it (act_tabs_created), its first
+ * requests not held.
  *
  * Index 0 is the Space's first page (the session's own); a tab's index
  * is its slot's place (1..CM_TABS_MAX), kept while it lives; a closed
@@ -52,6 +57,12 @@ json_t *act_tabs_autoattach_params(void);
  * opened is set up and let run (or closed at once when CM_TABS_MAX are
  * open, which the call under way says); any other page is let go. */
 void act_tabs_attached(struct act_session *s, const json_t *params);
+
+/* A shared browser's Target.targetCreated: a page of the Space's
+ * context opened by one of its pages is attached, then set up as
+ * act_tabs_attached does; it is not held meanwhile, so its first
+ * requests may go out before its interception holds. */
+void act_tabs_created(struct act_session *s, const json_t *info);
 
 /* Every CDP event of the connection, for the tabs' pages; a tab whose
  * target went away is forgotten (a current one hands over to its opener,
