@@ -50,7 +50,8 @@
 	    false)                                                           \
 	X(CM_E_ELEMENT_NOT_EDITABLE, "element_not_editable", 422, false)     \
 	X(CM_E_DIALOG_OPEN, "dialog_open", 409, false)                       \
-	X(CM_E_NO_DIALOG, "no_dialog", 409, false)
+	X(CM_E_NO_DIALOG, "no_dialog", 409, false)                           \
+	X(CM_E_NO_TAB, "no_tab", 409, false)
 
 enum cm_err {
 #define CM_ERR_ENUM(e, s, h, r) e,

@@ -395,6 +395,7 @@ static const struct {
     {"reload", cap_reload},
     {"handle_dialog", cap_handle_dialog},
     {"upload", cap_upload},
+    {"tabs", cap_tabs},
 };
 
 #define N_CAPS (sizeof(caps) / sizeof(caps[0]))

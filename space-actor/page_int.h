@@ -277,5 +277,9 @@ void cap_check(struct act_page *p);
 void cap_hover(struct act_page *p);
 void cap_drag(struct act_page *p);
 void page_drag_intercepted(struct act_page *p, const json_t *params);
+/* The capability of tabs.c: list, select and close the Space's tabs
+ * (p->tabs_arg is the session; the select or close of the current tab
+ * made its page current before the call began, act_tabs_prepare). */
+void cap_tabs(struct act_page *p);
 
 #endif

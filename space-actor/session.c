@@ -12,6 +12,12 @@
 /* The setup steps, in order; each reply moves to the next. */
 enum session_step {
 	STEP_CONTEXT, /* own_context only */
+	/* Every new page attaches held before it runs: a tab the page opens
+	 * is set up as the page is before it sends a request (tabs.c).  On
+	 * before the page is made: on a shared browser another Space's
+	 * actor holds every new page too, and only one held for this actor
+	 * as well can be let run from here. */
+	STEP_TABS,
 	STEP_CREATE,
 	STEP_ATTACH,
 	STEP_PAGE,
@@ -53,6 +59,7 @@ static const char *const session_methods[STEP__COUNT] = {
     [STEP_VIEWPORT] = "Emulation.setDeviceMetricsOverride",
     [STEP_FOCUS] = "Emulation.setFocusEmulationEnabled",
     [STEP_DISCOVER] = "Target.setDiscoverTargets",
+    [STEP_TABS] = "Target.setAutoAttach",
     [STEP_DOWNLOADS] = "Browser.setDownloadBehavior",
     [STEP_FRAMES] = "Page.getFrameTree",
 };
@@ -64,6 +71,13 @@ act_session_init(
 	memset(s, 0, sizeof(*s));
 	s->policy = policy;
 	s->own_context = own_context;
+	s->cur = &s->page;
+}
+
+void
+act_session_shared(struct act_session *s)
+{
+	s->shared = true;
 }
 
 void
@@ -81,6 +95,7 @@ act_session_events(struct act_session *s, act_page_event_fn fn, void *arg)
 		s->page.on_event = fn;
 		s->page.on_event_arg = arg;
 	}
+	act_tabs_sync(s);
 }
 
 void
@@ -92,6 +107,7 @@ act_session_dialogs(struct act_session *s, const char *policy)
 	                                                    : ACT_DIALOG_MODAL;
 	if (s->page_ok)
 		s->page.dialog_policy = s->dialog_policy;
+	act_tabs_sync(s);
 }
 
 void
@@ -109,6 +125,7 @@ act_session_adopt(struct act_session *s, const struct cm_policy *policy)
 	s->policy = policy;
 	if (s->page_ok)
 		s->page.policy = policy;
+	act_tabs_sync(s);
 }
 
 static void
@@ -164,6 +181,13 @@ session_send(struct act_session *s, int step)
 		break;
 	case STEP_DISCOVER:
 		params = json_pack("{s:b}", "discover", 1);
+		break;
+	case STEP_TABS:
+		/* Shared: only the tabs the page opens attach, as told. */
+		params = s->shared
+		             ? json_pack("{s:b, s:b, s:b}", "autoAttach", 0,
+		                   "waitForDebuggerOnStart", 0, "flatten", 1)
+		             : act_tabs_autoattach_params();
 		break;
 	case STEP_DOWNLOADS:
 		params = json_pack("{s:s, s:b}", "behavior",
@@ -225,6 +249,7 @@ session_reply(void *arg, const json_t *result, const json_t *error)
 			return;
 		}
 		snprintf(s->target, sizeof(s->target), "%s", id);
+		s->creating = false;
 		break;
 	case STEP_ATTACH:
 		if ((id = session_id(result, "sessionId")) == NULL) {
@@ -239,6 +264,9 @@ session_reply(void *arg, const json_t *result, const json_t *error)
 		s->page.up_dir = s->uploads;
 		s->page.dl_context = s->own_context ? s->context : NULL;
 		s->page.dialog_policy = s->dialog_policy;
+		s->page.tabs_fn = act_tabs_list;
+		s->page.tabs_arg = s;
+		s->cur = &s->page;
 		s->page_ok = true;
 		break;
 	case STEP_FRAMES:
@@ -274,19 +302,16 @@ session_replace(struct act_session *s, const char *who)
 	cm_warnx(
 	    "%s: the page did not come to rest: a fresh one replaces it", who);
 	snprintf(old, sizeof(old), "%s", s->target);
+	/* The tabs it opened go with it. */
+	act_tabs_forget_all(s, true);
 	act_page_fini(&s->page);
 	s->page_ok = false;
-	/* The tabs it opened go with it. */
-	for (int i = 0; i < s->n_tabs; i++)
-		act_cdp_call(s->cdp, NULL, "Target.closeTarget",
-		    json_pack("{s:s}", "targetId", s->tabs[i]), end, NULL,
-		    NULL);
-	s->n_tabs = 0;
 	if (act_cdp_call(s->cdp, NULL, "Target.closeTarget",
 	        json_pack("{s:s}", "targetId", old), end, NULL, NULL) <= 0)
 		return -1;
 	s->state = ACT_SESSION_SETUP;
 	s->deadline_ms = end;
+	s->creating = true;
 	return session_send(s, STEP_CREATE);
 }
 
@@ -297,58 +322,8 @@ act_session_begin(struct act_session *s, struct act_cdp *cdp, int64_t deadline)
 	s->state = ACT_SESSION_SETUP;
 	s->deadline_ms = deadline;
 	s->context[0] = s->target[0] = '\0';
-	s->n_tabs = 0; /* a new connection: a new browser, or a new page */
-	return session_send(s, s->own_context ? STEP_CONTEXT : STEP_CREATE);
-}
-
-/* A target the browser made: a tab the page opened is kept, or closed
- * when CM_TABS_MAX are open already.  Either way the page is told (the
- * call under way says in its result that a tab was opened, and the
- * page's on_event hears of it). */
-static void
-session_tab_created(struct act_session *s, const json_t *info)
-{
-	const char *type = json_string_value(json_object_get(info, "type"));
-	const char *opener =
-	    json_string_value(json_object_get(info, "openerId"));
-	const char *id = session_id(info, "targetId");
-	const char *url = json_string_value(json_object_get(info, "url"));
-
-	if (type == NULL || strcmp(type, "page") != 0 || opener == NULL ||
-	    strcmp(opener, s->target) != 0 || id == NULL)
-		return;
-	for (int i = 0; i < s->n_tabs; i++)
-		if (strcmp(s->tabs[i], id) == 0)
-			return;
-	if (s->n_tabs < CM_TABS_MAX) {
-		snprintf(s->tabs[s->n_tabs], sizeof(s->tabs[0]), "%s", id);
-		s->n_tabs++;
-		/* A new tab in the page's window hides the page, and a hidden
-		 * page draws no frames (a screenshot waits for one): the page
-		 * is brought back to the front. */
-		act_cdp_call(s->cdp, s->page.session, "Page.bringToFront", NULL,
-		    cm_mono_ms() + CM_BROWSER_START_MS, NULL, NULL);
-		act_page_tab_opened(&s->page, url, false);
-		return;
-	}
-	act_cdp_call(s->cdp, NULL, "Target.closeTarget",
-	    json_pack("{s:s}", "targetId", id),
-	    cm_mono_ms() + CM_BROWSER_START_MS, NULL, NULL);
-	act_page_tab_opened(&s->page, url, true);
-}
-
-static void
-session_tab_gone(struct act_session *s, const char *id)
-{
-	if (id == NULL)
-		return;
-	for (int i = 0; i < s->n_tabs; i++)
-		if (strcmp(s->tabs[i], id) == 0) {
-			memmove(s->tabs[i], s->tabs[i + 1],
-			    (size_t)(s->n_tabs - i - 1) * sizeof(s->tabs[0]));
-			s->n_tabs--;
-			return;
-		}
+	s->creating = true;
+	return session_send(s, s->own_context ? STEP_CONTEXT : STEP_TABS);
 }
 
 /* The browser told a target's url or title: the page's header keeps its
@@ -368,17 +343,25 @@ act_session_event(struct act_session *s, const char *session,
 {
 	const char *id, *sid;
 
+	/* Pages attach from the setup's first steps on, the Space's own. */
+	if (session == NULL && strcmp(method, "Target.attachedToTarget") == 0) {
+		if (!s->shared) /* shared: the attaches are the tabs' own */
+			act_tabs_attached(s, params);
+		return;
+	}
 	if (!s->page_ok)
 		return;
 	act_page_event(&s->page, session, method, params);
-	if (session == NULL && strcmp(method, "Target.targetCreated") == 0) {
-		session_tab_created(s, json_object_get(params, "targetInfo"));
+	act_tabs_event(s, session, method, params);
+	if (session == NULL && s->shared &&
+	    strcmp(method, "Target.targetCreated") == 0) {
+		act_tabs_created(s, json_object_get(params, "targetInfo"));
 		return;
 	}
 	if (session == NULL &&
 	    (strcmp(method, "Browser.downloadWillBegin") == 0 ||
 	        strcmp(method, "Browser.downloadProgress") == 0)) {
-		act_page_download(&s->page, method, params);
+		act_page_download(s->cur, method, params);
 		return;
 	}
 	if (session == NULL &&
@@ -386,18 +369,16 @@ act_session_event(struct act_session *s, const char *session,
 		session_info_changed(s, json_object_get(params, "targetInfo"));
 		return;
 	}
-	if (session == NULL && strcmp(method, "Target.targetDestroyed") == 0) {
-		session_tab_gone(
-		    s, json_string_value(json_object_get(params, "targetId")));
-		return;
-	}
-	/* The target itself went away (a renderer killed with its page). */
+	/* The target itself went away (a renderer killed with its page).  A
+	 * detach is only the page's own session's: the browser's auto-attach
+	 * session of the same target is let go as the tabs are set up. */
 	if (strcmp(method, "Target.targetCrashed") != 0 &&
 	    strcmp(method, "Target.detachedFromTarget") != 0)
 		return;
 	id = json_string_value(json_object_get(params, "targetId"));
 	sid = json_string_value(json_object_get(params, "sessionId"));
-	if ((id != NULL && strcmp(id, s->target) == 0) ||
+	if ((strcmp(method, "Target.targetCrashed") == 0 && id != NULL &&
+	        strcmp(id, s->target) == 0) ||
 	    (sid != NULL && strcmp(sid, s->page.session) == 0))
 		act_page_event(
 		    &s->page, s->page.session, "Inspector.targetCrashed", NULL);
@@ -406,6 +387,7 @@ act_session_event(struct act_session *s, const char *session,
 void
 act_session_down(struct act_session *s)
 {
+	act_tabs_forget_all(s, false);
 	if (s->page_ok)
 		act_page_fini(&s->page);
 	s->page_ok = false;
@@ -417,7 +399,7 @@ act_session_down(struct act_session *s)
 bool
 act_session_busy(const struct act_session *s)
 {
-	return s->waiting || (s->page_ok && s->page.busy);
+	return s->waiting || (s->page_ok && s->cur->busy);
 }
 
 int
@@ -428,9 +410,11 @@ act_session_start(struct act_session *s, const struct act_call *call)
 	s->failed = false;
 	snprintf(s->uploads, sizeof(s->uploads), "%s",
 	    call->upload_dir != NULL ? call->upload_dir : "");
-	if (s->state == ACT_SESSION_READY && !s->resetting)
+	if (s->state == ACT_SESSION_READY && !s->resetting) {
+		act_tabs_prepare(s, call->capability, call->args);
 		return act_page_start(
-		    &s->page, call->capability, call->args, call->deadline_ms);
+		    s->cur, call->capability, call->args, call->deadline_ms);
+	}
 	s->waiting = true;
 	snprintf(s->capability, sizeof(s->capability), "%s", call->capability);
 	s->args = json_deep_copy(call->args);
@@ -459,8 +443,9 @@ act_session_tick(struct act_session *s, int64_t now)
 
 	if (s->waiting && s->state == ACT_SESSION_READY && !s->resetting) {
 		s->waiting = false;
+		act_tabs_prepare(s, s->capability, s->args);
 		act_page_start(
-		    &s->page, s->capability, s->args, s->call_deadline_ms);
+		    s->cur, s->capability, s->args, s->call_deadline_ms);
 		json_decref(s->args);
 		s->args = NULL;
 	} else if (s->waiting && now >= s->call_deadline_ms) {
@@ -470,7 +455,7 @@ act_session_tick(struct act_session *s, int64_t now)
 	if (s->failed || s->state == ACT_SESSION_FAILED ||
 	    (s->resetting && !s->page_ok))
 		return now;
-	if (s->page_ok && (t = act_page_tick(&s->page, now)) >= 0)
+	if (s->page_ok && (t = act_page_tick(s->cur, now)) >= 0)
 		w = t;
 	if (s->waiting && (w < 0 || s->call_deadline_ms < w))
 		w = s->call_deadline_ms;
@@ -485,7 +470,7 @@ act_session_take(struct act_session *s, struct act_outcome *out)
 		*out = s->early;
 		return true;
 	}
-	return s->page_ok && act_page_take(&s->page, out);
+	return s->page_ok && act_page_take(s->cur, out);
 }
 
 int64_t
@@ -522,13 +507,19 @@ act_session_turn(struct act_session *s, struct act_cdp *cdp, const char *who,
 	if (s->resetting) {
 		bool clean = false;
 
-		if (s->page_ok && !act_page_rested(&s->page, &clean))
+		if (s->page_ok && !act_page_rested(s->cur, &clean))
 			return ACT_PENDING;
 		/* A page that did not come to rest in time is replaced by a
 		 * fresh one on the same connection (the Space keeps its
 		 * cookies); a connection that went away meanwhile, or one
 		 * that cannot take the new page, the driver starts anew. */
 		s->resetting = false;
+		/* A tab that did not come to rest is closed instead: its
+		 * opener, or the page, is current again. */
+		if (!clean && s->cur != &s->page) {
+			act_tabs_forget(s, act_tabs_current(s), true);
+			clean = true;
+		}
 		if (!clean && session_replace(s, who) != 0) {
 			*drop = true;
 			act_session_down(s);
@@ -540,6 +531,9 @@ act_session_turn(struct act_session *s, struct act_cdp *cdp, const char *who,
 	act_session_tick(s, now);
 	if (!act_session_take(s, out))
 		return ACT_PENDING;
+	/* A crashed tab is closed; the page the Space opened goes on. */
+	if (s->page_ok && s->cur != &s->page && s->cur->crashed)
+		act_tabs_forget(s, act_tabs_current(s), true);
 	/* A crashed page: the driver starts over. */
 	if (s->page_ok && s->page.crashed) {
 		*drop = true;
@@ -557,7 +551,7 @@ act_session_lost(struct act_session *s, struct act_cdp *cdp, const char *msg,
 	/* A call between two commands (a wait between looks) had nothing
 	 * pending to fail: it ends here, not at its deadline. */
 	if (s->page_ok)
-		act_page_lost(&s->page, msg);
+		act_page_lost(s->cur, msg);
 	if (s->state != ACT_SESSION_READY)
 		(*failures)++;
 	act_session_fail(s, CM_E_RUNTIME_CRASHED, msg);
@@ -570,7 +564,7 @@ act_session_cancel(struct act_session *s)
 	act_session_fail(s, CM_E_RUNTIME_ERROR, "cancelled");
 	s->failed = false;
 	if (s->page_ok)
-		act_page_abort(&s->page);
+		act_page_abort(s->cur);
 }
 
 int
@@ -578,7 +572,7 @@ act_session_reset(struct act_session *s)
 {
 	if (s->state != ACT_SESSION_READY || !s->page_ok)
 		return 0; /* no page, or one still being set up: at rest */
-	if (act_page_reset(&s->page) != 0)
+	if (act_page_reset(s->cur) != 0)
 		return -1;
 	s->resetting = true;
 	return 1;

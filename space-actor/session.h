@@ -9,7 +9,9 @@
  * made first, then a target is created in it and attached as a flat
  * session, Page, Inspector, Network and Fetch (act_page_fetch_params)
  * are enabled, its out-of-process frames set to attach
- * (act_page_attach_params), the viewport set and the frame tree read.  A call that arrives
+ * (act_page_attach_params), the viewport set, every new page of the
+ * browser set to attach held (the tabs the page opens: tabs.h) and the
+ * frame tree read.  A call that arrives
  * before the page is ready waits for it, until its deadline.
  *
  * Nothing here frees the CDP client: a setup that fails only sets
@@ -25,6 +27,7 @@
 #include "cdp.h"
 #include "driver.h"
 #include "page.h"
+#include "tabs.h"
 
 enum act_session_state {
 	ACT_SESSION_DOWN,   /* no connection */
@@ -41,6 +44,10 @@ struct act_session {
 	void *on_event_arg;
 	enum act_dialog_policy dialog_policy; /* for the page */
 	bool own_context;
+	/* The browser is shared with other clients (the cdp driver): its
+	 * new pages are not held (tabs.h says why), a tab is attached as
+	 * the browser tells of it. */
+	bool shared;
 	enum act_session_state state;
 	char why[128]; /* why setup failed (no secret) */
 	int64_t cmd;   /* the setup command awaited */
@@ -52,11 +59,12 @@ struct act_session {
 	bool page_ok;
 	bool resetting; /* the page is being brought to rest */
 	/* The tabs the page opened (a target=_blank link, window.open), at
-	 * most CM_TABS_MAX: past it a new one is closed at once.  They live
-	 * in the browser; the page keeps its focus (setup), so none of them
-	 * slows or blocks it. */
-	char tabs[CM_TABS_MAX][CM_ID_MAX + 1];
-	int n_tabs;
+	 * most CM_TABS_MAX, each a page of its own set up before it runs
+	 * (tabs.h); past the bound a new one is closed at once.  cur: the
+	 * page calls act on (&page, or a tab's). */
+	struct act_tab tabs[CM_TABS_MAX];
+	struct act_page *cur;
+	bool creating; /* a replacing page is being made (session_replace) */
 	/* Where the browser saves what the page downloads (the Space's own
 	 * directory), or "": downloads are refused. */
 	char downloads[CM_PATH_MAX];
@@ -76,6 +84,10 @@ struct act_session {
 /* A zeroed session is DOWN.  policy is borrowed for the page. */
 void act_session_init(
     struct act_session *s, const struct cm_policy *policy, bool own_context);
+
+/* The browser is shared with other clients (a remote one): no setup
+ * holds every new page of it. */
+void act_session_shared(struct act_session *s);
 
 /* The browser goes through an egress proxy: its credentials (borrowed),
  * for every page set up from now on. */

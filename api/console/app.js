@@ -43,6 +43,8 @@ const MESSAGES = {
     'The page has a dialog open. Answer it with handle_dialog first.',
   no_dialog:
     'The page has no dialog open, so there is nothing to answer.',
+  no_tab:
+    'No tab has that index. List the tabs (tabs, action list) first.',
   space_closed: 'This Space is closed or closing: it takes no new tasks.',
   space_unusable: 'This Space is in error and cannot run tasks. Close it and create a new one.',
   quota_exceeded: 'The workspace has as many active Spaces as it may. Close one first.',

@@ -469,6 +469,22 @@ static const struct {
         "onerror=\"parent.postMessage(1,'*')\"></body></html>",
         NULL},
     {"/tracker", "not a picture", NULL},
+    /* Tabs: a page that opens /leaks in a new tab (a link) and a
+     * window straight at "sub.localhost" (Chromium takes the name for
+     * loopback); /leaks asks "sub.localhost" for /tracker as it parses,
+     * and has a button that titles it "Pressed". */
+    {"/opens",
+        "<!doctype html><html><head><title>Opens</title></head><body>"
+        "<a id=\"tab\" href=\"/leaks\" target=\"_blank\">Leaky tab</a>"
+        "<button id=\"win\" onclick=\"window.open('http://sub.localhost:"
+        "%d/tracker')\">Away</button></body></html>",
+        NULL},
+    {"/leaks",
+        "<!doctype html><html><head><title>Leaks</title></head><body>"
+        "<img alt=\"t\" src=\"http://sub.localhost:%d/tracker\">"
+        "<button onclick=\"document.title='Pressed'\">Press</button>"
+        "</body></html>",
+        NULL},
     /* ?n=N frames of /inner. */
     {"/frames", NULL, NULL},
     /* The sign-in form (/login) in a frame from 127.0.0.1:N, the port of

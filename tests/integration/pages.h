@@ -38,7 +38,10 @@
  * from "localhost", another site), /leaky (a "localhost" frame, /leak,
  * that asks "sub.localhost" for /tracker, then titles the top page
  * "Done"), /frames?n=N (N frames of /inner) and /xlogin?n=PORT (/login
- * in a frame from 127.0.0.1:PORT, another page server), and 404
+ * in a frame from 127.0.0.1:PORT, another page server); tabs: /opens (a
+ * link to /leaks in a new tab, and a window.open straight at
+ * "sub.localhost"'s /tracker) and /leaks (a picture from "sub.localhost"'s
+ * /tracker, and a button "Press" that titles it "Pressed"), and 404
  * for anything else: a test that allows only 127.0.0.1 sees what its
  * browser lets through.  One thread, one request per connection.
  */

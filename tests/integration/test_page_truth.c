@@ -358,7 +358,7 @@ Test(page_truth, a_popup_leaves_the_page_as_it_was)
 	 * opens, and the click says so. */
 	for (int i = 1; i <= CM_TABS_MAX; i++) {
 		o = run("click", "{\"selector\":\"#win\"}", &res);
-		cr_assert_eq(o.err, CM_OK, "click: %s", o.message);
+		cr_assert_eq(o.err, CM_OK, "click %d: %s", i, o.message);
 		cr_assert_eq(
 		    json_integer_value(json_object_get(
 		        res, i < CM_TABS_MAX ? "tabs_opened" : "tabs_refused")),

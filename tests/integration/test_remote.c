@@ -4,8 +4,9 @@
  * with a DevTools port, driven as the actor drives them: both endpoint
  * forms, a browser context per Space (no cookie crosses), a close that
  * leaves the browser running, a dropped connection and the reconnect, a
- * message over the bound refused, and errors that never name the
- * endpoint.
+ * message over the bound refused, errors that never name the
+ * endpoint, and a tab used on a browser another Space's idle actor is
+ * on too.
  */
 #include <criterion/criterion.h>
 #include <poll.h>
@@ -356,4 +357,77 @@ Test(remote, a_message_over_the_bound_fails_its_call_and_the_connection_stays)
 	act_cdp_free(r.cdp);
 	act_ws_free(r.ws);
 	cr_assert(rf_running(&br));
+}
+
+/* Lists a's tabs until tab 1 is titled title, for at most WAIT_MS. */
+static void
+tab_one_titled(struct act_driver *a, const char *title)
+{
+	int64_t end = cm_mono_ms() + WAIT_MS;
+
+	for (;;) {
+		json_t *res;
+		struct act_outcome o =
+		    run(a, "tabs", "{\"action\":\"list\"}", &res);
+		const json_t *t =
+		    json_array_get(json_object_get(res, "tabs"), 1);
+
+		cr_assert_eq(o.err, CM_OK, "tabs: %s", o.message);
+		if (t != NULL && strcmp(str(t, "title"), title) == 0) {
+			json_decref(res);
+			return;
+		}
+		cr_assert_lt(cm_mono_ms(), end, "no tab \"%s\": %s", title,
+		    json_dumps(res, 0));
+		json_decref(res);
+	}
+}
+
+/* A tab of a page on a shared browser is a page of the Space's: listed,
+ * selected and closed, while another Space's actor on the browser, idle,
+ * holds none of it. */
+Test(remote, a_tab_is_used_on_a_shared_browser)
+{
+	static const char rules[] =
+	    "{\"allow_hosts\": [\"127.0.0.1\", \"localhost\"]}";
+	char ep[128], err[256];
+	struct cm_policy policy;
+	struct act_env a_env, b_env;
+	struct act_driver *a, *b;
+	struct act_outcome o;
+	json_t *res;
+
+	cr_assert_eq(
+	    cm_policy_parse(rules, strlen(rules), &policy, err, sizeof(err)), 0,
+	    "%s", err);
+	snprintf(ep, sizeof(ep), "http://127.0.0.1:%d", br.port);
+	env_for(&a_env, "0190a0b0-0000-7000-8000-000000000001", ep);
+	env_for(&b_env, "0190a0b0-0000-7000-8000-000000000002", ep);
+	a_env.policy = b_env.policy = &policy;
+	b = open_on(&b_env);
+	go(b, "/"); /* b is set up, then left unserved */
+	a = open_on(&a_env);
+	go(a, "/opens");
+	o = run(a, "click", "{\"selector\":\"#tab\"}", NULL);
+	cr_assert_eq(o.err, CM_OK, "click: %s", o.message);
+	tab_one_titled(a, "Leaks");
+	o = run(a, "tabs", "{\"action\":\"select\",\"index\":1}", &res);
+	cr_assert_eq(o.err, CM_OK, "select: %s", o.message);
+	cr_assert_str_eq(str(json_object_get(res, "page"), "title"), "Leaks");
+	json_decref(res);
+	o = run(a, "tabs", "{\"action\":\"close\",\"index\":1}", NULL);
+	cr_assert_eq(o.err, CM_OK, "close: %s", o.message);
+	o = run(a, "click", "{\"selector\":\"#win\"}", &res);
+	cr_assert_eq(o.err, CM_OK, "click: %s", o.message);
+	cr_assert_eq(json_integer_value(json_object_get(res, "tabs_opened")), 1,
+	    "%s", json_dumps(res, 0));
+	json_decref(res);
+	o = run(a, "tabs", "{\"action\":\"list\"}", &res);
+	cr_assert_eq(o.err, CM_OK, "tabs: %s", o.message);
+	json_decref(res);
+	cr_assert_eq(tk_pages_hits(pages, "/leaks"), 1);
+	/* b's page still works: nothing of a's held it. */
+	go(b, "/next");
+	act_driver_cdp.close(a);
+	act_driver_cdp.close(b);
 }
