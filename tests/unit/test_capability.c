@@ -606,7 +606,7 @@ Test(bundles, browser_json)
 	const char *names[] = {"snapshot", "navigate", "extract_text", "click",
 	    "type", "press", "wait_for", "scroll", "back", "screenshot", "fill",
 	    "select_option", "check", "hover", "drag", "forward", "reload",
-	    "handle_dialog", "upload"};
+	    "handle_dialog", "upload", "tabs"};
 	size_t n = sizeof(names) / sizeof(names[0]);
 
 	cr_expect_str_eq(b->name, "browser");
