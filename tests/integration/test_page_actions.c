@@ -225,13 +225,18 @@ Test(page_actions, select_option_chooses_by_value_and_by_label)
 	json_decref(res);
 	log_has("input:one=m change:one=m");
 	res = ok("select_option",
-	    "{\"selector\":\"#many\",\"values\":[\"ch\",\"mu\"]}");
-	cr_assert_eq(json_array_size(json_object_get(res, "selected")), 2);
+	    "{\"selector\":\"#many\",\"values\":[\"ch\",\"ol\",\"mu\"]}");
+	cr_assert_eq(json_array_size(json_object_get(res, "selected")), 3);
 	cr_assert_str_eq(json_string_value(json_array_get(
-	                     json_object_get(res, "selected"), 1)),
+	                     json_object_get(res, "selected"), 2)),
 	    "mu");
 	json_decref(res);
-	log_has("change:many=ch,mu");
+	log_has("change:many=ch,ol,mu");
+	/* Choosing again sets exactly those: one of the three stays. */
+	res = ok("select_option",
+	    "{\"selector\":\"#many\",\"labels\":[\"Olives\"]}");
+	cr_assert_eq(json_array_size(json_object_get(res, "selected")), 1);
+	json_decref(res);
 }
 
 Test(page_actions, select_option_refuses_what_the_select_lacks)
