@@ -8,12 +8,13 @@
  * runtime_crashed; a command past the task's deadline, with task_timeout.
  *
  * This file owns a call's life: the steps every capability is made of
- * (page_int.h), the capability table, the CDP events and the reset.  The
- * capabilities are page_nav.c's, page_read.c's, page_input.c's,
- * page_capture.c's, page_form.c's, page_pointer.c's and page_modal.c's;
- * the interception of the page's requests is page_fetch.c's; its tabs
- * and downloads are page_events.c's and page_download.c's, its dialogs
- * page_modal.c's and the header of its results page_header.c's.
+ * (page_int.h; sending a command and taking its reply is page_cmd.c's), the
+ * capability table, the CDP events and the reset.  The capabilities are
+ * page_nav.c's, page_read.c's, page_input.c's, page_capture.c's, page_form.c's,
+ * page_pointer.c's and page_modal.c's; the interception of the page's requests
+ * is page_fetch.c's; its tabs and downloads are page_events.c's and
+ * page_download.c's, its dialogs page_modal.c's and the header of its results
+ * page_header.c's.
  */
 #include "page.h"
 #include "page_int.h"
@@ -105,149 +106,6 @@ page_not_found(struct act_page *p, const char *what)
 {
 	page_fail(p, CM_E_ELEMENT_NOT_FOUND,
 	    "%s; take a new snapshot and use its refs", what);
-}
-
-/* ---- commands */
-
-static void
-page_reply(void *arg, const json_t *result, const json_t *error)
-{
-	struct act_page *p = arg;
-	void (*next)(struct act_page *, const json_t *) = p->next;
-	json_int_t code;
-	bool soft = false;
-
-	p->cmd = 0;
-	if (!p->busy || p->done)
-		return;
-	if (error != NULL) {
-		code = json_integer_value(json_object_get(error, "code"));
-		if (code == ACT_CDP_E_TIMEOUT)
-			page_fail(p, CM_E_TASK_TIMEOUT,
-			    "the browser did not answer in time");
-		else if (code == ACT_CDP_E_CLOSED)
-			page_fail(
-			    p, CM_E_RUNTIME_CRASHED, "the browser went away");
-		else if (p->soft)
-			soft = true; /* the step reads the refusal */
-		else if (p->look_again)
-			/* A wait looks at a page that may be between two
-			 * documents: a look that failed is made again. */
-			page_wait_lost(p);
-		else
-			page_fail(p, CM_E_RUNTIME_ERROR, "%s: %s",
-			    p->capability,
-			    json_is_string(json_object_get(error, "message"))
-			        ? json_string_value(
-			              json_object_get(error, "message"))
-			        : "the browser refused the command");
-		if (!soft)
-			return;
-		result = NULL;
-	}
-	p->next = NULL;
-	next(p, result);
-}
-
-/* Sends method to session; its reply goes to next (soft: a refusal of
- * the browser too, as NULL). */
-static void
-page_command(struct act_page *p, const char *session, const char *method,
-    json_t *params, bool soft, void (*next)(struct act_page *, const json_t *))
-{
-	const char *type = json_string_value(json_object_get(params, "type"));
-
-	p->next = next;
-	snprintf(p->cmd_method, sizeof(p->cmd_method), "%s", method);
-	snprintf(p->cmd_type, sizeof(p->cmd_type), "%s",
-	    strncmp(method, "Input.", 6) == 0 && type != NULL ? type : "");
-	p->soft = soft;
-	p->cmd = act_cdp_call(
-	    p->cdp, session, method, params, p->deadline_ms, page_reply, p);
-	if (p->cmd < 0) {
-		p->cmd = 0;
-		page_fail(p, CM_E_RUNTIME_CRASHED,
-		    "the browser connection is broken");
-	}
-}
-
-/* Sends method to the page's session (or the browser's, when browser is
- * true); its reply goes to next.  A command that names an object (the
- * call's element) goes to the session the element lives in: an object
- * id means nothing to another (p->at, an out-of-process frame's). */
-void
-page_send_to(struct act_page *p, bool browser, const char *method,
-    json_t *params, void (*next)(struct act_page *, const json_t *))
-{
-	const char *to = browser ? NULL : p->session;
-
-	if (!browser && p->at[0] != '\0' &&
-	    json_object_get(params, "objectId") != NULL)
-		to = p->at;
-	page_command(p, to, method, params, false, next);
-}
-
-void
-page_send(struct act_page *p, const char *method, json_t *params,
-    void (*next)(struct act_page *, const json_t *))
-{
-	page_send_to(p, false, method, params, next);
-}
-
-void
-page_send_soft(struct act_page *p, const char *session, const char *method,
-    json_t *params, void (*next)(struct act_page *, const json_t *))
-{
-	page_command(p, session, method, params, true, next);
-}
-
-/* Calls one of the constant scripts on object p->object with args (a
- * JSON array of plain values, or NULL); the value comes back by value
- * unless by_ref. */
-static void
-page_call(struct act_page *p, const char *script, json_t *args, bool by_ref,
-    bool await, void (*next)(struct act_page *, const json_t *))
-{
-	json_t *wrapped = json_array();
-	json_t *v;
-	size_t i;
-
-	if (args != NULL) {
-		json_array_foreach(args, i, v) json_array_append_new(
-		    wrapped, json_pack("{s:O}", "value", v));
-		json_decref(args);
-	}
-	page_send(p, "Runtime.callFunctionOn",
-	    json_pack("{s:s, s:s, s:o, s:b, s:b}", "objectId", p->object,
-	        "functionDeclaration", script, "arguments", wrapped,
-	        "returnByValue", !by_ref, "awaitPromise", await),
-	    next);
-}
-
-void
-page_call_on(struct act_page *p, const char *script, json_t *args, bool by_ref,
-    void (*next)(struct act_page *, const json_t *))
-{
-	page_call(p, script, args, by_ref, false, next);
-}
-
-void
-page_call_on_awaited(struct act_page *p, const char *script, json_t *args,
-    void (*next)(struct act_page *, const json_t *))
-{
-	page_call(p, script, args, false, true, next);
-}
-
-/* The value a by-value call returned, or NULL when it threw. */
-const json_t *
-page_value(struct act_page *p, const json_t *result)
-{
-	if (json_object_get(result, "exceptionDetails") != NULL) {
-		page_fail(p, CM_E_RUNTIME_ERROR,
-		    "%s: the page threw an exception", p->capability);
-		return NULL;
-	}
-	return json_object_get(json_object_get(result, "result"), "value");
 }
 
 /* ---- url and title: the last step of most capabilities */

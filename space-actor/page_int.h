@@ -1,6 +1,6 @@
 /*
- * page_int.h: the steps the capability files share (page.c, page_nav.c,
- * page_read.c, page_snapshot.c, page_input.c, page_capture.c,
+ * page_int.h: the steps the capability files share (page.c, page_cmd.c,
+ * page_nav.c, page_read.c, page_snapshot.c, page_input.c, page_capture.c,
  * page_fetch.c, page_events.c, page_download.c, page_form.c,
  * page_pointer.c).
  * Not for drivers: they see page.h alone.
