@@ -162,7 +162,11 @@ page_action_settled(struct act_page *p, const json_t *reply)
 {
 	json_t *result = p->keep;
 
-	(void)reply;
+	/* No reply: the browser refused the round trip because the page's
+	 * target navigated meanwhile ("Inspected target navigated or
+	 * closed"), which the navigation's own events then show. */
+	if (reply == NULL)
+		p->nav_started = true;
 	if (!p->nav_started) {
 		p->keep = NULL;
 		page_end(p, CM_OK, result);
@@ -179,6 +183,8 @@ page_action_settled(struct act_page *p, const json_t *reply)
  * (a link, history.pushState) is told on the frame's.  One round trip to
  * the page's main thread, behind what the input made it do, brings every
  * such event first; then the call ends, or waits for its navigation.
+ * A navigation that swaps the page's renderer refuses that round trip:
+ * it is taken for the navigation it is.
  */
 void
 page_action_done(struct act_page *p, json_t *result)
@@ -186,8 +192,8 @@ page_action_done(struct act_page *p, json_t *result)
 	json_decref(p->keep);
 	p->keep = result;
 	p->acted = true;
-	page_send(p, "Runtime.evaluate", json_pack("{s:s}", "expression", "0"),
-	    page_action_settled);
+	page_send_soft(p, p->session, "Runtime.evaluate",
+	    json_pack("{s:s}", "expression", "0"), page_action_settled);
 }
 
 /* ---- navigate */
