@@ -426,6 +426,9 @@ act_page_event(struct act_page *p, const char *session, const char *method,
 	} else if (strcmp(method, "Page.domContentEventFired") == 0) {
 		page_nav_event(p, PAGE_NAV_DCL);
 	} else if (strcmp(method, "Page.loadEventFired") == 0) {
+		/* The main frame's document has loaded: its stop of loading
+		 * comes just after, maybe after a reply the call ends on. */
+		p->loading = false;
 		page_nav_event(p, PAGE_NAV_LOAD);
 	} else if (strcmp(method, "Page.javascriptDialogOpening") == 0) {
 		page_dialog(p, params);
