@@ -44,7 +44,7 @@
 /* The browsers' own TMPDIRs, <data_dir>/MD_TMP/<the actor's pid>. */
 #define MD_TMP "tmp"
 /* What Chromium adds to its TMPDIR for the single-instance socket,
- * /org.chromium.Chromium.XXXXXX/SingletonSocket, which must fit a
+ * /org.chromium.Chromium.<6 characters>/SingletonSocket, which must fit a
  * sun_path. */
 #define MD_TMP_SOCKET_LEN 45
 

@@ -323,11 +323,11 @@ outline_node(
 	 * outline names the page and its title, and its children are the
 	 * outline's top level, two bytes less on every line.  A frame's
 	 * document keeps its line, under its frame's. */
-	print = !ignored && !role_in(role, silent_roles) &&
-	        !(i == 0 && nest == 0 && strcmp(role, "RootWebArea") == 0) &&
-	        !(is_text &&
-	            (name[0] == '\0' ||
-	                (parent_name && strcmp(parent_name, name) == 0)));
+	print =
+	    !ignored && !role_in(role, silent_roles) &&
+	    !(i == 0 && nest == 0 && strcmp(role, "RootWebArea") == 0) &&
+	    !(is_text && (name[0] == '\0' ||
+	                     (parent_name && strcmp(parent_name, name) == 0)));
 	if (print)
 		outline_line(o, node, role, name, is_text, depth);
 	json_array_foreach(kids, k, kid)

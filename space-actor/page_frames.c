@@ -73,7 +73,7 @@ struct frames_slot {
 };
 
 /* An iframe's node to be read. */
-struct frames_todo {
+struct frames_queued {
 	json_t *node;  /* borrowed from the nodes being built */
 	int parent;    /* the slot of the frame it is in */
 	int64_t index; /* its element's place in that frame's list */
@@ -89,8 +89,8 @@ struct act_frames {
 	 * frames' nodes join, what is still to read, and the last table,
 	 * whose worlds are kept for the same documents. */
 	json_t *v;
-	struct frames_todo todo[CM_FRAMES_MAX];
-	int n_todo, done_todo;
+	struct frames_queued queued[CM_FRAMES_MAX];
+	int n_queued, done_queued;
 	int left_out; /* frames past the bounds */
 	int unread;   /* frames that went away or could not be read */
 	struct frames_slot prev[CM_FRAMES_MAX + 1];
@@ -386,11 +386,11 @@ frames_take(
 		if (role != NULL && strcmp(role, "Iframe") == 0 &&
 		    json_is_integer(b)) {
 			if (level > CM_FRAME_DEPTH_MAX ||
-			    f->n_todo >= CM_FRAMES_MAX)
+			    f->n_queued >= CM_FRAMES_MAX)
 				f->left_out++;
 			else
-				f->todo[f->n_todo++] =
-				    (struct frames_todo){.node = node,
+				f->queued[f->n_queued++] =
+				    (struct frames_queued){.node = node,
 				        .parent = k,
 				        .index = json_integer_value(b),
 				        .depth = lv[i],
@@ -432,7 +432,7 @@ static void
 frames_read_done(struct act_page *p, const json_t *result)
 {
 	struct act_frames *f = p->frames;
-	struct frames_todo *t = &f->todo[f->done_todo - 1];
+	struct frames_queued *t = &f->queued[f->done_queued - 1];
 	const json_t *v =
 	    json_object_get(json_object_get(result, "result"), "value");
 	const char *cut = json_string_value(json_object_get(v, "cut"));
@@ -456,7 +456,7 @@ static void
 frames_read_run(struct act_page *p, page_step next)
 {
 	struct act_frames *f = p->frames;
-	struct frames_todo *t = &f->todo[f->done_todo - 1];
+	struct frames_queued *t = &f->queued[f->done_queued - 1];
 	struct frames_slot *s = &f->slots[f->n_slots];
 	json_t *o =
 	    page_snapshot_bounds(p, CM_SNAPSHOT_DEPTH_MAX - t->depth - 1);
@@ -510,7 +510,7 @@ static void
 frames_read_described(struct act_page *p, const json_t *result)
 {
 	struct act_frames *f = p->frames;
-	struct frames_todo *t = &f->todo[f->done_todo - 1];
+	struct frames_queued *t = &f->queued[f->done_queued - 1];
 	const json_t *node = json_object_get(result, "node");
 	const char *frame = json_string_value(json_object_get(node, "frameId"));
 	const json_t *owner = json_object_get(node, "backendNodeId");
@@ -554,7 +554,7 @@ static void
 frames_read_owner(struct act_page *p, const json_t *result)
 {
 	struct act_frames *f = p->frames;
-	struct frames_todo *t = &f->todo[f->done_todo - 1];
+	struct frames_queued *t = &f->queued[f->done_queued - 1];
 	const char *id = frames_object(result);
 
 	if (id == NULL) {
@@ -570,12 +570,12 @@ static void
 frames_read_next(struct act_page *p)
 {
 	struct act_frames *f = p->frames;
-	struct frames_todo *t;
+	struct frames_queued *t;
 	int64_t world;
 	char more[160] = "";
 
-	if (f->done_todo < f->n_todo) {
-		t = &f->todo[f->done_todo++];
+	if (f->done_queued < f->n_queued) {
+		t = &f->queued[f->done_queued++];
 		world = t->parent == 0 ? p->world : f->slots[t->parent].world;
 		if (world <= 0 || t->depth + 1 >= CM_SNAPSHOT_DEPTH_MAX) {
 			f->unread += world <= 0;
@@ -629,7 +629,7 @@ page_frames_read(struct act_page *p, const json_t *v)
 	/* The last table's worlds are kept for the documents still there. */
 	memcpy(f->prev, f->slots, sizeof(f->prev));
 	f->n_prev = f->n_slots;
-	f->n_slots = f->n_todo = f->done_todo = 0;
+	f->n_slots = f->n_queued = f->done_queued = 0;
 	f->left_out = f->unread = 0;
 	json_decref(f->v);
 	f->v = json_deep_copy(v);
