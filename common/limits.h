@@ -235,9 +235,12 @@
 #define CM_SNAPSHOT_CHARS_DEFAULT 16000 /* outline, when max_chars is unset */
 #define CM_SNAPSHOT_CHARS_MAX 40000     /* below CM_RESULT_MAX once quoted */
 #define CM_SNAPSHOT_REFS_MAX 4096       /* refs one snapshot hands out */
-#define CM_SNAPSHOT_DEPTH_MAX 128       /* outline levels walked */
-#define CM_SNAPSHOT_NEST_MAX 1024       /* tree levels walked, wrappers too */
-#define CM_SNAPSHOT_NAME_MAX 200        /* characters of one node's name */
+/* Elements a snapshot finds clickable by a listener alone, each one
+ * round trip (page_listeners.c). */
+#define CM_SNAPSHOT_LISTENED_MAX 64
+#define CM_SNAPSHOT_DEPTH_MAX 128 /* outline levels walked */
+#define CM_SNAPSHOT_NEST_MAX 1024 /* tree levels walked, wrappers too */
+#define CM_SNAPSHOT_NAME_MAX 200  /* characters of one node's name */
 /* Refs a document's snapshots keep together (an element keeps its ref in
  * every snapshot of its document, so the pages of a long outline act
  * together); past it the numbering starts over. */

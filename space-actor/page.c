@@ -488,7 +488,7 @@ static void
 page_forget_call(struct act_page *p)
 {
 	json_t **held[] = {&p->args, &p->keep, &p->dl_held, &p->snap_held,
-	    &p->call_dialog, &p->ending};
+	    &p->call_dialog, &p->ending, &p->listen_ids, &p->listened};
 
 	for (size_t i = 0; i < sizeof(held) / sizeof(held[0]); i++) {
 		json_decref(*held[i]);

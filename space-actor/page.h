@@ -57,6 +57,11 @@ struct act_page {
 	 * (snapshot: true) runs, and whether that snapshot began. */
 	json_t *snap_held;
 	bool snap_ran;
+	/* The snapshot's search for elements a listener made clickable
+	 * (page_listeners.c): the backend ids still to resolve, the
+	 * elements resolved ({objectId} each), and what runs next. */
+	json_t *listen_ids, *listened;
+	void (*listen_then)(struct act_page *p);
 
 	/* The call in progress. */
 	bool busy, done;

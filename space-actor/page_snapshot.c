@@ -339,7 +339,7 @@ page_snapshot_bounds(struct act_page *p, int depth)
 /* Runs the script in the world p->world: on the subtree of the args'
  * ref, from their offset. */
 static void
-snapshot_run(struct act_page *p)
+snapshot_script(struct act_page *p)
 {
 	const char *ref = json_string_value(snapshot_arg(p, "ref"));
 	json_int_t root = -1,
@@ -370,6 +370,13 @@ snapshot_run(struct act_page *p)
 	        ACT_SNAPSHOT_JS, "executionContextId", (json_int_t)p->world,
 	        "arguments", "value", o, "returnByValue", 1, "awaitPromise", 0),
 	    snapshot_built);
+}
+
+/* The elements clickable by a listener alone first, then the script. */
+static void
+snapshot_run(struct act_page *p)
+{
+	page_listeners_find(p, snapshot_script);
 }
 
 static void

@@ -20,9 +20,9 @@
  * Every element a person could act on gets a ref: the roles of o.acting,
  * and an element clickable with another role or none (a pointer cursor
  * its parent does not have, a tabindex of 0 or more, an onclick
- * attribute), printed as "clickable" when it has none.  Listeners added
- * by script are not seen (the world cannot see the page's; asking the
- * browser for each element's would cost a round trip per element).
+ * attribute, a listener of a press or a click that page_listeners.c
+ * found, as globalThis.spacedListened: the world cannot see the page's
+ * listeners, the browser can), printed as "clickable" when it has none.
  *
  * o carries the bounds: max (bytes of outline), acting (the roles that
  * get a ref), refs (new per snapshot), kept, depth (printed levels),
@@ -183,9 +183,11 @@ static const char ACT_SNAPSHOT_JS[] =
     "e.parentElement.isContentEditable);\n"
     /* Clickable as a person sees it: a pointer its parent does not
      * have (inherited, it is the parent that is clickable), a place in
-     * the tab order, an onclick attribute. */
+     * the tab order, an onclick attribute, a listener of a press or a
+     * click (page_listeners.c hands those over). */
     "const clickable=(e,st,pc)=>st.cursor==='pointer'&&pc!=='pointer'||\n"
-    "e.hasAttribute('onclick')||e.hasAttribute('tabindex')&&e.tabIndex>=0;\n"
+    "e.hasAttribute('onclick')||e.hasAttribute('tabindex')&&e.tabIndex>=0||\n"
+    "G.spacedListened instanceof WeakSet&&G.spacedListened.has(e);\n"
     /* The live state of e and its value, {s: [words], v}: the DOM's
      * properties where the element has them (checked, indeterminate,
      * selected, disabled, value), else its ARIA attributes. */

@@ -271,8 +271,12 @@ static const struct {
         "<div onclick=\"0\">Old style</div><ul><li style=\"cursor:"
         "pointer\">Card</li></ul><div role=\"slider\" aria-label=\"Level\" "
         "aria-valuenow=\"4\" tabindex=\"0\"></div><p>Plain text</p>"
+        "<div id=\"lone\">Only a listener</div>"
         "<script>document.getElementById('go').addEventListener('click',"
-        "function(){document.title='Opened';});</script></body></html>",
+        "function(){document.title='Opened';});document.getElementById("
+        "'lone').addEventListener('click',function(){document.title="
+        "'Heard';});document.body.addEventListener('click',function(){});"
+        "</script></body></html>",
         NULL},
     /* /article: a paragraph far longer than a name's bound. */
     {"/article",

@@ -341,7 +341,7 @@ Test(page_snapshot, lines_show_the_state_and_value_of_controls)
 /* What a person can click gets a ref, role or none; a ref clicks it. */
 Test(page_snapshot, what_is_clickable_without_a_role_gets_a_ref)
 {
-	char ref[32], args[96];
+	char ref[32], lone[32], args[96];
 	json_t *res;
 	const char *t;
 
@@ -354,13 +354,23 @@ Test(page_snapshot, what_is_clickable_without_a_role_gets_a_ref)
 	line_is(t, "- listitem", "- listitem [ref=eN]");
 	line_is(t, "slider \"Level\"", "- slider \"Level\" [ref=eN]: 4");
 	line_is(t, "Plain text", "- text \"Plain text\"");
+	/* A listener alone makes an element clickable; the body's (a page's
+	 * delegation) does not make the body one. */
+	line_is(t, "\"Only a listener\"",
+	    "- clickable \"Only a listener\" [ref=eN]");
 	cr_assert_null(strstr(t, "\"Open\""), "%s", t);
 	df_ref_of(t, "\"Open it\"", ref, sizeof(ref));
+	df_ref_of(t, "\"Only a listener\"", lone, sizeof(lone));
 	json_decref(res);
 	snprintf(args, sizeof(args), "{\"ref\":\"%s\"}", ref);
 	cr_assert_eq(run("click", args, NULL).err, CM_OK);
 	res = snapshot("{}");
 	cr_assert_str_eq(str(res, "title"), "Opened");
+	json_decref(res);
+	snprintf(args, sizeof(args), "{\"ref\":\"%s\"}", lone);
+	cr_assert_eq(run("click", args, NULL).err, CM_OK);
+	res = snapshot("{}");
+	cr_assert_str_eq(str(res, "title"), "Heard");
 	json_decref(res);
 }
 

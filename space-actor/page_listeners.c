@@ -1,0 +1,161 @@
+/*
+ * page_listeners.c: the elements of the main document that a script made
+ * clickable with a listener (addEventListener('click', ...)), for the
+ * snapshot, which gives each a ref.  The snapshot's isolated world cannot
+ * see a listener the page's own world added; the browser can:
+ * DOMDebugger.getEventListeners on the document, its whole subtree
+ * (depth -1, shadow roots and all), names the node of each listener.  At
+ * most CM_SNAPSHOT_LISTENED_MAX of those that listen for a press or a
+ * click are resolved in the world (DOM.resolveNode, one round trip each)
+ * and handed to it as globalThis.spacedListened, a WeakSet the script
+ * reads (snapshot_js.h).  Listeners on the document, <html> and <body>
+ * are a page's delegation, not a control: they are left out.
+ *
+ * Cost: the walk of the document's listeners is O(the page) in the
+ * renderer, and one round trip per element found.  Every step is soft:
+ * a page that refuses one (it navigated, a node went away) is read
+ * without the listeners, as before, never failed for it.
+ */
+#include "page.h"
+#include "page_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The events whose listener makes an element something a person acts
+ * on. */
+static bool
+listener_acts(const char *type)
+{
+	static const char *const acting[] = {"click", "mousedown", "mouseup",
+	    "pointerdown", "pointerup", "dblclick", "auxclick"};
+
+	for (size_t i = 0; type != NULL && i < sizeof(acting) / sizeof(*acting);
+	     i++)
+		if (strcmp(type, acting[i]) == 0)
+			return true;
+	return false;
+}
+
+static void listeners_next(struct act_page *p);
+
+static void
+listeners_done(struct act_page *p, const json_t *reply)
+{
+	void (*then)(struct act_page *) = p->listen_then;
+
+	(void)reply;
+	json_decref(p->listen_ids);
+	p->listen_ids = NULL;
+	json_decref(p->listened);
+	p->listened = NULL;
+	p->listen_then = NULL;
+	then(p);
+}
+
+/* Hands the elements resolved so far to the world. */
+static void
+listeners_give(struct act_page *p)
+{
+	static const char js[] = "function(){globalThis.spacedListened="
+	                         "new WeakSet(Array.from(arguments));}";
+
+	page_send_soft(p, p->session, "Runtime.callFunctionOn",
+	    json_pack("{s:s, s:I, s:O, s:b}", "functionDeclaration", js,
+	        "executionContextId", (json_int_t)p->world, "arguments",
+	        p->listened, "returnByValue", 1),
+	    listeners_done);
+}
+
+static void
+listeners_resolved(struct act_page *p, const json_t *reply)
+{
+	const char *id = json_string_value(
+	    json_object_get(json_object_get(reply, "object"), "objectId"));
+	const char *name = json_string_value(
+	    json_object_get(json_object_get(reply, "object"), "description"));
+
+	/* The page's own delegation is no control. */
+	if (id != NULL && name != NULL && strncmp(name, "html", 4) != 0 &&
+	    strncmp(name, "body", 4) != 0)
+		json_array_append_new(
+		    p->listened, json_pack("{s:s}", "objectId", id));
+	listeners_next(p);
+}
+
+static void
+listeners_next(struct act_page *p)
+{
+	json_t *id;
+
+	if (json_array_size(p->listen_ids) == 0) {
+		listeners_give(p);
+		return;
+	}
+	id = json_incref(json_array_get(p->listen_ids, 0));
+	json_array_remove(p->listen_ids, 0);
+	page_send_soft(p, p->session, "DOM.resolveNode",
+	    json_pack("{s:o, s:I}", "backendNodeId", id, "executionContextId",
+	        (json_int_t)p->world),
+	    listeners_resolved);
+}
+
+static void
+listeners_found(struct act_page *p, const json_t *reply)
+{
+	const json_t *all = json_object_get(reply, "listeners"), *l;
+	size_t i;
+
+	json_array_foreach(all, i, l)
+	{
+		const json_t *b = json_object_get(l, "backendNodeId");
+		bool seen = false;
+		size_t j;
+		const json_t *k;
+
+		if (!json_is_integer(b) || !listener_acts(json_string_value(
+		                               json_object_get(l, "type"))))
+			continue;
+		json_array_foreach(p->listen_ids, j, k) seen =
+		    seen || json_integer_value(k) == json_integer_value(b);
+		if (!seen &&
+		    json_array_size(p->listen_ids) < CM_SNAPSHOT_LISTENED_MAX)
+			json_array_append_new(
+			    p->listen_ids, json_integer(json_integer_value(b)));
+	}
+	listeners_next(p);
+}
+
+static void
+listeners_document(struct act_page *p, const json_t *reply)
+{
+	const char *doc = json_string_value(
+	    json_object_get(json_object_get(reply, "result"), "objectId"));
+
+	if (doc == NULL) {
+		listeners_give(p);
+		return;
+	}
+	page_send_soft(p, p->session, "DOMDebugger.getEventListeners",
+	    json_pack(
+	        "{s:s, s:i, s:b}", "objectId", doc, "depth", -1, "pierce", 1),
+	    listeners_found);
+}
+
+void
+page_listeners_find(struct act_page *p, void (*then)(struct act_page *p))
+{
+	json_decref(p->listen_ids);
+	json_decref(p->listened);
+	p->listen_ids = json_array();
+	p->listened = json_array();
+	p->listen_then = then;
+	if (p->listen_ids == NULL || p->listened == NULL) {
+		listeners_done(p, NULL);
+		return;
+	}
+	page_send_soft(p, p->session, "Runtime.evaluate",
+	    json_pack("{s:s, s:I}", "expression", "document", "contextId",
+	        (json_int_t)p->world),
+	    listeners_document);
+}
