@@ -22,13 +22,16 @@
 struct pf_page {
 	struct df_world w; /* the data dir, the Space's env, the pages */
 	struct act_driver *drv;
-	int wait_ms; /* the most one call may take */
+	int wait_ms;             /* the most one call may take */
+	struct cm_policy policy; /* pf_open_policy's */
 };
 
-/* Starts the page server and opens the driver for Space space_id; the
- * data dir's name has tag in it. */
+/* Starts the page server and opens the driver for Space space_id, under
+ * the network policy rules (a JSON object; NULL: none); the data dir's
+ * name has tag in it. */
 static inline void
-pf_open(struct pf_page *f, const char *tag, const char *space_id, int wait_ms)
+pf_open_policy(struct pf_page *f, const char *tag, const char *space_id,
+    int wait_ms, const char *rules)
 {
 	char err[256];
 
@@ -36,9 +39,22 @@ pf_open(struct pf_page *f, const char *tag, const char *space_id, int wait_ms)
 	f->wait_ms = wait_ms;
 	df_world_setup(
 	    &f->w, tag, space_id, "0190a0b0-0000-7000-8000-0000000000ab");
+	if (rules != NULL) {
+		cr_assert_eq(cm_policy_parse(rules, strlen(rules), &f->policy,
+		                 err, sizeof(err)),
+		    0, "%s", err);
+		f->w.env.policy = &f->policy;
+	}
 	cr_assert_eq(
 	    act_driver_managed.open(&f->w.env, &f->drv, err, sizeof(err)), 0,
 	    "%s", err);
+}
+
+/* pf_open_policy with no policy. */
+static inline void
+pf_open(struct pf_page *f, const char *tag, const char *space_id, int wait_ms)
+{
+	pf_open_policy(f, tag, space_id, wait_ms, NULL);
 }
 
 static inline void

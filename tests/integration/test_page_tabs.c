@@ -18,26 +18,12 @@
 #define POLL_MS 10000 /* the most a test waits for a tab to change */
 
 static struct pf_page f;
-static struct cm_policy policy;
 
 static void
 setup(void)
 {
-	static const char rules[] =
-	    "{\"allow_hosts\": [\"127.0.0.1\", \"localhost\"]}";
-	char err[256];
-
-	memset(&f, 0, sizeof(f));
-	f.wait_ms = 30000;
-	df_world_setup(&f.w, "tabs", "0190a0b0-0000-7000-8000-000000000017",
-	    "0190a0b0-0000-7000-8000-0000000000ab");
-	cr_assert_eq(
-	    cm_policy_parse(rules, strlen(rules), &policy, err, sizeof(err)), 0,
-	    "%s", err);
-	f.w.env.policy = &policy;
-	cr_assert_eq(
-	    act_driver_managed.open(&f.w.env, &f.drv, err, sizeof(err)), 0,
-	    "%s", err);
+	pf_open_policy(&f, "tabs", "0190a0b0-0000-7000-8000-000000000017",
+	    30000, "{\"allow_hosts\": [\"127.0.0.1\", \"localhost\"]}");
 }
 
 static void
