@@ -14,6 +14,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The browser refused a command because the document of the object it
+ * names went away (a frame that navigated between two steps), before
+ * any input of the call was sent: the element is gone, as a stale ref's
+ * is, and nothing of the call reached the page. */
+static bool
+page_gone_before_input(const struct act_page *p, const json_t *error)
+{
+	const char *msg = json_string_value(json_object_get(error, "message"));
+
+	return !p->acted && strncmp(p->cmd_method, "Input.", 6) != 0 &&
+	       strcmp(p->capability, "snapshot") != 0 && msg != NULL &&
+	       (strcmp(msg, "Cannot find context with specified id") == 0 ||
+	           strcmp(msg, "Could not find object with given id") == 0);
+}
+
 static void
 page_reply(void *arg, const json_t *result, const json_t *error)
 {
@@ -39,6 +54,9 @@ page_reply(void *arg, const json_t *result, const json_t *error)
 			/* A wait looks at a page that may be between two
 			 * documents: a look that failed is made again. */
 			page_wait_lost(p);
+		else if (page_gone_before_input(p, error))
+			page_not_found(p, "the element's document went away "
+			                  "before any input reached it");
 		else
 			page_fail(p, CM_E_RUNTIME_ERROR, "%s: %s",
 			    p->capability,
