@@ -254,9 +254,10 @@ json_t *page_download_result(const struct act_page *p);
  * at its centre (element_obscured, naming what covers it); then p->x,
  * p->y are its centre and then runs, else the call has failed.
  * page_click_object: reaches p->object with hit and clicks its centre as
- * the args say (button, click_count, modifiers); after gets the last
- * release's reply.  page_mouse_at: one Input.dispatchMouseEvent of type
- * at (x, y) with b.
+ * the args say (button, click_count, modifiers); after runs (with a NULL
+ * result) once the element's document counted a press on it, and a press
+ * it did not get ends the call with outcome_unknown.  page_mouse_at: one
+ * Input.dispatchMouseEvent of type at (x, y) with b.
  */
 struct page_button {
 	const char *button; /* "none", "left", "middle", "right" */

@@ -146,6 +146,18 @@ static const struct {
         "<div id=\"bar\"><button onclick=\"document.getElementById('bar')"
         ".remove()\">Accept cookies</button></div></body></html>",
         NULL},
+    /* A button that a layer covers as the pointer comes to it: the press
+     * goes to the layer, which the check before it could not see. */
+    {"/sneaky",
+        "<!doctype html><html><head><title>Sneaky</title><style>"
+        "#layer{display:none;position:fixed;top:0;left:0;width:100%;"
+        "height:100%}</style></head><body>"
+        "<button id=\"buy\" onclick=\"document.title='Bought'\">Buy</button>"
+        "<div id=\"layer\" onclick=\"document.title='Layer'\"></div><script>"
+        "addEventListener('mousemove',function(){"
+        "document.getElementById('layer').style.display='block';});"
+        "</script></body></html>",
+        NULL},
     /* Controls of every kind: those that take typed text and those that
      * take none. */
     {"/controls",

@@ -99,18 +99,30 @@ fails_with(
 	    "%s %s: \"%s\" lacks \"%s\"", cap, args, o.message, words);
 }
 
-Test(page_truth, a_covered_click_fails_and_names_what_covers_it)
+/* Opens path (titled title) and makes the args of a click on its
+ * button "Buy" by the ref a snapshot gives it. */
+static void
+buy_args(const char *path, const char *title, char *buy, size_t size)
 {
-	char ref[32], buy[80];
+	char ref[32];
 	json_t *res;
 	struct act_outcome o;
 
-	open_page("/banner", "Shop");
+	open_page(path, title);
 	o = run("snapshot", "{}", &res);
 	cr_assert_eq(o.err, CM_OK, "snapshot: %s", o.message);
 	df_ref_of(str(res, "snapshot"), "button \"Buy\"", ref, sizeof(ref));
 	json_decref(res);
-	snprintf(buy, sizeof(buy), "{\"ref\":\"%s\"}", ref);
+	snprintf(buy, size, "{\"ref\":\"%s\"}", ref);
+}
+
+Test(page_truth, a_covered_click_fails_and_names_what_covers_it)
+{
+	char buy[80];
+	json_t *res;
+	struct act_outcome o;
+
+	buy_args("/banner", "Shop", buy, sizeof(buy));
 
 	/* The banner would get the click: nothing is pressed. */
 	fails_with("click", buy, CM_E_ELEMENT_OBSCURED,
@@ -133,6 +145,19 @@ Test(page_truth, a_covered_click_fails_and_names_what_covers_it)
 	cr_assert(json_is_true(json_object_get(res, "clicked")));
 	json_decref(res);
 	title_is("Bought");
+}
+
+/* A layer comes over the button between the look at its point and the
+ * press: the press reached the page, not the button, and the result says
+ * so instead of "clicked". */
+Test(page_truth, a_click_the_element_never_got_is_not_a_success)
+{
+	char buy[80];
+
+	buy_args("/sneaky", "Sneaky", buy, sizeof(buy));
+	fails_with("click", buy, CM_E_OUTCOME_UNKNOWN,
+	    "another element of its document took it");
+	title_is("Layer");
 }
 
 /* Types as args say, then reads the text of the element of selector. */
