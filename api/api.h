@@ -30,6 +30,8 @@ struct api_req {
 	const char *accept;
 	const char *last_event_id;
 	const char *content_type; /* NULL: absent */
+	const char *host, *origin, *mcp_session,
+	    *mcp_version; /* NULL: absent */
 };
 
 /* The answer: a status and a body the worker sends. */
@@ -72,6 +74,9 @@ struct api_ctx {
 		API_LATER_STREAM
 	} later;
 	char later_task[CM_ID_MAX + 1];
+	/* A parked MCP tool call: its JSON-RPC id as JSON text ("" for a
+	 * plain ?wait=), whose answer is an MCP result (api_mcp_finished). */
+	char later_rpc[CM_MCP_ID_MAX + 3];
 	bool later_closed;
 	int64_t later_deadline_ms;
 	int64_t later_after;

@@ -179,6 +179,14 @@ api_request_parse(char *head, struct api_request *r, const char **why)
 			r->last_event_id = v;
 		} else if (strcasecmp(p, "Content-Type") == 0) {
 			r->content_type = v;
+		} else if (strcasecmp(p, "Host") == 0) {
+			r->host = v;
+		} else if (strcasecmp(p, "Origin") == 0) {
+			r->origin = v;
+		} else if (strcasecmp(p, "Mcp-Session-Id") == 0) {
+			r->mcp_session = v;
+		} else if (strcasecmp(p, "MCP-Protocol-Version") == 0) {
+			r->mcp_version = v;
 		}
 	}
 	/* The head ends in CRLF CRLF (api_request_head_len): a line with no

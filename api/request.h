@@ -23,6 +23,8 @@ struct api_request {
 	const char *method, *target;
 	const char *authorization, *accept, *last_event_id; /* NULL: absent */
 	const char *content_type;                           /* NULL: absent */
+	/* MCP's: Host, Origin, Mcp-Session-Id, MCP-Protocol-Version. */
+	const char *host, *origin, *mcp_session, *mcp_version;
 	size_t body_len;      /* Content-Length; 0 when absent */
 	bool keep_alive;      /* HTTP/1.1 without Connection: close */
 	bool expect_continue; /* Expect: 100-continue */

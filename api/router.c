@@ -8,6 +8,7 @@
 #include "api.h"
 #include "ids.h"
 #include "log.h"
+#include "mcp.h"
 
 struct route {
 	const char *method;
@@ -80,6 +81,10 @@ static const struct route routes[] = {
     {"POST", AD "/bindings", true, api_admin_binding_create, false},
     {"DELETE", AD "/bindings/*", true, api_admin_binding_delete, false},
     {"GET", AD "/status", true, api_admin_status, false},
+    {"POST", SP "/mcp", true, api_mcp_post, false},
+    {"DELETE", SP "/mcp", true, api_mcp_delete, false},
+    {"POST", WS "/mcp", true, api_mcp_post, false},
+    {"DELETE", WS "/mcp", true, api_mcp_delete, false},
     {"GET", SP "/files", true, api_file_list, false},
     {"PUT", SP "/files/*", true, api_file_put, true},
 };
@@ -140,6 +145,28 @@ match(struct api_ctx *c, const struct route *r, const char *path)
 	return bad ? -1 : 1;
 }
 
+/* A 405's Allow header: the methods of the routes of c's path (RFC
+ * 9110, 15.5.6). */
+static void
+allow(struct api_ctx *c)
+{
+	char *b = c->res->header_buf;
+	size_t len = sizeof(c->res->header_buf), used;
+
+	used = (size_t)snprintf(b, len, "Allow:");
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		memset(c->params, 0, sizeof(c->params));
+		if (match(c, &routes[i], c->req->path) != 0 && used < len)
+			used += (size_t)snprintf(b + used, len - used, "%s %s",
+			    used > 6 ? "," : "", routes[i].method);
+	}
+	if (used < len)
+		used += (size_t)snprintf(
+		    b + used, len - used, "\r\nCache-Control: no-store\r\n");
+	if (used < len)
+		c->res->headers = b;
+}
+
 void
 api_dispatch(struct api_ctx *c)
 {
@@ -158,10 +185,11 @@ api_dispatch(struct api_ctx *c)
 		break;
 	}
 	if (i == sizeof(routes) / sizeof(routes[0])) {
-		if (path_known)
+		if (path_known) {
 			api_fail(c, 0, CM_E_METHOD_NOT_ALLOWED,
 			    "method not allowed");
-		else
+			allow(c);
+		} else
 			api_fail(c, 0, CM_E_NOT_FOUND, "no such route");
 		return;
 	}
@@ -175,8 +203,14 @@ api_dispatch(struct api_ctx *c)
 	c->space_id = c->params[1][0] ? c->params[1] : NULL;
 	c->task_id = c->params[2][0] ? c->params[2] : NULL;
 	c->artifact_name = c->params[3][0] ? c->params[3] : NULL;
-	if (routes[i].auth && !api_authenticate(c))
+	if (routes[i].auth && !api_authenticate(c)) {
+		/* A 401 names the scheme it wants (RFC 9110, 11.6.1). */
+		if (c->res->status == 401)
+			c->res->headers =
+			    "WWW-Authenticate: Bearer realm=\"spaced\"\r\n"
+			    "Cache-Control: no-store\r\n";
 		return;
+	}
 	routes[i].fn(c);
 	/* Provisioning may have changed who a token is or may do. */
 	if (strncmp(c->req->path, "/api/v1/admin/", 14) == 0 &&

@@ -22,6 +22,7 @@
 
 #include "api.h"
 #include "clock.h"
+#include "mcp.h"
 #include "status.h"
 
 /* One parked request: what its answer needs, and when to look again. */
@@ -29,11 +30,12 @@ struct api_wait {
 	struct api_conn *conn;
 	char ws[CM_ID_MAX + 1];
 	char space[CM_ID_MAX + 1];
-	char task[CM_ID_MAX + 1];   /* "" when until_closed */
-	bool until_closed;          /* the Space's close, not a task */
-	const char *route, *method; /* metrics labels, static */
-	bool close;                 /* the connection closes after */
-	int64_t t0_ns;              /* when the request was complete */
+	char task[CM_ID_MAX + 1];    /* "" when until_closed */
+	char rpc[CM_MCP_ID_MAX + 3]; /* an MCP call's id, "" for none */
+	bool until_closed;           /* the Space's close, not a task */
+	const char *route, *method;  /* metrics labels, static */
+	bool close;                  /* the connection closes after */
+	int64_t t0_ns;               /* when the request was complete */
 	int64_t deadline_ms, next_check_ms;
 	bool checking; /* a worker is looking */
 	struct api_wait *prev, *next;
@@ -84,17 +86,22 @@ wait_ctx(struct api_job *j, struct api_ctx *c, struct api_req *req,
 	c->workspace_id = j->ws;
 	c->space_id = j->space;
 	snprintf(c->later_task, sizeof(c->later_task), "%s", j->task);
+	snprintf(c->later_rpc, sizeof(c->later_rpc), "%s", j->rpc);
 	c->later_closed = j->until_closed;
 	c->later_deadline_ms = j->deadline_ms;
 }
 
-/* 200 with t and true when it has finished; otherwise false, no answer. */
+/* 200 with t and true when it has finished; otherwise false, no answer.
+ * An MCP call's answer is its tool result (mcp.h), which may need the
+ * store: on the loop (no cfg) such a one is left to a worker. */
 static bool
 answer_finished(struct api_ctx *c, const struct pr_task *t)
 {
 	c->later = API_LATER_NONE;
 	if (!terminal(t->status))
 		return false;
+	if (c->later_rpc[0] != '\0')
+		return api_mcp_finished(c, t, c->cfg != NULL);
 	api_ok(c, 200, api_dto_task(t));
 	return true;
 }
@@ -126,6 +133,9 @@ look(struct api_ctx *c)
 	             : terminal(r.tasks[0].status);
 	if (!space && done)
 		answer_finished(c, &r.tasks[0]);
+	else if (c->later_rpc[0] != '\0' &&
+	         cm_mono_ms() >= c->later_deadline_ms)
+		api_mcp_unfinished(c, &r.tasks[0]);
 	else if (done || cm_mono_ms() >= c->later_deadline_ms)
 		api_ok(c, done ? 200 : 202,
 		    space ? api_dto_space(
@@ -168,6 +178,7 @@ wait_job(const struct api_wait *w)
 	snprintf(j->ws, sizeof(j->ws), "%s", w->ws);
 	snprintf(j->space, sizeof(j->space), "%s", w->space);
 	snprintf(j->task, sizeof(j->task), "%s", w->task);
+	snprintf(j->rpc, sizeof(j->rpc), "%s", w->rpc);
 	j->until_closed = w->until_closed;
 	j->deadline_ms = w->deadline_ms;
 	return j;
@@ -276,6 +287,7 @@ api_wait_hold(struct api_conn *c, const struct api_job *j)
 	snprintf(w->ws, sizeof(w->ws), "%s", j->ws);
 	snprintf(w->space, sizeof(w->space), "%s", j->space);
 	snprintf(w->task, sizeof(w->task), "%s", j->task);
+	snprintf(w->rpc, sizeof(w->rpc), "%s", j->rpc);
 	w->until_closed = j->until_closed;
 	w->route = j->route;
 	w->method = j->http_method;

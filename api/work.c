@@ -136,6 +136,7 @@ api_work_conclude(struct api_job *j, struct api_ctx *c)
 		if (c->space_id != j->space)
 			snprintf(j->space, sizeof(j->space), "%s", c->space_id);
 		snprintf(j->task, sizeof(j->task), "%s", c->later_task);
+		snprintf(j->rpc, sizeof(j->rpc), "%s", c->later_rpc);
 		j->until_closed = c->later_closed;
 		j->deadline_ms = c->later_deadline_ms;
 		j->after = c->later_after;
@@ -179,6 +180,10 @@ run_request(struct api_job *j, const struct cm_config *cfg, nng_socket store)
 	req.accept = j->req.accept;
 	req.last_event_id = j->req.last_event_id;
 	req.content_type = j->req.content_type;
+	req.host = j->req.host;
+	req.origin = j->req.origin;
+	req.mcp_session = j->req.mcp_session;
+	req.mcp_version = j->req.mcp_version;
 
 	memset(&c, 0, sizeof(c));
 	c.cfg = cfg;

@@ -552,6 +552,25 @@
 #define CM_CTL_COL_MAX 40  /* widest table cell; longer ones are cut */
 
 /*
+ * MCP (api/mcp*.c).  A session is a protocol convenience held in the
+ * api's memory: at most CM_MCP_SESSIONS_MAX in all and
+ * CM_MCP_SESSIONS_PER_PRINCIPAL per principal, each forgotten after
+ * CM_MCP_SESSION_IDLE_S without a request.  A JSON-RPC id is a string of
+ * at most CM_MCP_ID_MAX bytes or an integer; a message nests at most
+ * CM_MCP_DEPTH_MAX arrays and objects (its body is bounded by
+ * CM_BODY_MAX).  A tool call waits for its task at most CM_WAIT_MAX_S,
+ * like ?wait=; a screenshot's image travels in the answer (an artifact,
+ * at most CM_ARTIFACT_MAX before base64).
+ */
+#define CM_MCP_SESSIONS_MAX 256
+#define CM_MCP_SESSIONS_PER_PRINCIPAL 16
+#define CM_MCP_SESSION_IDLE_S 3600
+#define CM_MCP_ID_MAX 128
+#define CM_MCP_DEPTH_MAX 32
+#define CM_MCP_SESSION_ID_BYTES 24 /* random bytes, hex in the header */
+#define CM_MCP_PENDING_MAX 8       /* tool calls in flight per session */
+
+/*
  * A limit spelt into SQL text at compile time: " LIMIT " CM_STR(CM_X).
  * Only for limits defined as a bare integer literal.
  */

@@ -82,7 +82,7 @@ version_exit(const char *proc, int argc, char *const *argv)
 {
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--version") == 0) {
-			printf("%s %s\n", proc, SPACED_VERSION);
+			printf("%s %s\n", proc, cm_version());
 			exit(fflush(stdout) == 0 ? CM_EXIT_OK : CM_EXIT_FAILED);
 		}
 	}
@@ -164,4 +164,10 @@ cm_die_with_parent(pid_t parent)
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
 		return -1;
 	return getppid() == parent ? 0 : -1;
+}
+
+const char *
+cm_version(void)
+{
+	return SPACED_VERSION;
 }

@@ -28,6 +28,10 @@
 
 #include "config.h"
 
+/* The one version every binary reports (its --version, MCP's
+ * serverInfo). */
+const char *cm_version(void);
+
 enum cm_exit {
 	CM_EXIT_OK = 0,          /* done, or stopped cleanly */
 	CM_EXIT_FAILED = 1,      /* failed: restart me */

@@ -1,0 +1,692 @@
+/*
+ * mcp_tools.c: MCP's tools (mcp.h): one per capability the URL's Space
+ * may use, each call one task through the task routes' own code.
+ *
+ * A tool call answers with what a model can read at once: the page
+ * header and the task's result as text, the outline when there is one
+ * (actions run with snapshot: true when their schema takes it and the
+ * client did not say), a screenshot as an image.  A task that failed is
+ * a tool result with isError and "code: message"; the protocol's own
+ * refusals (an unknown tool) are JSON-RPC errors.
+ */
+#include "mcp.h"
+
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "mcp_rpc.h"
+#include "mcp_session.h"
+#include "token.h"
+
+#define TOOL_PREFIX "browser_"
+
+/* What a model reads of each tool; the bundle's schema says the rest.
+ * A capability not named here is described by its name alone. */
+static const struct {
+	const char *name, *text;
+} blurbs[] = {
+    {"navigate", "Opens a URL in the page and waits for it to load. "
+                 "Returns the page's url, title and HTTP status."},
+    {"snapshot",
+        "Returns the page as an outline: one line per element, with a "
+        "ref (e12, f1e3 in a frame) on each one you can act on, and the "
+        "page header (url, title, tabs, an open dialog). Take one before "
+        "acting, and again after element_not_found."},
+    {"click", "Clicks the element of a ref (or CSS selector). Fails with "
+              "element_obscured when something covers it, "
+              "element_not_found when the ref is stale (take a new "
+              "snapshot)."},
+    {"type", "Types text into the element of a ref, as keys; submit: "
+             "true presses Enter after."},
+    {"fill", "Clears a field and sets its value (text, number, date, "
+             "range, color, contenteditable)."},
+    {"press", "Presses a key (Enter, Tab, ArrowDown, a letter, F1-F12), "
+              "with modifiers."},
+    {"select_option", "Chooses options of a select by values or labels."},
+    {"check", "Checks or unchecks a checkbox, radio or switch."},
+    {"hover", "Moves the pointer over an element (opens hover menus)."},
+    {"drag", "Drags from one element to another."},
+    {"scroll", "Scrolls the page or an element."},
+    {"wait_for", "Waits until an element or text appears, or a bound."},
+    {"extract_text", "Returns the text of the page or of an element."},
+    {"screenshot", "Returns a PNG picture of the page's viewport."},
+    {"back", "Goes back in the page's history."},
+    {"forward", "Goes forward in the page's history."},
+    {"reload", "Loads the page again."},
+    {"handle_dialog", "Accepts or dismisses the page's open dialog "
+                      "(alert, confirm, prompt with prompt_text)."},
+    {"upload", "Sets files put on the Space on a file input."},
+    {"tabs", "Lists, selects or closes the Space's tabs."},
+};
+
+/* The string v holds, or d. */
+static const char *
+str_or(const json_t *v, const char *d)
+{
+	return json_is_string(v) ? json_string_value(v) : d;
+}
+
+static const char *
+blurb(const char *cap)
+{
+	for (size_t i = 0; i < sizeof(blurbs) / sizeof(blurbs[0]); i++)
+		if (strcmp(blurbs[i].name, cap) == 0)
+			return blurbs[i].text;
+	return NULL;
+}
+
+/* A context for one of the REST routes, as c's caller, with method,
+ * body (may be NULL) and query.  rq and rs are the caller's. */
+static void
+sub(struct api_ctx *c, struct api_ctx *s, struct api_req *rq,
+    struct api_res *rs, const char *body, const char *query)
+{
+	*s = *c;
+	*rq = *c->req;
+	memset(rs, 0, sizeof(*rs));
+	rq->method = "POST";
+	rq->body = body;
+	rq->body_len = body != NULL ? strlen(body) : 0;
+	rq->content_type = "application/json";
+	snprintf(rq->query, sizeof(rq->query), "%s", query);
+	s->req = rq;
+	s->res = rs;
+	s->later = API_LATER_NONE;
+}
+
+static void
+answer_result(struct api_ctx *c, const char *id, json_t *result)
+{
+	api_mcp_answer(c, 200, api_rpc_result(id, result));
+}
+
+/* A tool result of one text, an error when is_error. */
+static json_t *
+text_result(const char *text, bool is_error)
+{
+	return json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text",
+	    "text", text, "isError", is_error);
+}
+
+/* The error of a REST answer's body as "code: message". */
+static void
+error_text(const char *body, char *out, size_t len)
+{
+	json_t *b = body != NULL ? json_loads(body, 0, NULL) : NULL;
+	const json_t *e = json_object_get(b, "error");
+
+	snprintf(out, len, "%s: %s",
+	    str_or(json_object_get(e, "code"), "internal"),
+	    str_or(json_object_get(e, "message"), "no answer"));
+	json_decref(b);
+}
+
+/* ---- the tools of a URL -------------------------------------------- */
+
+/* The capabilities (name: args schema, a new object) the bundles of the
+ * workspace's instances offer, and with space (its reply) only those the
+ * Space's instance's bundle has and the Space was granted.  NULL, with c
+ * answered, when the store failed. */
+static json_t *
+capabilities(struct api_ctx *c, const struct pr_space *space)
+{
+	struct pr_req qi, qb;
+	struct pr_rep ri, rb;
+	json_t *caps = json_object();
+
+	memset(&qi, 0, sizeof(qi));
+	qi.op = PR_OP_INSTANCE_LIST;
+	qi.workspace_id = c->workspace_id;
+	memset(&qb, 0, sizeof(qb));
+	qb.op = PR_OP_BUNDLE_LIST;
+	memset(&ri, 0, sizeof(ri));
+	memset(&rb, 0, sizeof(rb));
+	if (!api_call(c, &qi, &ri) || ri.err != CM_OK ||
+	    !api_call(c, &qb, &rb) || rb.err != CM_OK) {
+		if (ri.err != CM_OK)
+			api_fail_rep(c, &ri);
+		else if (rb.err != CM_OK)
+			api_fail_rep(c, &rb);
+		json_decref(caps);
+		caps = NULL;
+		goto out;
+	}
+	for (size_t i = 0; caps != NULL && i < ri.n_instances; i++) {
+		const struct pr_instance *in = &ri.instances[i];
+		json_t *m, *list, *cap;
+		size_t k;
+
+		if (space != NULL &&
+		    strcmp(in->browser_instance_id, space->browser_instance_id))
+			continue;
+		for (size_t b = 0; b < rb.n_bundles; b++) {
+			if (strcmp(rb.bundles[b].bundle_id, in->bundle_id) !=
+			        0 ||
+			    (m = json_loads(rb.bundles[b].manifest, 0, NULL)) ==
+			        NULL)
+				continue;
+			list = json_object_get(m, "capabilities");
+			json_array_foreach(list, k, cap)
+			{
+				const char *name = json_string_value(
+				    json_object_get(cap, "name"));
+				bool granted = space == NULL;
+
+				for (size_t g = 0;
+				     space != NULL && g < space->granted.n; g++)
+					granted |= name != NULL &&
+					           strcmp(space->granted.v[g],
+					               name) == 0;
+				if (name != NULL && granted &&
+				    json_is_object(
+				        json_object_get(cap, "args")))
+					json_object_set(caps, name,
+					    json_object_get(cap, "args"));
+			}
+			json_decref(m);
+		}
+	}
+out:
+	pr_rep_free(&ri);
+	pr_rep_free(&rb);
+	return caps;
+}
+
+/* The capabilities of c's URL: the bound Space's (read as the caller),
+ * or the workspace's.  NULL with c answered on failure. */
+static json_t *
+url_capabilities(struct api_ctx *c)
+{
+	struct pr_req q;
+	struct pr_rep r;
+	json_t *caps;
+
+	if (c->space_id == NULL)
+		return capabilities(c, NULL);
+	if (!api_space_allowed(c, CM_ACT_SPACE_SUBMIT))
+		return NULL;
+	memset(&q, 0, sizeof(q));
+	q.op = PR_OP_SPACE_GET;
+	q.workspace_id = c->workspace_id;
+	q.space_id = c->space_id;
+	if (!api_call(c, &q, &r))
+		return NULL;
+	if (r.err != CM_OK) {
+		api_fail_rep(c, &r);
+		pr_rep_free(&r);
+		return NULL;
+	}
+	caps = capabilities(c, &r.spaces[0]);
+	pr_rep_free(&r);
+	return caps;
+}
+
+void
+api_mcp_tools_list(struct api_ctx *c, const char *id)
+{
+	json_t *caps = url_capabilities(c), *tools, *schema;
+	const char *name;
+	char tool[CM_CAPABILITY_MAX + sizeof(TOOL_PREFIX)], text[400];
+
+	if (caps == NULL)
+		return;
+	tools = json_array();
+	json_object_foreach(caps, name, schema)
+	{
+		const char *b = blurb(name);
+
+		snprintf(tool, sizeof(tool), TOOL_PREFIX "%s", name);
+		if (b == NULL)
+			snprintf(text, sizeof(text),
+			    "Runs the capability %s on the Space's browser.",
+			    name);
+		json_array_append_new(tools,
+		    json_pack("{s:s, s:s, s:O}", "name", tool, "description",
+		        b != NULL ? b : text, "inputSchema", schema));
+	}
+	if (c->space_id == NULL)
+		json_array_append_new(tools,
+		    json_pack("{s:s, s:s, s:{s:s, s:{}, s:b}}", "name",
+		        "browser_space_close", "description",
+		        "Closes your open Space in this workspace: its browser "
+		        "and page go. The next tool call opens a new one.",
+		        "inputSchema", "type", "object", "properties",
+		        "additionalProperties", 0));
+	json_decref(caps);
+	answer_result(c, id, json_pack("{s:o}", "tools", tools));
+}
+
+/* ---- a task's answer ------------------------------------------------ */
+
+/* The page header of a result (its "page"), as the snapshot's header
+ * lines read: url, title, loading, the tabs when more than one, a
+ * dialog. */
+static void
+header_lines(FILE *f, const json_t *page)
+{
+	const json_t *tabs = json_object_get(page, "tabs"), *t, *d;
+	size_t i;
+
+	if (!json_is_object(page))
+		return;
+	fprintf(f, "url: %s\ntitle: %s\n",
+	    str_or(json_object_get(page, "url"), ""),
+	    str_or(json_object_get(page, "title"), ""));
+	if (json_is_true(json_object_get(page, "loading")))
+		fputs("loading: true\n", f);
+	if (json_array_size(tabs) > 1)
+		json_array_foreach(tabs, i, t) fprintf(f, "tab %lld: %s %s%s\n",
+		    (long long)json_integer_value(json_object_get(t, "index")),
+		    str_or(json_object_get(t, "title"), ""),
+		    str_or(json_object_get(t, "url"), ""),
+		    json_is_true(json_object_get(t, "current")) ? " (current)"
+		                                                : "");
+	if ((d = json_object_get(page, "dialog")) != NULL && json_is_object(d))
+		fprintf(f,
+		    "dialog: %s \"%s\" (answer it with "
+		    "browser_handle_dialog)\n",
+		    str_or(json_object_get(d, "type"), ""),
+		    str_or(json_object_get(d, "message"), ""));
+}
+
+/* A completed task's result as a model reads it: the outline (which
+ * begins with the header) or the header, then the rest as JSON.
+ * malloc'd; NULL out of memory. */
+static char *
+result_text(const json_t *result)
+{
+	json_t *rest =
+	    json_is_object(result) ? json_deep_copy(result) : json_object();
+	const char *snap;
+	char *buf = NULL, *more;
+	size_t len = 0;
+	FILE *f;
+
+	if (rest == NULL || (f = open_memstream(&buf, &len)) == NULL) {
+		json_decref(rest);
+		return NULL;
+	}
+	snap = json_string_value(json_object_get(rest, "snapshot"));
+	if (snap != NULL)
+		fprintf(f, "%s%s", snap,
+		    snap[0] != '\0' && snap[strlen(snap) - 1] != '\n' ? "\n"
+		                                                      : "");
+	else
+		header_lines(f, json_object_get(rest, "page"));
+	json_object_del(rest, "page");
+	json_object_del(rest, "snapshot");
+	if (json_object_size(rest) > 0 &&
+	    (more = json_dumps(rest, JSON_COMPACT)) != NULL) {
+		fprintf(f, "result: %s\n", more);
+		free(more);
+	}
+	json_decref(rest);
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/*
+ * The image of a screenshot task t (its DTO), as an MCP image block;
+ * NULL when it cannot be read (then the text alone says what it was).
+ * Read from the store as the task's own: the call that made the task
+ * was authorized when it was made, as a parked wait's look is.
+ */
+static json_t *
+image_block(struct api_ctx *c, const json_t *t, const char *name)
+{
+	struct pr_req q;
+	struct pr_rep r;
+	const struct pr_bin *b;
+	unsigned char *b64;
+	json_t *block = NULL;
+
+	memset(&q, 0, sizeof(q));
+	q.op = PR_OP_ARTIFACT_GET;
+	q.workspace_id = c->workspace_id;
+	q.space_id = json_string_value(json_object_get(t, "space_id"));
+	q.task_id = json_string_value(json_object_get(t, "task_id"));
+	q.artifact_name = name;
+	if (!api_call(c, &q, &r))
+		return NULL;
+	b = r.n_artifacts == 1 ? &r.artifacts[0].bytes : NULL;
+	if (r.err == CM_OK && b != NULL && b->n > 0 &&
+	    b->n <= CM_ARTIFACT_MAX &&
+	    (b64 = malloc(4 * ((b->n + 2) / 3) + 1)) != NULL) {
+		EVP_EncodeBlock(b64, (const unsigned char *)b->p, (int)b->n);
+		block = json_pack("{s:s, s:s, s:s}", "type", "image", "data",
+		    (const char *)b64, "mimeType",
+		    r.artifacts[0].mime != NULL ? r.artifacts[0].mime
+		                                : "image/png");
+		free(b64);
+	}
+	pr_rep_free(&r);
+	return block;
+}
+
+/*
+ * The tool result of t, a finished task's DTO.  A screenshot's image
+ * needs the store: without store, NULL and *later.
+ */
+static json_t *
+task_result(struct api_ctx *c, const json_t *t, bool store, bool *later)
+{
+	const char *status = json_string_value(json_object_get(t, "status"));
+	const json_t *err = json_object_get(t, "error"),
+	             *result = json_object_get(t, "result");
+	const char *artifact =
+	    json_string_value(json_object_get(result, "artifact"));
+	json_t *out, *image;
+	char line[CM_ERROR_MESSAGE_MAX + 160];
+	char *text;
+
+	*later = false;
+	if (status != NULL && strcmp(status, "completed") == 0) {
+		if (artifact != NULL && !store) {
+			*later = true;
+			return NULL;
+		}
+		if ((text = result_text(result)) == NULL)
+			return NULL;
+		out = text_result(text, false);
+		free(text);
+		if (artifact != NULL && out != NULL &&
+		    (image = image_block(c, t, artifact)) != NULL)
+			json_array_append_new(
+			    json_object_get(out, "content"), image);
+		return out;
+	}
+	if (status != NULL && strcmp(status, "cancelled") == 0)
+		snprintf(line, sizeof(line),
+		    "cancelled: the task was cancelled, and the page reset");
+	else
+		snprintf(line, sizeof(line), "%s: %s",
+		    str_or(json_object_get(err, "code"), "failed"),
+		    str_or(json_object_get(err, "message"), ""));
+	return text_result(line, true);
+}
+
+bool
+api_mcp_finished(struct api_ctx *c, const struct pr_task *t, bool store)
+{
+	json_t *dto = api_dto_task(t), *result;
+	bool later = false;
+
+	result = dto != NULL ? task_result(c, dto, store, &later) : NULL;
+	json_decref(dto);
+	if (later)
+		return false;
+	c->later = API_LATER_NONE;
+	if (result == NULL)
+		result = text_result("internal: out of memory", true);
+	answer_result(c, c->later_rpc, result);
+	return true;
+}
+
+void
+api_mcp_unfinished(struct api_ctx *c, const struct pr_task *t)
+{
+	char line[CM_ID_MAX + 200];
+
+	snprintf(line, sizeof(line),
+	    "task_in_progress: the task %s is still %s after the call's "
+	    "bound; what it did is not known yet: take a snapshot later",
+	    t->task_id, t->status);
+	c->later = API_LATER_NONE;
+	answer_result(c, c->later_rpc, text_result(line, true));
+}
+
+/* ---- tools/call ----------------------------------------------------- */
+
+/*
+ * The workspace URL's Space: the caller's own open one into out.
+ * Returns 1 when there is one, 0 when none, 2 when several (their ids in
+ * list), -1 with c answered when the store failed.
+ */
+static int
+own_space(struct api_ctx *c, char out[CM_ID_MAX + 1], char *list, size_t len)
+{
+	struct pr_req q;
+	struct pr_rep r;
+	int n = 0;
+	size_t used = 0;
+
+	memset(&q, 0, sizeof(q));
+	q.op = PR_OP_SPACE_LIST;
+	q.workspace_id = c->workspace_id;
+	q.owner_id = c->id.principal->principal_id;
+	q.limit = CM_LIST_LIMIT_MAX;
+	if (!api_call(c, &q, &r))
+		return -1;
+	if (r.err != CM_OK) {
+		api_fail_rep(c, &r);
+		pr_rep_free(&r);
+		return -1;
+	}
+	list[0] = '\0';
+	for (size_t i = 0; i < r.n_spaces; i++) {
+		if (strcmp(r.spaces[i].status, "closed") == 0)
+			continue;
+		if (n++ == 0)
+			snprintf(
+			    out, CM_ID_MAX + 1, "%s", r.spaces[i].space_id);
+		if (used < len)
+			used += (size_t)snprintf(list + used, len - used,
+			    "%s%s", used ? ", " : "", r.spaces[i].space_id);
+	}
+	pr_rep_free(&r);
+	return n > 1 ? 2 : n;
+}
+
+/*
+ * Opens a Space for the caller on a free instance of the workspace,
+ * through the create route (the caller's own rights), its id into out.
+ * An instance in use is passed over.  Returns true, or false with the
+ * reason in why.
+ */
+static bool
+open_space(struct api_ctx *c, const char *sid, const char *id,
+    char out[CM_ID_MAX + 1], char *why, size_t len)
+{
+	struct pr_req q;
+	struct pr_rep r;
+	bool ok = false;
+
+	memset(&q, 0, sizeof(q));
+	q.op = PR_OP_INSTANCE_LIST;
+	q.workspace_id = c->workspace_id;
+	snprintf(why, len,
+	    "no_instance: every browser instance of this workspace is in use");
+	if (!api_call(c, &q, &r))
+		return false;
+	for (size_t i = 0; r.err == CM_OK && !ok && i < r.n_instances; i++) {
+		char key[600], rid[CM_TOKEN_HASH_LEN], body[512];
+		struct api_req rq;
+		struct api_res rs;
+		struct api_ctx s;
+		json_t *b;
+
+		/* A retry of this call opens no second Space on it. */
+		snprintf(key, sizeof(key), "%s\n%s\n%s", sid, id,
+		    r.instances[i].browser_instance_id);
+		cm_sha256_hex(key, strlen(key), rid);
+		snprintf(body, sizeof(body),
+		    "{\"browser_instance_id\":\"%s\",\"owner_type\":\"%s\","
+		    "\"owner_id\":\"%s\",\"request_id\":\"%.64s\"}",
+		    r.instances[i].browser_instance_id, c->id.principal->kind,
+		    c->id.principal->principal_id, rid);
+		sub(c, &s, &rq, &rs, body, "");
+		api_space_create(&s);
+		if (rs.status == 200 || rs.status == 201) {
+			b = json_loads(rs.body, 0, NULL);
+			snprintf(out, CM_ID_MAX + 1, "%s",
+			    str_or(json_object_get(
+			               json_object_get(b, "data"), "space_id"),
+			        ""));
+			json_decref(b);
+			ok = out[0] != '\0';
+		} else if (rs.status != 409) {
+			error_text(rs.body, why, len);
+		}
+		free(rs.body);
+	}
+	if (r.err != CM_OK)
+		snprintf(
+		    why, len, "%s: %s", cm_err_code(r.err), r.msg ? r.msg : "");
+	pr_rep_free(&r);
+	return ok;
+}
+
+/* browser_space_close: the caller's open Space, through the close
+ * route; the answer says what the route said. */
+static void
+close_own(struct api_ctx *c, const char *id)
+{
+	char space[CM_ID_MAX + 1], list[1024], line[1200];
+	struct api_req rq;
+	struct api_res rs;
+	struct api_ctx s;
+	int n = own_space(c, space, list, sizeof(list));
+
+	if (n < 0)
+		return;
+	if (n == 0) {
+		answer_result(c, id,
+		    text_result(
+		        "You have no open Space in this workspace.", false));
+		return;
+	}
+	sub(c, &s, &rq, &rs, "{}", "");
+	s.space_id = space;
+	api_space_close(&s);
+	if (rs.status == 200 || rs.status == 202)
+		snprintf(line, sizeof(line),
+		    "The Space %s is %s: its browser goes once its last task "
+		    "has ended.",
+		    space, rs.status == 200 ? "closed" : "closing");
+	else
+		error_text(rs.body, line, sizeof(line));
+	free(rs.body);
+	answer_result(c, id, text_result(line, rs.status >= 300));
+}
+
+/* The task of rs (the submit route's answer) for id, now or parked. */
+static void
+submitted(struct api_ctx *c, const char *sid, const char *id,
+    const struct api_ctx *s, const struct api_res *rs)
+{
+	json_t *b, *result;
+	bool later;
+	char line[CM_ERROR_MESSAGE_MAX + 200];
+
+	if (s->later == API_LATER_WAIT) {
+		c->later = API_LATER_WAIT;
+		c->later_closed = false;
+		snprintf(
+		    c->later_task, sizeof(c->later_task), "%s", s->later_task);
+		snprintf(c->later_rpc, sizeof(c->later_rpc), "%s", id);
+		c->later_deadline_ms = s->later_deadline_ms;
+		api_mcp_session_call(sid, id, s->later_task);
+		return;
+	}
+	b = rs->body != NULL ? json_loads(rs->body, 0, NULL) : NULL;
+	if (json_object_get(b, "data") != NULL &&
+	    json_object_get(b, "error") == NULL) {
+		result =
+		    task_result(c, json_object_get(b, "data"), true, &later);
+		answer_result(c, id,
+		    result != NULL
+		        ? result
+		        : text_result("internal: out of memory", true));
+	} else {
+		error_text(rs->body, line, sizeof(line));
+		answer_result(c, id, text_result(line, true));
+	}
+	json_decref(b);
+}
+
+void
+api_mcp_tools_call(
+    struct api_ctx *c, const char *sid, const char *id, const json_t *params)
+{
+	const char *name = json_string_value(json_object_get(params, "name"));
+	const json_t *given = json_object_get(params, "arguments");
+	char list[1024], line[1200], key[CM_MCP_ID_MAX + 80];
+	char rid[CM_TOKEN_HASH_LEN], *body;
+	json_t *caps, *schema, *args, *req;
+	struct api_req rq;
+	struct api_res rs;
+	struct api_ctx s;
+	int n;
+
+	if (name == NULL || strncmp(name, TOOL_PREFIX, 8) != 0 ||
+	    (given != NULL && !json_is_object(given))) {
+		api_mcp_answer(c, 200,
+		    api_rpc_error(id, API_RPC_INVALID_PARAMS,
+		        "tools/call takes a tool's name and its arguments "
+		        "(an object)"));
+		return;
+	}
+	if (c->space_id == NULL) {
+		if (strcmp(name, "browser_space_close") == 0) {
+			close_own(c, id);
+			return;
+		}
+		n = own_space(c, c->params[1], list, sizeof(list));
+		if (n < 0)
+			return;
+		if (n == 2) {
+			snprintf(line, sizeof(line),
+			    "several_spaces: you have several open Spaces in "
+			    "this workspace (%s); use the URL of one, "
+			    ".../browser-spaces/{space_id}/mcp",
+			    list);
+			answer_result(c, id, text_result(line, true));
+			return;
+		}
+		if (n == 0 &&
+		    !open_space(c, sid, id, c->params[1], line, sizeof(line))) {
+			answer_result(c, id, text_result(line, true));
+			return;
+		}
+		c->space_id = c->params[1];
+	}
+	if ((caps = url_capabilities(c)) == NULL)
+		return;
+	if ((schema = json_object_get(caps, name + 8)) == NULL) {
+		json_decref(caps);
+		api_mcp_answer(c, 200,
+		    api_rpc_error(id, API_RPC_INVALID_PARAMS,
+		        "Unknown tool: this Space has no such capability"));
+		return;
+	}
+	args = given != NULL ? json_deep_copy(given) : json_object();
+	/* The model sees what its action did, in the same call. */
+	if (json_object_get(
+	        json_object_get(schema, "properties"), "snapshot") &&
+	    strcmp(name + 8, "snapshot") != 0 &&
+	    json_object_get(args, "snapshot") == NULL)
+		json_object_set_new(args, "snapshot", json_true());
+	json_decref(caps);
+	/* The same call retried is the same task. */
+	snprintf(key, sizeof(key), "mcp\n%s\n%s", sid, id);
+	cm_sha256_hex(key, strlen(key), rid);
+	req = json_pack("{s:s, s:s, s:o}", "request_id", rid, "capability",
+	    name + 8, "args", args);
+	body = req != NULL ? json_dumps(req, JSON_COMPACT) : NULL;
+	json_decref(req);
+	if (body == NULL) {
+		api_mcp_answer(c, 500, NULL);
+		return;
+	}
+	sub(c, &s, &rq, &rs, body, "wait=" CM_STR(CM_WAIT_MAX_S));
+	api_task_submit(&s);
+	submitted(c, sid, id, &s, &rs);
+	free(rs.body);
+	free(body);
+}

@@ -1,0 +1,530 @@
+/*
+ * MCP over real HTTP against the real service, on the fake runtime:
+ * the transport's checks, the session's life, tools from the bundle,
+ * each tools/call a task (its retry the same task, a second at once an
+ * error), a screenshot as an image, and the workspace URL that opens the
+ * caller's own Space.
+ */
+#include <criterion/criterion.h>
+#include <curl/curl.h>
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "http_fixture.h"
+
+TestSuite(mcp, .timeout = 120);
+
+static struct hf_env env;
+
+struct answer {
+	int status;
+	char *body;
+	json_t *json;
+	char session[128];
+	char auth[128];
+	char allow[64];
+};
+
+struct buf {
+	char *p;
+	size_t n;
+};
+
+static size_t
+body_cb(char *d, size_t size, size_t n, void *arg)
+{
+	struct buf *b = arg;
+	char *p = realloc(b->p, b->n + size * n + 1);
+
+	if (p == NULL)
+		return 0;
+	memcpy(p + b->n, d, size * n);
+	b->n += size * n;
+	p[b->n] = '\0';
+	b->p = p;
+	return size * n;
+}
+
+static void
+keep_header(
+    const char *line, size_t len, const char *name, char *out, size_t cap)
+{
+	size_t k = strlen(name);
+
+	if (len > k + 1 && strncasecmp(line, name, k) == 0 && line[k] == ':') {
+		const char *v = line + k + 1;
+		size_t m = len - k - 1;
+
+		while (m > 0 && *v == ' ')
+			v++, m--;
+		while (m > 0 && (v[m - 1] == '\r' || v[m - 1] == '\n'))
+			m--;
+		snprintf(out, cap, "%.*s", (int)m, v);
+	}
+}
+
+static size_t
+head_cb(char *d, size_t size, size_t n, void *arg)
+{
+	struct answer *a = arg;
+
+	keep_header(
+	    d, size * n, "Mcp-Session-Id", a->session, sizeof(a->session));
+	keep_header(d, size * n, "WWW-Authenticate", a->auth, sizeof(a->auth));
+	keep_header(d, size * n, "Allow", a->allow, sizeof(a->allow));
+	return size * n;
+}
+
+/* One request to path: method, token, session (NULL: none), extra
+ * header lines (NULL-terminated, may be NULL), body (may be NULL). */
+static struct answer
+call(const char *method, const char *path, const char *token,
+    const char *session, const char *const *extra, const char *body)
+{
+	struct answer a;
+	struct buf b = {NULL, 0};
+	struct curl_slist *h = NULL;
+	char url[1200], line[CM_TOKEN_MAX + 64];
+	long status = -1;
+	CURL *cu = curl_easy_init();
+
+	memset(&a, 0, sizeof(a));
+	cr_assert_not_null(cu);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", env.sf.p.http_port,
+	    path);
+	if (token != NULL) {
+		snprintf(line, sizeof(line), "Authorization: Bearer %s", token);
+		h = curl_slist_append(h, line);
+	}
+	if (session != NULL) {
+		snprintf(line, sizeof(line), "Mcp-Session-Id: %s", session);
+		h = curl_slist_append(h, line);
+	}
+	h = curl_slist_append(h, "Content-Type: application/json");
+	h = curl_slist_append(h, "Accept: application/json, text/event-stream");
+	for (size_t i = 0; extra != NULL && extra[i] != NULL; i++)
+		h = curl_slist_append(h, extra[i]);
+	curl_easy_setopt(cu, CURLOPT_URL, url);
+	curl_easy_setopt(cu, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(cu, CURLOPT_HTTPHEADER, h);
+	if (body != NULL)
+		curl_easy_setopt(cu, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(cu, CURLOPT_WRITEFUNCTION, body_cb);
+	curl_easy_setopt(cu, CURLOPT_WRITEDATA, &b);
+	curl_easy_setopt(cu, CURLOPT_HEADERFUNCTION, head_cb);
+	curl_easy_setopt(cu, CURLOPT_HEADERDATA, &a);
+	curl_easy_setopt(cu, CURLOPT_TIMEOUT_MS, 60000L);
+	if (curl_easy_perform(cu) == CURLE_OK)
+		curl_easy_getinfo(cu, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_cleanup(cu);
+	curl_slist_free_all(h);
+	a.status = (int)status;
+	a.body = b.p;
+	a.json = b.p != NULL ? json_loads(b.p, 0, NULL) : NULL;
+	return a;
+}
+
+static void
+done(struct answer *a)
+{
+	free(a->body);
+	json_decref(a->json);
+	memset(a, 0, sizeof(*a));
+}
+
+static char space[CM_ID_MAX + 1], url[512], ws_url[512];
+
+static void
+setup(void)
+{
+	hf_start(&env, "mcp", 2, NULL);
+	hf_create_ok(&env, 0, NULL, space);
+	hf_path(&env, url, sizeof(url), NULL, space, "/mcp");
+	snprintf(
+	    ws_url, sizeof(ws_url), "/api/v1/workspaces/%s/mcp", hf_ws(&env));
+}
+
+static void
+teardown(void)
+{
+	hf_stop(&env);
+}
+
+static const char init_body[] =
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+    "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+    "\"clientInfo\":{\"name\":\"test\",\"version\":\"1\"}}}";
+
+/* A session on path for token, initialized. */
+static void
+session_on(const char *path, const char *token, char *sid, size_t len)
+{
+	struct answer a = call("POST", path, token, NULL, NULL, init_body);
+
+	cr_assert_eq(a.status, 200, "initialize: %d %s", a.status, a.body);
+	cr_assert_str_eq(
+	    json_string_value(json_object_get(
+	        json_object_get(a.json, "result"), "protocolVersion")),
+	    "2025-06-18");
+	cr_assert_eq(strlen(a.session), 48, "session id: %s", a.session);
+	snprintf(sid, len, "%s", a.session);
+	done(&a);
+	a = call("POST", path, token, sid, NULL,
+	    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+	cr_assert_eq(a.status, 202, "initialized: %d %s", a.status, a.body);
+	done(&a);
+}
+
+/* tools/call name with args (JSON text) as JSON-RPC id; the result. */
+static struct answer
+tool(const char *path, const char *sid, int id, const char *name,
+    const char *args)
+{
+	char body[1024];
+
+	snprintf(body, sizeof(body),
+	    "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"%s\",\"arguments\":%s}}",
+	    id, name, args);
+	return call("POST", path, env.manager, sid, NULL, body);
+}
+
+static const json_t *
+result_of(const struct answer *a)
+{
+	return json_object_get(a->json, "result");
+}
+
+static const char *
+text_of(const struct answer *a)
+{
+	return json_string_value(json_object_get(
+	    json_array_get(json_object_get(result_of(a), "content"), 0),
+	    "text"));
+}
+
+Test(mcp, a_session_lists_the_tools_and_runs_one_as_a_task, .init = setup,
+    .fini = teardown)
+{
+	char sid[128];
+	struct answer a;
+	const json_t *tools, *t;
+	size_t i;
+	bool noop = false;
+
+	session_on(url, env.manager, sid, sizeof(sid));
+	a = call("POST", url, env.manager, sid, NULL,
+	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}");
+	cr_assert_eq(a.status, 200);
+	cr_assert(json_is_object(result_of(&a)), "%s", a.body);
+	done(&a);
+	a = call("POST", url, env.manager, sid, NULL,
+	    "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
+	cr_assert_eq(a.status, 200, "%s", a.body);
+	tools = json_object_get(result_of(&a), "tools");
+	cr_assert_gt(json_array_size(tools), 3, "%s", a.body);
+	json_array_foreach(tools, i, t)
+	{
+		const char *n = json_string_value(json_object_get(t, "name"));
+
+		cr_assert(strncmp(n, "browser_", 8) == 0, "%s", n);
+		cr_assert(json_is_object(json_object_get(t, "inputSchema")));
+		noop |= strcmp(n, "browser_noop") == 0;
+	}
+	cr_assert(noop, "%s", a.body);
+	done(&a);
+
+	a = tool(url, sid, 4, "browser_noop", "{}");
+	cr_assert_eq(a.status, 200, "%s", a.body);
+	cr_assert(json_is_false(json_object_get(result_of(&a), "isError")),
+	    "%s", a.body);
+	done(&a);
+	a = tool(url, sid, 5, "browser_fail", "{}");
+	cr_assert(json_is_true(json_object_get(result_of(&a), "isError")), "%s",
+	    a.body);
+	cr_assert_not_null(strstr(text_of(&a), ": "), "%s", a.body);
+	done(&a);
+	a = tool(url, sid, 6, "browser_nothing", "{}");
+	cr_assert_eq(json_integer_value(json_object_get(
+	                 json_object_get(a.json, "error"), "code")),
+	    -32602, "%s", a.body);
+	done(&a);
+	a = call("POST", url, env.manager, sid, NULL,
+	    "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"resources/list\"}");
+	cr_assert_eq(json_integer_value(json_object_get(
+	                 json_object_get(a.json, "error"), "code")),
+	    -32601, "%s", a.body);
+	done(&a);
+}
+
+Test(mcp, the_transport_refuses_what_it_must, .init = setup, .fini = teardown)
+{
+	static const char *const evil_host[] = {"Host: evil.example:80", NULL};
+	static const char *const evil_origin[] = {
+	    "Origin: http://evil.example", NULL};
+	static const char *const bad_version[] = {
+	    "MCP-Protocol-Version: 1999-01-01", NULL};
+	static const char ping[] =
+	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}";
+	char sid[128];
+	struct answer a;
+
+	a = call("POST", url, NULL, NULL, NULL, init_body);
+	cr_assert_eq(a.status, 401);
+	cr_assert_str_eq(a.auth, "Bearer realm=\"spaced\"");
+	done(&a);
+	a = call("POST", url, env.manager, NULL, evil_host, init_body);
+	cr_assert_eq(a.status, 403, "%s", a.body);
+	done(&a);
+	a = call("POST", url, env.manager, NULL, evil_origin, init_body);
+	cr_assert_eq(a.status, 403, "%s", a.body);
+	done(&a);
+	a = call("POST", url, env.manager, NULL, NULL, "[" /* not JSON */);
+	cr_assert_eq(a.status, 400);
+	done(&a);
+	a = call(
+	    "POST", url, env.manager, NULL, NULL, "[{\"jsonrpc\":\"2.0\"}]");
+	cr_assert_eq(a.status, 400);
+	cr_assert_eq(json_integer_value(json_object_get(
+	                 json_object_get(a.json, "error"), "code")),
+	    -32600, "%s", a.body);
+	done(&a);
+
+	session_on(url, env.manager, sid, sizeof(sid));
+	a = call("POST", url, env.manager, NULL, NULL, ping);
+	cr_assert_eq(a.status, 400, "no session: %s", a.body);
+	done(&a);
+	a = call("POST", url, env.manager,
+	    "000000000000000000000000000000000000000000000000", NULL, ping);
+	cr_assert_eq(a.status, 404, "%s", a.body);
+	done(&a);
+	a = call("POST", url, env.manager, sid, bad_version, ping);
+	cr_assert_eq(a.status, 400, "%s", a.body);
+	done(&a);
+	a = call("GET", url, env.manager, sid, NULL, NULL);
+	cr_assert_eq(a.status, 405);
+	cr_assert_str_eq(a.allow, "POST, DELETE");
+	done(&a);
+	/* The session is the URL's: the workspace URL does not know it. */
+	a = call("POST", ws_url, env.manager, sid, NULL, ping);
+	cr_assert_eq(a.status, 404, "%s", a.body);
+	done(&a);
+	a = call("DELETE", url, env.manager, sid, NULL, NULL);
+	cr_assert_eq(a.status, 204, "%s", a.body);
+	done(&a);
+	a = call("POST", url, env.manager, sid, NULL, ping);
+	cr_assert_eq(a.status, 404, "ended: %s", a.body);
+	done(&a);
+}
+
+/* The tasks of the Space, as its list route shows them. */
+static size_t
+tasks_of(const char *sp)
+{
+	char path[1024];
+	json_t *res = NULL;
+	size_t n;
+
+	hf_path(&env, path, sizeof(path), NULL, sp, "/tasks");
+	cr_assert_eq(hf_call(&env, "GET", path, env.manager, NULL, &res), 200);
+	n = json_array_size(json_object_get(res, "data"));
+	json_decref(res);
+	return n;
+}
+
+Test(mcp, a_retried_call_is_the_same_task, .init = setup, .fini = teardown)
+{
+	char sid[128];
+	struct answer a;
+
+	session_on(url, env.manager, sid, sizeof(sid));
+	a = tool(url, sid, 9, "browser_noop", "{}");
+	cr_assert(json_is_false(json_object_get(result_of(&a), "isError")),
+	    "%s", a.body);
+	done(&a);
+	a = tool(url, sid, 9, "browser_noop", "{}");
+	cr_assert(json_is_false(json_object_get(result_of(&a), "isError")),
+	    "%s", a.body);
+	done(&a);
+	cr_assert_eq(tasks_of(space), 1);
+	a = tool(url, sid, 10, "browser_noop", "{}");
+	done(&a);
+	cr_assert_eq(tasks_of(space), 2);
+}
+
+struct slow {
+	char sid[128];
+	struct answer a;
+};
+
+static void *
+slow_call(void *arg)
+{
+	struct slow *s = arg;
+
+	s->a = tool(url, s->sid, 20, "browser_sleep", "{\"ms\": 3000}");
+	return NULL;
+}
+
+static bool
+running(void *arg)
+{
+	char path[1024];
+	json_t *res = NULL;
+	bool yes;
+
+	(void)arg;
+	hf_path(&env, path, sizeof(path), NULL, space, NULL);
+	hf_call(&env, "GET", path, env.manager, NULL, &res);
+	yes = json_is_object(
+	    json_object_get(json_object_get(res, "data"), "active_task"));
+	json_decref(res);
+	return yes;
+}
+
+Test(mcp, a_second_call_while_one_runs_is_refused_not_queued, .init = setup,
+    .fini = teardown)
+{
+	struct slow s;
+	pthread_t th;
+	struct answer a;
+
+	memset(&s, 0, sizeof(s));
+	session_on(url, env.manager, s.sid, sizeof(s.sid));
+	cr_assert_eq(pthread_create(&th, NULL, slow_call, &s), 0);
+	cr_assert(tk_wait_until(running, NULL, HF_WAIT_MS));
+	a = tool(url, s.sid, 21, "browser_noop", "{}");
+	cr_assert(json_is_true(json_object_get(result_of(&a), "isError")), "%s",
+	    a.body);
+	cr_assert_not_null(
+	    strstr(text_of(&a), "space_task_in_progress"), "%s", a.body);
+	done(&a);
+	pthread_join(th, NULL);
+	cr_assert(json_is_false(json_object_get(result_of(&s.a), "isError")),
+	    "%s", s.a.body);
+	done(&s.a);
+}
+
+Test(mcp, a_screenshot_is_an_image, .init = setup, .fini = teardown)
+{
+	static const unsigned char png[] = {0x89, 'P', 'N', 'G'};
+	char sid[128];
+	struct answer a;
+	const json_t *content, *img;
+	const char *data;
+	unsigned char raw[256];
+	int n;
+
+	session_on(url, env.manager, sid, sizeof(sid));
+	a = tool(url, sid, 30, "browser_screenshot", "{}");
+	content = json_object_get(result_of(&a), "content");
+	img = json_array_get(content, 1);
+	cr_assert_str_eq(json_string_value(json_object_get(img, "type")),
+	    "image", "%s", a.body);
+	cr_assert_str_eq(
+	    json_string_value(json_object_get(img, "mimeType")), "image/png");
+	data = json_string_value(json_object_get(img, "data"));
+	cr_assert_not_null(data);
+	cr_assert_lt(strlen(data), 4 * sizeof(raw) / 3);
+	n = EVP_DecodeBlock(
+	    raw, (const unsigned char *)data, (int)strlen(data));
+	cr_assert_gt(n, 8);
+	cr_assert_eq(memcmp(raw, png, sizeof(png)), 0);
+	done(&a);
+}
+
+/* tools/call as token. */
+static struct answer
+tool_as(const char *token, const char *path, const char *sid, int id,
+    const char *name)
+{
+	char body[512];
+
+	snprintf(body, sizeof(body),
+	    "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"%s\",\"arguments\":{}}}",
+	    id, name);
+	return call("POST", path, token, sid, NULL, body);
+}
+
+/* The open Spaces owned by owner: their count, the last one's id. */
+static size_t
+open_spaces_of(const char *owner, char out[CM_ID_MAX + 1])
+{
+	char path[1024];
+	json_t *res = NULL;
+	const json_t *sp;
+	size_t i, n = 0;
+
+	hf_path(&env, path, sizeof(path), NULL, NULL, NULL);
+	cr_assert_eq(hf_call(&env, "GET", path, env.manager, NULL, &res), 200);
+	json_array_foreach(json_object_get(res, "data"), i, sp)
+	{
+		if (strcmp(json_string_value(json_object_get(sp, "owner_id")),
+		        owner) != 0 ||
+		    strcmp(json_string_value(json_object_get(sp, "status")),
+		        "closed") == 0)
+			continue;
+		n++;
+		snprintf(out, CM_ID_MAX + 1, "%s",
+		    json_string_value(json_object_get(sp, "space_id")));
+	}
+	json_decref(res);
+	return n;
+}
+
+Test(mcp, the_workspace_url_opens_and_keeps_the_callers_own_space,
+    .init = setup, .fini = teardown)
+{
+	char sid[128], sid2[128], id[CM_ID_MAX + 1], tok[CM_TOKEN_MAX + 1];
+	char mine[CM_ID_MAX + 1];
+	struct answer a;
+
+	/* A member with no Space: the first call opens one on the free
+	 * instance (the world's Space holds the other). */
+	hf_principal(&env, "operator", "member", "member", id, tok);
+	cr_assert_eq(open_spaces_of(id, mine), 0);
+	session_on(ws_url, tok, sid, sizeof(sid));
+	a = tool_as(tok, ws_url, sid, 1, "browser_noop");
+	cr_assert(json_is_false(json_object_get(result_of(&a), "isError")),
+	    "%s", a.body);
+	done(&a);
+	cr_assert_eq(open_spaces_of(id, mine), 1);
+	/* A new session finds the same Space. */
+	session_on(ws_url, tok, sid2, sizeof(sid2));
+	a = tool_as(tok, ws_url, sid2, 1, "browser_noop");
+	cr_assert(json_is_false(json_object_get(result_of(&a), "isError")),
+	    "%s", a.body);
+	done(&a);
+	cr_assert_eq(open_spaces_of(id, mine), 1);
+	cr_assert_eq(tasks_of(mine), 2);
+	a = tool_as(tok, ws_url, sid2, 2, "browser_space_close");
+	cr_assert(json_is_false(json_object_get(result_of(&a), "isError")),
+	    "%s", a.body);
+	cr_assert_not_null(strstr(text_of(&a), "clos"), "%s", a.body);
+	done(&a);
+}
+
+Test(mcp, a_session_answers_only_to_its_principal, .init = setup,
+    .fini = teardown)
+{
+	char sid[128], id[CM_ID_MAX + 1], tok[CM_TOKEN_MAX + 1];
+	struct answer a;
+
+	hf_principal(&env, "operator", "someone", "member", id, tok);
+	session_on(url, env.manager, sid, sizeof(sid));
+	a = call("POST", url, tok, sid, NULL,
+	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}");
+	cr_assert_eq(a.status, 404, "%s", a.body);
+	done(&a);
+	/* Another member's Space: no session for them at all. */
+	a = call("POST", url, tok, NULL, NULL, init_body);
+	cr_assert(
+	    a.status == 404 || a.status == 403, "%d %s", a.status, a.body);
+	done(&a);
+}
