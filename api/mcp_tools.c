@@ -292,14 +292,17 @@ header_lines(FILE *f, const json_t *page)
 		    str_or(json_object_get(d, "message"), ""));
 }
 
-/* A completed task's result as a model reads it: the outline (which
- * begins with the header) or the header, then the rest as JSON.
- * malloc'd; NULL out of memory. */
+/* A completed task's result as a model reads it.  A snapshot's is its
+ * outline, which begins with the header, then the rest as JSON.  An
+ * action's is the header, the result as JSON, then the outline of the
+ * page after it when it took snapshot: true (its "snapshot": {text,
+ * ...}).  malloc'd; NULL out of memory. */
 static char *
 result_text(const json_t *result)
 {
 	json_t *rest =
 	    json_is_object(result) ? json_deep_copy(result) : json_object();
+	json_t *after = NULL;
 	const char *snap;
 	char *buf = NULL, *more;
 	size_t len = 0;
@@ -316,12 +319,34 @@ result_text(const json_t *result)
 		                                                      : "");
 	else
 		header_lines(f, json_object_get(rest, "page"));
+	if (json_is_object(json_object_get(rest, "snapshot")))
+		after = json_incref(json_object_get(rest, "snapshot"));
 	json_object_del(rest, "page");
 	json_object_del(rest, "snapshot");
 	if (json_object_size(rest) > 0 &&
 	    (more = json_dumps(rest, JSON_COMPACT)) != NULL) {
 		fprintf(f, "result: %s\n", more);
 		free(more);
+	}
+	if (after != NULL) {
+		snap = json_string_value(json_object_get(after, "text"));
+		if (snap != NULL)
+			fprintf(f, "\nthe page after it:\n%s%s", snap,
+			    snap[0] != '\0' && snap[strlen(snap) - 1] != '\n'
+			        ? "\n"
+			        : "");
+		/* What its header lines said already. */
+		json_object_del(after, "text");
+		json_object_del(after, "url");
+		json_object_del(after, "title");
+		json_object_del(after, "loading");
+		json_object_del(after, "status");
+		if (json_object_size(after) > 0 &&
+		    (more = json_dumps(after, JSON_COMPACT)) != NULL) {
+			fprintf(f, "snapshot: %s\n", more);
+			free(more);
+		}
+		json_decref(after);
 	}
 	json_decref(rest);
 	if (fclose(f) != 0) {

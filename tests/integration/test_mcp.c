@@ -15,7 +15,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "driver_fixture.h"
 #include "http_fixture.h"
+#include "pages.h"
 
 TestSuite(mcp, .timeout = 120);
 
@@ -527,4 +529,109 @@ Test(mcp, a_session_answers_only_to_its_principal, .init = setup,
 	cr_assert(
 	    a.status == 404 || a.status == 403, "%d %s", a.status, a.body);
 	done(&a);
+}
+
+/* ---- a real browser ------------------------------------------------ */
+
+static struct tk_pages *pages;
+static int pages_port;
+
+static void
+browser_setup(void)
+{
+	char inst[CM_ID_MAX + 1];
+
+	cr_assert_not_null(pages = tk_pages_start(&pages_port));
+	hf_start(&env, "mcpb", 0, NULL);
+	hf_managed_instance(&env, "chromium-mcp", inst);
+	cr_assert_eq(hf_create(&env, env.manager, inst, "operator",
+	                 env.sf.w.operator_id, NULL, space),
+	    201);
+	hf_path(&env, url, sizeof(url), NULL, space, "/mcp");
+}
+
+static void
+browser_teardown(void)
+{
+	hf_stop(&env);
+	tk_pages_stop(pages);
+	tk_cleanup();
+}
+
+/* A tool call that must succeed; its text (the answer is kept in a). */
+static const char *
+ok_tool(struct answer *a, const char *sid, int id, const char *name,
+    const char *args)
+{
+	*a = tool(url, sid, id, name, args);
+	cr_assert_eq(a->status, 200, "%s: %d %s", name, a->status, a->body);
+	cr_assert(json_is_false(json_object_get(result_of(a), "isError")),
+	    "%s: %s", name, a->body);
+	cr_assert_not_null(text_of(a), "%s: %s", name, a->body);
+	return text_of(a);
+}
+
+/* An agent signs in on a page by refs alone, sees each action's outcome
+ * in its answer, drops its session, and a new one finds the same page. */
+Test(mcp, an_agent_drives_a_real_browser_by_refs, .init = browser_setup,
+    .fini = browser_teardown, .timeout = 240)
+{
+	static const unsigned char png_head[] = {0x89, 'P', 'N', 'G', '\r',
+	    '\n', 0x1a, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R'};
+	char sid[128], args[256], user[32], pw[32], button[32];
+	struct answer a;
+	const char *t, *data;
+	unsigned char *raw;
+	int n;
+
+	session_on(url, env.manager, sid, sizeof(sid));
+	snprintf(args, sizeof(args), "{\"url\":\"http://127.0.0.1:%d/login\"}",
+	    pages_port);
+	/* The navigate's answer holds the outline: no second call. */
+	t = ok_tool(&a, sid, 1, "browser_navigate", args);
+	cr_assert_not_null(strstr(t, "title: Sign in"), "%s", t);
+	df_ref_of(t, "textbox \"User\"", user, sizeof(user));
+	df_ref_of(t, "textbox \"Password\"", pw, sizeof(pw));
+	df_ref_of(t, "button \"Sign in\"", button, sizeof(button));
+	done(&a);
+	snprintf(
+	    args, sizeof(args), "{\"ref\":\"%s\",\"text\":\"alice\"}", user);
+	t = ok_tool(&a, sid, 2, "browser_type", args);
+	cr_assert_not_null(strstr(t, "textbox \"User\""), "%s", t);
+	done(&a);
+	snprintf(args, sizeof(args), "{\"ref\":\"%s\",\"text\":\"pw\"}", pw);
+	done((ok_tool(&a, sid, 3, "browser_type", args), &a));
+	snprintf(args, sizeof(args), "{\"ref\":\"%s\"}", button);
+	t = ok_tool(&a, sid, 4, "browser_click", args);
+	cr_assert_not_null(strstr(t, "heading \"Second page\""), "%s", t);
+	done(&a);
+	cr_assert_eq(tk_pages_hits(pages, "/next"), 1);
+
+	/* The session goes; the Space and its page stay. */
+	a = call("DELETE", url, env.manager, sid, NULL, NULL);
+	cr_assert_eq(a.status, 204);
+	done(&a);
+	session_on(url, env.manager, sid, sizeof(sid));
+	t = ok_tool(&a, sid, 1, "browser_snapshot", "{}");
+	cr_assert_not_null(strstr(t, "user=alice"), "%s", t);
+	cr_assert_not_null(strstr(t, "heading \"Second page\""), "%s", t);
+	done(&a);
+	ok_tool(&a, sid, 2, "browser_screenshot", "{}");
+	data = json_string_value(json_object_get(
+	    json_array_get(json_object_get(result_of(&a), "content"), 1),
+	    "data"));
+	cr_assert_not_null(data, "%s", a.body);
+	raw = malloc(strlen(data));
+	cr_assert_not_null(raw);
+	n = EVP_DecodeBlock(
+	    raw, (const unsigned char *)data, (int)strlen(data));
+	cr_assert_gt(n, 24);
+	cr_assert_eq(memcmp(raw, png_head, sizeof(png_head)), 0);
+	cr_assert_gt(
+	    (raw[16] << 24 | raw[17] << 16 | raw[18] << 8 | raw[19]), 0);
+	cr_assert_gt(
+	    (raw[20] << 24 | raw[21] << 16 | raw[22] << 8 | raw[23]), 0);
+	free(raw);
+	done(&a);
+	cr_assert_eq(tk_pages_hits(pages, "/next"), 1);
 }
