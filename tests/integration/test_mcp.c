@@ -182,10 +182,10 @@ session_on(const char *path, const char *token, char *sid, size_t len)
 	done(&a);
 }
 
-/* tools/call name with args (JSON text) as JSON-RPC id; the result. */
+/* tools/call name with args (JSON text) as JSON-RPC id, as token. */
 static struct answer
-tool(const char *path, const char *sid, int id, const char *name,
-    const char *args)
+tool_by(const char *token, const char *path, const char *sid, int id,
+    const char *name, const char *args)
 {
 	char body[1024];
 
@@ -193,7 +193,15 @@ tool(const char *path, const char *sid, int id, const char *name,
 	    "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\","
 	    "\"params\":{\"name\":\"%s\",\"arguments\":%s}}",
 	    id, name, args);
-	return call("POST", path, env.manager, sid, NULL, body);
+	return call("POST", path, token, sid, NULL, body);
+}
+
+/* The same, as the world's manager. */
+static struct answer
+tool(const char *path, const char *sid, int id, const char *name,
+    const char *args)
+{
+	return tool_by(env.manager, path, sid, id, name, args);
 }
 
 static const json_t *
@@ -440,20 +448,6 @@ Test(mcp, a_screenshot_is_an_image, .init = setup, .fini = teardown)
 	done(&a);
 }
 
-/* tools/call as token. */
-static struct answer
-tool_as(const char *token, const char *path, const char *sid, int id,
-    const char *name)
-{
-	char body[512];
-
-	snprintf(body, sizeof(body),
-	    "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\","
-	    "\"params\":{\"name\":\"%s\",\"arguments\":{}}}",
-	    id, name);
-	return call("POST", path, token, sid, NULL, body);
-}
-
 /* The open Spaces owned by owner: their count, the last one's id. */
 static size_t
 open_spaces_of(const char *owner, char out[CM_ID_MAX + 1])
@@ -492,20 +486,20 @@ Test(mcp, the_workspace_url_opens_and_keeps_the_callers_own_space,
 	hf_principal(&env, "operator", "member", "member", id, tok);
 	cr_assert_eq(open_spaces_of(id, mine), 0);
 	session_on(ws_url, tok, sid, sizeof(sid));
-	a = tool_as(tok, ws_url, sid, 1, "browser_noop");
+	a = tool_by(tok, ws_url, sid, 1, "browser_noop", "{}");
 	cr_assert(json_is_false(json_object_get(result_of(&a), "isError")),
 	    "%s", a.body);
 	done(&a);
 	cr_assert_eq(open_spaces_of(id, mine), 1);
 	/* A new session finds the same Space. */
 	session_on(ws_url, tok, sid2, sizeof(sid2));
-	a = tool_as(tok, ws_url, sid2, 1, "browser_noop");
+	a = tool_by(tok, ws_url, sid2, 1, "browser_noop", "{}");
 	cr_assert(json_is_false(json_object_get(result_of(&a), "isError")),
 	    "%s", a.body);
 	done(&a);
 	cr_assert_eq(open_spaces_of(id, mine), 1);
 	cr_assert_eq(tasks_of(mine), 2);
-	a = tool_as(tok, ws_url, sid2, 2, "browser_space_close");
+	a = tool_by(tok, ws_url, sid2, 2, "browser_space_close", "{}");
 	cr_assert(json_is_false(json_object_get(result_of(&a), "isError")),
 	    "%s", a.body);
 	cr_assert_not_null(strstr(text_of(&a), "clos"), "%s", a.body);
