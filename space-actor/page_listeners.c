@@ -4,16 +4,23 @@
  * snapshot, which gives each a ref.  The snapshot's isolated world cannot
  * see a listener the page's own world added; the browser can:
  * DOMDebugger.getEventListeners on the document, its whole subtree
- * (depth -1, shadow roots and all), names the node of each listener.  At
- * most CM_SNAPSHOT_LISTENED_MAX of those that listen for a press or a
+ * (depth -1, shadow roots and all, with pierce), names the node of each
+ * listener.  The document is asked as the main world's node
+ * (DOM.describeNode, then DOM.resolveNode with no context, in an object
+ * group let go at the end), so that the browser wraps the page's handlers
+ * in their own world.  Asked from the snapshot's world, Chromium's
+ * renderer crashed now and then (SIGSEGV, a page of a <select> and an
+ * <input type=range> in about one snapshot in five after a few
+ * navigations), and a page must never die of being looked at.  At most
+ * CM_SNAPSHOT_LISTENED_MAX of the nodes that listen for a press or a
  * click are resolved in the world (DOM.resolveNode, one round trip each)
  * and handed to it as globalThis.spacedListened, a WeakSet the script
  * reads (snapshot_js.h).  Listeners on the document, <html> and <body>
  * are a page's delegation, not a control: they are left out.
  *
  * Cost: the walk of the document's listeners is O(the page) in the
- * renderer, and one round trip per element found.  Every step is soft:
- * a page that refuses one (it navigated, a node went away) is read
+ * renderer, four round trips, and one per element found.  Every step is
+ * soft: a page that refuses one (it navigated, a node went away) is read
  * without the listeners, as before, never failed for it.
  */
 #include "page.h"
@@ -37,6 +44,8 @@ listener_acts(const char *type)
 	return false;
 }
 
+#define LISTENERS_GROUP "spaced-listeners" /* the main world's objects */
+
 static void listeners_next(struct act_page *p);
 
 static void
@@ -53,6 +62,16 @@ listeners_done(struct act_page *p, const json_t *reply)
 	then(p);
 }
 
+/* What the main world holds for the search (its document, the handlers
+ * the browser named) is let go. */
+static void
+listeners_release(struct act_page *p, const json_t *reply)
+{
+	(void)reply;
+	page_send_soft(p, p->session, "Runtime.releaseObjectGroup",
+	    json_pack("{s:s}", "objectGroup", LISTENERS_GROUP), listeners_done);
+}
+
 /* Hands the elements resolved so far to the world. */
 static void
 listeners_give(struct act_page *p)
@@ -64,7 +83,7 @@ listeners_give(struct act_page *p)
 	    json_pack("{s:s, s:I, s:O, s:b}", "functionDeclaration", js,
 	        "executionContextId", (json_int_t)p->world, "arguments",
 	        p->listened, "returnByValue", 1),
-	    listeners_done);
+	    listeners_release);
 }
 
 static void
@@ -126,6 +145,41 @@ listeners_found(struct act_page *p, const json_t *reply)
 	listeners_next(p);
 }
 
+/* The main world's document: its listeners, the page's own among them. */
+static void
+listeners_main(struct act_page *p, const json_t *reply)
+{
+	const char *doc = json_string_value(
+	    json_object_get(json_object_get(reply, "object"), "objectId"));
+
+	if (doc == NULL) {
+		listeners_give(p);
+		return;
+	}
+	page_send_soft(p, p->session, "DOMDebugger.getEventListeners",
+	    json_pack(
+	        "{s:s, s:i, s:b}", "objectId", doc, "depth", -1, "pierce", 1),
+	    listeners_found);
+}
+
+static void
+listeners_described(struct act_page *p, const json_t *reply)
+{
+	const json_t *b =
+	    json_object_get(json_object_get(reply, "node"), "backendNodeId");
+
+	if (!json_is_integer(b)) {
+		listeners_give(p);
+		return;
+	}
+	page_send_soft(p, p->session, "DOM.resolveNode",
+	    json_pack("{s:I, s:s}", "backendNodeId",
+	        (json_int_t)json_integer_value(b), "objectGroup",
+	        LISTENERS_GROUP),
+	    listeners_main);
+}
+
+/* The world's document, to name the node the main world resolves. */
 static void
 listeners_document(struct act_page *p, const json_t *reply)
 {
@@ -136,10 +190,8 @@ listeners_document(struct act_page *p, const json_t *reply)
 		listeners_give(p);
 		return;
 	}
-	page_send_soft(p, p->session, "DOMDebugger.getEventListeners",
-	    json_pack(
-	        "{s:s, s:i, s:b}", "objectId", doc, "depth", -1, "pierce", 1),
-	    listeners_found);
+	page_send_soft(p, p->session, "DOM.describeNode",
+	    json_pack("{s:s}", "objectId", doc), listeners_described);
 }
 
 void
