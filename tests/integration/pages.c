@@ -275,7 +275,8 @@ static const struct {
     /* /clickables: what a person can click that has no role: a span
      * with a click handler and a pointer (its child inherits it), a
      * div in the tab order, an onclick attribute, a list item with a
-     * pointer; and a slider's handle. */
+     * pointer; a slider's handle; and, in an open shadow root, an
+     * element with a listener alone. */
     {"/clickables",
         "<!doctype html><html><head><title>Clickables</title></head><body>"
         "<h1>Clickables</h1><span id=\"go\" style=\"cursor:pointer\">"
@@ -283,8 +284,12 @@ static const struct {
         "<div onclick=\"0\">Old style</div><ul><li style=\"cursor:"
         "pointer\">Card</li></ul><div role=\"slider\" aria-label=\"Level\" "
         "aria-valuenow=\"4\" tabindex=\"0\"></div><p>Plain text</p>"
-        "<div id=\"lone\">Only a listener</div>"
-        "<script>document.getElementById('go').addEventListener('click',"
+        "<div id=\"lone\">Only a listener</div><div id=\"host\"></div>"
+        "<script>const sr=document.getElementById('host').attachShadow("
+        "{mode:'open'});sr.innerHTML='<div id=\"deep\">In a shadow</div>';"
+        "sr.getElementById('deep').addEventListener('click',function(){"
+        "document.title='Deep';});"
+        "document.getElementById('go').addEventListener('click',"
         "function(){document.title='Opened';});document.getElementById("
         "'lone').addEventListener('click',function(){document.title="
         "'Heard';});document.body.addEventListener('click',function(){});"

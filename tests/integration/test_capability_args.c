@@ -34,6 +34,7 @@
 
 static struct pf_page f;
 static unsigned seed;
+static char last[1500]; /* the call before, for a failure's message */
 
 static void
 setup(void)
@@ -231,7 +232,8 @@ go_to(const char *path)
 	snprintf(args, sizeof(args), "{\"url\":\"http://127.0.0.1:%d%s\"}",
 	    f.w.port, path);
 	o = pf_run(&f, "navigate", args, NULL);
-	cr_assert_eq(o.err, CM_OK, "navigate: %s", o.message);
+	cr_assert_eq(o.err, CM_OK, "seed %u: navigate: %s (after %s)", seed,
+	    o.message, last);
 }
 
 static char *
@@ -281,6 +283,8 @@ Test(capability_args, no_schema_valid_args_are_refused)
 			go_to("/controls");
 			pf_run(&f, "snapshot", "{}", NULL);
 			o = pf_run(&f, name, as, NULL);
+			snprintf(last, sizeof(last), "%s %.400s: %s", name, as,
+			    o.message);
 			cr_assert(o.err != CM_E_INVALID_ARGS ||
 			              (strstr(o.message, "element") != NULL &&
 			                  strstr(o.message, "refuses") != NULL),

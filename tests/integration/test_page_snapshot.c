@@ -15,6 +15,8 @@
 
 #include "page_fixture.h"
 
+#define SNAPSHOT_AGAIN 30 /* reads of one page, each after a navigation */
+
 static struct pf_page f;
 
 static void
@@ -341,7 +343,7 @@ Test(page_snapshot, lines_show_the_state_and_value_of_controls)
 /* What a person can click gets a ref, role or none; a ref clicks it. */
 Test(page_snapshot, what_is_clickable_without_a_role_gets_a_ref)
 {
-	char ref[32], lone[32], args[96];
+	char ref[32], lone[32], deep[32], args[96];
 	json_t *res;
 	const char *t;
 
@@ -358,9 +360,13 @@ Test(page_snapshot, what_is_clickable_without_a_role_gets_a_ref)
 	 * delegation) does not make the body one. */
 	line_is(t, "\"Only a listener\"",
 	    "- clickable \"Only a listener\" [ref=eN]");
+	/* So does one inside an open shadow root. */
+	line_is(
+	    t, "\"In a shadow\"", "- clickable \"In a shadow\" [ref=eN]");
 	cr_assert_null(strstr(t, "\"Open\""), "%s", t);
 	df_ref_of(t, "\"Open it\"", ref, sizeof(ref));
 	df_ref_of(t, "\"Only a listener\"", lone, sizeof(lone));
+	df_ref_of(t, "\"In a shadow\"", deep, sizeof(deep));
 	json_decref(res);
 	snprintf(args, sizeof(args), "{\"ref\":\"%s\"}", ref);
 	cr_assert_eq(run("click", args, NULL).err, CM_OK);
@@ -372,6 +378,32 @@ Test(page_snapshot, what_is_clickable_without_a_role_gets_a_ref)
 	res = snapshot("{}");
 	cr_assert_str_eq(str(res, "title"), "Heard");
 	json_decref(res);
+	snprintf(args, sizeof(args), "{\"ref\":\"%s\"}", deep);
+	cr_assert_eq(run("click", args, NULL).err, CM_OK);
+	res = snapshot("{}");
+	cr_assert_str_eq(str(res, "title"), "Deep");
+	json_decref(res);
+}
+
+/* Looking at a page never crashes it: a page of a select, a range, a
+ * date and a file input (a listener search asked from the snapshot's
+ * world crashed Chromium's renderer on it in about one snapshot in five,
+ * after a few navigations) is loaded, read twice, and loaded again, over
+ * and over, and every read answers. */
+Test(page_snapshot, a_page_read_again_and_again_never_crashes)
+{
+	for (int i = 0; i < SNAPSHOT_AGAIN; i++) {
+		json_t *res;
+
+		pf_navigate(&f, "/controls", "Form");
+		for (int k = 0; k < 2; k++) {
+			res = snapshot("{}");
+			cr_assert_not_null(
+			    strstr(str(res, "snapshot"), "\"Volume\""),
+			    "read %d: %s", i, str(res, "snapshot"));
+			json_decref(res);
+		}
+	}
 }
 
 /* A text past its bound is cut, marked, and counted. */
