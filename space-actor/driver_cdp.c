@@ -110,7 +110,6 @@ cd_open(const struct act_env *env, struct act_driver **out, char *err,
 	}
 	snprintf(d->endpoint, sizeof(d->endpoint), "%s", env->endpoint);
 	act_session_init(&d->s, env->policy, true);
-	act_session_shared(&d->s);
 	act_session_events(&d->s, env->page_event, env->page_event_arg);
 	act_session_dialogs(&d->s, env->dialog_policy);
 	if (cd_connect(d, err, errlen) != 0) {

@@ -14,9 +14,8 @@ enum session_step {
 	STEP_CONTEXT, /* own_context only */
 	/* Every new page attaches held before it runs: a tab the page opens
 	 * is set up as the page is before it sends a request (tabs.c).  On
-	 * before the page is made: on a shared browser another Space's
-	 * actor holds every new page too, and only one held for this actor
-	 * as well can be let run from here. */
+	 * before the page is made, so that the page is held for this actor
+	 * as for every other client of a shared browser (tabs.h). */
 	STEP_TABS,
 	STEP_CREATE,
 	STEP_ATTACH,
@@ -72,12 +71,6 @@ act_session_init(
 	s->policy = policy;
 	s->own_context = own_context;
 	s->cur = &s->page;
-}
-
-void
-act_session_shared(struct act_session *s)
-{
-	s->shared = true;
 }
 
 void
@@ -183,11 +176,7 @@ session_send(struct act_session *s, int step)
 		params = json_pack("{s:b}", "discover", 1);
 		break;
 	case STEP_TABS:
-		/* Shared: only the tabs the page opens attach, as told. */
-		params = s->shared
-		             ? json_pack("{s:b, s:b, s:b}", "autoAttach", 0,
-		                   "waitForDebuggerOnStart", 0, "flatten", 1)
-		             : act_tabs_autoattach_params();
+		params = act_tabs_autoattach_params();
 		break;
 	case STEP_DOWNLOADS:
 		params = json_pack("{s:s, s:b}", "behavior",
@@ -345,19 +334,13 @@ act_session_event(struct act_session *s, const char *session,
 
 	/* Pages attach from the setup's first steps on, the Space's own. */
 	if (session == NULL && strcmp(method, "Target.attachedToTarget") == 0) {
-		if (!s->shared) /* shared: the attaches are the tabs' own */
-			act_tabs_attached(s, params);
+		act_tabs_attached(s, params);
 		return;
 	}
 	if (!s->page_ok)
 		return;
 	act_page_event(&s->page, session, method, params);
 	act_tabs_event(s, session, method, params);
-	if (session == NULL && s->shared &&
-	    strcmp(method, "Target.targetCreated") == 0) {
-		act_tabs_created(s, json_object_get(params, "targetInfo"));
-		return;
-	}
 	if (session == NULL &&
 	    (strcmp(method, "Browser.downloadWillBegin") == 0 ||
 	        strcmp(method, "Browser.downloadProgress") == 0)) {

@@ -44,10 +44,6 @@ struct act_session {
 	void *on_event_arg;
 	enum act_dialog_policy dialog_policy; /* for the page */
 	bool own_context;
-	/* The browser is shared with other clients (the cdp driver): its
-	 * new pages are not held (tabs.h says why), a tab is attached as
-	 * the browser tells of it. */
-	bool shared;
 	enum act_session_state state;
 	char why[128]; /* why setup failed (no secret) */
 	int64_t cmd;   /* the setup command awaited */
@@ -84,10 +80,6 @@ struct act_session {
 /* A zeroed session is DOWN.  policy is borrowed for the page. */
 void act_session_init(
     struct act_session *s, const struct cm_policy *policy, bool own_context);
-
-/* The browser is shared with other clients (a remote one): no setup
- * holds every new page of it. */
-void act_session_shared(struct act_session *s);
 
 /* The browser goes through an egress proxy: its credentials (borrowed),
  * for every page set up from now on. */

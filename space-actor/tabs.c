@@ -5,12 +5,10 @@
  * Why a tab is held until its setup is done: its first request (its
  * document, asked for as it opens) would otherwise go out before Fetch
  * holds it, to any host, and on a remote browser no egress proxy stands
- * behind the interception.  Measured on Chromium 156 with two clients
- * auto-attaching on one browser: a new page waits until one of them runs
- * it (Runtime.runIfWaitingForDebugger); a client that detaches, or whose
- * connection ended, does not hold it, and one that does nothing holds it
- * only until another runs it.  So a page of another Space is detached,
- * never run, and each Space's own actor lets its own run once set up.
+ * behind the interception.  On a browser shared with other clients a
+ * page of another context is let run from here and let go: it runs once
+ * each client that holds it has let it, its own Space's actor last, once
+ * set up (tabs.h has the measurements).
  *
  * Cost: seven commands on the tab's session as it opens, one at a time
  * (a refusal of one closes the tab: it never runs without its
@@ -250,9 +248,13 @@ act_tabs_attached(struct act_session *s, const json_t *params)
 
 	if (sid == NULL || strlen(sid) > CM_ID_MAX || s->cdp == NULL)
 		return;
-	/* Another Space's: let go, never run from here. */
+	/* Another context's (another Space's, or the browser's own owner's,
+	 * on a shared browser): let run from here and let go.  It runs only
+	 * once every client that holds it has let it run, its own Space's
+	 * actor among them, once its interception holds; detached without
+	 * that, it stays held (measured). */
 	if (s->own_context && (ctx == NULL || strcmp(ctx, s->context) != 0)) {
-		tabs_detach(s, sid, false);
+		tabs_detach(s, sid, waiting);
 		return;
 	}
 	/* The session's own attach of its page (the auto-attach, on before
@@ -318,53 +320,6 @@ tabs_opener(struct act_session *s, const struct act_tab *t)
 		    strcmp(s->tabs[i].target, t->opener) == 0)
 			return &s->tabs[i].page;
 	return &s->page;
-}
-
-/* The attach of a shared browser's tab: set up as a held one is. */
-static void
-tabs_created_attached(void *arg, const json_t *result, const json_t *error)
-{
-	struct tabs_refused *r = arg; /* its target, and the session */
-	const char *sid =
-	    json_string_value(json_object_get(result, "sessionId"));
-
-	if (error == NULL && sid != NULL) {
-		json_t *info = json_pack("{s:s, s:s, s:s, s:s, s:s}",
-		    "targetId", r->target, "type", "page", "browserContextId",
-		    r->s->context, "openerId", r->session, "url", "");
-		json_t *params = json_pack("{s:s, s:o, s:b}", "sessionId", sid,
-		    "targetInfo", info, "waitingForDebugger", 1);
-
-		act_tabs_attached(r->s, params);
-		json_decref(params);
-	}
-	free(r);
-}
-
-void
-act_tabs_created(struct act_session *s, const json_t *info)
-{
-	const char *type = json_string_value(json_object_get(info, "type"));
-	const char *id = json_string_value(json_object_get(info, "targetId"));
-	const char *ctx =
-	    json_string_value(json_object_get(info, "browserContextId"));
-	const char *opener =
-	    json_string_value(json_object_get(info, "openerId"));
-	struct tabs_refused *r;
-
-	if (!s->page_ok || type == NULL || strcmp(type, "page") != 0 ||
-	    id == NULL || strlen(id) > CM_ID_MAX || opener == NULL ||
-	    strlen(opener) > CM_ID_MAX || ctx == NULL ||
-	    strcmp(ctx, s->context) != 0 || tabs_of_target(s, opener) == NULL ||
-	    (r = calloc(1, sizeof(*r))) == NULL)
-		return;
-	r->s = s;
-	snprintf(r->target, sizeof(r->target), "%s", id);
-	snprintf(r->session, sizeof(r->session), "%s", opener);
-	if (act_cdp_call(s->cdp, NULL, "Target.attachToTarget",
-	        json_pack("{s:s, s:b}", "targetId", id, "flatten", 1),
-	        tabs_soon(), tabs_created_attached, r) <= 0)
-		free(r);
 }
 
 /* p becomes the page calls act on; every page's refs are stale. */

@@ -8,18 +8,21 @@
  * held before it runs (act_tabs_autoattach_params); a tab of the Space's
  * own browser context gets the page's setup (Page, Inspector, Fetch with
  * act_page_fetch_params, its out-of-process frames attached as the
- * page's are, the viewport and the focus) and only then runs.  A page of
- * another context (a remote browser shared by several Spaces) is
- * detached and never let run from here: a page held for several
- * auto-attaching clients runs as soon as any one of them lets it, so
- * letting another Space's page run would let it send requests before its
- * own Space's interception holds.  A client that is gone, or stalled,
- * holds nobody's page: its owner lets it run.  But a client that is
- * alive and does not read its connection holds every new page of the
- * browser, the other Spaces' first pages too (measured): on a browser
- * shared with other clients (the cdp driver) no page is held, and a tab
- * is attached as the browser tells of it (act_tabs_created), its first
- * requests not held.
+ * page's are, the viewport and the focus) and only then runs.
+ *
+ * A remote browser (the cdp driver) is shared: with other Spaces, each
+ * in its own context, and with whoever else uses it.  Measured on
+ * Chromium 156 with two clients auto-attaching on one browser: a new page
+ * runs only once every client that attached it held has let it run
+ * (Runtime.runIfWaitingForDebugger); one that detaches without that
+ * keeps it held, and so does one that is alive and does not read its
+ * connection.  So a page of another context is let run from here and let
+ * go at once, one round trip: its own Space's actor still holds it until
+ * its interception is on.  A client whose connection ended holds nothing.
+ * The cost to the browser's other users: each Space's actor holds each
+ * of their new pages for that round trip, and an actor whose loop stops
+ * (killed, it lets go; stopped, it holds) holds them until the
+ * supervisor restarts it.
  *
  * Index 0 is the Space's first page (the session's own); a tab's index
  * is its slot's place (1..CM_TABS_MAX), kept while it lives; a closed
@@ -57,12 +60,6 @@ json_t *act_tabs_autoattach_params(void);
  * opened is set up and let run (or closed at once when CM_TABS_MAX are
  * open, which the call under way says); any other page is let go. */
 void act_tabs_attached(struct act_session *s, const json_t *params);
-
-/* A shared browser's Target.targetCreated: a page of the Space's
- * context opened by one of its pages is attached, then set up as
- * act_tabs_attached does; it is not held meanwhile, so its first
- * requests may go out before its interception holds. */
-void act_tabs_created(struct act_session *s, const json_t *info);
 
 /* Every CDP event of the connection, for the tabs' pages; a tab whose
  * target went away is forgotten (a current one hands over to its opener,

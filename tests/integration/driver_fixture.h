@@ -23,9 +23,27 @@
  * its end, for at most wait_ms, and returns the outcome; its result is
  * parsed into *result (caller decrefs) when result is not NULL.
  */
+static inline struct act_outcome df_run_beside(
+    const struct act_driver_ops *ops, struct act_driver *d,
+    struct act_driver *beside, const char *cap, const char *args_json,
+    json_t **result, int wait_ms);
+
 static inline struct act_outcome
 df_run(const struct act_driver_ops *ops, struct act_driver *d, const char *cap,
     const char *args_json, json_t **result, int wait_ms)
+{
+	return df_run_beside(ops, d, NULL, cap, args_json, result, wait_ms);
+}
+
+/*
+ * df_run, with driver beside (of ops too; NULL: none) served meanwhile
+ * as an idle actor's loop serves its own, another Space's actor on the
+ * same browser.
+ */
+static inline struct act_outcome
+df_run_beside(const struct act_driver_ops *ops, struct act_driver *d,
+    struct act_driver *beside, const char *cap, const char *args_json,
+    json_t **result, int wait_ms)
 {
 	struct act_call call = {.task_id = "t", .request_id = "r"};
 	struct act_outcome out;
@@ -39,15 +57,23 @@ df_run(const struct act_driver_ops *ops, struct act_driver *d, const char *cap,
 	memset(&out, 0, sizeof(out));
 	cr_assert_eq(ops->start(d, &call), 0);
 	for (;;) {
-		struct pollfd fds[8];
-		int64_t wake, now = cm_mono_ms();
-		int n = ops->pollfds(d, fds, 8, &wake);
+		struct pollfd fds[16];
+		struct act_outcome idle;
+		int64_t wake, wake_b = -1, now = cm_mono_ms();
+		int n = ops->pollfds(d, fds, 8, &wake), nb = 0;
 
+		if (beside != NULL)
+			nb = ops->pollfds(beside, fds + n, 8, &wake_b);
+		if (wake < 0 || (wake_b >= 0 && wake_b < wake))
+			wake = wake_b;
 		cr_assert_lt(now, end + 1000, "%s did not end", cap);
-		poll(fds, (nfds_t)n,
+		poll(fds, (nfds_t)(n + nb),
 		    wake < 0      ? 100
 		    : wake <= now ? 0
 		                  : (int)(wake - now));
+		memset(&idle, 0, sizeof(idle));
+		if (beside != NULL)
+			ops->step(beside, fds + n, nb, &idle);
 		if (ops->step(d, fds, n, &out) == ACT_DONE)
 			break;
 	}
