@@ -36,6 +36,14 @@ struct act_proxy_auth {
 	void *refused_arg;
 };
 
+/* What a pointer's receipt counts on its element (page_input.c): none,
+ * its presses, or its releases and drops. */
+enum page_receipt {
+	PAGE_RECEIPT_NONE,
+	PAGE_RECEIPT_PRESS,
+	PAGE_RECEIPT_RELEASE,
+};
+
 struct act_page {
 	struct act_cdp *cdp;                /* borrowed from the driver */
 	const struct act_proxy_auth *proxy; /* borrowed; NULL: no proxy */
@@ -164,8 +172,12 @@ struct act_page {
 	 * a click's last release (check clicks through click's path), the
 	 * press or move a click or drag is at, and drag's source point. */
 	void (*clicked)(struct act_page *p, const json_t *result);
+	enum page_receipt receipt; /* the one being read */
 	int step;
 	double from_x, from_y;
+	/* drag: its source, for its receipt (object, and session as at) */
+	char from_object[CM_ID_MAX * 2 + 1];
+	char from_at[CM_ID_MAX + 1];
 	/* A main-frame document the policy refused during this call. */
 	char blocked_host[CM_HOST_MAX + 3];
 	/* The host the main frame's document was last sent to (its request,

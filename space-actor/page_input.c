@@ -40,8 +40,9 @@ static const char JS_EDITABLE[] =
  * centre of its box, must hit the element or something inside it
  * (through open shadow roots): what else the point hits would get the
  * click.  Returns {why} when it may not be acted on, else {x, y, covered}.
- * With arm, an element the point hits is armed for a receipt
- * (JS_RECEIPT): a capture listener on its window counts the presses.
+ * With arm (a list of event types; null: none), an element the point
+ * hits is armed for a receipt (JS_RECEIPT): a capture listener on its
+ * window counts the events of those types, and those of them a drop is.
  */
 static const char JS_ACTIONABLE[] =
     "function(hit,stay,arm){if(!this.isConnected)return {why:'gone'};"
@@ -60,25 +61,39 @@ static const char JS_ACTIONABLE[] =
     "if(!d||d===h)break;h=d;}"
     "let n=h;while(n&&n!==this)n=n.parentNode||n.host;"
     "if(n===this&&arm){const el=this,w=this.ownerDocument.defaultView,"
-    "o=el.__spacedReceipt,r={n:0,hit:0};"
-    "if(o)for(const t of['pointerdown','mousedown'])"
-    "o.w.removeEventListener(t,o.h,true);"
-    "const f=function(e){r.n++;if(e.composedPath().indexOf(el)>=0)r.hit++;};"
-    "for(const t of['pointerdown','mousedown'])w.addEventListener(t,f,true);"
-    "el.__spacedReceipt={w:w,h:f,r:r};}"
+    "o=el.__spacedReceipt,r={n:0,hit:0,drop:0};"
+    "if(o)for(const t of o.t)o.w.removeEventListener(t,o.h,true);"
+    "const f=function(e){r.n++;if(e.composedPath().indexOf(el)>=0){r.hit++;"
+    "if(e.type==='drop')r.drop++;}};"
+    "for(const t of arm)w.addEventListener(t,f,true);"
+    "el.__spacedReceipt={w:w,h:f,r:r,t:arm};}"
     "return {x:x,y:y,covered:n!==this};}";
 /*
- * What the element's document saw of the presses since JS_ACTIONABLE
- * armed it: {n, hit}, the presses any element of the document got and
- * those that went to the element or inside it; n is -1 when nothing was
- * armed.  The listeners go.  The script and its record live in the
- * actor's world, so the page sees neither.
+ * What the element's document saw of the events since JS_ACTIONABLE
+ * armed it: {n, hit, drop}, the events any element of the document got,
+ * those that went to the element or inside it, and the drops among
+ * these; n is -1 when nothing was armed.  The listeners go.  The script
+ * and its record live in the actor's world, so the page sees neither.
  */
 static const char JS_RECEIPT[] =
     "function(){const o=this.__spacedReceipt;if(!o)return {n:-1,hit:0};"
-    "for(const t of['pointerdown','mousedown'])"
-    "o.w.removeEventListener(t,o.h,true);"
+    "for(const t of o.t)o.w.removeEventListener(t,o.h,true);"
     "delete this.__spacedReceipt;return o.r;}";
+
+/* The events each receipt counts. */
+static json_t *
+page_receipt_types(enum page_receipt r)
+{
+	switch (r) {
+	case PAGE_RECEIPT_PRESS:
+		return json_pack("[s, s]", "pointerdown", "mousedown");
+	case PAGE_RECEIPT_RELEASE:
+		return json_pack("[s, s, s]", "pointerup", "mouseup", "drop");
+	case PAGE_RECEIPT_NONE:
+		break;
+	}
+	return json_null();
+}
 /* ---- reaching an element, and the mouse */
 
 void
@@ -180,19 +195,27 @@ page_reached(struct act_page *p, const json_t *result)
 }
 
 static void
-page_reach_as(struct act_page *p, bool hit, bool stay, bool arm,
+page_reach_as(struct act_page *p, bool hit, bool stay, enum page_receipt r,
     void (*then)(struct act_page *p))
 {
 	p->then = then;
-	page_call_on(p, JS_ACTIONABLE, json_pack("[b, b, b]", hit, stay, arm),
-	    false, page_reached);
+	page_call_on(p, JS_ACTIONABLE,
+	    json_pack("[b, b, o]", hit, stay, page_receipt_types(r)), false,
+	    page_reached);
 }
 
 void
 page_reach(
     struct act_page *p, bool hit, bool stay, void (*then)(struct act_page *p))
 {
-	page_reach_as(p, hit, stay, false, then);
+	page_reach_as(p, hit, stay, PAGE_RECEIPT_NONE, then);
+}
+
+void
+page_reach_armed(struct act_page *p, bool stay, enum page_receipt r,
+    void (*then)(struct act_page *p))
+{
+	page_reach_as(p, true, stay, r, then);
 }
 
 /*
@@ -206,11 +229,14 @@ page_reach(
  *
  * A read refused means the element's document went away right after the
  * press (the click led its frame elsewhere, as a link does): the press
- * was taken, and the navigation is what the call then reports.
+ * was taken, and the navigation is what the call then reports.  A drag's
+ * release is read the same way (page_pointer.c).
  */
 static void
 page_receipt_got(struct act_page *p, const json_t *result)
 {
+	const char *what =
+	    p->receipt == PAGE_RECEIPT_RELEASE ? "release" : "press";
 	const json_t *v;
 	json_int_t n, hit;
 
@@ -223,24 +249,28 @@ page_receipt_got(struct act_page *p, const json_t *result)
 	n = json_integer_value(json_object_get(v, "n"));
 	hit = json_integer_value(json_object_get(v, "hit"));
 	if (hit > 0 || n < 0) {
-		p->clicked(p, NULL);
+		p->clicked(p, v);
 		return;
 	}
 	page_fail(p, CM_E_OUTCOME_UNKNOWN,
-	    n == 0 ? "the press reached the page but not the element's "
+	    n == 0 ? "the %s reached the page but not the element's "
 	             "document: the browser gave it to the page around it; "
 	             "take a new snapshot to see what it did"
-	           : "the press reached the page but another element of its "
+	           : "the %s reached the page but another element of its "
 	             "document took it; take a new snapshot to see what it "
-	             "did");
+	             "did",
+	    what);
 }
 
-static void
-page_receipt_read(struct act_page *p)
+void
+page_receipt_read(struct act_page *p, const char *object, const char *at,
+    enum page_receipt r, page_step next)
 {
-	page_send_soft(p, p->at[0] != '\0' ? p->at : p->session,
+	p->receipt = r;
+	p->clicked = next;
+	page_send_soft(p, at[0] != '\0' ? at : p->session,
 	    "Runtime.callFunctionOn",
-	    json_pack("{s:s, s:s, s:b}", "objectId", p->object,
+	    json_pack("{s:s, s:s, s:b}", "objectId", object,
 	        "functionDeclaration", JS_RECEIPT, "returnByValue", 1),
 	    page_receipt_got);
 }
@@ -309,7 +339,7 @@ page_click_released(struct act_page *p, const json_t *result)
 		page_click_press(p, result);
 		return;
 	}
-	page_receipt_read(p);
+	page_receipt_read(p, p->object, p->at, PAGE_RECEIPT_PRESS, p->clicked);
 }
 
 static void
@@ -370,7 +400,7 @@ void
 page_click_object(struct act_page *p, page_step after)
 {
 	p->clicked = after;
-	page_reach_as(p, true, false, true, page_click_reached);
+	page_reach_armed(p, false, PAGE_RECEIPT_PRESS, page_click_reached);
 }
 
 static void

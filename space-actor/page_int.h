@@ -256,8 +256,14 @@ json_t *page_download_result(const struct act_page *p);
  * page_click_object: reaches p->object with hit and clicks its centre as
  * the args say (button, click_count, modifiers); after runs (with a NULL
  * result) once the element's document counted a press on it, and a press
- * it did not get ends the call with outcome_unknown.  page_mouse_at: one
- * Input.dispatchMouseEvent of type at (x, y) with b.
+ * it did not get ends the call with outcome_unknown.  page_reach_armed:
+ * page_reach with hit, arming the element for receipt r: the events of
+ * that kind its document gets from then on are counted, and
+ * page_receipt_read reads them (of object, in the document of session
+ * at, "" for the page's): next runs with the count ({n, hit, drop}, or
+ * NULL when the document went away, as a navigation does) when the
+ * element got one, else the call ends with outcome_unknown.
+ * page_mouse_at: one Input.dispatchMouseEvent of type at (x, y) with b.
  */
 struct page_button {
 	const char *button; /* "none", "left", "middle", "right" */
@@ -267,6 +273,10 @@ struct page_button {
 };
 void page_reach(
     struct act_page *p, bool hit, bool stay, void (*then)(struct act_page *p));
+void page_reach_armed(struct act_page *p, bool stay, enum page_receipt r,
+    void (*then)(struct act_page *p));
+void page_receipt_read(struct act_page *p, const char *object, const char *at,
+    enum page_receipt r, page_step next);
 void page_click_object(struct act_page *p, page_step after);
 void page_mouse_at(struct act_page *p, const char *type, double x, double y,
     const struct page_button *b, page_step next);

@@ -90,12 +90,32 @@ page_drag_name(struct act_page *p, const char *which)
 		    p->args, "selector", json_object_get(o, "selector"));
 }
 
+/* The target's receipt: the release, or the drop, went to it.  Dropped
+ * says that the page took the drag's data there (its drop event). */
+static void
+page_drag_landed(struct act_page *p, const json_t *result)
+{
+	page_action_done(p,
+	    json_pack("{s:b, s:b}", "dragged", 1, "dropped",
+	        json_object_get(p->keep, "data") != NULL &&
+	            json_integer_value(json_object_get(result, "drop")) > 0));
+}
+
+/* The source's receipt: the press went to it. */
+static void
+page_drag_took(struct act_page *p, const json_t *result)
+{
+	(void)result;
+	page_receipt_read(
+	    p, p->object, p->at, PAGE_RECEIPT_RELEASE, page_drag_landed);
+}
+
 static void
 page_drag_over(struct act_page *p, const json_t *result)
 {
 	(void)result;
-	page_action_done(p, json_pack("{s:b, s:b}", "dragged", 1, "dropped",
-	                        json_object_get(p->keep, "data") != NULL));
+	page_receipt_read(
+	    p, p->from_object, p->from_at, PAGE_RECEIPT_PRESS, page_drag_took);
 }
 
 static void
@@ -212,11 +232,13 @@ page_drag_to_reached(struct act_page *p)
 }
 
 /* The target is not scrolled to: the source is in view, and the target
- * must be in view with it, where the pointer can reach both. */
+ * must be in view with it, where the pointer can reach both.  It is
+ * armed for the release's receipt, the source for the press's: a drag
+ * is a success only when each got its part. */
 static void
 page_drag_to_at(struct act_page *p)
 {
-	page_reach(p, true, true, page_drag_to_reached);
+	page_reach_armed(p, true, PAGE_RECEIPT_RELEASE, page_drag_to_reached);
 }
 
 static void
@@ -224,6 +246,8 @@ page_drag_from_reached(struct act_page *p)
 {
 	p->from_x = p->x;
 	p->from_y = p->y;
+	snprintf(p->from_object, sizeof(p->from_object), "%s", p->object);
+	snprintf(p->from_at, sizeof(p->from_at), "%s", p->at);
 	page_drag_name(p, "to");
 	page_element(p, false, page_drag_to_at);
 }
@@ -231,7 +255,8 @@ page_drag_from_reached(struct act_page *p)
 static void
 page_drag_from_at(struct act_page *p)
 {
-	page_reach(p, true, false, page_drag_from_reached);
+	page_reach_armed(
+	    p, false, PAGE_RECEIPT_PRESS, page_drag_from_reached);
 }
 
 void

@@ -401,6 +401,20 @@ static const struct {
         "getData('text/plain');z.appendChild(document.getElementById(id));"
         "document.title='Dropped '+id;});</script></body></html>",
         NULL},
+    /* /dragcover: a card and a tray, and a sheet that covers the whole
+     * page as the card is pressed (as a page's modal does): a release
+     * over the tray goes to the sheet. */
+    {"/dragcover",
+        "<!doctype html><html><head><title>Cover</title><style>"
+        "#sheet{position:fixed;inset:0;background:rgba(0,0,0,.3)}"
+        "#card,#tray{width:120px;height:40px}</style></head><body>"
+        "<div id=\"card\">Card</div><div id=\"tray\">Tray</div>"
+        "<script>document.getElementById('card').addEventListener("
+        "'mousedown',function(){const s=document.createElement('div');"
+        "s.id='sheet';document.body.appendChild(s);});"
+        "document.getElementById('tray').addEventListener('mouseup',"
+        "function(){document.title='Landed';});</script></body></html>",
+        NULL},
     /* /slider: a knob that follows the mouse while it is pressed, on a
      * track 300 px wide, to a mark at its end; #out says where the knob
      * is, after how many moves, and the release. */

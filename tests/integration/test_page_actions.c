@@ -359,6 +359,32 @@ Test(page_actions, drag_drops_an_html5_draggable_on_its_target)
 	free(zone);
 }
 
+/* A drag is what its elements got: a drop on an element that takes none
+ * is no drop, and a release that something else took is no drag. */
+Test(page_actions, a_drag_its_target_did_not_get_is_not_reported_done)
+{
+	json_t *res;
+	char *list;
+
+	open_page("/drag", "Drag");
+	/* The pear takes no drop (no dragover handler accepts it). */
+	res = ok("drag", "{\"from\":{\"selector\":\"#apple\"},\"to\":{"
+	                 "\"selector\":\"#pear\"}}");
+	cr_assert(json_is_false(json_object_get(res, "dropped")), "%s",
+	    json_dumps(res, 0));
+	json_decref(res);
+	title_is("Drag");
+	list = text_of("#zone");
+	cr_assert_null(strstr(list, "Apple"), "the basket: %s", list);
+	free(list);
+	/* The sheet the press opened takes the release over the tray. */
+	open_page("/dragcover", "Cover");
+	fails_with("drag", "{\"from\":{\"selector\":\"#card\"},\"to\":{"
+	                   "\"selector\":\"#tray\"}}",
+	    CM_E_OUTCOME_UNKNOWN, "release");
+	title_is("Cover");
+}
+
 Test(page_actions, drag_moves_a_slider_that_follows_the_mouse)
 {
 	json_t *res;
