@@ -70,6 +70,8 @@ struct act_page {
 	 * elements resolved ({objectId} each), and what runs next. */
 	json_t *listen_ids, *listened;
 	void (*listen_then)(struct act_page *p);
+	char listen_at[CM_ID_MAX + 1]; /* its document's session; "": p's */
+	int64_t listen_world;          /* the world that gets them */
 
 	/* The call in progress. */
 	bool busy, done;

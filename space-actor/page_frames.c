@@ -22,8 +22,11 @@
  * renderer), an isolated world of its document, kept while the document
  * lasts, and the same script there.  Its nodes nest under the iframe's,
  * and outline.c writes the whole in document order within max_chars and
- * the refs' bound.  Cost: four round trips a frame read (three once its
- * world is kept), each bounded as the main document's.
+ * the refs' bound.  Before its script, the frame's elements clickable by
+ * a listener alone are handed to its world (page_listeners.c).  Cost:
+ * four round trips a frame read (three once its world is kept), each
+ * bounded as the main document's, and the listeners' five and one per
+ * element found.
  *
  * Refs.  A ref of a frame's element carries its slot in the snapshot's
  * table (id >> 32) and its place in that frame's list.  It is resolved in
@@ -69,6 +72,8 @@ struct frames_slot {
 	char session[CM_ID_MAX + 1]; /* where its document lives */
 	int64_t world;               /* its world; 0: gone, or not read */
 	int64_t owner; /* its iframe element, in its parent's session */
+	int64_t doc;   /* its document's backend id, when its parent's
+	                  renderer has it (0: an out-of-process frame) */
 	int parent;    /* its parent's slot; 0: the main frame */
 };
 
@@ -96,6 +101,7 @@ struct act_frames {
 	struct frames_slot prev[CM_FRAMES_MAX + 1];
 	int n_prev;
 	bool kept_world; /* the frame being read has a kept world */
+	page_step run_next; /* after its script, the frame being read */
 	int at_slot;     /* the element's offsets: the frame they are at */
 };
 
@@ -472,6 +478,23 @@ frames_read_run(struct act_page *p, page_step next)
 	    next);
 }
 
+/* The frame's elements clickable by a listener alone, then its script. */
+static void
+frames_read_listened(struct act_page *p)
+{
+	frames_read_run(p, p->frames->run_next);
+}
+
+static void
+frames_read_listen(struct act_page *p, page_step next)
+{
+	struct frames_slot *s = &p->frames->slots[p->frames->n_slots];
+
+	p->frames->run_next = next;
+	page_listeners_find(
+	    p, s->session, s->world, s->doc, frames_read_listened);
+}
+
 /* A kept world that the browser no longer knows is made again, once. */
 static void
 frames_read_ran(struct act_page *p, const json_t *result)
@@ -502,7 +525,7 @@ frames_read_world(struct act_page *p, const json_t *result)
 		return;
 	}
 	f->slots[f->n_slots].world = json_integer_value(id);
-	frames_read_run(p, frames_read_done);
+	frames_read_listen(p, frames_read_done);
 }
 
 /* The frame the iframe holds: where its document lives, and its world. */
@@ -532,6 +555,11 @@ frames_read_described(struct act_page *p, const json_t *result)
 	snprintf(s->session, sizeof(s->session), "%s", session);
 	s->owner = json_integer_value(owner);
 	s->parent = t->parent;
+	if (strcmp(session, frames_session(p, t->parent)) == 0 &&
+	    json_is_integer(json_object_get(
+	        json_object_get(node, "contentDocument"), "backendNodeId")))
+		s->doc = json_integer_value(json_object_get(
+		    json_object_get(node, "contentDocument"), "backendNodeId"));
 	f->kept_world = false;
 	for (int i = 1; i <= f->n_prev; i++)
 		if (f->prev[i].world > 0 &&
@@ -541,7 +569,7 @@ frames_read_described(struct act_page *p, const json_t *result)
 			f->kept_world = true;
 		}
 	if (f->kept_world) {
-		frames_read_run(p, frames_read_ran);
+		frames_read_listen(p, frames_read_ran);
 		return;
 	}
 	page_send_soft(p, s->session, "Page.createIsolatedWorld",

@@ -159,11 +159,13 @@ void cap_reload(struct act_page *p);
  * stale or unknown ref). */
 void cap_snapshot(struct act_page *p);
 void page_snapshot_element(struct act_page *p, const char *ref);
-/* Hands the main document's world (p->world) the elements a page's
- * script made clickable with a listener, as globalThis.spacedListened
- * (page_listeners.c), then runs then; a page that refuses any step is
- * read without them. */
-void page_listeners_find(struct act_page *p, void (*then)(struct act_page *p));
+/* Hands a document's world (world, in the document of session at; NULL:
+ * the page's) the elements a page's script made clickable with a
+ * listener, as globalThis.spacedListened (page_listeners.c), then runs
+ * then; a document that refuses any step is read without them.  doc is
+ * the document's backend node id when known (0: the world names it). */
+void page_listeners_find(struct act_page *p, const char *at, int64_t world,
+    int64_t doc, void (*then)(struct act_page *p));
 /* At the end of every call (page_end, before anything else): a call
  * that succeeded with args snapshot: true holds its result and runs a
  * snapshot instead (true: the call goes on); that snapshot's end puts it

@@ -1,11 +1,14 @@
 /*
- * page_listeners.c: the elements of the main document that a script made
- * clickable with a listener (addEventListener('click', ...)), for the
- * snapshot, which gives each a ref.  The snapshot's isolated world cannot
+ * page_listeners.c: the elements of a document (the main one, or a
+ * frame's, page_frames.c) that a script made clickable with a listener
+ * (addEventListener('click', ...)), for the snapshot, which gives each
+ * a ref.  The snapshot's isolated world cannot
  * see a listener the page's own world added; the browser can:
  * DOMDebugger.getEventListeners on the document, its whole subtree
  * (depth -1, shadow roots and all, with pierce), names the node of each
- * listener.  The document is asked as the main world's node
+ * listener (a frame's too: the frame's own search names it once more,
+ * where its world can take it).  The document is asked as the main
+ * world's node
  * (DOM.describeNode, then DOM.resolveNode with no context, in an object
  * group let go at the end), so that the browser wraps the page's handlers
  * in their own world.  Asked from the snapshot's world, Chromium's
@@ -19,8 +22,9 @@
  * are a page's delegation, not a control: they are left out.
  *
  * Cost: the walk of the document's listeners is O(the page) in the
- * renderer, four round trips, and one per element found.  Every step is
- * soft: a page that refuses one (it navigated, a node went away) is read
+ * renderer, four round trips, and one per element found; the hand-over
+ * and the release are sent without waiting (listeners_tell).  Every step
+ * is soft: a page that refuses one (it navigated, a node went away) is read
  * without the listeners, as before, never failed for it.
  */
 #include "page.h"
@@ -48,6 +52,13 @@ listener_acts(const char *type)
 
 static void listeners_next(struct act_page *p);
 
+/* The session the searched document lives in. */
+static const char *
+listeners_at(const struct act_page *p)
+{
+	return p->listen_at[0] != '\0' ? p->listen_at : p->session;
+}
+
 static void
 listeners_done(struct act_page *p, const json_t *reply)
 {
@@ -62,14 +73,26 @@ listeners_done(struct act_page *p, const json_t *reply)
 	then(p);
 }
 
+/*
+ * Sends a command whose answer nothing waits for: the browser runs a
+ * session's commands in the order sent, so what is sent next on it (the
+ * snapshot's script) runs after it, and a refusal of it changes nothing
+ * the search could do.  One round trip less each.
+ */
+static void
+listeners_tell(struct act_page *p, const char *method, json_t *params)
+{
+	act_cdp_call(p->cdp, listeners_at(p), method, params, p->deadline_ms,
+	    NULL, NULL);
+}
+
 /* What the main world holds for the search (its document, the handlers
  * the browser named) is let go. */
 static void
-listeners_release(struct act_page *p, const json_t *reply)
+listeners_release(struct act_page *p)
 {
-	(void)reply;
-	page_send_soft(p, p->session, "Runtime.releaseObjectGroup",
-	    json_pack("{s:s}", "objectGroup", LISTENERS_GROUP), listeners_done);
+	listeners_tell(p, "Runtime.releaseObjectGroup",
+	    json_pack("{s:s}", "objectGroup", LISTENERS_GROUP));
 }
 
 /* Hands the elements resolved so far to the world. */
@@ -79,11 +102,11 @@ listeners_give(struct act_page *p)
 	static const char js[] = "function(){globalThis.spacedListened="
 	                         "new WeakSet(Array.from(arguments));}";
 
-	page_send_soft(p, p->session, "Runtime.callFunctionOn",
+	listeners_tell(p, "Runtime.callFunctionOn",
 	    json_pack("{s:s, s:I, s:O, s:b}", "functionDeclaration", js,
-	        "executionContextId", (json_int_t)p->world, "arguments",
-	        p->listened, "returnByValue", 1),
-	    listeners_release);
+	        "executionContextId", (json_int_t)p->listen_world,
+	        "arguments", p->listened, "returnByValue", 1));
+	listeners_done(p, NULL);
 }
 
 static void
@@ -113,9 +136,9 @@ listeners_next(struct act_page *p)
 	}
 	id = json_incref(json_array_get(p->listen_ids, 0));
 	json_array_remove(p->listen_ids, 0);
-	page_send_soft(p, p->session, "DOM.resolveNode",
+	page_send_soft(p, listeners_at(p), "DOM.resolveNode",
 	    json_pack("{s:o, s:I}", "backendNodeId", id, "executionContextId",
-	        (json_int_t)p->world),
+	        (json_int_t)p->listen_world),
 	    listeners_resolved);
 }
 
@@ -125,6 +148,7 @@ listeners_found(struct act_page *p, const json_t *reply)
 	const json_t *all = json_object_get(reply, "listeners"), *l;
 	size_t i;
 
+	listeners_release(p);
 	json_array_foreach(all, i, l)
 	{
 		const json_t *b = json_object_get(l, "backendNodeId");
@@ -156,10 +180,20 @@ listeners_main(struct act_page *p, const json_t *reply)
 		listeners_give(p);
 		return;
 	}
-	page_send_soft(p, p->session, "DOMDebugger.getEventListeners",
+	page_send_soft(p, listeners_at(p), "DOMDebugger.getEventListeners",
 	    json_pack(
 	        "{s:s, s:i, s:b}", "objectId", doc, "depth", -1, "pierce", 1),
 	    listeners_found);
+}
+
+/* The document of backend id doc, as the main world's node. */
+static void
+listeners_resolve_main(struct act_page *p, int64_t doc)
+{
+	page_send_soft(p, listeners_at(p), "DOM.resolveNode",
+	    json_pack("{s:I, s:s}", "backendNodeId", (json_int_t)doc,
+	        "objectGroup", LISTENERS_GROUP),
+	    listeners_main);
 }
 
 static void
@@ -172,11 +206,7 @@ listeners_described(struct act_page *p, const json_t *reply)
 		listeners_give(p);
 		return;
 	}
-	page_send_soft(p, p->session, "DOM.resolveNode",
-	    json_pack("{s:I, s:s}", "backendNodeId",
-	        (json_int_t)json_integer_value(b), "objectGroup",
-	        LISTENERS_GROUP),
-	    listeners_main);
+	listeners_resolve_main(p, json_integer_value(b));
 }
 
 /* The world's document, to name the node the main world resolves. */
@@ -190,13 +220,17 @@ listeners_document(struct act_page *p, const json_t *reply)
 		listeners_give(p);
 		return;
 	}
-	page_send_soft(p, p->session, "DOM.describeNode",
+	page_send_soft(p, listeners_at(p), "DOM.describeNode",
 	    json_pack("{s:s}", "objectId", doc), listeners_described);
 }
 
 void
-page_listeners_find(struct act_page *p, void (*then)(struct act_page *p))
+page_listeners_find(struct act_page *p, const char *at, int64_t world,
+    int64_t doc, void (*then)(struct act_page *p))
 {
+	snprintf(p->listen_at, sizeof(p->listen_at), "%s",
+	    at != NULL && strlen(at) < sizeof(p->listen_at) ? at : "");
+	p->listen_world = world;
 	json_decref(p->listen_ids);
 	json_decref(p->listened);
 	p->listen_ids = json_array();
@@ -206,8 +240,12 @@ page_listeners_find(struct act_page *p, void (*then)(struct act_page *p))
 		listeners_done(p, NULL);
 		return;
 	}
-	page_send_soft(p, p->session, "Runtime.evaluate",
+	if (doc > 0) {
+		listeners_resolve_main(p, doc);
+		return;
+	}
+	page_send_soft(p, listeners_at(p), "Runtime.evaluate",
 	    json_pack("{s:s, s:I}", "expression", "document", "contextId",
-	        (json_int_t)p->world),
+	        (json_int_t)p->listen_world),
 	    listeners_document);
 }

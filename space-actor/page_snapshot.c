@@ -376,7 +376,7 @@ snapshot_script(struct act_page *p)
 static void
 snapshot_run(struct act_page *p)
 {
-	page_listeners_find(p, snapshot_script);
+	page_listeners_find(p, NULL, p->world, 0, snapshot_script);
 }
 
 static void

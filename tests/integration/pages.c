@@ -484,7 +484,9 @@ static const struct {
         "<!doctype html><html><head><title>Inner</title></head><body>"
         "<h2>Inside</h2><button onclick=\"this.textContent='Pressed'\">"
         "Press me</button> <a href=\"/next\">Leave frame</a>"
-        "</body></html>",
+        "<div id=\"lone\">Only a listener</div><script>const l=document."
+        "getElementById('lone');l.addEventListener('click',function(){"
+        "l.textContent='Heard';});</script></body></html>",
         NULL},
     {"/oopif",
         "<!doctype html><html><head><title>Other site</title></head><body>"

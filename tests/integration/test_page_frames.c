@@ -117,17 +117,23 @@ click(const char *ref)
 	    o.message);
 }
 
-/* A click by ref on the frame's button lands in the frame. */
+/* A click by ref on the frame's button lands in the frame, and so does
+ * one on an element of the frame that only a script's listener makes
+ * clickable. */
 static void
 press_in_frame(const char *frame_line)
 {
-	char ref[32];
+	char ref[32], lone[32];
 	json_t *res = snapshot_showing("button \"Press me\"");
 	const char *t = str(res, "snapshot");
 
 	cr_assert(nested_under(t, frame_line, "heading \"Inside\""), "%s", t);
 	cr_assert(nested_under(t, frame_line, "button \"Press me\""), "%s", t);
+	cr_assert(nested_under(
+	              t, frame_line, "clickable \"Only a listener\" [ref="),
+	    "%s", t);
 	df_ref_of(t, "button \"Press me\"", ref, sizeof(ref));
+	df_ref_of(t, "clickable \"Only a listener\"", lone, sizeof(lone));
 	json_decref(res);
 	click(ref);
 	res = snapshot_showing("button \"Pressed\"");
@@ -135,6 +141,8 @@ press_in_frame(const char *frame_line)
 	              str(res, "snapshot"), frame_line, "button \"Pressed\""),
 	    "%s", str(res, "snapshot"));
 	json_decref(res);
+	click(lone);
+	json_decref(snapshot_showing("\"Heard\""));
 }
 
 Test(page_frames, a_same_origin_frames_button_is_clicked_by_ref)
