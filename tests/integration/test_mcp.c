@@ -420,6 +420,61 @@ Test(mcp, a_second_call_while_one_runs_is_refused_not_queued, .init = setup,
 	done(&s.a);
 }
 
+/* The kinds of the Space's events in order, one line each ("" for none),
+ * into out. */
+static void
+event_kinds(const char *sp, char *out, size_t len)
+{
+	char path[1024];
+	json_t *res = NULL, *e;
+	size_t i, n = 0;
+
+	out[0] = '\0';
+	hf_path(&env, path, sizeof(path), NULL, sp, "/events?limit=100");
+	cr_assert_eq(hf_call(&env, "GET", path, env.manager, NULL, &res), 200);
+	json_array_foreach(json_object_get(res, "data"), i, e)
+	{
+		const char *k = json_string_value(json_object_get(e, "kind"));
+
+		n += (size_t)snprintf(out + n, n < len ? len - n : 0, "%s\n",
+		    k != NULL ? k : "?");
+	}
+	json_decref(res);
+}
+
+/* A client's notifications/cancelled of its call cancels the call's
+ * task by the cancel rules: the call answers that it was cancelled, and
+ * the log shows the ask, then the task cancelled once its page was reset,
+ * never completed. */
+Test(mcp, a_cancelled_call_cancels_its_task, .init = setup, .fini = teardown)
+{
+	struct slow s;
+	pthread_t th;
+	struct answer a;
+	char kinds[4096];
+	const char *ask, *end;
+
+	memset(&s, 0, sizeof(s));
+	session_on(url, env.manager, s.sid, sizeof(s.sid));
+	cr_assert_eq(pthread_create(&th, NULL, slow_call, &s), 0);
+	cr_assert(tk_wait_until(running, NULL, HF_WAIT_MS));
+	a = call("POST", url, env.manager, s.sid, NULL,
+	    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+	    "\"params\":{\"requestId\":20,\"reason\":\"the user stopped it\"}}");
+	cr_assert_eq(a.status, 202, "cancelled: %d %s", a.status, a.body);
+	done(&a);
+	pthread_join(th, NULL);
+	cr_assert(json_is_true(json_object_get(result_of(&s.a), "isError")),
+	    "%s", s.a.body);
+	cr_assert_not_null(strstr(text_of(&s.a), "cancelled"), "%s", s.a.body);
+	done(&s.a);
+	event_kinds(space, kinds, sizeof(kinds));
+	ask = strstr(kinds, "cancel_requested\n");
+	end = strstr(kinds, "\ncancelled\n");
+	cr_assert(ask != NULL && end != NULL && ask < end, "%s", kinds);
+	cr_assert_null(strstr(kinds, "completed"), "%s", kinds);
+}
+
 Test(mcp, a_screenshot_is_an_image, .init = setup, .fini = teardown)
 {
 	static const unsigned char png[] = {0x89, 'P', 'N', 'G'};
