@@ -71,8 +71,25 @@ host_of(const char *v, char *out, size_t len)
 	return true;
 }
 
-/* Whether host names this api: a loopback name, or the host it listens
- * on (http_listen), when that is one. */
+/* Whether host is one of list's names (public_hosts: comma-separated,
+ * checked when the configuration was read). */
+static bool
+host_listed(const char *list, const char *host)
+{
+	size_t n = strlen(host);
+
+	for (const char *v = list; *v != '\0'; v += *v == ',') {
+		size_t len = strcspn(v, ",");
+
+		if (len == n && strncasecmp(v, host, n) == 0)
+			return true;
+		v += len;
+	}
+	return false;
+}
+
+/* Whether host names this api: a loopback name, the host it listens on
+ * (http_listen), when that is one, or a name of public_hosts. */
 static bool
 host_ours(const struct api_ctx *c, const char *host)
 {
@@ -81,8 +98,11 @@ host_ours(const struct api_ctx *c, const char *host)
 	if (strcasecmp(host, "localhost") == 0 ||
 	    strcmp(host, "127.0.0.1") == 0 || strcmp(host, "[::1]") == 0)
 		return true;
-	return c->cfg != NULL &&
-	       host_of(c->cfg->http_listen, listen, sizeof(listen)) &&
+	if (c->cfg == NULL)
+		return false;
+	if (host_listed(c->cfg->public_hosts, host))
+		return true;
+	return host_of(c->cfg->http_listen, listen, sizeof(listen)) &&
 	       strcmp(listen, "0.0.0.0") != 0 && strcmp(listen, "[::]") != 0 &&
 	       strcasecmp(listen, host) == 0;
 }

@@ -83,6 +83,35 @@ cfg_check_level(const char *v)
 	           : "must be debug, info, warn or error";
 }
 
+/* Host names, comma-separated: letters, digits, '-' and '.', or an IPv6
+ * address in brackets; each at most CM_HOST_MAX, at most
+ * CM_PUBLIC_HOSTS_MAX of them. */
+static const char *
+cfg_check_hosts(const char *v)
+{
+	int n = 0;
+
+	while (*v != '\0') {
+		size_t len = strcspn(v, ",");
+		bool v6 = v[0] == '[';
+
+		if (len == 0 || len > CM_HOST_MAX || ++n > CM_PUBLIC_HOSTS_MAX)
+			return "must be at most " CM_STR(
+			    CM_PUBLIC_HOSTS_MAX) " host names, comma-separated";
+		if (v6 && (len < 3 || v[len - 1] != ']'))
+			return "an IPv6 address must be in brackets";
+		for (size_t i = v6 ? 1 : 0; i < (v6 ? len - 1 : len); i++)
+			if (!(isalnum((unsigned char)v[i]) || v[i] == '-' ||
+			        v[i] == '.' || (v6 && v[i] == ':')))
+				return "a host name has letters, digits, '-' "
+				       "and '.' only (no port, no scheme)";
+		v += len;
+		if (*v == ',' && *++v == '\0')
+			return "must not end with a comma";
+	}
+	return NULL;
+}
+
 static const char *
 cfg_check_format(const char *v)
 {
@@ -126,6 +155,8 @@ const struct cfg_key cm_cfg_keys[] = {
         CM_EGRESS_CONNS_MAX, false, NULL},
     {"egress_bytes_per_second", CFG_INT, CFG_FIELD(egress_bytes_per_second),
         CM_EGRESS_BPS_MIN, CM_EGRESS_BPS_MAX, false, NULL},
+    {"public_hosts", CFG_STR, CFG_FIELD(public_hosts), 0, 0, true,
+        cfg_check_hosts},
 };
 
 _Static_assert(sizeof cm_cfg_keys / sizeof cm_cfg_keys[0] == CFG_NKEYS,

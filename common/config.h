@@ -44,6 +44,10 @@ struct cm_config {
 	int probe_interval_ms;         /* 10000: cdp instances are probed */
 	int egress_connections;      /* a Space's egress proxy: open at once */
 	int egress_bytes_per_second; /* a Space's egress proxy: both ways */
+	/* The names clients reach the api by besides loopback and
+	 * http_listen's host (a reverse proxy's), comma-separated: the
+	 * MCP routes' Host and Origin checks take them.  "": none. */
+	char public_hosts[CM_CONF_VALUE_MAX];
 	char config_path[CM_PATH_MAX]; /* the file that was read, or "" */
 
 	/* Binary-specific flags named in the extra list passed to load. */

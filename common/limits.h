@@ -49,6 +49,7 @@
 #define CM_POLICY_MAX (16 * 1024) /* network policy JSON */
 #define CM_POLICY_HOSTS_MAX 64    /* allow_hosts entries */
 #define CM_HOST_MAX 253           /* DNS name */
+#define CM_PUBLIC_HOSTS_MAX 8     /* names in public_hosts */
 #define CM_URL_MAX 2048
 #define CM_SECRETS_MAX 16 /* literal secrets given to the redactor */
 #define CM_SECRET_MIN 4   /* shorter literals are not redacted */

@@ -332,6 +332,34 @@ Test(mcp, the_transport_refuses_what_it_must, .init = setup, .fini = teardown)
 	done(&a);
 }
 
+/* A name of public_hosts (a reverse proxy's) is this server's, in Host
+ * and in Origin; any other still is not. */
+Test(mcp, a_public_host_is_taken_and_no_other)
+{
+	static const char *const flags[] = {
+	    "--public-hosts=agents.example.com,[2001:db8::1]", NULL};
+	static const char *const proxied[] = {"Host: agents.example.com",
+	    "Origin: https://agents.example.com", NULL};
+	static const char *const v6[] = {"Host: [2001:db8::1]:8443", NULL};
+	static const char *const evil[] = {"Host: agents.example.com",
+	    "Origin: https://evil.example", NULL};
+	struct answer a;
+
+	hf_start(&env, "mcppub", 1, flags);
+	hf_create_ok(&env, 0, NULL, space);
+	hf_path(&env, url, sizeof(url), NULL, space, "/mcp");
+	a = call("POST", url, env.manager, NULL, proxied, init_body);
+	cr_assert_eq(a.status, 200, "%s", a.body);
+	done(&a);
+	a = call("POST", url, env.manager, NULL, v6, init_body);
+	cr_assert_eq(a.status, 200, "%s", a.body);
+	done(&a);
+	a = call("POST", url, env.manager, NULL, evil, init_body);
+	cr_assert_eq(a.status, 403, "%s", a.body);
+	done(&a);
+	hf_stop(&env);
+}
+
 /* The tasks of the Space, as its list route shows them. */
 static size_t
 tasks_of(const char *sp)

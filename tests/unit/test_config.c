@@ -257,6 +257,12 @@ Test(config, parse_errors_name_the_key_in_every_source)
 	    {"allow_fake_driver", ""},
 	    {"data_dir", ""},
 	    {"chromium_path", ""},
+	    {"public_hosts", "agents.example.com:443"},
+	    {"public_hosts", "https://agents.example.com"},
+	    {"public_hosts", "a.example,"},
+	    {"public_hosts", "a.example,,b.example"},
+	    {"public_hosts", "::1"},
+	    {"public_hosts", "a,b,c,d,e,f,g,h,i"},
 	};
 
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -306,6 +312,9 @@ Test(config, good_values_at_the_bounds)
 	cr_assert_eq(cfg.managed_browsers, 256);
 	cr_assert_eq(cfg.task_timeout_max, 1);
 	cr_assert_str_eq(cfg.http_listen, "localhost:1");
+	load_ok(&cfg,
+	    ARGS("--public-hosts=agents.example.com,[::2],a,b,c,d,e,f"), NONE);
+	cr_assert_str_eq(cfg.public_hosts, "agents.example.com,[::2],a,b,c,d,e,f");
 }
 
 Test(config, cross_key_checks)
