@@ -77,6 +77,9 @@ struct api_ctx {
 	/* A parked MCP tool call: its JSON-RPC id as JSON text ("" for a
 	 * plain ?wait=), whose answer is an MCP result (api_mcp_finished). */
 	char later_rpc[CM_MCP_ID_MAX + 3];
+	/* Its progressToken as JSON text ("" for none): the call is
+	 * answered on an event stream, its progress told as it goes. */
+	char later_progress[CM_MCP_ID_MAX + 3];
 	bool later_closed;
 	int64_t later_deadline_ms;
 	int64_t later_after;

@@ -38,6 +38,9 @@ void api_mcp_delete(struct api_ctx *c);
 bool api_mcp_finished(struct api_ctx *c, const struct pr_task *t, bool store);
 /* The wait's bound came with t still running: a tool error saying so. */
 void api_mcp_unfinished(struct api_ctx *c, const struct pr_task *t);
+/* The wait's look failed (c holds the store's error, REST-shaped): a
+ * tool error saying so, and that the same call again finds the task. */
+void api_mcp_unlooked(struct api_ctx *c);
 
 /* mcp_tools.c, for mcp.c: tools/list and tools/call of c's URL (the
  * session sid), answering the JSON-RPC request id. */

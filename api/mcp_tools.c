@@ -466,6 +466,21 @@ api_mcp_unfinished(struct api_ctx *c, const struct pr_task *t)
 	answer_result(c, c->later_rpc, text_result(line, true));
 }
 
+void
+api_mcp_unlooked(struct api_ctx *c)
+{
+	char why[CM_ERROR_MESSAGE_MAX + 64];
+	char line[sizeof(why) + CM_ID_MAX + 100];
+
+	error_text(c->res->body, why, sizeof(why));
+	snprintf(line, sizeof(line),
+	    "%s; the task %s may still run: the same call again (its id "
+	    "too) tells how it ended",
+	    why, c->later_task);
+	c->later = API_LATER_NONE;
+	answer_result(c, c->later_rpc, text_result(line, true));
+}
+
 /* ---- tools/call ----------------------------------------------------- */
 
 /*
@@ -600,10 +615,35 @@ close_own(struct api_ctx *c, const char *id)
 	answer_result(c, id, text_result(line, rs.status >= 300));
 }
 
+/*
+ * A parked call's progressToken (params' _meta), when its client takes
+ * an event stream (Accept): a string or an integer, at most
+ * CM_MCP_ID_MAX as JSON text; any other is not followed, and the call is
+ * answered as one without it.
+ */
+static void
+progress_token(struct api_ctx *c, const json_t *params)
+{
+	const json_t *t = json_object_get(
+	    json_object_get(params, "_meta"), "progressToken");
+	char *text;
+
+	c->later_progress[0] = '\0';
+	if (c->req->accept == NULL ||
+	    strstr(c->req->accept, "text/event-stream") == NULL ||
+	    !(json_is_string(t) || json_is_integer(t)) ||
+	    (text = json_dumps(t, JSON_ENCODE_ANY | JSON_COMPACT)) == NULL)
+		return;
+	if (strlen(text) <= CM_MCP_ID_MAX)
+		snprintf(c->later_progress, sizeof(c->later_progress), "%s",
+		    text);
+	free(text);
+}
+
 /* The task of rs (the submit route's answer) for id, now or parked. */
 static void
 submitted(struct api_ctx *c, const char *sid, const char *id,
-    const struct api_ctx *s, const struct api_res *rs)
+    const json_t *params, const struct api_ctx *s, const struct api_res *rs)
 {
 	json_t *b, *result;
 	bool later;
@@ -615,6 +655,7 @@ submitted(struct api_ctx *c, const char *sid, const char *id,
 		snprintf(
 		    c->later_task, sizeof(c->later_task), "%s", s->later_task);
 		snprintf(c->later_rpc, sizeof(c->later_rpc), "%s", id);
+		progress_token(c, params);
 		c->later_deadline_ms = s->later_deadline_ms;
 		api_mcp_session_call(sid, id, s->later_task);
 		return;
@@ -711,7 +752,7 @@ api_mcp_tools_call(
 	}
 	sub(c, &s, &rq, &rs, body, "wait=" CM_STR(CM_WAIT_MAX_S));
 	api_task_submit(&s);
-	submitted(c, sid, id, &s, &rs);
+	submitted(c, sid, id, params, &s, &rs);
 	free(rs.body);
 	free(body);
 }

@@ -13,6 +13,12 @@
  * back to the loop.  The ids of the last CM_WAIT_RECENT finished tasks
  * and closed Spaces are kept for that, so such a wait is looked at at
  * once, not at its first recheck.
+ *
+ * An MCP call that asked for progress (a progressToken) is answered on
+ * an event stream: its head and a notifications/progress "queued" as it
+ * parks, another, "started", at the task's started event (or at once,
+ * when that was among the last CM_WAIT_RECENT), and its answer as the
+ * stream's last event, then the end of the connection.
  */
 #include "wait.h"
 
@@ -32,6 +38,8 @@ struct api_wait {
 	char space[CM_ID_MAX + 1];
 	char task[CM_ID_MAX + 1];    /* "" when until_closed */
 	char rpc[CM_MCP_ID_MAX + 3]; /* an MCP call's id, "" for none */
+	char progress[CM_MCP_ID_MAX + 3]; /* its progressToken, "" for none */
+	bool told_started;                /* its "started" is sent */
 	bool until_closed;           /* the Space's close, not a task */
 	const char *route, *method;  /* metrics labels, static */
 	bool close;                  /* the connection closes after */
@@ -45,6 +53,8 @@ static struct {
 	struct api_wait *list;
 	char recent[CM_WAIT_RECENT][CM_ID_MAX + 1];
 	size_t recent_next;
+	char started[CM_WAIT_RECENT][CM_ID_MAX + 1]; /* tasks, likewise */
+	size_t started_next;
 } wt;
 
 static bool
@@ -87,6 +97,8 @@ wait_ctx(struct api_job *j, struct api_ctx *c, struct api_req *req,
 	c->space_id = j->space;
 	snprintf(c->later_task, sizeof(c->later_task), "%s", j->task);
 	snprintf(c->later_rpc, sizeof(c->later_rpc), "%s", j->rpc);
+	snprintf(c->later_progress, sizeof(c->later_progress), "%s",
+	    j->progress);
 	c->later_closed = j->until_closed;
 	c->later_deadline_ms = j->deadline_ms;
 }
@@ -122,10 +134,15 @@ look(struct api_ctx *c)
 	if (!space)
 		q.task_id = c->later_task;
 	c->later = API_LATER_NONE;
-	if (!api_call(c, &q, &r))
+	if (!api_call(c, &q, &r)) {
+		if (c->later_rpc[0] != '\0')
+			api_mcp_unlooked(c);
 		return;
+	}
 	if (r.err != CM_OK) {
 		api_fail_rep(c, &r);
+		if (c->later_rpc[0] != '\0')
+			api_mcp_unlooked(c);
 		pr_rep_free(&r);
 		return;
 	}
@@ -179,6 +196,7 @@ wait_job(const struct api_wait *w)
 	snprintf(j->space, sizeof(j->space), "%s", w->space);
 	snprintf(j->task, sizeof(j->task), "%s", w->task);
 	snprintf(j->rpc, sizeof(j->rpc), "%s", w->rpc);
+	snprintf(j->progress, sizeof(j->progress), "%s", w->progress);
 	j->until_closed = w->until_closed;
 	j->deadline_ms = w->deadline_ms;
 	return j;
@@ -265,6 +283,62 @@ api_wait_drop(struct api_conn *c)
 	free(w);
 }
 
+char *
+api_wait_last_event(const char *body, size_t *len)
+{
+	char *out = NULL;
+	int n;
+
+	*len = 0;
+	if (body == NULL ||
+	    (n = asprintf(&out, "event: message\ndata: %s\n\n", body)) < 0)
+		return NULL;
+	*len = (size_t)n;
+	return out;
+}
+
+/* Tells w's client of its call's progress: step n, what it is. */
+static void
+progress(struct api_wait *w, int n, const char *what)
+{
+	char ev[CM_MCP_ID_MAX + 256];
+	int len = snprintf(ev, sizeof(ev),
+	    "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/progress\",\"params\":{\"progressToken\":%s,"
+	    "\"progress\":%d,\"message\":\"%s\"}}\n\n",
+	    w->progress, n, what);
+
+	if (len > 0 && (size_t)len < sizeof(ev))
+		api_conn_send(w->conn, ev, (size_t)len);
+}
+
+/* w's task started: its client is told, once. */
+static void
+tell_started(struct api_wait *w)
+{
+	if (w->progress[0] == '\0' || w->told_started)
+		return;
+	w->told_started = true;
+	progress(w, 2, "started: the task runs on the Space's browser");
+}
+
+/* A new wait that tells of its progress: the stream's head, "queued",
+ * and "started" if that was told already. */
+static void
+stream_begin(struct api_wait *w)
+{
+	static const char head[] = "HTTP/1.1 200 OK\r\n"
+	                           "Content-Type: text/event-stream\r\n"
+	                           "Cache-Control: no-store\r\n"
+	                           "Connection: close\r\n\r\n";
+
+	api_conn_send(w->conn, head, sizeof(head) - 1);
+	progress(w, 1, "queued: the task waits for the Space");
+	for (size_t i = 0; i < CM_WAIT_RECENT; i++)
+		if (strcmp(wt.started[i], w->task) == 0)
+			tell_started(w);
+}
+
 void
 api_wait_hold(struct api_conn *c, const struct api_job *j)
 {
@@ -284,6 +358,12 @@ api_wait_hold(struct api_conn *c, const struct api_job *j)
 		api_conn_set_wait(c, w);
 	}
 	w->checking = false;
+	if (w->progress[0] == '\0' && j->progress[0] != '\0' &&
+	    j->task[0] != '\0') {
+		snprintf(w->progress, sizeof(w->progress), "%s", j->progress);
+		snprintf(w->task, sizeof(w->task), "%s", j->task);
+		stream_begin(w);
+	}
 	snprintf(w->ws, sizeof(w->ws), "%s", j->ws);
 	snprintf(w->space, sizeof(w->space), "%s", j->space);
 	snprintf(w->task, sizeof(w->task), "%s", j->task);
@@ -312,6 +392,15 @@ api_wait_event(const struct pr_event *e, const struct pr_task *t)
 	int64_t now = cm_mono_ms();
 	struct api_wait *w, *next;
 
+	if (cm_event_kind_is(e->kind, CM_EV_STARTED) && e->task_id != NULL) {
+		snprintf(wt.started[wt.started_next], sizeof(wt.started[0]),
+		    "%s", e->task_id);
+		wt.started_next = (wt.started_next + 1) % CM_WAIT_RECENT;
+		for (w = wt.list; w != NULL; w = w->next)
+			if (strcmp(w->task, e->task_id) == 0)
+				tell_started(w);
+		return;
+	}
 	if (!done && !closed)
 		return;
 	/* A finished task's id, or a closed Space's. */

@@ -84,4 +84,8 @@ void api_wait_event(const struct pr_event *e, const struct pr_task *t);
 /* loop: the waits whose next look or deadline has come go to a worker. */
 void api_wait_tick(int64_t now_ms);
 
+/* worker or loop: the last event of a call's progress stream, its
+ * answer body (malloc'd; NULL, *len 0, out of memory or without one). */
+char *api_wait_last_event(const char *body, size_t *len);
+
 #endif

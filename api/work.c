@@ -17,6 +17,7 @@
 #include "clock.h"
 #include "events.h"
 #include "http.h"
+#include "wait.h"
 #include "log.h"
 #include "metrics.h"
 #include "wait.h"
@@ -137,6 +138,8 @@ api_work_conclude(struct api_job *j, struct api_ctx *c)
 			snprintf(j->space, sizeof(j->space), "%s", c->space_id);
 		snprintf(j->task, sizeof(j->task), "%s", c->later_task);
 		snprintf(j->rpc, sizeof(j->rpc), "%s", c->later_rpc);
+		snprintf(j->progress, sizeof(j->progress), "%s",
+		    c->later_progress);
 		j->until_closed = c->later_closed;
 		j->deadline_ms = c->later_deadline_ms;
 		j->after = c->later_after;
@@ -154,6 +157,13 @@ api_work_conclude(struct api_job *j, struct api_ctx *c)
 	    (double)(cm_mono_ns() - j->t0_ns) / 1e9);
 	free(j->out);
 	j->outcome = API_OUT_ANSWER;
+	/* A parked call told of its progress has its stream's head sent
+	 * (wait.c): its answer is the stream's last event, then the end. */
+	if (j->kind == API_JOB_WAIT && j->progress[0] != '\0') {
+		j->close = true;
+		j->out = api_wait_last_event(res->body, &j->out_len);
+		return;
+	}
 	/* Out of memory, no answer: the loop closes the connection. */
 	api_render(&j->out, &j->out_len, res->body ? res->status : 500,
 	    res->content_type, res->headers, res->body, res->body_len,

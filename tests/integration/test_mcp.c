@@ -30,6 +30,7 @@ struct answer {
 	char session[128];
 	char auth[128];
 	char allow[64];
+	char type[64];
 };
 
 struct buf {
@@ -79,6 +80,7 @@ head_cb(char *d, size_t size, size_t n, void *arg)
 	    d, size * n, "Mcp-Session-Id", a->session, sizeof(a->session));
 	keep_header(d, size * n, "WWW-Authenticate", a->auth, sizeof(a->auth));
 	keep_header(d, size * n, "Allow", a->allow, sizeof(a->allow));
+	keep_header(d, size * n, "Content-Type", a->type, sizeof(a->type));
 	return size * n;
 }
 
@@ -446,6 +448,44 @@ Test(mcp, a_second_call_while_one_runs_is_refused_not_queued, .init = setup,
 	cr_assert(json_is_false(json_object_get(result_of(&s.a), "isError")),
 	    "%s", s.a.body);
 	done(&s.a);
+}
+
+/* A call that asks for progress is answered on an event stream: queued,
+ * then started, each a notifications/progress with its token, then the
+ * result as the last event, and the stream ends. */
+Test(mcp, a_call_with_a_progress_token_is_told_its_progress,
+    .init = setup, .fini = teardown)
+{
+	static const char body[] =
+	    "{\"jsonrpc\":\"2.0\",\"id\":30,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"browser_sleep\",\"arguments\":{\"ms\":"
+	    "300},\"_meta\":{\"progressToken\":\"p-1\"}}}";
+	char sid[128];
+	struct answer a;
+	const char *queued, *started, *last;
+	json_t *res;
+
+	session_on(url, env.manager, sid, sizeof(sid));
+	a = call("POST", url, env.manager, sid, NULL, body);
+	cr_assert_eq(a.status, 200, "%d %s", a.status, a.body);
+	cr_assert_str_eq(a.type, "text/event-stream", "%s", a.body);
+	queued = strstr(a.body, "\"progressToken\":\"p-1\",\"progress\":1,"
+	                        "\"message\":\"queued");
+	started = strstr(a.body, "\"progressToken\":\"p-1\",\"progress\":2,"
+	                         "\"message\":\"started");
+	last = strstr(a.body, "event: message\ndata: {\"jsonrpc\":\"2.0\","
+	                      "\"id\":30");
+	cr_assert(queued != NULL && started != NULL && last != NULL &&
+	              queued < started && started < last,
+	    "%s", a.body);
+	res = json_loads(last + strlen("event: message\ndata: "),
+	    JSON_DISABLE_EOF_CHECK, NULL);
+	cr_assert(json_is_false(json_object_get(
+	              json_object_get(res, "result"), "isError")),
+	    "%s", a.body);
+	json_decref(res);
+	cr_assert_str_eq(a.body + strlen(a.body) - 2, "\n\n");
+	done(&a);
 }
 
 /* The kinds of the Space's events in order, one line each ("" for none),
