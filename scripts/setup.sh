@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs every Debian package spaced needs to build, run and test, and
-# the npm packages of the browser tests (tests/console: playwright-core,
-# pinned by its package-lock.json).  Idempotent: when nothing is missing
-# it only checks and returns.
+# the npm packages of the browser tests (tests/console: playwright-core;
+# tests/mcp: the MCP TypeScript SDK; each pinned by its package-lock.json).
+# Idempotent: when nothing is missing it only checks and returns.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -26,6 +26,8 @@ command -v npm >/dev/null || packages+=(npm)
 npm_deps() {
   "$here/npm_ci.sh" "$here/../tests/console" ||
     echo "setup: npm ci for tests/console failed (the console test needs it)" >&2
+  "$here/npm_ci.sh" "$here/../tests/mcp" ||
+    echo "setup: npm ci for tests/mcp failed (the MCP SDK test needs it)" >&2
 }
 
 missing=()

@@ -12,24 +12,19 @@
  * scripts/npm_ci.sh (a no-op once installed from this lock file).
  */
 #include <criterion/criterion.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "http_fixture.h"
+#include "node_fixture.h"
 #include "pages.h"
 
 /* The whole browser run: its own waits are bounded tighter, per step. */
 #define CONSOLE_RUN_MS (8 * 60 * 1000)
-#define CONSOLE_STOP_MS 5000
-#define CONSOLE_ENV_MAX 16
+#define CONSOLE_ENV_MAX NF_ENV_MAX
 #define CONSOLE_PATH_MAX 1400
-
-extern char **environ;
 
 /* The screenshot of each main state that console.test.mjs saves (as
  * <name>.png in the shots directory, kept by CI: .ci/run). */
@@ -52,65 +47,11 @@ shot_path(char *out, const char *dir, const char *name)
 
 TestSuite(console, .timeout = 600);
 
-struct run {
-	pid_t pid;
-	int status;
-	bool done;
-};
-
-static bool
-exited(void *arg)
-{
-	struct run *r = arg;
-
-	if (!r->done && waitpid(r->pid, &r->status, WNOHANG) == r->pid)
-		r->done = true;
-	return r->done;
-}
-
-/* Runs argv in a process group of its own (node and the browser it
- * launches) with env added to this environment; waits at most
- * CONSOLE_RUN_MS, then kills the group.  Returns the exit code, or -1. */
-static int
-run_group(char *const argv[], char *const env[])
-{
-	char *envp[256 + CONSOLE_ENV_MAX];
-	posix_spawnattr_t attr;
-	struct run r = {0};
-	size_t n = 0;
-
-	for (char **e = environ; *e != NULL && n < 256; e++)
-		if (strncmp(*e, "CONSOLE_", 8) != 0)
-			envp[n++] = *e;
-	for (size_t i = 0; env[i] != NULL && i < CONSOLE_ENV_MAX; i++)
-		envp[n++] = env[i];
-	envp[n] = NULL;
-	posix_spawnattr_init(&attr);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-	posix_spawnattr_setpgroup(&attr, 0);
-	cr_assert_eq(posix_spawnp(&r.pid, argv[0], NULL, &attr, argv, envp), 0,
-	    "cannot start %s", argv[0]);
-	posix_spawnattr_destroy(&attr);
-	if (!tk_wait_until(exited, &r, CONSOLE_RUN_MS)) {
-		cr_log_error(
-		    "%s ran past %d ms: stopping it", argv[0], CONSOLE_RUN_MS);
-		kill(-r.pid, SIGTERM);
-		if (!tk_wait_until(exited, &r, CONSOLE_STOP_MS)) {
-			kill(-r.pid, SIGKILL);
-			waitpid(r.pid, &r.status, 0);
-		}
-		return -1;
-	}
-	/* Anything of the group still running (a browser) goes with it. */
-	kill(-r.pid, SIGKILL);
-	return WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1;
-}
-
 Test(console, in_a_real_browser, .fini = tk_cleanup)
 {
 	static struct hf_env e;
 	char inst_a[CM_ID_MAX + 1], inst_b[CM_ID_MAX + 1],
-	    tok_id[CM_ID_MAX + 1], token[CM_TOKEN_MAX + 1], cmd[1024];
+	    tok_id[CM_ID_MAX + 1], token[CM_TOKEN_MAX + 1];
 	char env[CONSOLE_ENV_MAX][1200];
 	const char *shots = getenv("CONSOLE_SHOTS");
 	char shot[CONSOLE_PATH_MAX];
@@ -121,9 +62,7 @@ Test(console, in_a_real_browser, .fini = tk_cleanup)
 	size_t n = 0;
 	int port, code;
 
-	snprintf(cmd, sizeof(cmd), "%s/scripts/npm_ci.sh %s/tests/console",
-	    SPACED_SOURCE_DIR, SPACED_SOURCE_DIR);
-	cr_assert_eq(system(cmd), 0, "npm ci for tests/console failed");
+	nf_npm_ci("tests/console");
 
 	cr_assert_not_null(pages = tk_pages_start(&port));
 	hf_start(&e, "console", 0, NULL);
@@ -158,7 +97,7 @@ Test(console, in_a_real_browser, .fini = tk_cleanup)
 		envv[i] = env[i];
 	envv[n] = NULL;
 
-	code = run_group(argv, envv);
+	code = nf_run_group(argv, envv, "CONSOLE_", CONSOLE_RUN_MS);
 	cr_assert_eq(code, 0,
 	    "console.test.mjs failed (exit %d); the service's log is %s", code,
 	    e.sf.out);
