@@ -109,8 +109,8 @@ call(const char *method, const char *path, const char *token,
 
 	memset(&a, 0, sizeof(a));
 	cr_assert_not_null(cu);
-	snprintf(full, sizeof(full), "http://127.0.0.1:%d%s", env.sf.p.http_port,
-	    path);
+	snprintf(full, sizeof(full), "http://127.0.0.1:%d%s",
+	    env.sf.p.http_port, path);
 	if (token != NULL) {
 		snprintf(line, sizeof(line), "Authorization: Bearer %s", token);
 		h = curl_slist_append(h, line);
