@@ -7,7 +7,7 @@
  * route: the session is never an authentication), then Host and Origin
  * (a page of another site that reached this port through a rebound name
  * is refused before its message is read), then the message, then the
- * session.
+ * session, then the caller's right to the URL, on every message.
  */
 #include "mcp.h"
 
@@ -198,9 +198,13 @@ initialize(struct api_ctx *c, const struct api_rpc *m)
 		api_fail(c, rc == 1 ? 429 : 503,
 		    rc == 1 ? CM_E_QUOTA_EXCEEDED : CM_E_OVERLOADED,
 		    rc == 1
-		        ? "this principal has 16 MCP sessions open: end one "
-		          "(DELETE) or let one expire"
-		        : "the server has 256 MCP sessions open");
+		        ? "this principal has " CM_STR(
+		              CM_MCP_SESSIONS_PER_PRINCIPAL) " MCP sessions "
+		                                             "open: end one "
+		                                             "(DELETE) or "
+		                                             "let one expire"
+		        : "the server has " CM_STR(
+		              CM_MCP_SESSIONS_MAX) " MCP sessions open");
 		return;
 	}
 	api_mcp_answer(c, 200,
@@ -290,6 +294,9 @@ api_mcp_post(struct api_ctx *c)
 		answer_error(c, 400, m.kind == API_RPC_REQUEST ? m.id : "null",
 		    API_RPC_INVALID_REQUEST,
 		    "Bad Request: unsupported MCP-Protocol-Version");
+	} else if (!url_allowed(c)) {
+		/* Answered: the session is no right, and a right it was
+		 * opened with may have gone since (a member removed). */
 	} else if (m.kind != API_RPC_REQUEST) {
 		if (m.kind == API_RPC_NOTIFICATION &&
 		    strcmp(m.method, "notifications/cancelled") == 0)

@@ -21,6 +21,8 @@
 #include <jansson.h>
 #include <stdbool.h>
 
+#include "metrics.h"
+
 struct api_ctx;
 struct pr_task;
 
@@ -47,6 +49,16 @@ void api_mcp_unlooked(struct api_ctx *c);
 void api_mcp_tools_list(struct api_ctx *c, const char *id);
 void api_mcp_tools_call(
     struct api_ctx *c, const char *sid, const char *id, const json_t *params);
+/* mcp_result.c, for mcp_tools.c: the string v holds, or d; a tool
+ * result of one text (an error when is_error); the tool result of t, a
+ * finished task's DTO (a screenshot's image needs the store: without
+ * store, NULL and *later). */
+const char *api_mcp_str(const json_t *v, const char *d);
+json_t *api_mcp_text_result(const char *text, bool is_error);
+json_t *api_mcp_task_result(
+    struct api_ctx *c, const json_t *t, bool store, bool *later);
+/* The outcome (metrics.h) of a task that ended with status. */
+enum api_mcp_outcome api_mcp_outcome(const char *status);
 /* c answers 200 with the JSON-RPC text body (taken; NULL: out of
  * memory, a 500). */
 void api_mcp_answer(struct api_ctx *c, int status, char *body);

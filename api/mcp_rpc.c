@@ -61,7 +61,8 @@ api_rpc_parse(const char *body, size_t len, struct api_rpc *m, const char **why)
 	    cm_json_parse(body, len, CM_BODY_MAX, CM_MCP_DEPTH_MAX, &m->msg,
 	        err, sizeof(err)) != 0)
 		return refuse(m, API_RPC_PARSE_ERROR,
-		    "the body is not JSON, or nests deeper than 32 levels",
+		    "the body is not JSON, or nests deeper than " CM_STR(
+		        CM_MCP_DEPTH_MAX) " levels",
 		    why);
 	if (json_is_array(m->msg))
 		return refuse(m, API_RPC_INVALID_REQUEST,
@@ -73,7 +74,8 @@ api_rpc_parse(const char *body, size_t len, struct api_rpc *m, const char **why)
 	if (id != NULL && !id_text(id, m->id, sizeof(m->id))) {
 		snprintf(m->id, sizeof(m->id), "null");
 		return refuse(m, API_RPC_INVALID_REQUEST,
-		    "an id is an integer or a string of at most 128 bytes",
+		    "an id is an integer or a string of at most " CM_STR(
+		        CM_MCP_ID_MAX) " bytes",
 		    why);
 	}
 	v = json_object_get(m->msg, "jsonrpc");

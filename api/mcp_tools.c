@@ -11,7 +11,6 @@
  */
 #include "mcp.h"
 
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +18,7 @@
 #include "api.h"
 #include "mcp_rpc.h"
 #include "mcp_session.h"
+#include "metrics.h"
 #include "token.h"
 
 #define TOOL_PREFIX "browser_"
@@ -62,13 +62,6 @@ static const struct {
     {"tabs", "Lists, selects or closes the Space's tabs."},
 };
 
-/* The string v holds, or d. */
-static const char *
-str_or(const json_t *v, const char *d)
-{
-	return json_is_string(v) ? json_string_value(v) : d;
-}
-
 static const char *
 blurb(const char *cap)
 {
@@ -103,14 +96,6 @@ answer_result(struct api_ctx *c, const char *id, json_t *result)
 	api_mcp_answer(c, 200, api_rpc_result(id, result));
 }
 
-/* A tool result of one text, an error when is_error. */
-static json_t *
-text_result(const char *text, bool is_error)
-{
-	return json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text",
-	    "text", text, "isError", is_error);
-}
-
 /* The error of a REST answer's body as "code: message". */
 static void
 error_text(const char *body, char *out, size_t len)
@@ -119,8 +104,8 @@ error_text(const char *body, char *out, size_t len)
 	const json_t *e = json_object_get(b, "error");
 
 	snprintf(out, len, "%s: %s",
-	    str_or(json_object_get(e, "code"), "internal"),
-	    str_or(json_object_get(e, "message"), "no answer"));
+	    api_mcp_str(json_object_get(e, "code"), "internal"),
+	    api_mcp_str(json_object_get(e, "message"), "no answer"));
 	json_decref(b);
 }
 
@@ -259,228 +244,6 @@ api_mcp_tools_list(struct api_ctx *c, const char *id)
 	answer_result(c, id, json_pack("{s:o}", "tools", tools));
 }
 
-/* ---- a task's answer ------------------------------------------------ */
-
-/* The page header of a result (its "page"), as the snapshot's header
- * lines read: url, title, loading, the tabs when more than one, a
- * dialog. */
-static void
-header_lines(FILE *f, const json_t *page)
-{
-	const json_t *tabs = json_object_get(page, "tabs"), *t, *d;
-	size_t i;
-
-	if (!json_is_object(page))
-		return;
-	fprintf(f, "url: %s\ntitle: %s\n",
-	    str_or(json_object_get(page, "url"), ""),
-	    str_or(json_object_get(page, "title"), ""));
-	if (json_is_true(json_object_get(page, "loading")))
-		fputs("loading: true\n", f);
-	if (json_array_size(tabs) > 1)
-		json_array_foreach(tabs, i, t) fprintf(f, "tab %lld: %s %s%s\n",
-		    (long long)json_integer_value(json_object_get(t, "index")),
-		    str_or(json_object_get(t, "title"), ""),
-		    str_or(json_object_get(t, "url"), ""),
-		    json_is_true(json_object_get(t, "current")) ? " (current)"
-		                                                : "");
-	if ((d = json_object_get(page, "dialog")) != NULL && json_is_object(d))
-		fprintf(f,
-		    "dialog: %s \"%s\" (answer it with "
-		    "browser_handle_dialog)\n",
-		    str_or(json_object_get(d, "type"), ""),
-		    str_or(json_object_get(d, "message"), ""));
-}
-
-/* A completed task's result as a model reads it.  A snapshot's is its
- * outline, which begins with the header, then the rest as JSON.  An
- * action's is the header, the result as JSON, then the outline of the
- * page after it when it took snapshot: true (its "snapshot": {text,
- * ...}).  malloc'd; NULL out of memory. */
-static char *
-result_text(const json_t *result)
-{
-	json_t *rest =
-	    json_is_object(result) ? json_deep_copy(result) : json_object();
-	json_t *after = NULL;
-	const char *snap;
-	char *buf = NULL, *more;
-	size_t len = 0;
-	FILE *f;
-
-	if (rest == NULL || (f = open_memstream(&buf, &len)) == NULL) {
-		json_decref(rest);
-		return NULL;
-	}
-	snap = json_string_value(json_object_get(rest, "snapshot"));
-	if (snap != NULL)
-		fprintf(f, "%s%s", snap,
-		    snap[0] != '\0' && snap[strlen(snap) - 1] != '\n' ? "\n"
-		                                                      : "");
-	else
-		header_lines(f, json_object_get(rest, "page"));
-	if (json_is_object(json_object_get(rest, "snapshot")))
-		after = json_incref(json_object_get(rest, "snapshot"));
-	json_object_del(rest, "page");
-	json_object_del(rest, "snapshot");
-	if (json_object_size(rest) > 0 &&
-	    (more = json_dumps(rest, JSON_COMPACT)) != NULL) {
-		fprintf(f, "result: %s\n", more);
-		free(more);
-	}
-	if (after != NULL) {
-		snap = json_string_value(json_object_get(after, "text"));
-		if (snap != NULL)
-			fprintf(f, "\nthe page after it:\n%s%s", snap,
-			    snap[0] != '\0' && snap[strlen(snap) - 1] != '\n'
-			        ? "\n"
-			        : "");
-		/* What its header lines said already. */
-		json_object_del(after, "text");
-		json_object_del(after, "url");
-		json_object_del(after, "title");
-		json_object_del(after, "loading");
-		json_object_del(after, "status");
-		if (json_object_size(after) > 0 &&
-		    (more = json_dumps(after, JSON_COMPACT)) != NULL) {
-			fprintf(f, "snapshot: %s\n", more);
-			free(more);
-		}
-		json_decref(after);
-	}
-	json_decref(rest);
-	if (fclose(f) != 0) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
-
-/*
- * The image of a screenshot task t (its DTO), as an MCP image block;
- * NULL when it cannot be read (then the text alone says what it was).
- * Read from the store as the task's own: the call that made the task
- * was authorized when it was made, as a parked wait's look is.
- */
-static json_t *
-image_block(struct api_ctx *c, const json_t *t, const char *name)
-{
-	struct pr_req q;
-	struct pr_rep r;
-	const struct pr_bin *b;
-	unsigned char *b64;
-	json_t *block = NULL;
-
-	memset(&q, 0, sizeof(q));
-	q.op = PR_OP_ARTIFACT_GET;
-	q.workspace_id = c->workspace_id;
-	q.space_id = json_string_value(json_object_get(t, "space_id"));
-	q.task_id = json_string_value(json_object_get(t, "task_id"));
-	q.artifact_name = name;
-	if (!api_call(c, &q, &r))
-		return NULL;
-	b = r.n_artifacts == 1 ? &r.artifacts[0].bytes : NULL;
-	if (r.err == CM_OK && b != NULL && b->n > 0 &&
-	    b->n <= CM_ARTIFACT_MAX &&
-	    (b64 = malloc(4 * ((b->n + 2) / 3) + 1)) != NULL) {
-		EVP_EncodeBlock(b64, (const unsigned char *)b->p, (int)b->n);
-		block = json_pack("{s:s, s:s, s:s}", "type", "image", "data",
-		    (const char *)b64, "mimeType",
-		    r.artifacts[0].mime != NULL ? r.artifacts[0].mime
-		                                : "image/png");
-		free(b64);
-	}
-	pr_rep_free(&r);
-	return block;
-}
-
-/*
- * The tool result of t, a finished task's DTO.  A screenshot's image
- * needs the store: without store, NULL and *later.
- */
-static json_t *
-task_result(struct api_ctx *c, const json_t *t, bool store, bool *later)
-{
-	const char *status = json_string_value(json_object_get(t, "status"));
-	const json_t *err = json_object_get(t, "error"),
-	             *result = json_object_get(t, "result");
-	const char *artifact =
-	    json_string_value(json_object_get(result, "artifact"));
-	json_t *out, *image;
-	char line[CM_ERROR_MESSAGE_MAX + 160];
-	char *text;
-
-	*later = false;
-	if (status != NULL && strcmp(status, "completed") == 0) {
-		if (artifact != NULL && !store) {
-			*later = true;
-			return NULL;
-		}
-		if ((text = result_text(result)) == NULL)
-			return NULL;
-		out = text_result(text, false);
-		free(text);
-		if (artifact != NULL && out != NULL &&
-		    (image = image_block(c, t, artifact)) != NULL)
-			json_array_append_new(
-			    json_object_get(out, "content"), image);
-		return out;
-	}
-	if (status != NULL && strcmp(status, "cancelled") == 0)
-		snprintf(line, sizeof(line),
-		    "cancelled: the task was cancelled, and the page reset");
-	else
-		snprintf(line, sizeof(line), "%s: %s",
-		    str_or(json_object_get(err, "code"), "failed"),
-		    str_or(json_object_get(err, "message"), ""));
-	return text_result(line, true);
-}
-
-bool
-api_mcp_finished(struct api_ctx *c, const struct pr_task *t, bool store)
-{
-	json_t *dto = api_dto_task(t), *result;
-	bool later = false;
-
-	result = dto != NULL ? task_result(c, dto, store, &later) : NULL;
-	json_decref(dto);
-	if (later)
-		return false;
-	c->later = API_LATER_NONE;
-	if (result == NULL)
-		result = text_result("internal: out of memory", true);
-	answer_result(c, c->later_rpc, result);
-	return true;
-}
-
-void
-api_mcp_unfinished(struct api_ctx *c, const struct pr_task *t)
-{
-	char line[CM_ID_MAX + 200];
-
-	snprintf(line, sizeof(line),
-	    "task_in_progress: the task %s is still %s after the call's "
-	    "bound; what it did is not known yet: take a snapshot later",
-	    t->task_id, t->status);
-	c->later = API_LATER_NONE;
-	answer_result(c, c->later_rpc, text_result(line, true));
-}
-
-void
-api_mcp_unlooked(struct api_ctx *c)
-{
-	char why[CM_ERROR_MESSAGE_MAX + 64];
-	char line[sizeof(why) + CM_ID_MAX + 100];
-
-	error_text(c->res->body, why, sizeof(why));
-	snprintf(line, sizeof(line),
-	    "%s; the task %s may still run: the same call again (its id "
-	    "too) tells how it ended",
-	    why, c->later_task);
-	c->later = API_LATER_NONE;
-	answer_result(c, c->later_rpc, text_result(line, true));
-}
-
 /* ---- tools/call ----------------------------------------------------- */
 
 /*
@@ -565,8 +328,9 @@ open_space(struct api_ctx *c, const char *sid, const char *id,
 		if (rs.status == 200 || rs.status == 201) {
 			b = json_loads(rs.body, 0, NULL);
 			snprintf(out, CM_ID_MAX + 1, "%s",
-			    str_or(json_object_get(
-			               json_object_get(b, "data"), "space_id"),
+			    api_mcp_str(
+			        json_object_get(
+			            json_object_get(b, "data"), "space_id"),
 			        ""));
 			json_decref(b);
 			ok = out[0] != '\0';
@@ -583,8 +347,8 @@ open_space(struct api_ctx *c, const char *sid, const char *id,
 }
 
 /* browser_space_close: the caller's open Space, through the close
- * route; the answer says what the route said. */
-static void
+ * route; the answer says what the route said.  Returns how it ended. */
+static enum api_mcp_outcome
 close_own(struct api_ctx *c, const char *id)
 {
 	char space[CM_ID_MAX + 1], list[1024], line[1200];
@@ -592,19 +356,21 @@ close_own(struct api_ctx *c, const char *id)
 	struct api_res rs;
 	struct api_ctx s;
 	int n = own_space(c, space, list, sizeof(list));
+	bool ok;
 
 	if (n < 0)
-		return;
+		return API_MCP_ERROR;
 	if (n == 0) {
 		answer_result(c, id,
-		    text_result(
+		    api_mcp_text_result(
 		        "You have no open Space in this workspace.", false));
-		return;
+		return API_MCP_OK;
 	}
 	sub(c, &s, &rq, &rs, "{}", "");
 	s.space_id = space;
 	api_space_close(&s);
-	if (rs.status == 200 || rs.status == 202)
+	ok = rs.status == 200 || rs.status == 202;
+	if (ok)
 		snprintf(line, sizeof(line),
 		    "The Space %s is %s: its browser goes once its last task "
 		    "has ended.",
@@ -612,7 +378,8 @@ close_own(struct api_ctx *c, const char *id)
 	else
 		error_text(rs.body, line, sizeof(line));
 	free(rs.body);
-	answer_result(c, id, text_result(line, rs.status >= 300));
+	answer_result(c, id, api_mcp_text_result(line, !ok));
+	return ok ? API_MCP_OK : API_MCP_REFUSED;
 }
 
 /*
@@ -640,14 +407,16 @@ progress_token(struct api_ctx *c, const json_t *params)
 	free(text);
 }
 
-/* The task of rs (the submit route's answer) for id, now or parked. */
-static void
+/* The task of rs (the submit route's answer) for id, now or parked.
+ * Returns how the call ended, -1 when it is parked. */
+static int
 submitted(struct api_ctx *c, const char *sid, const char *id,
     const json_t *params, const struct api_ctx *s, const struct api_res *rs)
 {
 	json_t *b, *result;
 	bool later;
 	char line[CM_ERROR_MESSAGE_MAX + 200];
+	int o;
 
 	if (s->later == API_LATER_WAIT) {
 		c->later = API_LATER_WAIT;
@@ -658,27 +427,36 @@ submitted(struct api_ctx *c, const char *sid, const char *id,
 		progress_token(c, params);
 		c->later_deadline_ms = s->later_deadline_ms;
 		api_mcp_session_call(sid, id, s->later_task);
-		return;
+		return -1;
 	}
 	b = rs->body != NULL ? json_loads(rs->body, 0, NULL) : NULL;
 	if (json_object_get(b, "data") != NULL &&
 	    json_object_get(b, "error") == NULL) {
-		result =
-		    task_result(c, json_object_get(b, "data"), true, &later);
+		o = (int)api_mcp_outcome(json_string_value(
+		    json_object_get(json_object_get(b, "data"), "status")));
+		result = api_mcp_task_result(
+		    c, json_object_get(b, "data"), true, &later);
 		answer_result(c, id,
 		    result != NULL
 		        ? result
-		        : text_result("internal: out of memory", true));
+		        : api_mcp_text_result("internal: out of memory", true));
 	} else {
 		error_text(rs->body, line, sizeof(line));
-		answer_result(c, id, text_result(line, true));
+		o = strncmp(line, cm_err_code(CM_E_TASK_IN_PROGRESS),
+		        strlen(cm_err_code(CM_E_TASK_IN_PROGRESS))) == 0
+		        ? API_MCP_BUSY
+		        : API_MCP_REFUSED;
+		answer_result(c, id, api_mcp_text_result(line, true));
 	}
 	json_decref(b);
+	return o;
 }
 
-void
-api_mcp_tools_call(
-    struct api_ctx *c, const char *sid, const char *id, const json_t *params)
+/* tools/call: how it ended (-1: parked, counted when answered), the
+ * tool's name into *tool once it is one of the URL's. */
+static int
+call(struct api_ctx *c, const char *sid, const char *id, const json_t *params,
+    const char **tool)
 {
 	const char *name = json_string_value(json_object_get(params, "name"));
 	const json_t *given = json_object_get(params, "arguments");
@@ -696,41 +474,42 @@ api_mcp_tools_call(
 		    api_rpc_error(id, API_RPC_INVALID_PARAMS,
 		        "tools/call takes a tool's name and its arguments "
 		        "(an object)"));
-		return;
+		return API_MCP_INVALID;
 	}
 	if (c->space_id == NULL) {
 		if (strcmp(name, "browser_space_close") == 0) {
-			close_own(c, id);
-			return;
+			*tool = name;
+			return (int)close_own(c, id);
 		}
 		n = own_space(c, c->params[1], list, sizeof(list));
 		if (n < 0)
-			return;
+			return API_MCP_ERROR;
 		if (n == 2) {
 			snprintf(line, sizeof(line),
 			    "several_spaces: you have several open Spaces in "
 			    "this workspace (%s); use the URL of one, "
 			    ".../browser-spaces/{space_id}/mcp",
 			    list);
-			answer_result(c, id, text_result(line, true));
-			return;
+			answer_result(c, id, api_mcp_text_result(line, true));
+			return API_MCP_REFUSED;
 		}
 		if (n == 0 &&
 		    !open_space(c, sid, id, c->params[1], line, sizeof(line))) {
-			answer_result(c, id, text_result(line, true));
-			return;
+			answer_result(c, id, api_mcp_text_result(line, true));
+			return API_MCP_REFUSED;
 		}
 		c->space_id = c->params[1];
 	}
 	if ((caps = url_capabilities(c)) == NULL)
-		return;
+		return API_MCP_ERROR;
 	if ((schema = json_object_get(caps, name + 8)) == NULL) {
 		json_decref(caps);
 		api_mcp_answer(c, 200,
 		    api_rpc_error(id, API_RPC_INVALID_PARAMS,
 		        "Unknown tool: this Space has no such capability"));
-		return;
+		return API_MCP_INVALID;
 	}
+	*tool = name;
 	args = given != NULL ? json_deep_copy(given) : json_object();
 	/* The model sees what its action did, in the same call. */
 	if (json_object_get(
@@ -748,11 +527,23 @@ api_mcp_tools_call(
 	json_decref(req);
 	if (body == NULL) {
 		api_mcp_answer(c, 500, NULL);
-		return;
+		return API_MCP_ERROR;
 	}
 	sub(c, &s, &rq, &rs, body, "wait=" CM_STR(CM_WAIT_MAX_S));
 	api_task_submit(&s);
-	submitted(c, sid, id, params, &s, &rs);
+	n = submitted(c, sid, id, params, &s, &rs);
 	free(rs.body);
 	free(body);
+	return n;
+}
+
+void
+api_mcp_tools_call(
+    struct api_ctx *c, const char *sid, const char *id, const json_t *params)
+{
+	const char *tool = NULL;
+	int o = call(c, sid, id, params, &tool);
+
+	if (o >= 0)
+		api_metrics_mcp_call(tool, (enum api_mcp_outcome)o);
 }

@@ -440,6 +440,7 @@ api_metrics_reset(void)
 	m.restarts = 0;
 	m.n_prev = 0;
 	pthread_mutex_unlock(&m.lock);
+	api_metrics_mcp_reset();
 }
 
 /* --- rendering ----------------------------------------------------------- */
@@ -615,6 +616,7 @@ api_metrics_render(void)
 	render_tasks(&b);
 	render_streams(&b);
 	render_sources(&b);
+	api_metrics_mcp_render(&b);
 	pthread_mutex_unlock(&m.lock);
 	return api_prom_finish(&b);
 }

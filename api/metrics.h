@@ -72,6 +72,19 @@
  *       source_up says whether each source answered the last scrape; it
  *       is absent before the first.
  *
+ *   spaced_mcp_sessions                                    gauge
+ *       MCP sessions open (mcp_session.h), counted by the worker that
+ *       runs GET /metrics before it renders, idle ones past their time
+ *       dropped first; absent before the first scrape.
+ *
+ *   spaced_mcp_tool_calls_total{tool,outcome}              counter
+ *       api_metrics_mcp_call, once per tools/call answered (mcp_tools.c):
+ *       on the worker that ran it, or for a call parked on its task
+ *       (wait.h), where its answer is made.  tool is the tool's name once
+ *       the call found it among its URL's tools (browser_space_close
+ *       too), else "unknown"; past CM_METRICS_MCP_TOOLS_MAX names,
+ *       "other".  outcome is one of enum api_mcp_outcome.
+ *
  *   spaced_metrics_series_overflow_total                   counter
  *       Request samples dropped because CM_METRICS_SERIES_MAX series
  *       exist already (a bug: the route table bounds the series).
@@ -125,6 +138,32 @@ void api_metrics_actor_restarts(const struct pr_child *children, long n);
  * NULL on allocation failure.  O(series), under the mutex.
  */
 char *api_metrics_render(void);
+
+/* How a tools/call ended: the outcome label of
+ * spaced_mcp_tool_calls_total. */
+enum api_mcp_outcome {
+	API_MCP_OK,          /* the task completed */
+	API_MCP_TOOL_ERROR,  /* the task failed */
+	API_MCP_CANCELLED,   /* the task was cancelled */
+	API_MCP_BUSY,        /* another task of the Space was running */
+	API_MCP_IN_PROGRESS, /* the wait ended before the task did */
+	API_MCP_REFUSED,     /* no task: the submit or the Space refused it */
+	API_MCP_INVALID,     /* a JSON-RPC error: bad params, unknown tool */
+	API_MCP_ERROR,       /* an HTTP error: authorization, store, memory */
+	API_MCP_OUTCOME__COUNT
+};
+
+/* Counts one tools/call answered; tool NULL or "" counts as "unknown". */
+void api_metrics_mcp_call(const char *tool, enum api_mcp_outcome o);
+
+/* Sets spaced_mcp_sessions; n < 0 hides it. */
+void api_metrics_mcp_sessions(long n);
+
+struct api_prom;
+/* Appends the MCP families to b (under api_metrics_render's lock). */
+void api_metrics_mcp_render(struct api_prom *b);
+/* Forgets the MCP metrics (api_metrics_reset). */
+void api_metrics_mcp_reset(void);
 
 /* Forgets everything (tests). */
 void api_metrics_reset(void);

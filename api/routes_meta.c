@@ -15,6 +15,7 @@
 
 #include "api.h"
 #include "clock.h"
+#include "mcp_session.h"
 #include "metrics.h"
 #include "rpc.h"
 
@@ -154,6 +155,7 @@ api_metrics_get(struct api_ctx *c)
 
 	scrape_store(c);
 	scrape_supervisor(c);
+	api_metrics_mcp_sessions(api_mcp_sessions_open(cm_mono_ms() / 1000));
 	if ((text = api_metrics_render()) == NULL) {
 		api_fail(c, 500, CM_E_INTERNAL, "out of memory");
 		return;

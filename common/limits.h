@@ -164,7 +164,8 @@
 #define CM_PUB_BUF 8192        /* nng SENDBUF/RECVBUF on pub/sub */
 
 /* Metrics of the api (api/metrics.h). */
-#define CM_METRICS_SERIES_MAX 512 /* (route, method, status) series */
+#define CM_METRICS_SERIES_MAX 512   /* (route, method, status) series */
+#define CM_METRICS_MCP_TOOLS_MAX 64 /* MCP tool labels; past them "other" */
 #define CM_METRICS_TASKS_MAX                          \
 	4096 /* unfinished tasks tracked for latency; \
 	        a power of two */
