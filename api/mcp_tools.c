@@ -19,6 +19,7 @@
 #include "mcp_rpc.h"
 #include "mcp_session.h"
 #include "metrics.h"
+#include "status.h"
 #include "token.h"
 
 #define TOOL_PREFIX "browser_"
@@ -273,7 +274,9 @@ own_space(struct api_ctx *c, char out[CM_ID_MAX + 1], char *list, size_t len)
 	}
 	list[0] = '\0';
 	for (size_t i = 0; i < r.n_spaces; i++) {
-		if (strcmp(r.spaces[i].status, "closed") == 0)
+		/* Closed, or on its way (its close asked: it takes no task). */
+		if (strcmp(r.spaces[i].status, "closed") == 0 ||
+		    r.spaces[i].close_requested)
 			continue;
 		if (n++ == 0)
 			snprintf(
@@ -346,6 +349,20 @@ open_space(struct api_ctx *c, const char *sid, const char *id,
 	return ok;
 }
 
+/* Whether the close route's answer body shows its Space closed. */
+static bool
+space_closed(const char *body)
+{
+	json_t *b = body != NULL ? json_loads(body, 0, NULL) : NULL;
+	bool closed = cm_space_status_is(
+	    json_string_value(
+	        json_object_get(json_object_get(b, "data"), "status")),
+	    CM_SPACE_CLOSED);
+
+	json_decref(b);
+	return closed;
+}
+
 /* browser_space_close: the caller's open Space, through the close
  * route; the answer says what the route said.  Returns how it ended. */
 static enum api_mcp_outcome
@@ -372,9 +389,11 @@ close_own(struct api_ctx *c, const char *id)
 	ok = rs.status == 200 || rs.status == 202;
 	if (ok)
 		snprintf(line, sizeof(line),
-		    "The Space %s is %s: its browser goes once its last task "
-		    "has ended.",
-		    space, rs.status == 200 ? "closed" : "closing");
+		    "The Space %s is %s.", space,
+		    space_closed(rs.body)
+		        ? "closed"
+		        : "closing: it takes no more tasks, and its browser "
+		          "goes once its last task has ended");
 	else
 		error_text(rs.body, line, sizeof(line));
 	free(rs.body);
