@@ -261,8 +261,8 @@ api_mcp_unfinished(struct api_ctx *c, const struct pr_task *t)
 void
 api_mcp_unlooked(struct api_ctx *c)
 {
-	json_t *b = c->res->body != NULL ? json_loads(c->res->body, 0, NULL)
-	                                 : NULL;
+	json_t *b =
+	    c->res->body != NULL ? json_loads(c->res->body, 0, NULL) : NULL;
 	const json_t *e = json_object_get(b, "error");
 	char line[CM_ERROR_MESSAGE_MAX + CM_ID_MAX + 200];
 

@@ -388,8 +388,7 @@ close_own(struct api_ctx *c, const char *id)
 	api_space_close(&s);
 	ok = rs.status == 200 || rs.status == 202;
 	if (ok)
-		snprintf(line, sizeof(line),
-		    "The Space %s is %s.", space,
+		snprintf(line, sizeof(line), "The Space %s is %s.", space,
 		    space_closed(rs.body)
 		        ? "closed"
 		        : "closing: it takes no more tasks, and its browser "
@@ -410,8 +409,8 @@ close_own(struct api_ctx *c, const char *id)
 static void
 progress_token(struct api_ctx *c, const json_t *params)
 {
-	const json_t *t = json_object_get(
-	    json_object_get(params, "_meta"), "progressToken");
+	const json_t *t =
+	    json_object_get(json_object_get(params, "_meta"), "progressToken");
 	char *text;
 
 	c->later_progress[0] = '\0';
@@ -421,8 +420,8 @@ progress_token(struct api_ctx *c, const json_t *params)
 	    (text = json_dumps(t, JSON_ENCODE_ANY | JSON_COMPACT)) == NULL)
 		return;
 	if (strlen(text) <= CM_MCP_ID_MAX)
-		snprintf(c->later_progress, sizeof(c->later_progress), "%s",
-		    text);
+		snprintf(
+		    c->later_progress, sizeof(c->later_progress), "%s", text);
 	free(text);
 }
 

@@ -36,14 +36,14 @@ struct api_wait {
 	struct api_conn *conn;
 	char ws[CM_ID_MAX + 1];
 	char space[CM_ID_MAX + 1];
-	char task[CM_ID_MAX + 1];    /* "" when until_closed */
-	char rpc[CM_MCP_ID_MAX + 3]; /* an MCP call's id, "" for none */
+	char task[CM_ID_MAX + 1];         /* "" when until_closed */
+	char rpc[CM_MCP_ID_MAX + 3];      /* an MCP call's id, "" for none */
 	char progress[CM_MCP_ID_MAX + 3]; /* its progressToken, "" for none */
 	bool told_started;                /* its "started" is sent */
-	bool until_closed;           /* the Space's close, not a task */
-	const char *route, *method;  /* metrics labels, static */
-	bool close;                  /* the connection closes after */
-	int64_t t0_ns;               /* when the request was complete */
+	bool until_closed;                /* the Space's close, not a task */
+	const char *route, *method;       /* metrics labels, static */
+	bool close;                       /* the connection closes after */
+	int64_t t0_ns;                    /* when the request was complete */
 	int64_t deadline_ms, next_check_ms;
 	bool checking; /* a worker is looking */
 	struct api_wait *prev, *next;
@@ -97,8 +97,8 @@ wait_ctx(struct api_job *j, struct api_ctx *c, struct api_req *req,
 	c->space_id = j->space;
 	snprintf(c->later_task, sizeof(c->later_task), "%s", j->task);
 	snprintf(c->later_rpc, sizeof(c->later_rpc), "%s", j->rpc);
-	snprintf(c->later_progress, sizeof(c->later_progress), "%s",
-	    j->progress);
+	snprintf(
+	    c->later_progress, sizeof(c->later_progress), "%s", j->progress);
 	c->later_closed = j->until_closed;
 	c->later_deadline_ms = j->deadline_ms;
 }

@@ -17,7 +17,6 @@
 #include "clock.h"
 #include "events.h"
 #include "http.h"
-#include "wait.h"
 #include "log.h"
 #include "metrics.h"
 #include "wait.h"
@@ -138,8 +137,8 @@ api_work_conclude(struct api_job *j, struct api_ctx *c)
 			snprintf(j->space, sizeof(j->space), "%s", c->space_id);
 		snprintf(j->task, sizeof(j->task), "%s", c->later_task);
 		snprintf(j->rpc, sizeof(j->rpc), "%s", c->later_rpc);
-		snprintf(j->progress, sizeof(j->progress), "%s",
-		    c->later_progress);
+		snprintf(
+		    j->progress, sizeof(j->progress), "%s", c->later_progress);
 		j->until_closed = c->later_closed;
 		j->deadline_ms = c->later_deadline_ms;
 		j->after = c->later_after;

@@ -100,9 +100,9 @@ struct act_frames {
 	int unread;   /* frames that went away or could not be read */
 	struct frames_slot prev[CM_FRAMES_MAX + 1];
 	int n_prev;
-	bool kept_world; /* the frame being read has a kept world */
+	bool kept_world;    /* the frame being read has a kept world */
 	page_step run_next; /* after its script, the frame being read */
-	int at_slot;     /* the element's offsets: the frame they are at */
+	int at_slot;        /* the element's offsets: the frame they are at */
 };
 
 json_t *

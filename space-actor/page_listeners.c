@@ -104,8 +104,8 @@ listeners_give(struct act_page *p)
 
 	listeners_tell(p, "Runtime.callFunctionOn",
 	    json_pack("{s:s, s:I, s:O, s:b}", "functionDeclaration", js,
-	        "executionContextId", (json_int_t)p->listen_world,
-	        "arguments", p->listened, "returnByValue", 1));
+	        "executionContextId", (json_int_t)p->listen_world, "arguments",
+	        p->listened, "returnByValue", 1));
 	listeners_done(p, NULL);
 }
 

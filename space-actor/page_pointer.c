@@ -255,8 +255,7 @@ page_drag_from_reached(struct act_page *p)
 static void
 page_drag_from_at(struct act_page *p)
 {
-	page_reach_armed(
-	    p, false, PAGE_RECEIPT_PRESS, page_drag_from_reached);
+	page_reach_armed(p, false, PAGE_RECEIPT_PRESS, page_drag_from_reached);
 }
 
 void

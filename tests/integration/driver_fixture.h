@@ -23,10 +23,9 @@
  * its end, for at most wait_ms, and returns the outcome; its result is
  * parsed into *result (caller decrefs) when result is not NULL.
  */
-static inline struct act_outcome df_run_beside(
-    const struct act_driver_ops *ops, struct act_driver *d,
-    struct act_driver *beside, const char *cap, const char *args_json,
-    json_t **result, int wait_ms);
+static inline struct act_outcome df_run_beside(const struct act_driver_ops *ops,
+    struct act_driver *d, struct act_driver *beside, const char *cap,
+    const char *args_json, json_t **result, int wait_ms);
 
 static inline struct act_outcome
 df_run(const struct act_driver_ops *ops, struct act_driver *d, const char *cap,

@@ -156,8 +156,8 @@ Test(mcp, a_public_host_is_taken_and_no_other)
 	static const char *const proxied[] = {"Host: agents.example.com",
 	    "Origin: https://agents.example.com", NULL};
 	static const char *const v6[] = {"Host: [2001:db8::1]:8443", NULL};
-	static const char *const evil[] = {"Host: agents.example.com",
-	    "Origin: https://evil.example", NULL};
+	static const char *const evil[] = {
+	    "Host: agents.example.com", "Origin: https://evil.example", NULL};
 	struct answer a;
 
 	hf_start(&env, "mcppub", 1, flags);
@@ -221,8 +221,8 @@ Test(mcp, a_second_call_while_one_runs_is_refused_not_queued, .init = setup,
 /* A call that asks for progress is answered on an event stream: queued,
  * then started, each a notifications/progress with its token, then the
  * result as the last event, and the stream ends. */
-Test(mcp, a_call_with_a_progress_token_is_told_its_progress,
-    .init = setup, .fini = teardown)
+Test(mcp, a_call_with_a_progress_token_is_told_its_progress, .init = setup,
+    .fini = teardown)
 {
 	static const char body[] =
 	    "{\"jsonrpc\":\"2.0\",\"id\":30,\"method\":\"tools/call\","
@@ -296,7 +296,8 @@ Test(mcp, a_cancelled_call_cancels_its_task, .init = setup, .fini = teardown)
 	cr_assert(tk_wait_until(running, NULL, HF_WAIT_MS));
 	a = call("POST", url, env.manager, s.sid, NULL,
 	    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
-	    "\"params\":{\"requestId\":20,\"reason\":\"the user stopped it\"}}");
+	    "\"params\":{\"requestId\":20,\"reason\":\"the user stopped "
+	    "it\"}}");
 	cr_assert_eq(a.status, 202, "cancelled: %d %s", a.status, a.body);
 	done(&a);
 	pthread_join(th, NULL);

@@ -379,8 +379,9 @@ Test(page_actions, a_drag_its_target_did_not_get_is_not_reported_done)
 	free(list);
 	/* The sheet the press opened takes the release over the tray. */
 	open_page("/dragcover", "Cover");
-	fails_with("drag", "{\"from\":{\"selector\":\"#card\"},\"to\":{"
-	                   "\"selector\":\"#tray\"}}",
+	fails_with("drag",
+	    "{\"from\":{\"selector\":\"#card\"},\"to\":{"
+	    "\"selector\":\"#tray\"}}",
 	    CM_E_OUTCOME_UNKNOWN, "release");
 	title_is("Cover");
 }

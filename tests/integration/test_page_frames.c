@@ -129,8 +129,8 @@ press_in_frame(const char *frame_line)
 
 	cr_assert(nested_under(t, frame_line, "heading \"Inside\""), "%s", t);
 	cr_assert(nested_under(t, frame_line, "button \"Press me\""), "%s", t);
-	cr_assert(nested_under(
-	              t, frame_line, "clickable \"Only a listener\" [ref="),
+	cr_assert(
+	    nested_under(t, frame_line, "clickable \"Only a listener\" [ref="),
 	    "%s", t);
 	df_ref_of(t, "button \"Press me\"", ref, sizeof(ref));
 	df_ref_of(t, "clickable \"Only a listener\"", lone, sizeof(lone));

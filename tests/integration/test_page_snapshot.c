@@ -361,8 +361,7 @@ Test(page_snapshot, what_is_clickable_without_a_role_gets_a_ref)
 	line_is(t, "\"Only a listener\"",
 	    "- clickable \"Only a listener\" [ref=eN]");
 	/* So does one inside an open shadow root. */
-	line_is(
-	    t, "\"In a shadow\"", "- clickable \"In a shadow\" [ref=eN]");
+	line_is(t, "\"In a shadow\"", "- clickable \"In a shadow\" [ref=eN]");
 	cr_assert_null(strstr(t, "\"Open\""), "%s", t);
 	df_ref_of(t, "\"Open it\"", ref, sizeof(ref));
 	df_ref_of(t, "\"Only a listener\"", lone, sizeof(lone));

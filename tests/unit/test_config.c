@@ -314,7 +314,8 @@ Test(config, good_values_at_the_bounds)
 	cr_assert_str_eq(cfg.http_listen, "localhost:1");
 	load_ok(&cfg,
 	    ARGS("--public-hosts=agents.example.com,[::2],a,b,c,d,e,f"), NONE);
-	cr_assert_str_eq(cfg.public_hosts, "agents.example.com,[::2],a,b,c,d,e,f");
+	cr_assert_str_eq(
+	    cfg.public_hosts, "agents.example.com,[::2],a,b,c,d,e,f");
 }
 
 Test(config, cross_key_checks)
