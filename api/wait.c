@@ -333,7 +333,7 @@ stream_begin(struct api_wait *w)
 	                           "Connection: close\r\n\r\n";
 
 	api_conn_send(w->conn, head, sizeof(head) - 1);
-	progress(w, 1, "queued: the task waits for the Space");
+	progress(w, 1, "queued: the task was taken, behind any before it");
 	for (size_t i = 0; i < CM_WAIT_RECENT; i++)
 		if (strcmp(wt.started[i], w->task) == 0)
 			tell_started(w);

@@ -153,6 +153,18 @@ done(struct answer *a)
 	memset(a, 0, sizeof(*a));
 }
 
+/* One request (as call) whose status must be want; its answer goes. */
+static inline void
+status_is(int want, const char *method, const char *path, const char *token,
+    const char *session, const char *const *extra, const char *body)
+{
+	struct answer a = call(method, path, token, session, extra, body);
+
+	cr_assert_eq(a.status, want, "%s %s: %d %s", method, path, a.status,
+	    a.body != NULL ? a.body : "");
+	done(&a);
+}
+
 static const char init_body[] =
     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
     "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"

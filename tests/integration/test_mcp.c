@@ -158,20 +158,13 @@ Test(mcp, a_public_host_is_taken_and_no_other)
 	static const char *const v6[] = {"Host: [2001:db8::1]:8443", NULL};
 	static const char *const evil[] = {
 	    "Host: agents.example.com", "Origin: https://evil.example", NULL};
-	struct answer a;
 
 	hf_start(&env, "mcppub", 1, flags);
 	hf_create_ok(&env, 0, NULL, space);
 	hf_path(&env, url, sizeof(url), NULL, space, "/mcp");
-	a = call("POST", url, env.manager, NULL, proxied, init_body);
-	cr_assert_eq(a.status, 200, "%s", a.body);
-	done(&a);
-	a = call("POST", url, env.manager, NULL, v6, init_body);
-	cr_assert_eq(a.status, 200, "%s", a.body);
-	done(&a);
-	a = call("POST", url, env.manager, NULL, evil, init_body);
-	cr_assert_eq(a.status, 403, "%s", a.body);
-	done(&a);
+	status_is(200, "POST", url, env.manager, NULL, proxied, init_body);
+	status_is(200, "POST", url, env.manager, NULL, v6, init_body);
+	status_is(403, "POST", url, env.manager, NULL, evil, init_body);
 	hf_stop(&env);
 }
 
