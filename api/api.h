@@ -80,6 +80,9 @@ struct api_ctx {
 	/* Its progressToken as JSON text ("" for none): the call is
 	 * answered on an event stream, its progress told as it goes. */
 	char later_progress[CM_MCP_ID_MAX + 3];
+	/* Its session's log level (mcp_rpc.h; 0: none): the Space's events
+	 * of that level or above go on its event stream too. */
+	int later_log;
 	bool later_closed;
 	int64_t later_deadline_ms;
 	int64_t later_after;

@@ -68,6 +68,7 @@ struct api_job {
 	char ws[CM_ID_MAX + 1], space[CM_ID_MAX + 1], task[CM_ID_MAX + 1];
 	char rpc[CM_MCP_ID_MAX + 3]; /* a parked MCP call's id ("": none) */
 	char progress[CM_MCP_ID_MAX + 3]; /* its progressToken ("": none) */
+	int log;             /* its session's log level (mcp_rpc.h; 0: none) */
 	bool until_closed;   /* parked for the Space's close, not a task */
 	int64_t deadline_ms; /* a parked request's answer is due */
 	int64_t after;       /* a page: events after this sequence */

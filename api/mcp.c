@@ -181,7 +181,6 @@ initialize(struct api_ctx *c, const struct api_rpc *m)
 	const char *version = versions[0];
 	struct api_mcp_where w = where_of(c);
 	char sid[API_MCP_SID_LEN + 1];
-	int rc;
 
 	if (m->kind != API_RPC_REQUEST || asked == NULL) {
 		answer_error(c, 400, m->id, API_RPC_INVALID_PARAMS,
@@ -193,26 +192,20 @@ initialize(struct api_ctx *c, const struct api_rpc *m)
 			version = versions[i];
 	if (!url_allowed(c))
 		return;
-	rc = api_mcp_session_open(&w, version, cm_mono_ms() / 1000, sid);
-	if (rc != 0) {
-		api_fail(c, rc == 1 ? 429 : 503,
-		    rc == 1 ? CM_E_QUOTA_EXCEEDED : CM_E_OVERLOADED,
-		    rc == 1
-		        ? "this principal has " CM_STR(
-		              CM_MCP_SESSIONS_PER_PRINCIPAL) " MCP sessions "
-		                                             "open: end one "
-		                                             "(DELETE) or "
-		                                             "let one expire"
-		        : "the server has " CM_STR(
-		              CM_MCP_SESSIONS_MAX) " MCP sessions open");
+	/* A principal at its bound ends its least recently used session
+	 * (rc 1): that client's next message is answered 404, and it
+	 * initializes again. */
+	if (api_mcp_session_open(&w, version, cm_mono_ms() / 1000, sid) == 2) {
+		api_fail(c, 503, CM_E_OVERLOADED,
+		    "the server has 256 MCP sessions open");
 		return;
 	}
 	api_mcp_answer(c, 200,
 	    api_rpc_result(m->id,
-	        json_pack("{s:s, s:{s:{s:b}}, s:{s:s, s:s}, s:s}",
+	        json_pack("{s:s, s:{s:{s:b}, s:{}}, s:{s:s, s:s}, s:s}",
 	            "protocolVersion", version, "capabilities", "tools",
-	            "listChanged", 0, "serverInfo", "name", "spaced", "version",
-	            cm_version(), "instructions",
+	            "listChanged", 0, "logging", "serverInfo", "name", "spaced",
+	            "version", cm_version(), "instructions",
 	            c->space_id != NULL
 	                ? "Each tool acts on this Space's browser, one task "
 	                  "at a time. Take a snapshot to get refs, then act "
@@ -223,6 +216,33 @@ initialize(struct api_ctx *c, const struct api_rpc *m)
 	snprintf(c->res->header_buf, sizeof(c->res->header_buf),
 	    "Mcp-Session-Id: %s\r\nCache-Control: no-store\r\n", sid);
 	c->res->headers = c->res->header_buf;
+}
+
+/*
+ * logging/setLevel: the session's level.  Its tool calls answered on an
+ * event stream carry, as notifications/message, the Space's events of
+ * that level or more severe committed while the call waits (wait.c).
+ */
+static void
+set_level(struct api_ctx *c, const char *sid, const struct api_rpc *m)
+{
+	const char *name =
+	    json_string_value(json_object_get(m->params, "level"));
+	int level = api_mcp_log_level(name);
+	struct api_mcp_where w = where_of(c);
+
+	if (level == API_MCP_LOG_NONE) {
+		answer_error(c, 200, m->id, API_RPC_INVALID_PARAMS,
+		    "params.level is one of debug, info, notice, warning, "
+		    "error, critical, alert, emergency");
+		return;
+	}
+	if (!api_mcp_session_set_level(sid, &w, level)) {
+		answer_error(c, 404, m->id, API_RPC_INVALID_REQUEST,
+		    "Session not found: initialize a new one");
+		return;
+	}
+	api_mcp_answer(c, 200, api_rpc_result(m->id, json_object()));
 }
 
 /* notifications/cancelled: the call's task goes down the cancel path. */
@@ -304,6 +324,8 @@ api_mcp_post(struct api_ctx *c)
 		api_mcp_answer(c, 202, strdup(""));
 	} else if (strcmp(m.method, "ping") == 0) {
 		api_mcp_answer(c, 200, api_rpc_result(m.id, json_object()));
+	} else if (strcmp(m.method, "logging/setLevel") == 0) {
+		set_level(c, sid, &m);
 	} else if (strcmp(m.method, "tools/list") == 0) {
 		api_mcp_tools_list(c, m.id);
 	} else if (strcmp(m.method, "tools/call") == 0) {

@@ -149,6 +149,27 @@ api_rpc_result(const char *id, json_t *result)
 	return out;
 }
 
+static const char *const log_names[] = {NULL, "debug", "info", "notice",
+    "warning", "error", "critical", "alert", "emergency"};
+
+int
+api_mcp_log_level(const char *name)
+{
+	for (int i = API_MCP_LOG_DEBUG;
+	     name != NULL && i <= API_MCP_LOG_EMERGENCY; i++)
+		if (strcmp(name, log_names[i]) == 0)
+			return i;
+	return API_MCP_LOG_NONE;
+}
+
+const char *
+api_mcp_log_name(int level)
+{
+	return level >= API_MCP_LOG_DEBUG && level <= API_MCP_LOG_EMERGENCY
+	           ? log_names[level]
+	           : NULL;
+}
+
 char *
 api_rpc_error(const char *id, int code, const char *message)
 {

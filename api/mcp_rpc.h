@@ -56,4 +56,24 @@ void api_rpc_free(struct api_rpc *m);
 char *api_rpc_result(const char *id, json_t *result);
 char *api_rpc_error(const char *id, int code, const char *message);
 
+/*
+ * MCP's log levels (RFC 5424's, least severe first) as numbers 1..8,
+ * API_MCP_LOG_DEBUG..API_MCP_LOG_EMERGENCY; 0 is none.
+ */
+enum {
+	API_MCP_LOG_NONE,
+	API_MCP_LOG_DEBUG,
+	API_MCP_LOG_INFO,
+	API_MCP_LOG_NOTICE,
+	API_MCP_LOG_WARNING,
+	API_MCP_LOG_ERROR,
+	API_MCP_LOG_CRITICAL,
+	API_MCP_LOG_ALERT,
+	API_MCP_LOG_EMERGENCY
+};
+/* The level named name (NULL or unknown: API_MCP_LOG_NONE). */
+int api_mcp_log_level(const char *name);
+/* The name of level (1..8); NULL for any other. */
+const char *api_mcp_log_name(int level);
+
 #endif

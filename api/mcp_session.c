@@ -4,6 +4,7 @@
 #include "mcp_session.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,6 +18,8 @@ struct session {
 	char space[CM_ID_MAX + 1]; /* "": the workspace's URL */
 	char version[16];
 	int64_t used_s;
+	uint64_t used_seq; /* the order of use, for the least recent */
+	int log_level;     /* mcp_rpc.h's; 0 until logging/setLevel */
 	struct {
 		char rpc[CM_MCP_ID_MAX + 3];
 		char task[CM_ID_MAX + 1];
@@ -25,7 +28,18 @@ struct session {
 };
 
 static struct session table[CM_MCP_SESSIONS_MAX];
+static uint64_t uses;      /* under lock */
+static atomic_int logging; /* sessions with a level; changed under lock */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Frees s's slot.  Under lock. */
+static void
+drop(struct session *s)
+{
+	if (s->log_level != 0)
+		atomic_fetch_sub(&logging, 1);
+	memset(s, 0, sizeof(*s));
+}
 
 /* Drops the sessions idle past their time.  Under lock. */
 static void
@@ -34,7 +48,7 @@ expire(int64_t now_s)
 	for (size_t i = 0; i < CM_MCP_SESSIONS_MAX; i++)
 		if (table[i].used &&
 		    now_s - table[i].used_s >= CM_MCP_SESSION_IDLE_S)
-			memset(&table[i], 0, sizeof(table[i]));
+			drop(&table[i]);
 }
 
 static bool
@@ -70,8 +84,8 @@ api_mcp_session_open(const struct api_mcp_where *w, const char *version,
 {
 	static const char hex[] = "0123456789abcdef";
 	unsigned char raw[CM_MCP_SESSION_ID_BYTES];
-	struct session *free_slot = NULL;
-	int mine = 0;
+	struct session *slot = NULL, *oldest = NULL;
+	int mine = 0, rc = 0;
 
 	cm_random_bytes(raw, sizeof(raw));
 	for (size_t i = 0; i < sizeof(raw); i++) {
@@ -82,28 +96,42 @@ api_mcp_session_open(const struct api_mcp_where *w, const char *version,
 	pthread_mutex_lock(&lock);
 	expire(now_s);
 	for (size_t i = 0; i < CM_MCP_SESSIONS_MAX; i++) {
-		if (!table[i].used && free_slot == NULL)
-			free_slot = &table[i];
-		if (table[i].used && same(table[i].principal, w->principal_id))
+		struct session *s = &table[i];
+
+		if (!s->used && slot == NULL)
+			slot = s;
+		if (s->used && same(s->principal, w->principal_id)) {
 			mine++;
+			if (oldest == NULL || s->used_seq < oldest->used_seq)
+				oldest = s;
+		}
 	}
-	if (mine >= CM_MCP_SESSIONS_PER_PRINCIPAL || free_slot == NULL) {
+	/* A principal at its bound makes room in its own sessions, never in
+	 * another's: its least recently used one ends, and that client's
+	 * next message is answered 404 (it initializes again, and finds its
+	 * Space as it was). */
+	if (mine >= CM_MCP_SESSIONS_PER_PRINCIPAL) {
+		slot = oldest;
+		rc = 1;
+	}
+	if (slot == NULL) {
 		pthread_mutex_unlock(&lock);
-		return mine >= CM_MCP_SESSIONS_PER_PRINCIPAL ? 1 : 2;
+		return 2;
 	}
-	memset(free_slot, 0, sizeof(*free_slot));
-	free_slot->used = true;
-	memcpy(free_slot->id, id, API_MCP_SID_LEN + 1);
-	snprintf(free_slot->principal, sizeof(free_slot->principal), "%s",
+	drop(slot);
+	slot->used = true;
+	memcpy(slot->id, id, API_MCP_SID_LEN + 1);
+	snprintf(slot->principal, sizeof(slot->principal), "%s",
 	    w->principal_id != NULL ? w->principal_id : "");
-	snprintf(free_slot->ws, sizeof(free_slot->ws), "%s",
+	snprintf(slot->ws, sizeof(slot->ws), "%s",
 	    w->workspace_id != NULL ? w->workspace_id : "");
-	snprintf(free_slot->space, sizeof(free_slot->space), "%s",
+	snprintf(slot->space, sizeof(slot->space), "%s",
 	    w->space_id != NULL ? w->space_id : "");
-	snprintf(free_slot->version, sizeof(free_slot->version), "%s", version);
-	free_slot->used_s = now_s;
+	snprintf(slot->version, sizeof(slot->version), "%s", version);
+	slot->used_s = now_s;
+	slot->used_seq = ++uses;
 	pthread_mutex_unlock(&lock);
-	return 0;
+	return rc;
 }
 
 bool
@@ -116,11 +144,41 @@ api_mcp_session_find(const char *id, const struct api_mcp_where *w,
 	expire(now_s);
 	if ((s = lookup(id, w)) != NULL) {
 		s->used_s = now_s;
+		s->used_seq = ++uses;
 		if (version != NULL)
 			snprintf(version, 16, "%s", s->version);
 	}
 	pthread_mutex_unlock(&lock);
 	return s != NULL;
+}
+
+bool
+api_mcp_session_set_level(
+    const char *id, const struct api_mcp_where *w, int level)
+{
+	struct session *s;
+
+	pthread_mutex_lock(&lock);
+	if ((s = lookup(id, w)) != NULL) {
+		if ((s->log_level != 0) != (level != 0))
+			atomic_fetch_add(&logging, level != 0 ? 1 : -1);
+		s->log_level = level;
+	}
+	pthread_mutex_unlock(&lock);
+	return s != NULL;
+}
+
+int
+api_mcp_session_level(const char *id)
+{
+	int level = 0;
+
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < CM_MCP_SESSIONS_MAX; i++)
+		if (table[i].used && strcmp(table[i].id, id) == 0)
+			level = table[i].log_level;
+	pthread_mutex_unlock(&lock);
+	return level;
 }
 
 bool
@@ -130,7 +188,7 @@ api_mcp_session_end(const char *id, const struct api_mcp_where *w)
 
 	pthread_mutex_lock(&lock);
 	if ((s = lookup(id, w)) != NULL)
-		memset(s, 0, sizeof(*s));
+		drop(s);
 	pthread_mutex_unlock(&lock);
 	return s != NULL;
 }
@@ -186,4 +244,10 @@ api_mcp_sessions_open(int64_t now_s)
 		n += table[i].used;
 	pthread_mutex_unlock(&lock);
 	return n;
+}
+
+bool
+api_mcp_sessions_logging(void)
+{
+	return atomic_load(&logging) > 0;
 }

@@ -401,22 +401,26 @@ close_own(struct api_ctx *c, const char *id)
 }
 
 /*
- * A parked call's progressToken (params' _meta), when its client takes
- * an event stream (Accept): a string or an integer, at most
- * CM_MCP_ID_MAX as JSON text; any other is not followed, and the call is
- * answered as one without it.
+ * What a parked call of session sid streams, when its client takes an
+ * event stream (Accept): the session's log level, and its progressToken
+ * (params' _meta), a string or an integer, at most CM_MCP_ID_MAX as JSON
+ * text; any other token is not followed, and the call is answered as one
+ * without it.  With neither, the call is answered with one JSON body.
  */
 static void
-progress_token(struct api_ctx *c, const json_t *params)
+streamed(struct api_ctx *c, const char *sid, const json_t *params)
 {
 	const json_t *t =
 	    json_object_get(json_object_get(params, "_meta"), "progressToken");
 	char *text;
 
 	c->later_progress[0] = '\0';
+	c->later_log = API_MCP_LOG_NONE;
 	if (c->req->accept == NULL ||
-	    strstr(c->req->accept, "text/event-stream") == NULL ||
-	    !(json_is_string(t) || json_is_integer(t)) ||
+	    strstr(c->req->accept, "text/event-stream") == NULL)
+		return;
+	c->later_log = api_mcp_session_level(sid);
+	if (!(json_is_string(t) || json_is_integer(t)) ||
 	    (text = json_dumps(t, JSON_ENCODE_ANY | JSON_COMPACT)) == NULL)
 		return;
 	if (strlen(text) <= CM_MCP_ID_MAX)
@@ -442,7 +446,7 @@ submitted(struct api_ctx *c, const char *sid, const char *id,
 		snprintf(
 		    c->later_task, sizeof(c->later_task), "%s", s->later_task);
 		snprintf(c->later_rpc, sizeof(c->later_rpc), "%s", id);
-		progress_token(c, params);
+		streamed(c, sid, params);
 		c->later_deadline_ms = s->later_deadline_ms;
 		api_mcp_session_call(sid, id, s->later_task);
 		return -1;
@@ -486,12 +490,18 @@ call(struct api_ctx *c, const char *sid, const char *id, const json_t *params,
 	struct api_ctx s;
 	int n;
 
-	if (name == NULL || strncmp(name, TOOL_PREFIX, 8) != 0 ||
-	    (given != NULL && !json_is_object(given))) {
+	if (name == NULL || (given != NULL && !json_is_object(given))) {
 		api_mcp_answer(c, 200,
 		    api_rpc_error(id, API_RPC_INVALID_PARAMS,
 		        "tools/call takes a tool's name and its arguments "
 		        "(an object)"));
+		return API_MCP_INVALID;
+	}
+	if (strncmp(name, TOOL_PREFIX, 8) != 0) {
+		api_mcp_answer(c, 200,
+		    api_rpc_error(id, API_RPC_INVALID_PARAMS,
+		        "Unknown tool: spaced's tools are named "
+		        "browser_<capability>; tools/list names them"));
 		return API_MCP_INVALID;
 	}
 	if (c->space_id == NULL) {

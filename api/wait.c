@@ -18,7 +18,14 @@
  * an event stream: its head and a notifications/progress "queued" as it
  * parks, another, "started", at the task's started event (or at once,
  * when that was among the last CM_WAIT_RECENT), and its answer as the
- * stream's last event, then the end of the connection.
+ * stream's last event, then the end of the connection.  A call of a
+ * session that set a log level (logging/setLevel) is answered on a
+ * stream as well, and the Space's events committed while it waits go on
+ * it as notifications/message, those of that level or more severe: a
+ * request the network policy refused is a warning, a Space's error an
+ * error, a dialog, a tab and a download info, the rest debug.  Events
+ * committed before the call was parked are in the event log, not on the
+ * stream.
  */
 #include "wait.h"
 
@@ -29,6 +36,8 @@
 #include "api.h"
 #include "clock.h"
 #include "mcp.h"
+#include "mcp_rpc.h"
+#include "mcp_session.h"
 #include "status.h"
 
 /* One parked request: what its answer needs, and when to look again. */
@@ -39,6 +48,8 @@ struct api_wait {
 	char task[CM_ID_MAX + 1];         /* "" when until_closed */
 	char rpc[CM_MCP_ID_MAX + 3];      /* an MCP call's id, "" for none */
 	char progress[CM_MCP_ID_MAX + 3]; /* its progressToken, "" for none */
+	int log;                          /* its session's log level, 0 none */
+	bool streaming;                   /* its stream's head is sent */
 	bool told_started;                /* its "started" is sent */
 	bool until_closed;                /* the Space's close, not a task */
 	const char *route, *method;       /* metrics labels, static */
@@ -99,6 +110,7 @@ wait_ctx(struct api_job *j, struct api_ctx *c, struct api_req *req,
 	snprintf(c->later_rpc, sizeof(c->later_rpc), "%s", j->rpc);
 	snprintf(
 	    c->later_progress, sizeof(c->later_progress), "%s", j->progress);
+	c->later_log = j->log;
 	c->later_closed = j->until_closed;
 	c->later_deadline_ms = j->deadline_ms;
 }
@@ -197,6 +209,7 @@ wait_job(const struct api_wait *w)
 	snprintf(j->task, sizeof(j->task), "%s", w->task);
 	snprintf(j->rpc, sizeof(j->rpc), "%s", w->rpc);
 	snprintf(j->progress, sizeof(j->progress), "%s", w->progress);
+	j->log = w->log;
 	j->until_closed = w->until_closed;
 	j->deadline_ms = w->deadline_ms;
 	return j;
@@ -284,7 +297,7 @@ api_wait_drop(struct api_conn *c)
 }
 
 char *
-api_wait_last_event(const char *body, size_t *len)
+api_wait_sse_message(const char *body, size_t *len)
 {
 	char *out = NULL;
 	int n;
@@ -322,8 +335,101 @@ tell_started(struct api_wait *w)
 	progress(w, 2, "started: the task runs on the Space's browser");
 }
 
-/* A new wait that tells of its progress: the stream's head, "queued",
- * and "started" if that was told already. */
+bool
+api_wait_streamed(const struct api_job *j)
+{
+	return j->progress[0] != '\0' || j->log != API_MCP_LOG_NONE;
+}
+
+/* The level of an event of kind k, as its notifications/message. */
+static int
+event_level(enum cm_event_kind k)
+{
+	switch (k) {
+	case CM_EV_NETWORK_BLOCKED:
+		return API_MCP_LOG_WARNING;
+	case CM_EV_SPACE_ERROR:
+		return API_MCP_LOG_ERROR;
+	case CM_EV_DIALOG:
+	case CM_EV_TAB_OPENED:
+	case CM_EV_DOWNLOAD:
+		return API_MCP_LOG_INFO;
+	default:
+		return API_MCP_LOG_DEBUG;
+	}
+}
+
+/* An event as a notifications/message on a stream, kept for a call
+ * parked just after it. */
+struct logged {
+	char space[CM_ID_MAX + 1], task[CM_ID_MAX + 1]; /* task: "" none */
+	int level;
+	char *sse; /* the stream's message, malloc'd */
+	size_t len;
+};
+
+static struct {
+	struct logged ring[CM_WAIT_RECENT];
+	size_t next; /* the oldest, overwritten next */
+} lg;
+
+/* e as a notifications/message into the ring; its entry, or NULL out
+ * of memory. */
+static const struct logged *
+log_event(const struct pr_event *e)
+{
+	struct logged *l = &lg.ring[lg.next];
+	int level = event_level(cm_event_kind_parse(e->kind));
+	json_t *m = json_pack("{s:s, s:s, s:{s:s, s:s, s:o*}}", "jsonrpc",
+	    "2.0", "method", "notifications/message", "params", "level",
+	    api_mcp_log_name(level), "logger", "spaced.events", "data",
+	    api_dto_event(e));
+	char *text = m != NULL ? json_dumps(m, JSON_COMPACT) : NULL;
+
+	json_decref(m);
+	free(l->sse);
+	memset(l, 0, sizeof(*l));
+	l->sse = api_wait_sse_message(text, &l->len);
+	free(text);
+	if (l->sse == NULL)
+		return NULL; /* the event is in the log alone */
+	snprintf(l->space, sizeof(l->space), "%s", e->space_id);
+	snprintf(l->task, sizeof(l->task), "%s",
+	    e->task_id != NULL ? e->task_id : "");
+	l->level = level;
+	lg.next = (lg.next + 1) % CM_WAIT_RECENT;
+	return l;
+}
+
+/* l, an event of w's Space, to w's client when its level is wanted. */
+static void
+tell_event(struct api_wait *w, const struct logged *l)
+{
+	if (w->streaming && w->log != API_MCP_LOG_NONE && l->level >= w->log)
+		api_conn_send(w->conn, l->sse, l->len);
+}
+
+/* w, a stream that logs, is told the events of its Space from its
+ * task's first (queued) on, those committed before it was parked. */
+static void
+tell_logged(struct api_wait *w)
+{
+	bool from = false;
+
+	for (size_t k = 0; k < CM_WAIT_RECENT; k++) {
+		const struct logged *l =
+		    &lg.ring[(lg.next + k) % CM_WAIT_RECENT];
+
+		if (l->sse == NULL || strcmp(l->space, w->space) != 0)
+			continue;
+		from = from || strcmp(l->task, w->task) == 0;
+		if (from)
+			tell_event(w, l);
+	}
+}
+
+/* A new wait on a stream: the stream's head, "queued" and "started" if
+ * that was told already, when it tells of its progress. */
 static void
 stream_begin(struct api_wait *w)
 {
@@ -332,7 +438,11 @@ stream_begin(struct api_wait *w)
 	                           "Cache-Control: no-store\r\n"
 	                           "Connection: close\r\n\r\n";
 
+	w->streaming = true;
 	api_conn_send(w->conn, head, sizeof(head) - 1);
+	tell_logged(w);
+	if (w->progress[0] == '\0')
+		return;
 	progress(w, 1, "queued: the task was taken, behind any before it");
 	for (size_t i = 0; i < CM_WAIT_RECENT; i++)
 		if (strcmp(wt.started[i], w->task) == 0)
@@ -358,12 +468,6 @@ api_wait_hold(struct api_conn *c, const struct api_job *j)
 		api_conn_set_wait(c, w);
 	}
 	w->checking = false;
-	if (w->progress[0] == '\0' && j->progress[0] != '\0' &&
-	    j->task[0] != '\0') {
-		snprintf(w->progress, sizeof(w->progress), "%s", j->progress);
-		snprintf(w->task, sizeof(w->task), "%s", j->task);
-		stream_begin(w);
-	}
 	snprintf(w->ws, sizeof(w->ws), "%s", j->ws);
 	snprintf(w->space, sizeof(w->space), "%s", j->space);
 	snprintf(w->task, sizeof(w->task), "%s", j->task);
@@ -374,6 +478,11 @@ api_wait_hold(struct api_conn *c, const struct api_job *j)
 	w->close = j->close;
 	w->deadline_ms = j->deadline_ms;
 	w->t0_ns = j->t0_ns;
+	if (!w->streaming && api_wait_streamed(j) && j->task[0] != '\0') {
+		snprintf(w->progress, sizeof(w->progress), "%s", j->progress);
+		w->log = j->log;
+		stream_begin(w);
+	}
 	schedule(w, now);
 	for (size_t i = 0; i < CM_WAIT_RECENT; i++)
 		if (strcmp(wt.recent[i],
@@ -390,8 +499,15 @@ api_wait_event(const struct pr_event *e, const struct pr_task *t)
 	            e->task_id != NULL;
 	bool closed = cm_event_kind_is(e->kind, CM_EV_SPACE_CLOSED);
 	int64_t now = cm_mono_ms();
+	const struct logged *l;
 	struct api_wait *w, *next;
 
+	/* Kept only while some session logs: the calls of the others never
+	 * stream an event. */
+	if (api_mcp_sessions_logging() && (l = log_event(e)) != NULL)
+		for (w = wt.list; w != NULL; w = w->next)
+			if (strcmp(w->space, e->space_id) == 0)
+				tell_event(w, l);
 	if (cm_event_kind_is(e->kind, CM_EV_STARTED) && e->task_id != NULL) {
 		snprintf(wt.started[wt.started_next], sizeof(wt.started[0]),
 		    "%s", e->task_id);

@@ -40,6 +40,7 @@
 #ifndef API_WAIT_H
 #define API_WAIT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "http.h"
@@ -84,8 +85,12 @@ void api_wait_event(const struct pr_event *e, const struct pr_task *t);
 /* loop: the waits whose next look or deadline has come go to a worker. */
 void api_wait_tick(int64_t now_ms);
 
-/* worker or loop: the last event of a call's progress stream, its
- * answer body (malloc'd; NULL, *len 0, out of memory or without one). */
-char *api_wait_last_event(const char *body, size_t *len);
+/* Whether j, a parked MCP call, is answered on an event stream: it asked
+ * for progress, or its session set a log level. */
+bool api_wait_streamed(const struct api_job *j);
+/* worker or loop: an event stream's message event carrying body (a
+ * JSON-RPC message: a call's answer, the stream's last, or a
+ * notification), malloc'd; NULL, *len 0, out of memory or without one. */
+char *api_wait_sse_message(const char *body, size_t *len);
 
 #endif

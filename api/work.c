@@ -139,6 +139,7 @@ api_work_conclude(struct api_job *j, struct api_ctx *c)
 		snprintf(j->rpc, sizeof(j->rpc), "%s", c->later_rpc);
 		snprintf(
 		    j->progress, sizeof(j->progress), "%s", c->later_progress);
+		j->log = c->later_log;
 		j->until_closed = c->later_closed;
 		j->deadline_ms = c->later_deadline_ms;
 		j->after = c->later_after;
@@ -158,9 +159,9 @@ api_work_conclude(struct api_job *j, struct api_ctx *c)
 	j->outcome = API_OUT_ANSWER;
 	/* A parked call told of its progress has its stream's head sent
 	 * (wait.c): its answer is the stream's last event, then the end. */
-	if (j->kind == API_JOB_WAIT && j->progress[0] != '\0') {
+	if (j->kind == API_JOB_WAIT && api_wait_streamed(j)) {
 		j->close = true;
-		j->out = api_wait_last_event(res->body, &j->out_len);
+		j->out = api_wait_sse_message(res->body, &j->out_len);
 		return;
 	}
 	/* Out of memory, no answer: the loop closes the connection. */

@@ -218,6 +218,14 @@ result_of(const struct answer *a)
 	return json_object_get(a->json, "result");
 }
 
+/* The JSON-RPC error code of a's answer (0 for none). */
+static inline int
+rpc_code(const struct answer *a)
+{
+	return (int)json_integer_value(
+	    json_object_get(json_object_get(a->json, "error"), "code"));
+}
+
 static inline const char *
 text_of(const struct answer *a)
 {

@@ -75,15 +75,11 @@ Test(mcp, a_session_lists_the_tools_and_runs_one_as_a_task, .init = setup,
 	cr_assert_not_null(strstr(text_of(&a), ": "), "%s", a.body);
 	done(&a);
 	a = tool(url, sid, 6, "browser_nothing", "{}");
-	cr_assert_eq(json_integer_value(json_object_get(
-	                 json_object_get(a.json, "error"), "code")),
-	    -32602, "%s", a.body);
+	cr_assert_eq(rpc_code(&a), -32602, "%s", a.body);
 	done(&a);
 	a = call("POST", url, env.manager, sid, NULL,
 	    "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"resources/list\"}");
-	cr_assert_eq(json_integer_value(json_object_get(
-	                 json_object_get(a.json, "error"), "code")),
-	    -32601, "%s", a.body);
+	cr_assert_eq(rpc_code(&a), -32601, "%s", a.body);
 	done(&a);
 }
 
@@ -115,9 +111,7 @@ Test(mcp, the_transport_refuses_what_it_must, .init = setup, .fini = teardown)
 	a = call(
 	    "POST", url, env.manager, NULL, NULL, "[{\"jsonrpc\":\"2.0\"}]");
 	cr_assert_eq(a.status, 400);
-	cr_assert_eq(json_integer_value(json_object_get(
-	                 json_object_get(a.json, "error"), "code")),
-	    -32600, "%s", a.body);
+	cr_assert_eq(rpc_code(&a), -32600, "%s", a.body);
 	done(&a);
 
 	session_on(url, env.manager, sid, sizeof(sid));
@@ -246,6 +240,74 @@ Test(mcp, a_call_with_a_progress_token_is_told_its_progress, .init = setup,
 	    "%s", a.body);
 	json_decref(res);
 	cr_assert_str_eq(a.body + strlen(a.body) - 2, "\n\n");
+	done(&a);
+}
+
+/* logging/setLevel to level on session sid, as JSON-RPC id. */
+static struct answer
+set_level(const char *sid, int id, const char *level)
+{
+	char body[256];
+
+	snprintf(body, sizeof(body),
+	    "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"logging/"
+	    "setLevel\",\"params\":{\"level\":\"%s\"}}",
+	    id, level);
+	return call("POST", url, env.manager, sid, NULL, body);
+}
+
+/* A session that set a log level has its calls answered on an event
+ * stream carrying the Space's events of that level or above as
+ * notifications/message, before the answer; a level that is none of
+ * MCP's is refused. */
+Test(mcp, a_session_with_a_log_level_is_told_the_spaces_events, .init = setup,
+    .fini = teardown)
+{
+	static const char nap[] = "{\"ms\": 300}";
+	char sid[128];
+	struct answer a;
+	const char *started, *last;
+
+	session_on(url, env.manager, sid, sizeof(sid));
+	a = set_level(sid, 40, "verbose");
+	cr_assert_eq(rpc_code(&a), -32602, "%s", a.body);
+	done(&a);
+	/* No level yet: one JSON answer. */
+	a = tool(url, sid, 41, "browser_sleep", nap);
+	cr_assert_str_eq(a.type, "application/json", "%s", a.body);
+	done(&a);
+	a = set_level(sid, 42, "debug");
+	cr_assert_eq(a.status, 200, "%s", a.body);
+	cr_assert(json_is_object(result_of(&a)), "%s", a.body);
+	done(&a);
+	a = tool(url, sid, 43, "browser_sleep", nap);
+	cr_assert_eq(a.status, 200, "%d %s", a.status, a.body);
+	cr_assert_str_eq(a.type, "text/event-stream", "%s", a.body);
+	started = strstr(a.body,
+	    "\"method\":\"notifications/message\",\"params\":{\"level\":"
+	    "\"debug\",\"logger\":\"spaced.events\",\"data\":{");
+	last = strstr(a.body, "event: message\ndata: {\"jsonrpc\":\"2.0\","
+	                      "\"id\":43");
+	cr_assert(
+	    started != NULL && last != NULL && started < last, "%s", a.body);
+	/* Its task's events from its queued on, those before the call
+	 * waited among them. */
+	cr_assert_not_null(strstr(a.body, "\"kind\":\"queued\""), "%s", a.body);
+	cr_assert_not_null(
+	    strstr(a.body, "\"kind\":\"started\""), "%s", a.body);
+	cr_assert_not_null(
+	    strstr(a.body, "\"kind\":\"completed\""), "%s", a.body);
+	cr_assert_null(strstr(a.body, "notifications/progress"), "%s", a.body);
+	done(&a);
+	/* At warning, a sleep's events are below it: the stream holds the
+	 * answer alone. */
+	a = set_level(sid, 44, "warning");
+	cr_assert_eq(a.status, 200, "%s", a.body);
+	done(&a);
+	a = tool(url, sid, 45, "browser_sleep", nap);
+	cr_assert_str_eq(a.type, "text/event-stream", "%s", a.body);
+	cr_assert_null(strstr(a.body, "notifications/message"), "%s", a.body);
+	cr_assert_not_null(strstr(a.body, "\"id\":45"), "%s", a.body);
 	done(&a);
 }
 

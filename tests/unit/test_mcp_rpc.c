@@ -149,12 +149,23 @@ Test(mcp_session, a_session_answers_only_to_its_principal_and_url)
 Test(mcp_session, the_bounds_hold_per_principal_and_in_all)
 {
 	char id[API_MCP_SID_LEN + 1], who[32];
+	char first[CM_MCP_SESSIONS_PER_PRINCIPAL][API_MCP_SID_LEN + 1];
 	struct api_mcp_where w = {"one", "w", NULL};
 	int i;
 
 	for (i = 0; i < CM_MCP_SESSIONS_PER_PRINCIPAL; i++)
-		cr_assert_eq(api_mcp_session_open(&w, "2025-06-18", 5, id), 0);
+		cr_assert_eq(
+		    api_mcp_session_open(&w, "2025-06-18", 5, first[i]), 0);
+	/* The first one used again: the second is the least recently used,
+	 * and the next session ends it. */
+	cr_assert(api_mcp_session_find(first[0], &w, 5, NULL));
 	cr_assert_eq(api_mcp_session_open(&w, "2025-06-18", 5, id), 1);
+	cr_assert_eq(api_mcp_sessions_open(5), CM_MCP_SESSIONS_PER_PRINCIPAL);
+	cr_assert_not(api_mcp_session_find(first[1], &w, 5, NULL));
+	cr_assert(api_mcp_session_find(first[0], &w, 5, NULL));
+	cr_assert(api_mcp_session_find(id, &w, 5, NULL));
+	for (i = 2; i < CM_MCP_SESSIONS_PER_PRINCIPAL; i++)
+		cr_assert(api_mcp_session_find(first[i], &w, 5, NULL));
 	for (i = 0; api_mcp_sessions_open(5) < CM_MCP_SESSIONS_MAX; i++) {
 		struct api_mcp_where o = {who, "w", NULL};
 
@@ -166,11 +177,40 @@ Test(mcp_session, the_bounds_hold_per_principal_and_in_all)
 		struct api_mcp_where o = {who, "w", NULL};
 
 		cr_assert_eq(api_mcp_session_open(&o, "2025-06-18", 5, id), 2);
+		/* A full table still takes a principal at its bound: it
+		 * makes room in its own. */
+		cr_assert_eq(api_mcp_session_open(&w, "2025-06-18", 5, id), 1);
+		cr_assert_eq(api_mcp_sessions_open(5), CM_MCP_SESSIONS_MAX);
 		/* Once the idle ones are gone, there is room. */
 		cr_assert_eq(api_mcp_session_open(&o, "2025-06-18",
 		                 5 + CM_MCP_SESSION_IDLE_S, id),
 		    0);
 	}
+}
+
+Test(mcp_session, a_log_level_is_the_sessions_own)
+{
+	char id[API_MCP_SID_LEN + 1], id2[API_MCP_SID_LEN + 1];
+	struct api_mcp_where w = {"lg", "w", NULL}, x = {"lx", "w", NULL};
+
+	cr_assert_eq(api_mcp_log_level("warning"), API_MCP_LOG_WARNING);
+	cr_assert_eq(api_mcp_log_level("emergency"), API_MCP_LOG_EMERGENCY);
+	cr_assert_eq(api_mcp_log_level("debug"), API_MCP_LOG_DEBUG);
+	cr_assert_eq(api_mcp_log_level("Warning"), API_MCP_LOG_NONE);
+	cr_assert_eq(api_mcp_log_level("verbose"), API_MCP_LOG_NONE);
+	cr_assert_eq(api_mcp_log_level(NULL), API_MCP_LOG_NONE);
+	cr_assert_str_eq(api_mcp_log_name(API_MCP_LOG_NOTICE), "notice");
+	cr_assert_null(api_mcp_log_name(0));
+	cr_assert_null(api_mcp_log_name(9));
+	cr_assert_eq(api_mcp_session_open(&w, "2025-11-25", 9, id), 0);
+	cr_assert_eq(api_mcp_session_open(&w, "2025-11-25", 9, id2), 0);
+	cr_assert_eq(api_mcp_session_level(id), API_MCP_LOG_NONE);
+	cr_assert_not(api_mcp_session_set_level(id, &x, API_MCP_LOG_INFO));
+	cr_assert(api_mcp_session_set_level(id, &w, API_MCP_LOG_INFO));
+	cr_assert_eq(api_mcp_session_level(id), API_MCP_LOG_INFO);
+	cr_assert_eq(api_mcp_session_level(id2), API_MCP_LOG_NONE);
+	cr_assert(api_mcp_session_end(id, &w));
+	cr_assert_eq(api_mcp_session_level(id), API_MCP_LOG_NONE);
 }
 
 Test(mcp_session, a_call_is_found_by_its_id_for_a_cancel)
