@@ -5,10 +5,13 @@
  * browser tests on 127.0.0.1; then runs sdk.test.mjs (the SDK's Client
  * over its Streamable HTTP transport) with the workspace's MCP URL, the
  * manager's token and the pages' URL in its environment, and passes when
- * it exits 0 and the Space it opened is closed.
+ * it exits 0 and the Space it opened is closed.  Then the official
+ * conformance suite: conformance.test.mjs, run by the Node 22 it needs,
+ * against the workspace's MCP URL on a fake instance.
  *
- * @modelcontextprotocol/sdk is installed from tests/mcp/package-lock.json
- * by scripts/npm_ci.sh (a no-op once installed from this lock file).
+ * The SDK, the suite and that Node are installed from
+ * tests/mcp/package-lock.json by scripts/npm_ci.sh (a no-op once
+ * installed from this lock file).
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -84,5 +87,31 @@ Test(mcp_sdk, the_official_client_drives_a_real_browser, .fini = tk_cleanup)
 		free(log);
 	}
 	tk_pages_stop(pages);
+	hf_stop(&e);
+}
+
+/* The official conformance suite's server scenarios against the
+ * workspace's MCP URL, on a fake instance: its fixture tools are none of
+ * spaced's, so those scenarios are the baseline's. */
+Test(mcp_sdk, the_conformance_suite_fails_only_its_baseline, .fini = tk_cleanup)
+{
+	static struct hf_env e;
+	char env[3][1200];
+	char *const argv[] = {SPACED_SOURCE_DIR
+	    "/tests/mcp/node_modules/node/bin/node",
+	    SPACED_SOURCE_DIR "/tests/mcp/conformance.test.mjs", NULL};
+	char *const envv[] = {env[0], env[1], env[2], NULL};
+	int code;
+
+	nf_npm_ci("tests/mcp");
+	hf_start(&e, "mcpconf", 1, NULL);
+	snprintf(env[0], sizeof(env[0]), "MCP_URL=%s/api/v1/workspaces/%s/mcp",
+	    e.sf.p.http_base, hf_ws(&e));
+	snprintf(env[1], sizeof(env[1]), "MCP_TOKEN=%s", e.manager);
+	snprintf(env[2], sizeof(env[2]), "MCP_DIR=%s", e.sf.dir);
+	code = nf_run_group(argv, envv, "MCP_", SDK_RUN_MS);
+	cr_assert_eq(code, 0,
+	    "conformance.test.mjs failed (exit %d); the service's log is %s",
+	    code, e.sf.out);
 	hf_stop(&e);
 }
