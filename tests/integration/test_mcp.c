@@ -2,14 +2,16 @@
  * MCP over real HTTP against the real service, on the fake runtime:
  * the transport's checks, the session's life, tools from the bundle,
  * each tools/call a task (its retry the same task, a second at once an
- * error), a screenshot as an image, and the workspace URL that opens the
- * caller's own Space.
+ * error), progress and log messages on an event stream, a call the store
+ * cannot answer, a screenshot as an image, and the workspace URL that
+ * opens the caller's own Space.
  */
 #include <criterion/criterion.h>
 #include <curl/curl.h>
 #include <jansson.h>
 #include <openssl/evp.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -365,6 +367,57 @@ Test(mcp, a_cancelled_call_cancels_its_task, .init = setup, .fini = teardown)
 	end = strstr(kinds, "\ncancelled\n");
 	cr_assert(ask != NULL && end != NULL && ask < end, "%s", kinds);
 	cr_assert_null(strstr(kinds, "completed"), "%s", kinds);
+}
+
+/* The store, stopped by the test below: let go at teardown whatever
+ * the test's end. */
+static pid_t stopped_store;
+
+static void
+teardown_store(void)
+{
+	if (stopped_store > 0)
+		kill(stopped_store, SIGCONT);
+	teardown();
+}
+
+/* A call whose wait cannot look at its task (the store does not answer)
+ * is a tool error that says so and names the task, never a result; once
+ * the store is back, the same call again tells how the task ended. */
+Test(mcp, a_call_the_store_cannot_answer_says_so_and_a_retry_tells,
+    .init = setup, .fini = teardown_store)
+{
+	struct slow s;
+	pthread_t th;
+	pid_t pids[4];
+	struct answer a;
+
+	memset(&s, 0, sizeof(s));
+	session_on(url, env.manager, s.sid, sizeof(s.sid));
+	cr_assert_eq(pthread_create(&th, NULL, slow_call, &s), 0);
+	cr_assert(tk_wait_until(running, NULL, HF_WAIT_MS));
+	cr_assert_eq(
+	    sf_children(env.sf.p.pid, "spaced-store", NULL, pids, 4), 1);
+	stopped_store = pids[0];
+	cr_assert_eq(kill(stopped_store, SIGSTOP), 0);
+	pthread_join(th, NULL);
+	cr_assert_eq(s.a.status, 200, "%s", s.a.body);
+	cr_assert(json_is_true(json_object_get(result_of(&s.a), "isError")),
+	    "%s", s.a.body);
+	cr_assert(strncmp(text_of(&s.a), "store_unavailable: ", 19) == 0, "%s",
+	    s.a.body);
+	cr_assert_not_null(
+	    strstr(text_of(&s.a), "the same call again"), "%s", s.a.body);
+	done(&s.a);
+	cr_assert_eq(kill(stopped_store, SIGCONT), 0);
+	stopped_store = 0;
+	/* The same call, the same task: it ended while nobody could look. */
+	a = tool(url, s.sid, 20, "browser_sleep", "{\"ms\": 3000}");
+	cr_assert(json_is_false(json_object_get(result_of(&a), "isError")),
+	    "%s", a.body);
+	cr_assert_not_null(strstr(text_of(&a), "slept"), "%s", a.body);
+	done(&a);
+	cr_assert_eq(tasks_of(space), 1);
 }
 
 Test(mcp, a_screenshot_is_an_image, .init = setup, .fini = teardown)
