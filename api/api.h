@@ -194,6 +194,8 @@ void api_task_submit(struct api_ctx *c);
 void api_task_list(struct api_ctx *c);
 void api_task_get(struct api_ctx *c);
 void api_space_cancel(struct api_ctx *c);
+void api_space_takeover(struct api_ctx *c);
+void api_space_release(struct api_ctx *c);
 void api_space_close(struct api_ctx *c);
 void api_event_list(struct api_ctx *c);
 /* GET .../tasks/{task_id}/artifacts/{name}: the bytes, under the task's

@@ -74,11 +74,23 @@ api_dto_task(const struct pr_task *t)
 	    (json_int_t)(t->timeout_ms / 1000));
 }
 
+/* A Space's hold: who holds it, until when, and whether it waits for
+ * the task that ran to end; null when none is in force or asked. */
+static json_t *
+hold(const struct pr_space *s)
+{
+	if (s->held_by == NULL)
+		return json_null();
+	return json_pack("{s:s, s:o, s:o, s:b}", "held_by", s->held_by,
+	    "held_by_name", str_or_null(s->held_by_name), "held_until",
+	    ts(s->held_until), "pending", s->hold_pending);
+}
+
 json_t *
 api_dto_space(const struct pr_space *s, const struct pr_task *active)
 {
 	return json_pack("{s:s, s:s, s:s, s:o, s:s, s:s, s:s, s:o, s:I, s:o, "
-	                 "s:b, s:o, s:o, s:o, s:o, s:o}",
+	                 "s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:b}",
 	    "space_id", s->space_id, "workspace_id", s->workspace_id,
 	    "browser_instance_id", s->browser_instance_id, "binding_id",
 	    str_or_null(s->binding_id), "owner_type", s->owner_type, "owner_id",
@@ -88,7 +100,8 @@ api_dto_space(const struct pr_space *s, const struct pr_task *active)
 	    "close_requested", s->close_requested, "active_task",
 	    active ? api_dto_task(active) : json_null(), "created_at",
 	    ts(s->created_at), "updated_at", ts(s->updated_at), "closed_at",
-	    ts(s->closed_at), "dialog_policy", str_or_null(s->dialog_policy));
+	    ts(s->closed_at), "dialog_policy", str_or_null(s->dialog_policy),
+	    "hold", hold(s), "help_requested", s->help_requested);
 }
 
 json_t *

@@ -61,6 +61,12 @@ static const struct {
                       "(alert, confirm, prompt with prompt_text)."},
     {"upload", "Sets files put on the Space on a file input."},
     {"tabs", "Lists, selects or closes the Space's tabs."},
+    {"request_help",
+        "Asks a person for help when you are stuck (a second factor, a "
+        "captcha, a purchase that needs a human yes): ends at once and "
+        "marks the Space for an operator. While one holds it, every "
+        "call answers space_held; once they hand it back, take a new "
+        "snapshot: the page is as they left it."},
 };
 
 static const char *

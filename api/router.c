@@ -58,6 +58,8 @@ static const struct route routes[] = {
     {"GET", SP "/tasks/*/artifacts/*", true, api_artifact_get, true},
     {"POST", SP "/cancel", true, api_space_cancel, false},
     {"POST", SP "/close", true, api_space_close, false},
+    {"POST", SP "/takeover", true, api_space_takeover, false},
+    {"POST", SP "/release", true, api_space_release, false},
     {"GET", SP "/events", true, api_event_list, false},
     {"GET", WS "/browser-instances", true, api_instance_list, false},
     {"GET", WS "/runtime-bundles", true, api_bundle_list, false},

@@ -217,6 +217,24 @@ terminal(const char *status)
 	return cm_task_status_terminal(cm_task_status_parse(status));
 }
 
+/* The caller's role in c's workspace ("member", "manager"), or NULL. */
+static const char *
+caller_role(const struct api_ctx *c)
+{
+	const struct pr_principal *p = c->id.principal;
+	const char *role = NULL;
+
+	for (size_t i = 0; p != NULL && i < c->id.n_memberships; i++) {
+		const struct pr_membership *m = &c->id.memberships[i];
+
+		if (m->workspace_id != NULL && m->principal_id != NULL &&
+		    strcmp(m->workspace_id, c->workspace_id) == 0 &&
+		    strcmp(m->principal_id, p->principal_id) == 0)
+			role = m->role;
+	}
+	return role;
+}
+
 /*
  * A submit names its caller, and the store decides with the authz module
  * on the Space row it reads anyway: no space.get first.  What needs no
@@ -241,14 +259,7 @@ submit_caller(struct api_ctx *c, struct pr_req *q)
 	q->principal_id = p->principal_id;
 	q->kind = p->kind;
 	q->is_admin = p->is_admin;
-	for (size_t i = 0; i < c->id.n_memberships; i++) {
-		const struct pr_membership *m = &c->id.memberships[i];
-
-		if (m->workspace_id != NULL && m->principal_id != NULL &&
-		    strcmp(m->workspace_id, c->workspace_id) == 0 &&
-		    strcmp(m->principal_id, p->principal_id) == 0)
-			q->role = m->role;
-	}
+	q->role = caller_role(c);
 	return true;
 }
 
@@ -466,6 +477,90 @@ api_space_close(struct api_ctx *c)
 		api_wait_park(c, NULL, wait);
 	else /* closed only once the actor has torn the browser down */
 		api_ok(c, closed ? 200 : 202,
+		    api_dto_space(
+		        &r.spaces[0], r.n_tasks ? &r.tasks[0] : NULL));
+	pr_rep_free(&r);
+}
+
+/*
+ * POST .../takeover {"ttl_s": optional}: the caller (the owner or a
+ * manager) holds the Space for ttl_s, or renews its hold.  200 with the
+ * Space held; 202 while the task that ran is on its way down the cancel
+ * path (the hold begins once it has ended).
+ */
+void
+api_space_takeover(struct api_ctx *c)
+{
+	static const char *const keys[] = {"ttl_s", NULL};
+	struct pr_req q = req_for(c, PR_OP_SPACE_TAKEOVER);
+	struct pr_rep sp, r;
+	json_t *body, *ttl = NULL;
+	char msg[64];
+
+	if ((body = api_body(c, keys, true)) == NULL)
+		return;
+	if (api_body_member(c, body, "ttl_s", false, &ttl) < 0)
+		goto out;
+	if (ttl != NULL &&
+	    (!json_is_integer(ttl) || json_integer_value(ttl) < 1 ||
+	        json_integer_value(ttl) > CM_TAKEOVER_TTL_MAX_S)) {
+		snprintf(msg, sizeof(msg), "ttl_s must be an integer in 1..%d",
+		    CM_TAKEOVER_TTL_MAX_S);
+		api_fail(c, 0, CM_E_INVALID_REQUEST, msg);
+		goto out;
+	}
+	if (!space_for(c, CM_ACT_SPACE_TAKEOVER, &sp)) {
+		pr_rep_free(&sp);
+		goto out;
+	}
+	pr_rep_free(&sp);
+	q.principal_id = c->id.principal->principal_id;
+	q.token_id = c->auth.n_tokens ? c->auth.tokens[0].token_id : NULL;
+	q.ttl_ms = 1000 * (ttl != NULL ? json_integer_value(ttl)
+	                               : CM_TAKEOVER_TTL_DEFAULT_S);
+	if (q.token_id == NULL) {
+		api_fail(
+		    c, 500, CM_E_INTERNAL, "the caller's token is unknown");
+		goto out;
+	}
+	if (!api_call(c, &q, &r))
+		goto out;
+	if (r.err != CM_OK)
+		api_fail_rep(c, &r);
+	else
+		api_ok(c, r.spaces[0].hold_pending ? 202 : 200,
+		    api_dto_space(
+		        &r.spaces[0], r.n_tasks ? &r.tasks[0] : NULL));
+	pr_rep_free(&r);
+out:
+	json_decref(body);
+}
+
+/* POST .../release: the holder, or a manager, hands the Space back. */
+void
+api_space_release(struct api_ctx *c)
+{
+	struct pr_req q = req_for(c, PR_OP_SPACE_RELEASE);
+	struct pr_rep sp, r;
+	json_t *body;
+
+	if ((body = api_body(c, (const char *const[]){NULL}, true)) == NULL)
+		return;
+	json_decref(body);
+	if (!space_for(c, CM_ACT_SPACE_TAKEOVER, &sp)) {
+		pr_rep_free(&sp);
+		return;
+	}
+	pr_rep_free(&sp);
+	q.principal_id = c->id.principal->principal_id;
+	q.is_admin = c->id.principal->is_admin;
+	q.role = caller_role(c);
+	if (!api_call(c, &q, &r))
+		return;
+	if (r.err != CM_OK)
+		api_fail_rep(c, &r);
+	else
+		api_ok(c, 200,
 		    api_dto_space(
 		        &r.spaces[0], r.n_tasks ? &r.tasks[0] : NULL));
 	pr_rep_free(&r);

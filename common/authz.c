@@ -71,7 +71,8 @@ static bool
 authz_names_space(enum cm_action a)
 {
 	return a == CM_ACT_SPACE_READ || a == CM_ACT_SPACE_SUBMIT ||
-	       a == CM_ACT_SPACE_CANCEL || a == CM_ACT_SPACE_CLOSE;
+	       a == CM_ACT_SPACE_CANCEL || a == CM_ACT_SPACE_CLOSE ||
+	       a == CM_ACT_SPACE_TAKEOVER;
 }
 
 static enum cm_err

@@ -34,9 +34,9 @@
  *     else is CM_E_FORBIDDEN ("owner_id not allowed").  A NULL owner_type
  *     or owner_id is CM_E_FORBIDDEN for everyone: the route validates the
  *     body (422) first, so this only fails closed.
- *  8. Actions on one Space (read, submit, cancel, close): a NULL space (the
- *     store found none) or a space whose workspace_id is not workspace_id
- *     (foreign) is CM_E_NOT_FOUND, for admins too.  Then managers and
+ *  8. Actions on one Space (read, submit, cancel, close, take-over): a NULL
+ * space (the store found none) or a space whose workspace_id is not
+ * workspace_id (foreign) is CM_E_NOT_FOUND, for admins too.  Then managers and
  *     admins are allowed; a member is allowed only on a Space it owns, and
  *     otherwise gets CM_E_FORBIDDEN ("not the owner and not a manager": the
  *     Space's existence is visible to members of its workspace, never to
@@ -71,14 +71,15 @@ struct cm_identity {
 };
 
 enum cm_action {
-	CM_ACT_SPACE_LIST,    /* GET  .../browser-spaces */
-	CM_ACT_SPACE_CREATE,  /* POST .../browser-spaces */
-	CM_ACT_SPACE_READ,    /* GET  the Space, its tasks, its events */
-	CM_ACT_SPACE_SUBMIT,  /* POST .../tasks */
-	CM_ACT_SPACE_CANCEL,  /* POST .../cancel */
-	CM_ACT_SPACE_CLOSE,   /* POST .../close */
-	CM_ACT_INSTANCE_LIST, /* GET  .../browser-instances */
-	CM_ACT_ADMIN,         /* every /api/v1/admin route */
+	CM_ACT_SPACE_LIST,     /* GET  .../browser-spaces */
+	CM_ACT_SPACE_CREATE,   /* POST .../browser-spaces */
+	CM_ACT_SPACE_READ,     /* GET  the Space, its tasks, its events */
+	CM_ACT_SPACE_SUBMIT,   /* POST .../tasks */
+	CM_ACT_SPACE_CANCEL,   /* POST .../cancel */
+	CM_ACT_SPACE_CLOSE,    /* POST .../close */
+	CM_ACT_SPACE_TAKEOVER, /* POST .../takeover, .../release */
+	CM_ACT_INSTANCE_LIST,  /* GET  .../browser-instances */
+	CM_ACT_ADMIN,          /* every /api/v1/admin route */
 	CM_ACT__COUNT
 };
 

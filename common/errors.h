@@ -21,6 +21,7 @@
 	X(CM_E_SPACE_CLOSED, "space_closed", 409, false)                     \
 	X(CM_E_SPACE_UNUSABLE, "space_unusable", 409, false)                 \
 	X(CM_E_TASK_IN_PROGRESS, "space_task_in_progress", 409, true)        \
+	X(CM_E_SPACE_HELD, "space_held", 409, true)                          \
 	X(CM_E_IDEMPOTENCY_REUSED, "idempotency_key_reused", 409, false)     \
 	X(CM_E_NO_TASK, "no_task", 409, false)                               \
 	X(CM_E_CONFLICT, "conflict", 409, false)                             \

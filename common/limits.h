@@ -573,6 +573,20 @@
 #define CM_MCP_PENDING_MAX 8       /* tool calls in flight per session */
 
 /*
+ * An operator's take-over of a Space (store/ops_hold.c): a hold lasts
+ * ttl_s (1..CM_TAKEOVER_TTL_MAX_S, CM_TAKEOVER_TTL_DEFAULT_S when not
+ * given), renewed by the holder's take-over again; the supervisor's sweep
+ * (every CM_SUP_SWEEP_MS) ends those past their deadline, at most
+ * CM_HOLD_SWEEP_MAX a sweep, and a submit ends its Space's at once.
+ */
+#define CM_TAKEOVER_TTL_DEFAULT_S 600
+/* The capability an agent calls for an operator: the store ends it at
+ * once, marking the Space help_requested; no runtime runs it. */
+#define CM_CAP_REQUEST_HELP "request_help"
+#define CM_TAKEOVER_TTL_MAX_S 3600
+#define CM_HOLD_SWEEP_MAX 64
+
+/*
  * A limit spelt into SQL text at compile time: " LIMIT " CM_STR(CM_X).
  * Only for limits defined as a bare integer literal.
  */

@@ -124,7 +124,8 @@ enum pr_type { PR_STR, PR_INT, PR_BOOL, PR_STRLIST, PR_BIN };
 	X(ERROR_MESSAGE, error_message, PR_STR, CM_ERROR_MESSAGE_MAX) \
 	X(WAIT_MS, wait_ms, PR_INT, 0)                                \
 	X(PAYLOAD, payload, PR_STR, CM_PAGE_EVENT_PAYLOAD_MAX)        \
-	X(DIALOG_POLICY, dialog_policy, PR_STR, 16)
+	X(DIALOG_POLICY, dialog_policy, PR_STR, 16)                   \
+	X(TTL_MS, ttl_ms, PR_INT, 0)
 
 enum pr_field {
 #define PR_F_ENUM(e, m, t, max) PR_F_##e,
@@ -165,6 +166,15 @@ enum pr_field {
  * same group, and it is answered with what it then finds; otherwise it is
  * answered no task when the time is up.  sup.finalize_lost drops the held
  * claim of the Space's lost actor unanswered.
+ *
+ * space.takeover holds the Space for principal_id (an operator the api
+ * authorized as its owner or a manager), with the token it came with
+ * (token_id: revoking it ends the hold), for ttl_ms (at most
+ * CM_TAKEOVER_TTL_MAX_MS); the holder's own take-over again renews it.
+ * An active task is sent down the cancel path first, and the hold begins
+ * once it has ended (hold_pending until then).  space.release ends it,
+ * for the holder, or a manager (role) or admin.  A held Space reads as
+ * status held, with held_by, its name (held_by_name) and held_until.
  *
  * space.network_blocked and space.page_event are the actor's record of
  * what its runtime did besides a task's result: a refusal of the egress
@@ -222,6 +232,13 @@ enum pr_field {
 	    PR_W | PRM(SPACE_ID) | PRM(HOST) | PRM(ERROR_CODE), 0)             \
 	X(SPACE_PAGE_EVENT, "space.page_event", true,                          \
 	    PR_W | PRM(SPACE_ID) | PRM(KIND) | PRM(PAYLOAD), PRM(TASK_ID))     \
+	X(SPACE_TAKEOVER, "space.takeover", true,                              \
+	    PR_W | PRM(WORKSPACE_ID) | PRM(SPACE_ID) | PRM(PRINCIPAL_ID) |     \
+	        PRM(TOKEN_ID) | PRM(TTL_MS),                                   \
+	    0)                                                                 \
+	X(SPACE_RELEASE, "space.release", true,                                \
+	    PR_W | PRM(WORKSPACE_ID) | PRM(SPACE_ID) | PRM(PRINCIPAL_ID),      \
+	    PRM(ROLE) | PRM(IS_ADMIN))                                         \
 	X(TASK_SUBMIT, "task.submit", true,                                    \
 	    PR_W | PRM(WORKSPACE_ID) | PRM(SPACE_ID) | PRM(REQUEST_ID) |       \
 	        PRM(CAPABILITY),                                               \
@@ -365,7 +382,12 @@ struct pr_req {
 	X(created_at, PR_INT, 0)                      \
 	X(updated_at, PR_INT, 0)                      \
 	X(closed_at, PR_INT, 0)                       \
-	X(dialog_policy, PR_STR, 16)
+	X(dialog_policy, PR_STR, 16)                  \
+	X(held_by, PR_STR, CM_ID_MAX)                 \
+	X(held_by_name, PR_STR, CM_NAME_MAX)          \
+	X(held_until, PR_INT, 0)                      \
+	X(hold_pending, PR_BOOL, 0)                   \
+	X(help_requested, PR_BOOL, 0)
 
 /* A task as clients may see it: args appear only as arg_keys. */
 #define PR_REC_TASK(X)                                 \

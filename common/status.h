@@ -26,6 +26,7 @@
 #define CM_SPACE_STATUSES(X)           \
 	X(CM_SPACE_IDLE, "idle")       \
 	X(CM_SPACE_RUNNING, "running") \
+	X(CM_SPACE_HELD, "held")       \
 	X(CM_SPACE_CLOSED, "closed")   \
 	X(CM_SPACE_ERROR, "error")
 
@@ -36,7 +37,9 @@
 	X(CM_INSTANCE_DISABLED, "disabled")
 
 /* Event kinds: task events, Space events, runtime events (the egress
- * proxy's refusals; the page's dialogs, tabs and downloads). */
+ * proxy's refusals; the page's dialogs, tabs and downloads), operator
+ * events (a take-over's start and end, a call for help, an operator's
+ * input through the live view). */
 #define CM_EVENT_KINDS(X)                                    \
 	X(CM_EV_QUEUED, "queued")                            \
 	X(CM_EV_STARTED, "started")                          \
@@ -51,6 +54,10 @@
 	X(CM_EV_DIALOG, "dialog")                            \
 	X(CM_EV_TAB_OPENED, "tab_opened")                    \
 	X(CM_EV_DOWNLOAD, "download")                        \
+	X(CM_EV_TAKEOVER_STARTED, "takeover_started")        \
+	X(CM_EV_TAKEOVER_ENDED, "takeover_ended")            \
+	X(CM_EV_HELP_REQUESTED, "help_requested")            \
+	X(CM_EV_OPERATOR_INPUT, "operator_input")            \
 	/* A wake-up notice only (proto.h), never stored. */ \
 	X(CM_EV_CLOSE_REQUESTED, "close_requested")
 

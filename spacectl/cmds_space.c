@@ -167,6 +167,36 @@ spaces_close(struct ctl *c)
 	return ctl_call_show(c, "POST", path, json_object(), space_cols);
 }
 
+static int
+spaces_takeover(struct ctl *c)
+{
+	char path[PATH_LEN];
+	json_t *body = json_object();
+	int rc;
+
+	if ((rc = ws_path(c, path, "/browser-spaces/%/takeover", c->arg[0],
+	         NULL, NULL)) != 0) {
+		json_decref(body);
+		return rc;
+	}
+	if (c->opt[CTL_O_TTL] != NULL)
+		ctl_set(
+		    &body, "ttl_s", json_integer(ctl_opt_int(c, CTL_O_TTL, 0)));
+	return ctl_call_show(c, "POST", path, body, space_cols);
+}
+
+static int
+spaces_release(struct ctl *c)
+{
+	char path[PATH_LEN];
+	int rc;
+
+	if ((rc = ws_path(c, path, "/browser-spaces/%/release", c->arg[0], NULL,
+	         NULL)) != 0)
+		return rc;
+	return ctl_call_show(c, "POST", path, json_object(), space_cols);
+}
+
 /* --- tasks --------------------------------------------------------------- */
 
 static bool
@@ -543,6 +573,19 @@ const struct ctl_cmd ctl_space_cmds[] = {
         0,
         "POST "
         "/api/v1/workspaces/{workspace_id}/browser-spaces/{space_id}/close"},
+    {"spaces", "takeover", "SPACE", 1, B(WORKSPACE) | B(TTL), spaces_takeover,
+        "Hold a Space for yourself (the owner or a manager): the agent's "
+        "tasks answer space_held until the release or --ttl SECONDS; "
+        "again, it renews the hold.",
+        0,
+        "POST "
+        "/api/v1/workspaces/{workspace_id}/browser-spaces/{space_id}/"
+        "takeover"},
+    {"spaces", "release", "SPACE", 1, B(WORKSPACE), spaces_release,
+        "Hand a held Space back to its agent (its holder or a manager).", 0,
+        "POST "
+        "/api/v1/workspaces/{workspace_id}/browser-spaces/{space_id}/"
+        "release"},
     {"tasks", "submit", "SPACE CAPABILITY", 2,
         B(WORKSPACE) | B(ARGS) | B(REQUEST_ID) | B(TIMEOUT) | B(WAIT),
         tasks_submit,

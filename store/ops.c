@@ -48,6 +48,8 @@ static st_op_fn *const st_op_table[PR_OP__COUNT] = {
     [PR_OP_SPACE_FILE_PUT] = st_op_space_file_put,
     [PR_OP_SPACE_FILE_LIST] = st_op_space_file_list,
     [PR_OP_SPACE_FILE_GET] = st_op_space_file_get,
+    [PR_OP_SPACE_TAKEOVER] = st_op_space_takeover,
+    [PR_OP_SPACE_RELEASE] = st_op_space_release,
 };
 
 void

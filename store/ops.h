@@ -69,7 +69,28 @@ st_op_fn st_op_actor_load, st_op_actor_claim, st_op_actor_heartbeat,
     st_op_sup_list_active, st_op_sup_list_cdp; /* ops_actor */
 st_op_fn st_op_artifact_get;                   /* ops_artifact */
 st_op_fn st_op_space_file_put, st_op_space_file_list,
-    st_op_space_file_get; /* ops_file */
+    st_op_space_file_get;                           /* ops_file */
+st_op_fn st_op_space_takeover, st_op_space_release; /* ops_hold */
+
+/*
+ * A Space's hold (ops_hold.c).  st_hold_refuse answers 409 space_held for
+ * sp, naming its holder and deadline.  st_hold_begin_pending begins the
+ * hold a take-over asked while the Space's task ran, once it has ended
+ * (takeover_started); 0 when none was asked.  st_hold_end ends the
+ * Space's hold, if any, with a takeover_ended of reason (by: who, or
+ * NULL); 1 when it ended one, 0 when none, -1 on error.  st_hold_sweep
+ * ends, with reason, the holds that are due (ST_HOLDS_DUE), that were
+ * taken with token key, or that principal key holds in workspace ws: at
+ * most CM_HOLD_SWEEP_MAX a call; returns how many, or -1.
+ */
+enum st_holds { ST_HOLDS_DUE, ST_HOLDS_OF_TOKEN, ST_HOLDS_OF_MEMBER };
+void st_hold_refuse(struct pr_rep *rep, const struct pr_space *sp);
+int st_hold_begin_pending(
+    struct st_ctx *ctx, const char *ws, const char *space);
+int st_hold_end(struct st_ctx *ctx, const char *ws, const char *space,
+    const char *reason, const char *by);
+int st_hold_sweep(struct st_ctx *ctx, enum st_holds which, const char *key,
+    const char *ws, const char *reason);
 
 /*
  * A finish's artifact (ops_artifact.c).  st_artifact_check returns 0 when

@@ -415,9 +415,13 @@ st_op_sup_sweep_leases(
 		        due[i].foreign ? "outcome_unknown" : "lease_expired") !=
 		    0) {
 			st_db_failed(ctx, rep, "sweep");
-			break;
+			free(due);
+			return;
 		}
 	}
+	/* Operators' holds past their deadline end with the leases. */
+	if (st_hold_sweep(ctx, ST_HOLDS_DUE, NULL, NULL, "expired") < 0)
+		st_db_failed(ctx, rep, "sweep");
 	rep->count = (int64_t)n;
 	free(due);
 }

@@ -336,7 +336,10 @@ st_op_token_revoke(
 	                          " WHERE id = $1 AND revoked_at IS NULL";
 	static const char sel[] = TOKEN_SEL;
 
-	if (st_db_run(ctx->db, upd, "si", req->token_id, ctx->now) != ST_DONE) {
+	/* A hold taken with the token ends with it. */
+	if (st_db_run(ctx->db, upd, "si", req->token_id, ctx->now) != ST_DONE ||
+	    st_hold_sweep(ctx, ST_HOLDS_OF_TOKEN, req->token_id, NULL,
+	        "token_revoked") < 0) {
 		st_db_failed(ctx, rep, "token revoke");
 		return;
 	}
@@ -416,6 +419,12 @@ st_op_member_remove(
 		st_db_failed(ctx, rep, "member remove");
 		return;
 	}
-	if (st_db_changes(ctx->db) == 0)
+	if (st_db_changes(ctx->db) == 0) {
 		pr_rep_error(rep, CM_E_NOT_FOUND, "no such membership");
+		return;
+	}
+	/* A member no longer holds the workspace's Spaces. */
+	if (st_hold_sweep(ctx, ST_HOLDS_OF_MEMBER, req->principal_id,
+	        req->workspace_id, "holder_removed") < 0)
+		st_db_failed(ctx, rep, "member remove");
 }

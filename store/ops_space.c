@@ -39,8 +39,9 @@ st_op_space_list(
 {
 	static const char sql[] =
 	    "SELECT " ST_SPACE_COLS " FROM browser_spaces"
-	    " WHERE workspace_id = $1 AND (CAST($2 AS TEXT) IS NULL OR status "
-	    "= $2)"
+	    " WHERE workspace_id = $1 AND (CAST($2 AS TEXT) IS NULL OR"
+	    " (CASE WHEN held_by IS NOT NULL AND hold_pending = 0 AND"
+	    " status <> 'closed' THEN 'held' ELSE status END) = $2)"
 	    " AND (CAST($3 AS TEXT) IS NULL OR owner_id = $3)"
 	    " ORDER BY created_at DESC, id DESC LIMIT $4";
 	struct st_stmt *s;
@@ -52,7 +53,7 @@ st_op_space_list(
 	if (req->status != NULL &&
 	    cm_space_status_parse(req->status) == CM_SPACE_STATUS__COUNT) {
 		pr_rep_error(rep, CM_E_INVALID_REQUEST,
-		    "status must be idle, running, closed or error");
+		    "status must be idle, running, held, closed or error");
 		return;
 	}
 	if (st_db_query(ctx->db, &s, sql, "sssi", req->workspace_id,
@@ -94,7 +95,10 @@ st_op_space_close(
 		st_load_active_task(ctx, rep, req->space_id, NULL);
 		return;
 	}
+	/* A closed Space is nobody's to hold. */
 	if (st_db_run(ctx->db, upd, "s", req->space_id) != ST_DONE ||
+	    st_hold_end(ctx, req->workspace_id, req->space_id, "space_closed",
+	        NULL) < 0 ||
 	    st_space_touch(ctx, req->space_id, NULL) != 0 ||
 	    st_notice(ctx, req->workspace_id, req->space_id,
 	        cm_event_kind_name(CM_EV_CLOSE_REQUESTED)) != 0 ||

@@ -48,7 +48,9 @@ st_task_finalize(struct st_ctx *ctx, const char *workspace_id,
 	    (payload = st_payload("{s:s, s:s}", "error_code", error_code,
 	         "error_message", error_message ? error_message : "")) == NULL)
 		goto out;
-	rc = st_event_settle(ctx, &row.tasks[0], payload);
+	/* A take-over waiting for this task begins now. */
+	if ((rc = st_event_settle(ctx, &row.tasks[0], payload)) == 0)
+		rc = st_hold_begin_pending(ctx, workspace_id, space_id);
 out:
 	free(payload);
 	pr_rep_free(&row);
@@ -270,6 +272,31 @@ submit_on_unusable(struct st_ctx *ctx, const struct pr_req *req,
 }
 
 /*
+ * A Space an operator holds (or is taking over) takes no task: 409
+ * space_held, but a request_id used before is answered with its task.  A
+ * hold past its deadline ends here, before the sweep comes to it.
+ * Returns true when it answered (rep set).
+ */
+static bool
+submit_on_held(struct st_ctx *ctx, const struct pr_req *req,
+    const struct pr_space *sp, const char *args, struct pr_rep *rep)
+{
+	if (sp->held_by == NULL)
+		return false;
+	if (!sp->hold_pending && sp->held_until <= ctx->now) {
+		if (st_hold_end(ctx, req->workspace_id, req->space_id,
+		        "expired", NULL) < 0) {
+			st_db_failed(ctx, rep, "task submit");
+			return true;
+		}
+		return false;
+	}
+	if (submit_repeat(ctx, req, args, rep) == 0)
+		st_hold_refuse(rep, sp);
+	return true;
+}
+
+/*
  * Inserts the task id (operation op), queued, and appends its queued
  * event.  On an open Space a new request_id is by far the common case, so
  * the INSERT is the check: its UNIQUE (space_id, request_id) fails on a
@@ -336,6 +363,39 @@ submit_not_ready(struct st_ctx *ctx, const struct pr_req *req, const char *id,
 	}
 }
 
+/*
+ * request_help ends at once, in the store: no runtime runs it.  The Space
+ * is marked help_requested (a help_requested event with the reason) until
+ * an operator takes it over; the task is completed, its result saying
+ * so.
+ */
+static void
+submit_help(struct st_ctx *ctx, const struct pr_req *req, const char *id,
+    const char *args, struct pr_rep *rep)
+{
+	static const char upd[] =
+	    "UPDATE browser_spaces SET help_requested = 1 WHERE id = $1";
+	json_t *a = json_loads(args != NULL ? args : "{}", 0, NULL);
+	const char *reason = json_string_value(json_object_get(a, "reason"));
+	char *payload = st_payload("{s:s}", "reason", reason ? reason : "");
+
+	json_decref(a);
+	if (payload == NULL ||
+	    st_db_run(ctx->db, upd, "s", req->space_id) != ST_DONE ||
+	    st_event_touch(ctx, req->workspace_id, req->space_id, id,
+	        cm_event_kind_name(CM_EV_HELP_REQUESTED), payload, NULL) != 0 ||
+	    st_task_finalize(ctx, req->workspace_id, req->space_id, id,
+	        CM_TASK_COMPLETED, "{\"help_requested\":true}", NULL,
+	        NULL) != 0) {
+		free(payload);
+		st_db_failed(ctx, rep, "task submit");
+		return;
+	}
+	free(payload);
+	if (st_load_task(ctx, rep, id) == 1)
+		rep->created = true;
+}
+
 /* Answers with the queued task just written, without reading it again. */
 static void
 submit_reply_queued(struct st_ctx *ctx, const struct pr_req *req,
@@ -387,13 +447,16 @@ st_op_task_submit(
 	    (args = submit_check(ctx, req, on.bundle_id, rep)) == NULL)
 		return;
 	rep->n_spaces = 0;
-	if (submit_on_unusable(ctx, req, sp, args, rep))
+	if (submit_on_held(ctx, req, sp, args, rep) ||
+	    submit_on_unusable(ctx, req, sp, args, rep))
 		goto out;
 	cm_uuid7(id);
 	cm_uuid7(op);
 	if (!submit_insert(ctx, req, id, op, args, timeout, rep))
 		goto out;
-	if (cm_instance_status_parse(on.inst_status) != CM_INSTANCE_READY)
+	if (strcmp(req->capability, CM_CAP_REQUEST_HELP) == 0)
+		submit_help(ctx, req, id, args, rep);
+	else if (cm_instance_status_parse(on.inst_status) != CM_INSTANCE_READY)
 		submit_not_ready(ctx, req, id, rep);
 	else
 		submit_reply_queued(ctx, req, id, op, args, timeout, rep);

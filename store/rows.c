@@ -34,6 +34,17 @@ st_row_space(struct pr_rep *rep, struct st_stmt *s, struct pr_space *o)
 	o->updated_at = st_col_int(s, 12);
 	o->closed_at = st_col_int(s, 13);
 	o->dialog_policy = col_dup(rep, s, 14);
+	o->held_by = col_dup(rep, s, 15);
+	o->held_by_name = col_dup(rep, s, 16);
+	o->held_until = st_col_int(s, 17);
+	o->hold_pending = st_col_int(s, 18) != 0;
+	o->help_requested = st_col_int(s, 19) != 0;
+	/* A hold in force is what the Space is; one asked while a task ran
+	 * begins when that task has ended (the status column says running
+	 * until then). */
+	if (o->held_by != NULL && !o->hold_pending &&
+	    !cm_space_status_is(o->status, CM_SPACE_CLOSED))
+		o->status = cm_space_status_name(CM_SPACE_HELD);
 }
 
 /* arg_keys: the names of the args object, never its values, which may be

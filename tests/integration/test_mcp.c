@@ -420,6 +420,30 @@ Test(mcp, a_call_the_store_cannot_answer_says_so_and_a_retry_tells,
 	cr_assert_eq(tasks_of(space), 1);
 }
 
+/* While an operator holds the Space, a tool call is a tool error that
+ * says space_held and who holds it; released, the next call runs. */
+Test(mcp, a_held_space_answers_space_held, .init = setup, .fini = teardown)
+{
+	char sid[128];
+	struct answer a;
+
+	session_on(url, env.manager, sid, sizeof(sid));
+	cr_assert_eq(
+	    hf_post(&env, env.manager, space, "takeover", NULL, NULL), 200);
+	a = tool(url, sid, 50, "browser_noop", "{}");
+	cr_assert(json_is_true(json_object_get(result_of(&a), "isError")), "%s",
+	    a.body);
+	cr_assert(strncmp(text_of(&a), "space_held: ", 12) == 0, "%s", a.body);
+	cr_assert_not_null(strstr(text_of(&a), "held by "), "%s", a.body);
+	done(&a);
+	cr_assert_eq(
+	    hf_post(&env, env.manager, space, "release", NULL, NULL), 200);
+	a = tool(url, sid, 51, "browser_noop", "{}");
+	cr_assert(json_is_false(json_object_get(result_of(&a), "isError")),
+	    "%s", a.body);
+	done(&a);
+}
+
 Test(mcp, a_screenshot_is_an_image, .init = setup, .fini = teardown)
 {
 	static const unsigned char png[] = {0x89, 'P', 'N', 'G'};

@@ -606,7 +606,7 @@ Test(bundles, browser_json)
 	const char *names[] = {"snapshot", "navigate", "extract_text", "click",
 	    "type", "press", "wait_for", "scroll", "back", "screenshot", "fill",
 	    "select_option", "check", "hover", "drag", "forward", "reload",
-	    "handle_dialog", "upload", "tabs"};
+	    "handle_dialog", "upload", "tabs", "request_help"};
 	size_t n = sizeof(names) / sizeof(names[0]);
 
 	cr_expect_str_eq(b->name, "browser");
@@ -790,11 +790,11 @@ Test(bundles, fake_json)
 {
 	struct cm_bundle *b = load_bundle("fake");
 	const char *names[] = {"sleep", "fail", "crash", "leak", "big", "noop",
-	    "snapshot", "navigate", "screenshot"};
+	    "snapshot", "navigate", "screenshot", "request_help"};
 
 	cr_expect_str_eq(b->name, "fake");
-	cr_assert_eq(b->n_caps, 9);
-	for (size_t k = 0; k < 9; k++)
+	cr_assert_eq(b->n_caps, 10);
+	for (size_t k = 0; k < 10; k++)
 		cr_expect_not_null(cm_bundle_find(b, names[k]), "%s", names[k]);
 	cr_expect(cm_bundle_find(b, "navigate")->network);
 	cr_expect_not(cm_bundle_find(b, "sleep")->network);
@@ -811,6 +811,10 @@ Test(bundles, fake_json)
 	cr_expect_eq(bundle_args(b, "crash", "{\"x\":1}"), CM_E_INVALID_ARGS);
 	cr_expect_eq(
 	    bundle_args(b, "navigate", "{\"url\":\"http://h/\"}"), CM_OK);
+	cr_expect_eq(
+	    bundle_args(b, "request_help", "{\"reason\":\"2FA\"}"), CM_OK);
+	cr_expect_eq(bundle_args(b, "request_help", "{}"), CM_E_INVALID_ARGS);
+	cr_expect_not(cm_bundle_find(b, "request_help")->network);
 	cm_bundle_free(b);
 }
 

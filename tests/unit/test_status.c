@@ -7,11 +7,13 @@
  * them. */
 static const char *const task_wire[] = {
     "queued", "running", "completed", "failed", "cancelled"};
-static const char *const space_wire[] = {"idle", "running", "closed", "error"};
+static const char *const space_wire[] = {
+    "idle", "running", "held", "closed", "error"};
 static const char *const instance_wire[] = {"ready", "unavailable", "disabled"};
 static const char *const kind_wire[] = {"queued", "started", "completed",
     "failed", "cancel_requested", "cancelled", "space_opened", "space_closed",
     "space_error", "network_blocked", "dialog", "tab_opened", "download",
+    "takeover_started", "takeover_ended", "help_requested", "operator_input",
     "close_requested"};
 /* A browser instance's driver, as stored and as registered over HTTP. */
 static const char *const driver_wire[] = {"managed", "cdp", "fake"};
