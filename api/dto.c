@@ -90,7 +90,7 @@ json_t *
 api_dto_space(const struct pr_space *s, const struct pr_task *active)
 {
 	return json_pack("{s:s, s:s, s:s, s:o, s:s, s:s, s:s, s:o, s:I, s:o, "
-	                 "s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:b}",
+	                 "s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o}",
 	    "space_id", s->space_id, "workspace_id", s->workspace_id,
 	    "browser_instance_id", s->browser_instance_id, "binding_id",
 	    str_or_null(s->binding_id), "owner_type", s->owner_type, "owner_id",
@@ -101,7 +101,8 @@ api_dto_space(const struct pr_space *s, const struct pr_task *active)
 	    active ? api_dto_task(active) : json_null(), "created_at",
 	    ts(s->created_at), "updated_at", ts(s->updated_at), "closed_at",
 	    ts(s->closed_at), "dialog_policy", str_or_null(s->dialog_policy),
-	    "hold", hold(s), "help_requested", s->help_requested);
+	    "hold", hold(s), "help_requested", s->help_requested, "owner_name",
+	    str_or_null(s->owner_name));
 }
 
 json_t *

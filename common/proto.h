@@ -387,7 +387,8 @@ struct pr_req {
 	X(held_by_name, PR_STR, CM_NAME_MAX)          \
 	X(held_until, PR_INT, 0)                      \
 	X(hold_pending, PR_BOOL, 0)                   \
-	X(help_requested, PR_BOOL, 0)
+	X(help_requested, PR_BOOL, 0)                 \
+	X(owner_name, PR_STR, CM_NAME_MAX)
 
 /* A task as clients may see it: args appear only as arg_keys. */
 #define PR_REC_TASK(X)                                 \

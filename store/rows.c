@@ -39,6 +39,7 @@ st_row_space(struct pr_rep *rep, struct st_stmt *s, struct pr_space *o)
 	o->held_until = st_col_int(s, 17);
 	o->hold_pending = st_col_int(s, 18) != 0;
 	o->help_requested = st_col_int(s, 19) != 0;
+	o->owner_name = col_dup(rep, s, 20);
 	/* A hold in force is what the Space is; one asked while a task ran
 	 * begins when that task has ended (the status column says running
 	 * until then). */

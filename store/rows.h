@@ -17,8 +17,10 @@ struct st_ctx;
 	"owner_id, status, granted_capabilities, revision, last_error_code, " \
 	"close_requested, created_at, updated_at, closed_at, dialog_policy, " \
 	"held_by, (SELECT name FROM principals WHERE principals.id = "        \
-	"browser_spaces.held_by), held_until, hold_pending, help_requested"
-#define ST_SPACE_NCOLS 20
+	"browser_spaces.held_by), held_until, hold_pending, help_requested, "  \
+	"(SELECT name FROM principals WHERE principals.id = "                 \
+	"browser_spaces.owner_id)"
+#define ST_SPACE_NCOLS 21
 /* The same columns of a table named p (say "t."), for joins. */
 #define ST_TASK_COLS_OF(p)                                                  \
 	p "id, " p "space_id, " p "workspace_id, " p "request_id, " p       \

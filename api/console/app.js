@@ -154,7 +154,35 @@ function age(rfc3339) {
 
 function instanceName(id) {
   const i = state.instances.find((x) => x.browser_instance_id === id);
-  return i ? `${i.name} (${id})` : id;
+  return i ? i.name : id;
+}
+
+// A cell or line that names something, its id on hover.
+function named(tag, text, id) {
+  const e = el(tag, text);
+  if (id) e.title = id;
+  return e;
+}
+
+function ownerName(s) {
+  return `${s.owner_name || s.owner_id} (${s.owner_type === 'runtime_agent' ? 'agent' : 'operator'})`;
+}
+
+// The status with what an operator must see at a glance: held, and by
+// whom; help asked for.
+function statusText(s) {
+  let t = s.status;
+  if (s.close_requested && s.status !== 'closed') t += ' (closing)';
+  if (s.hold && s.hold.pending) t += ' (being taken over)';
+  if (s.help_requested) t += ', help requested';
+  return t;
+}
+
+function holdText(s) {
+  if (!s.hold) return 'none';
+  const who = s.hold.held_by_name || s.hold.held_by;
+  const until = s.hold.held_until ? new Date(s.hold.held_until).toLocaleTimeString() : '?';
+  return `${who}, until ${until}${s.hold.pending ? ' (waits for the running task to be cancelled)' : ''}`;
 }
 
 // A dialog in the page, not window.confirm: true when confirmed.
@@ -271,8 +299,11 @@ function renderSpaces() {
     const tr = el('tr', null, s.status === 'closed' ? 'closed' : '');
     tr.dataset.space = s.space_id;
     if (s.space_id === state.spaceId) tr.classList.add('selected');
-    tr.append(el('td', s.space_id), el('td', s.status, 'status-' + s.status),
-      el('td', `${s.owner_type} ${s.owner_id}`), el('td', instanceName(s.browser_instance_id)),
+    const status = el('td', statusText(s), 'status-' + s.status);
+    if (s.help_requested) status.classList.add('help');
+    tr.append(named('td', s.space_id.slice(0, 8), s.space_id), status,
+      named('td', ownerName(s), s.owner_id),
+      named('td', instanceName(s.browser_instance_id), s.browser_instance_id),
       el('td', s.active_task ? `${s.active_task.capability} (${s.active_task.status})` : ''),
       el('td', age(s.created_at)));
     const td = el('td');
@@ -394,15 +425,22 @@ async function loadSpace() {
   const s = (state.space = r.data);
   if (putSpace(s)) renderSpaces();
   $('space-id').textContent = s.space_id;
-  $('space-status').textContent = s.status + (s.close_requested && s.status !== 'closed' ? ' (closing)' : '');
-  $('space-status').className = 'status-' + s.status;
-  $('space-owner').textContent = `${s.owner_type} ${s.owner_id}`;
+  $('space-status').textContent = statusText(s);
+  $('space-status').className = 'status-' + s.status + (s.help_requested ? ' help' : '');
+  $('space-owner').textContent = ownerName(s);
+  $('space-owner').title = s.owner_id;
   $('space-instance').textContent = instanceName(s.browser_instance_id);
+  $('space-instance').title = s.browser_instance_id;
+  $('space-hold').textContent = holdText(s);
+  $('space-hold').title = s.hold ? s.hold.held_by : '';
   $('space-active').textContent = s.active_task ? `${s.active_task.capability} (${s.active_task.status}) ${s.active_task.task_id}` : 'none';
   $('space-error').textContent = s.last_error_code ? explain(s.last_error_code) : 'none';
   const open = s.status !== 'closed' && !s.close_requested;
   $('close-button').disabled = !open;
   $('cancel-button').disabled = s.status === 'closed';
+  $('takeover-button').disabled = !open;
+  $('takeover-button').textContent = s.hold && s.hold.held_by === state.me.principal_id ? 'Renew hold' : 'Take over';
+  $('release-button').disabled = !s.hold;
   $('submit-button').disabled = !open;
   renderCapabilities(s);
 }
@@ -532,6 +570,28 @@ async function cancelTask() {
   try {
     const r = await api('POST', spacePath('/cancel'), {});
     say(`Cancel: the task is ${r.data.status}${r.data.cancel_requested ? ' (cancel requested)' : ''}.`, 'info');
+  } catch (e) { sayError(e); }
+}
+
+async function takeOver() {
+  const s = state.space;
+  if (!s) return;
+  try {
+    const r = await api('POST', spacePath('/takeover'), {});
+    say(r.data.hold && r.data.hold.pending
+      ? 'Taking over: the running task is being cancelled; the hold begins once it has ended.'
+      : `You hold Space ${s.space_id} until ${new Date(r.data.hold.held_until).toLocaleTimeString()}: the agent's tasks are refused.`, 'info');
+    await loadSpace();
+  } catch (e) { sayError(e); }
+}
+
+async function releaseSpace() {
+  const s = state.space;
+  if (!s || !(await confirmAction(`Hand Space ${s.space_id} back to its agent?`))) return;
+  try {
+    await api('POST', spacePath('/release'), {});
+    say('Released: the agent may go on.', 'info');
+    await loadSpace();
   } catch (e) { sayError(e); }
 }
 
@@ -720,6 +780,8 @@ function init() {
   $('task-form').addEventListener('submit', submitTask);
   $('cancel-button').addEventListener('click', cancelTask);
   $('close-button').addEventListener('click', closeSpace);
+  $('takeover-button').addEventListener('click', takeOver);
+  $('release-button').addEventListener('click', releaseSpace);
   const kept = sessionStorage.getItem(TOKEN_KEY);
   if (kept) signIn(kept).catch((e) => { if (e.status !== 401) signOut(String(e.message || e)); });
 }

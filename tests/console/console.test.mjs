@@ -153,8 +153,13 @@ async function main() {
     await page.waitForSelector(`#spaces tr[data-space="${spaceId}"]`);
     const row = await page.textContent(`#spaces tr[data-space="${spaceId}"]`);
     assert.match(row, /idle/);
-    assert.match(row, new RegExp(OWNER));
-    assert.match(row, new RegExp(INST_B));
+    // Names, with the ids on hover.
+    assert.ok(created.doc.data.owner_name, 'the Space names its owner');
+    assert.match(row, new RegExp(`${created.doc.data.owner_name} \\(operator\\)`));
+    const cell = (n) => `#spaces tr[data-space="${spaceId}"] td:nth-child(${n})`;
+    assert.equal(await page.getAttribute(cell(3), 'title'), OWNER);
+    assert.equal(await page.getAttribute(cell(4), 'title'), INST_B);
+    assert.equal(await page.getAttribute(cell(1), 'title'), spaceId);
     // Age: the last cell but the Open button's.
     const ageCell = await page.textContent(`#spaces tr[data-space="${spaceId}"] td:nth-child(6)`);
     assert.match(ageCell, /^\d+ (s|min|h|d)$/, `age ${ageCell}`);
