@@ -50,6 +50,16 @@ int bw_space(struct bw_world *w, const char *caps, char space[CM_ID_MAX + 1]);
 int bw_task(struct bw_world *w, const char *space, const char *rid,
     const char *cap, const char *args, json_t **data);
 
+/* Waits at most BW_STEP_MS until space reads closed.  Returns 0, or
+ * -1. */
+int bw_wait_closed(struct bw_world *w, const char *space);
+
+/* Waits at most BW_STEP_MS until w's instance has a standby browser
+ * running (an actor of w's spaced, --standby of w->inst, with a browser
+ * of its own), then settle_ms more: the idle instance a create meets.
+ * Returns 0, or -1. */
+int bw_standby_settled(struct bw_world *w, int settle_ms);
+
 /* The string o[key]; NULL when there is none (borrowed from o). */
 const char *bw_str(const json_t *o, const char *key);
 
