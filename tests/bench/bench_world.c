@@ -5,10 +5,12 @@
 #include "bench_world.h"
 
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "clock.h"
 
@@ -45,6 +47,34 @@ browser_bundle(struct bw_world *w, char *out, size_t len)
 	json_decref(res);
 	free(text);
 	return rc == 0 ? 0 : tk_fail(w->who, "no browser bundle");
+}
+
+int
+bw_begin(struct bw_world *w, const char *who, const char *tag, bool own_tmpdir,
+    struct tk_pages **pages, char dir[BW_DIR_MAX], char out[BW_OUT_MAX])
+{
+	int port;
+
+	w->who = who;
+	if (access(TK_CHROMIUM, X_OK) != 0) {
+		tk_fail(who, "no chromium at %s", TK_CHROMIUM);
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	if ((*pages = tk_pages_start(&port)) == NULL) {
+		tk_fail(who, "the page server did not start");
+		return 1;
+	}
+	snprintf(w->url, sizeof(w->url), "http://127.0.0.1:%d/", port);
+	tk_tmpdir(dir, BW_DIR_MAX, tag);
+	snprintf(out, BW_OUT_MAX, "%s/spaced.out", dir);
+	if (own_tmpdir && setenv("TMPDIR", dir, 1) != 0) {
+		tk_fail(who, "cannot set TMPDIR");
+		tk_pages_stop(*pages);
+		tk_rmrf(dir);
+		return 1;
+	}
+	return 0;
 }
 
 int
@@ -159,6 +189,19 @@ space_reads_closed(void *arg)
 	json_decref(res);
 	free(text);
 	return closed;
+}
+
+int
+bw_close(struct bw_world *w, const char *space)
+{
+	char path[256];
+	int code;
+
+	snprintf(path, sizeof(path),
+	    "/api/v1/workspaces/%s/browser-spaces/%s/close?wait=30", w->ws,
+	    space);
+	code = tk_http(&w->p, "POST", path, w->user, NULL, NULL, NULL);
+	return code / 100 == 2 ? code : tk_fail(w->who, "close: %d", code);
 }
 
 int

@@ -69,7 +69,7 @@ static int
 spaced_run(struct bw_world *w, int i, int64_t *total, int64_t *to_close,
     int64_t *to_snapshot)
 {
-	char path[256], space[CM_ID_MAX + 1], rid[32], args[200];
+	char space[CM_ID_MAX + 1], rid[32], args[200];
 	int64_t t0 = cm_mono_ns();
 	int code;
 
@@ -83,13 +83,8 @@ spaced_run(struct bw_world *w, int i, int64_t *total, int64_t *to_close,
 	if (bw_task(w, space, rid, "snapshot", "{}", NULL) != 0)
 		return -1;
 	*to_snapshot = cm_mono_ns() - t0;
-	snprintf(path, sizeof(path),
-	    "/api/v1/workspaces/%s/browser-spaces/%s/close?wait=30", w->ws,
-	    space);
-	if ((code = tk_http(&w->p, "POST", path, w->user, NULL, NULL, NULL)) /
-	        100 !=
-	    2)
-		return fail("close: %d", code);
+	if ((code = bw_close(w, space)) < 0)
+		return -1;
 	*to_close = cm_mono_ns() - t0;
 	if (code != 200 && bw_wait_closed(w, space) != 0)
 		return -1;
@@ -294,29 +289,19 @@ main(void)
 	int n = tk_knob("LIFECYCLE_RUNS", 20, 2, LB_RUNS_MAX);
 	int warm_standby = tk_knob("LIFECYCLE_WARM", 1, 0, 1);
 	int through_spaced = tk_knob("LIFECYCLE_SPACED", 1, 0, 1);
-	char dir[128], out[192];
+	char dir[BW_DIR_MAX], out[BW_OUT_MAX];
 	struct tk_pages *pages;
 	int64_t p50, p50_page, p50_fresh, p50_warm, p50_cold;
-	int port, rc = 0;
+	int rc;
 
 	if (n < 0 || warm_standby < 0 || through_spaced < 0)
 		return 2;
-	if (access(TK_CHROMIUM, X_OK) != 0) {
-		fail("no chromium at %s", TK_CHROMIUM);
-		return 2;
-	}
-	w.who = "lifecycle_bench";
-	signal(SIGPIPE, SIG_IGN);
+	if ((rc = bw_begin(
+	         &w, "lifecycle_bench", "lb", false, &pages, dir, out)) != 0)
+		return rc;
 	printf("lifecycle_bench: %ld CPUs online, warm standby %s\n",
 	    sysconf(_SC_NPROCESSORS_ONLN), warm_standby ? "on" : "off");
 	fflush(stdout);
-	if ((pages = tk_pages_start(&port)) == NULL) {
-		fail("the page server did not start");
-		return 1;
-	}
-	snprintf(w.url, sizeof(w.url), "http://127.0.0.1:%d/", port);
-	tk_tmpdir(dir, sizeof(dir), "lb");
-	snprintf(out, sizeof(out), "%s/spaced.out", dir);
 	if (through_spaced)
 		rc = spaced_runs(&w, dir, out, warm_standby, total, to_close,
 		    to_snap, fresh, fsteps, n);

@@ -198,10 +198,10 @@ static int
 overhead(struct bw_world *w, int n)
 {
 	static int64_t mcp[MB_RUNS_MAX], task[MB_RUNS_MAX], diff[MB_RUNS_MAX];
-	char space[CM_ID_MAX + 1], nav[200], path[256], name[96];
+	char space[CM_ID_MAX + 1], nav[200], name[96];
 	const char *cases[][2] = {{"snapshot", "{}"}, {"navigate", nav}};
 	struct mb_session s;
-	int code, rc = 0;
+	int rc = 0;
 
 	snprintf(
 	    nav, sizeof(nav), "{\"url\": \"%s\", \"snapshot\": true}", w->url);
@@ -225,13 +225,8 @@ overhead(struct bw_world *w, int n)
 		fflush(stdout);
 	}
 	/* The instance free again, for the lifecycle's Spaces. */
-	snprintf(path, sizeof(path),
-	    "/api/v1/workspaces/%s/browser-spaces/%s/close?wait=30", w->ws,
-	    space);
-	if ((code = tk_http(&w->p, "POST", path, w->user, NULL, NULL, NULL)) /
-	        100 !=
-	    2)
-		return fail("close: %d", code);
+	if (bw_close(w, space) < 0)
+		return -1;
 	return rc != 0 ? -1 : bw_wait_closed(w, space);
 }
 
@@ -470,11 +465,11 @@ main(int argc, char **argv)
 	int n = tk_knob("MCP_BENCH_RUNS", 20, 2, MB_RUNS_MAX);
 	const char *flags[] = {"--warm-standby=true", NULL};
 	bool part_overhead = argc == 1, part_lifecycle = argc == 1;
-	char dir[128], out[192];
+	char dir[BW_DIR_MAX], out[BW_OUT_MAX];
 	struct tk_pages *pages;
 	struct tk_cpu m0, m1;
 	bool machine;
-	int port, rc = 0;
+	int rc;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "overhead") == 0)
@@ -488,28 +483,13 @@ main(int argc, char **argv)
 	}
 	if (n < 0)
 		return 2;
-	if (access(TK_CHROMIUM, X_OK) != 0) {
-		fail("no chromium at %s", TK_CHROMIUM);
-		return 2;
-	}
-	w.who = "mcp_bench";
-	signal(SIGPIPE, SIG_IGN);
+	/* Every browser's temporary files (Playwright MCP's profile, the
+	 * single-instance directories) go with dir. */
+	if ((rc = bw_begin(&w, "mcp_bench", "mb", true, &pages, dir, out)) != 0)
+		return rc;
 	printf("mcp_bench: %ld CPUs online, warm standby on\n",
 	    sysconf(_SC_NPROCESSORS_ONLN));
 	fflush(stdout);
-	if ((pages = tk_pages_start(&port)) == NULL) {
-		fail("the page server did not start");
-		return 1;
-	}
-	snprintf(w.url, sizeof(w.url), "http://127.0.0.1:%d/", port);
-	tk_tmpdir(dir, sizeof(dir), "mb");
-	snprintf(out, sizeof(out), "%s/spaced.out", dir);
-	/* Every browser's temporary files (Playwright MCP's profile, the
-	 * single-instance directories) go with dir. */
-	if (setenv("TMPDIR", dir, 1) != 0) {
-		fail("cannot set TMPDIR");
-		return 1;
-	}
 	machine = tk_cpu_read(&m0) == 0;
 	if (tk_spaced_start_logged(&w.p, dir, flags, out) != 0)
 		rc = fail("spaced did not start (see %s)", out);
