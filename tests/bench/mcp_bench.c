@@ -10,11 +10,11 @@
  * notifications/initialized, untimed).  Then, for snapshot and for
  * navigate (to that same page, with snapshot: true, as a tool call's
  * navigate runs when it does not say: both sides run the same task),
- * MCP_BENCH_RUNS pairs, each a tools/call
- * of browser_<capability> on the session (increasing JSON-RPC ids,
- * answered as JSON) and a POST .../tasks?wait=30 of the same capability
- * and args, one after the other, the order turned each pair, so that the
- * two meet the machine in the same state; one untimed pair first.  Both
+ * MCP_BENCH_RUNS pairs, each a tools/call of browser_<capability> on
+ * the session (increasing JSON-RPC ids, answered as JSON) and a POST
+ * .../tasks?wait=30 of the same capability and args, one after the
+ * other, the order turned each pair, so that the two meet the machine
+ * in the same state; one untimed pair first.  Both
  * are the same client: one libcurl request on a connection of its own
  * (tk_http), its answer parsed as JSON and checked (a result that is not
  * an error; a task completed).  Each pair's difference, MCP less task,
