@@ -117,6 +117,7 @@ bench: build
 	@./$(BUILD)/egress_bench
 	@./$(BUILD)/snapshot_bench
 	@./$(BUILD)/page_bench
+	@./$(BUILD)/mcp_bench
 	@./scripts/bench_pg.sh $(BUILD)
 
 # 64-Space throughput and no-op latency on SQLite, on PostgreSQL and on

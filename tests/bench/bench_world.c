@@ -5,9 +5,12 @@
 #include "bench_world.h"
 
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "clock.h"
 
@@ -44,6 +47,34 @@ browser_bundle(struct bw_world *w, char *out, size_t len)
 	json_decref(res);
 	free(text);
 	return rc == 0 ? 0 : tk_fail(w->who, "no browser bundle");
+}
+
+int
+bw_begin(struct bw_world *w, const char *who, const char *tag, bool own_tmpdir,
+    struct tk_pages **pages, char dir[BW_DIR_MAX], char out[BW_OUT_MAX])
+{
+	int port;
+
+	w->who = who;
+	if (access(TK_CHROMIUM, X_OK) != 0) {
+		tk_fail(who, "no chromium at %s", TK_CHROMIUM);
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	if ((*pages = tk_pages_start(&port)) == NULL) {
+		tk_fail(who, "the page server did not start");
+		return 1;
+	}
+	snprintf(w->url, sizeof(w->url), "http://127.0.0.1:%d/", port);
+	tk_tmpdir(dir, BW_DIR_MAX, tag);
+	snprintf(out, BW_OUT_MAX, "%s/spaced.out", dir);
+	if (own_tmpdir && setenv("TMPDIR", dir, 1) != 0) {
+		tk_fail(who, "cannot set TMPDIR");
+		tk_pages_stop(*pages);
+		tk_rmrf(dir);
+		return 1;
+	}
+	return 0;
 }
 
 int
@@ -129,6 +160,80 @@ bw_task(struct bw_world *w, const char *space, const char *rid, const char *cap,
 	json_decref(res);
 	free(text);
 	return rc;
+}
+
+struct bw_closed {
+	struct bw_world *w;
+	const char *space;
+};
+
+static bool
+space_reads_closed(void *arg)
+{
+	struct bw_closed *c = arg;
+	char path[256], *text = NULL;
+	json_t *res;
+	const char *status;
+	bool closed;
+
+	snprintf(path, sizeof(path), "/api/v1/workspaces/%s/browser-spaces/%s",
+	    c->w->ws, c->space);
+	if (tk_http(&c->w->p, "GET", path, c->w->user, NULL, NULL, &text) !=
+	    200) {
+		free(text);
+		return false;
+	}
+	res = json_loads(text, 0, NULL);
+	status = bw_str(json_object_get(res, "data"), "status");
+	closed = status != NULL && strcmp(status, "closed") == 0;
+	json_decref(res);
+	free(text);
+	return closed;
+}
+
+int
+bw_close(struct bw_world *w, const char *space)
+{
+	char path[256];
+	int code;
+
+	snprintf(path, sizeof(path),
+	    "/api/v1/workspaces/%s/browser-spaces/%s/close?wait=30", w->ws,
+	    space);
+	code = tk_http(&w->p, "POST", path, w->user, NULL, NULL, NULL);
+	return code / 100 == 2 ? code : tk_fail(w->who, "close: %d", code);
+}
+
+int
+bw_wait_closed(struct bw_world *w, const char *space)
+{
+	struct bw_closed c = {w, space};
+
+	if (!tk_wait_until(space_reads_closed, &c, BW_STEP_MS))
+		return tk_fail(w->who, "the Space %s never closed", space);
+	return 0;
+}
+
+int
+bw_standby_settled(struct bw_world *w, int settle_ms)
+{
+	struct timespec ts = {settle_ms / 1000, (settle_ms % 1000) * 1000000L};
+	int64_t end = cm_mono_ms() + BW_STEP_MS;
+	char want[CM_ID_MAX + 16];
+	pid_t actor = 0;
+
+	snprintf(want, sizeof(want), " --standby=%s", w->inst);
+	while (cm_mono_ms() < end) {
+		struct timespec tick = {0, 5000000L};
+
+		if ((actor = tk_child_with(w->p.pid, want, NULL, 0)) > 0 &&
+		    tk_child_with(actor, " --user-data-dir=", NULL, 0) > 0) {
+			nanosleep(&ts, NULL);
+			return 0;
+		}
+		nanosleep(&tick, NULL);
+	}
+	return tk_fail(w->who, "no standby browser came");
 }
 
 int

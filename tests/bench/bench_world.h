@@ -15,6 +15,7 @@
 
 #include "cdp_rig.h"
 #include "driver.h"
+#include "pages.h"
 #include "testkit.h"
 
 #define BW_READY_MS 20000 /* spaced's api answers, its admin token works */
@@ -27,6 +28,23 @@ struct bw_world {
 	char ws[CM_ID_MAX + 1], owner[CM_ID_MAX + 1], inst[CM_ID_MAX + 1];
 	char url[128]; /* the page the bench drives */
 };
+
+/*
+ * What a bench of spaced on a real Chromium does first: 2 (said why)
+ * when there is no chromium at TK_CHROMIUM; else w->who is who, SIGPIPE
+ * is ignored, the page server of pages.h runs (*pages; w->url is its
+ * home page), dir is a directory of the bench's own (tk_tmpdir, tagged
+ * tag) and out the path of its spaced's log in it; with own_tmpdir,
+ * TMPDIR is dir, so that every browser's temporary files (a killed
+ * one's single-instance directory) go with it.  Returns 0, 2, or 1 when
+ * the page server or TMPDIR failed (nothing left running): the bench's
+ * exit.
+ */
+#define BW_DIR_MAX 128
+#define BW_OUT_MAX 192
+int bw_begin(struct bw_world *w, const char *who, const char *tag,
+    bool own_tmpdir, struct tk_pages **pages, char dir[BW_DIR_MAX],
+    char out[BW_OUT_MAX]);
 
 /*
  * On the spaced already started in w->p: waits for its api, provisions a
@@ -49,6 +67,21 @@ int bw_space(struct bw_world *w, const char *caps, char space[CM_ID_MAX + 1]);
  */
 int bw_task(struct bw_world *w, const char *space, const char *rid,
     const char *cap, const char *args, json_t **data);
+
+/* POST .../close?wait=30 of space: the answer's status (200 once it
+ * is closed, 202 when the wait ran out first), or -1 (said) for any
+ * other. */
+int bw_close(struct bw_world *w, const char *space);
+
+/* Waits at most BW_STEP_MS until space reads closed.  Returns 0, or
+ * -1. */
+int bw_wait_closed(struct bw_world *w, const char *space);
+
+/* Waits at most BW_STEP_MS until w's instance has a standby browser
+ * running (an actor of w's spaced, --standby of w->inst, with a browser
+ * of its own), then settle_ms more: the idle instance a create meets.
+ * Returns 0, or -1. */
+int bw_standby_settled(struct bw_world *w, int settle_ms);
 
 /* The string o[key]; NULL when there is none (borrowed from o). */
 const char *bw_str(const json_t *o, const char *key);

@@ -460,11 +460,11 @@ main(int argc, char **argv)
 	static struct bw_world w;
 	struct tk_cpu m0, m1;
 	struct tk_pages *pages;
-	char dir[128], out[192], r1[32], r2[32];
+	char dir[BW_DIR_MAX], out[BW_OUT_MAX], r1[32], r2[32];
 	int64_t sp_both, sp_loaded, di_both, di_loaded;
 	struct cb_opts o = {.runs = 20};
 	bool machine;
-	int n, port, rc;
+	int n, rc;
 
 	if (flags(argc, argv, &o) != 0) {
 		fprintf(stderr,
@@ -473,30 +473,16 @@ main(int argc, char **argv)
 		return 2;
 	}
 	n = o.runs;
-	if (access(TK_CHROMIUM, X_OK) != 0) {
-		fail("no chromium at %s", TK_CHROMIUM);
-		return 2;
-	}
-	w.who = "click_bench";
-	signal(SIGPIPE, SIG_IGN);
+	/* Every browser's single-instance directory (under $TMPDIR, left by
+	 * each one killed) goes with dir. */
+	if ((rc = bw_begin(&w, "click_bench", "cb", true, &pages, dir, out)) !=
+	    0)
+		return rc;
 	printf("click_bench: %ld CPUs online, %d runs of each, direct client "
 	       "%s hover, %s Fetch\n",
 	    sysconf(_SC_NPROCESSORS_ONLN), n, o.hover ? "with" : "without",
 	    o.fetch ? "with" : "without");
 	load_average("at the start");
-	if ((pages = tk_pages_start(&port)) == NULL) {
-		fail("the page server did not start");
-		return 1;
-	}
-	snprintf(w.url, sizeof(w.url), "http://127.0.0.1:%d/", port);
-	tk_tmpdir(dir, sizeof(dir), "cb");
-	snprintf(out, sizeof(out), "%s/spaced.out", dir);
-	/* Every browser's single-instance directory (under $TMPDIR, left by
-	 * each one killed) goes with dir. */
-	if (setenv("TMPDIR", dir, 1) != 0) {
-		fail("cannot set TMPDIR");
-		return 1;
-	}
 	machine = tk_cpu_read(&m0) == 0;
 	rc = runs(&w, dir, out, &o, &s, &d);
 	machine = machine && tk_cpu_read(&m1) == 0;

@@ -63,44 +63,13 @@
 
 /* ---- through spaced */
 
-struct closed_wait {
-	struct bw_world *w;
-	const char *space;
-};
-
-static bool
-space_closed(void *arg)
-{
-	struct closed_wait *c = arg;
-	char path[256], *text = NULL;
-	json_t *res;
-	const char *status;
-	bool closed;
-
-	snprintf(path, sizeof(path), "/api/v1/workspaces/%s/browser-spaces/%s",
-	    c->w->ws, c->space);
-	if (tk_http(&c->w->p, "GET", path, c->w->user, NULL, NULL, &text) !=
-	    200) {
-		free(text);
-		return false;
-	}
-	res = json_loads(text, 0, NULL);
-	status = json_string_value(
-	    json_object_get(json_object_get(res, "data"), "status"));
-	closed = status != NULL && strcmp(status, "closed") == 0;
-	json_decref(res);
-	free(text);
-	return closed;
-}
-
 /* One lifecycle; *total gets its length, *to_close until close answered,
  * *to_snapshot from the create until the snapshot's answer. */
 static int
 spaced_run(struct bw_world *w, int i, int64_t *total, int64_t *to_close,
     int64_t *to_snapshot)
 {
-	char path[256], space[CM_ID_MAX + 1], rid[32], args[200];
-	struct closed_wait c = {w, space};
+	char space[CM_ID_MAX + 1], rid[32], args[200];
 	int64_t t0 = cm_mono_ns();
 	int code;
 
@@ -114,42 +83,13 @@ spaced_run(struct bw_world *w, int i, int64_t *total, int64_t *to_close,
 	if (bw_task(w, space, rid, "snapshot", "{}", NULL) != 0)
 		return -1;
 	*to_snapshot = cm_mono_ns() - t0;
-	snprintf(path, sizeof(path),
-	    "/api/v1/workspaces/%s/browser-spaces/%s/close?wait=30", w->ws,
-	    space);
-	if ((code = tk_http(&w->p, "POST", path, w->user, NULL, NULL, NULL)) /
-	        100 !=
-	    2)
-		return fail("close: %d", code);
+	if ((code = bw_close(w, space)) < 0)
+		return -1;
 	*to_close = cm_mono_ns() - t0;
-	if (code != 200 && !tk_wait_until(space_closed, &c, BW_STEP_MS))
-		return fail("the Space never closed");
+	if (code != 200 && bw_wait_closed(w, space) != 0)
+		return -1;
 	*total = cm_mono_ns() - t0;
 	return 0;
-}
-
-/* Waits until the instance's standby browser runs, and then
- * LB_SETTLE_MS more. */
-static int
-standby_settled(struct bw_world *w)
-{
-	struct timespec ts = {LB_SETTLE_MS / 1000, 0};
-	int64_t end = cm_mono_ms() + BW_STEP_MS;
-	char want[CM_ID_MAX + 16];
-	pid_t actor = 0;
-
-	snprintf(want, sizeof(want), " --standby=%s", w->inst);
-	while (cm_mono_ms() < end) {
-		struct timespec tick = {0, 5000000L};
-
-		if ((actor = tk_child_with(w->p.pid, want, NULL, 0)) > 0 &&
-		    tk_child_with(actor, " --user-data-dir=", NULL, 0) > 0) {
-			nanosleep(&ts, NULL);
-			return 0;
-		}
-		nanosleep(&tick, NULL);
-	}
-	return fail("no standby browser came");
 }
 
 /* ---- the direct client */
@@ -308,7 +248,7 @@ spaced_runs(struct bw_world *w, const char *dir, const char *out,
 	if (bw_setup(w) != 0)
 		rc = -1;
 	for (int i = 0; i < n && rc == 0; i++) {
-		if (warm_standby && standby_settled(w) != 0)
+		if (warm_standby && bw_standby_settled(w, LB_SETTLE_MS) != 0)
 			rc = -1;
 		else if (spaced_run(
 		             w, i, &total[i], &to_close[i], &to_snap[i]) != 0 ||
@@ -349,29 +289,19 @@ main(void)
 	int n = tk_knob("LIFECYCLE_RUNS", 20, 2, LB_RUNS_MAX);
 	int warm_standby = tk_knob("LIFECYCLE_WARM", 1, 0, 1);
 	int through_spaced = tk_knob("LIFECYCLE_SPACED", 1, 0, 1);
-	char dir[128], out[192];
+	char dir[BW_DIR_MAX], out[BW_OUT_MAX];
 	struct tk_pages *pages;
 	int64_t p50, p50_page, p50_fresh, p50_warm, p50_cold;
-	int port, rc = 0;
+	int rc;
 
 	if (n < 0 || warm_standby < 0 || through_spaced < 0)
 		return 2;
-	if (access(TK_CHROMIUM, X_OK) != 0) {
-		fail("no chromium at %s", TK_CHROMIUM);
-		return 2;
-	}
-	w.who = "lifecycle_bench";
-	signal(SIGPIPE, SIG_IGN);
+	if ((rc = bw_begin(
+	         &w, "lifecycle_bench", "lb", false, &pages, dir, out)) != 0)
+		return rc;
 	printf("lifecycle_bench: %ld CPUs online, warm standby %s\n",
 	    sysconf(_SC_NPROCESSORS_ONLN), warm_standby ? "on" : "off");
 	fflush(stdout);
-	if ((pages = tk_pages_start(&port)) == NULL) {
-		fail("the page server did not start");
-		return 1;
-	}
-	snprintf(w.url, sizeof(w.url), "http://127.0.0.1:%d/", port);
-	tk_tmpdir(dir, sizeof(dir), "lb");
-	snprintf(out, sizeof(out), "%s/spaced.out", dir);
 	if (through_spaced)
 		rc = spaced_runs(&w, dir, out, warm_standby, total, to_close,
 		    to_snap, fresh, fsteps, n);

@@ -23,7 +23,7 @@
 
 /* The whole browser run: its own waits are bounded tighter, per step. */
 #define CONSOLE_RUN_MS (8 * 60 * 1000)
-#define CONSOLE_ENV_MAX NF_ENV_MAX
+#define CONSOLE_ENV_MAX TK_SPAWN_ENV_MAX
 #define CONSOLE_PATH_MAX 1400
 
 /* The screenshot of each main state that console.test.mjs saves (as

@@ -9,7 +9,6 @@
 
 #include <criterion/criterion.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,10 +18,6 @@
 #include "testkit.h"
 
 #define NF_STOP_MS 5000
-#define NF_ENV_MAX 16
-#define NF_INHERIT_MAX 256
-
-extern char **environ;
 
 struct nf_run {
 	pid_t pid;
@@ -45,38 +40,22 @@ nf_exited(void *arg)
 static inline void
 nf_npm_ci(const char *dir)
 {
-	char cmd[1024];
-
-	snprintf(cmd, sizeof(cmd), "%s/scripts/npm_ci.sh %s/%s",
-	    SPACED_SOURCE_DIR, SPACED_SOURCE_DIR, dir);
-	cr_assert_eq(system(cmd), 0, "npm ci for %s failed", dir);
+	cr_assert_eq(tk_npm_ci(dir), 0, "npm ci for %s failed", dir);
 }
 
-/* Runs argv in a process group of its own with env (at most NF_ENV_MAX)
- * added to this environment, less its variables that begin with prefix
- * (a value of the caller's own is the one the script sees); waits at most
- * run_ms, then kills the group.  Returns the exit code, or -1. */
+/* Runs argv in a process group of its own with env (at most
+ * TK_SPAWN_ENV_MAX) added to this environment, less its variables that
+ * begin with prefix (a value of the caller's own is the one the script
+ * sees); waits at most run_ms, then kills the group.  Returns the exit
+ * code, or -1. */
 static inline int
 nf_run_group(
     char *const argv[], char *const env[], const char *prefix, int run_ms)
 {
-	char *envp[NF_INHERIT_MAX + NF_ENV_MAX + 1];
-	posix_spawnattr_t attr;
 	struct nf_run r = {0};
-	size_t n = 0;
 
-	for (char **e = environ; *e != NULL && n < NF_INHERIT_MAX; e++)
-		if (strncmp(*e, prefix, strlen(prefix)) != 0)
-			envp[n++] = *e;
-	for (size_t i = 0; env[i] != NULL && i < NF_ENV_MAX; i++)
-		envp[n++] = env[i];
-	envp[n] = NULL;
-	posix_spawnattr_init(&attr);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-	posix_spawnattr_setpgroup(&attr, 0);
-	cr_assert_eq(posix_spawnp(&r.pid, argv[0], NULL, &attr, argv, envp), 0,
-	    "cannot start %s", argv[0]);
-	posix_spawnattr_destroy(&attr);
+	r.pid = tk_spawn_group(argv, env, prefix, -1, -1);
+	cr_assert_gt(r.pid, 0, "cannot start %s", argv[0]);
 	if (!tk_wait_until(nf_exited, &r, run_ms)) {
 		cr_log_error("%s ran past %d ms: stopping it", argv[0], run_ms);
 		kill(-r.pid, SIGTERM);

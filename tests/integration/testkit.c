@@ -10,10 +10,12 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -26,6 +28,8 @@
 
 #include "clock.h"
 #include "token.h"
+
+extern char **environ;
 
 /* Binds 127.0.0.1:port (0: any) and returns the port bound, or -1. */
 static int
@@ -946,6 +950,86 @@ tk_http_bytes(const struct tk_proc *p, const char *path, const char *token,
 	return (int)status;
 }
 
+int
+tk_npm_ci(const char *dir)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "%s/scripts/npm_ci.sh %s/%s",
+	    SPACED_SOURCE_DIR, SPACED_SOURCE_DIR, dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+pid_t
+tk_spawn_group(char *const argv[], char *const env[], const char *prefix,
+    int in_fd, int out_fd)
+{
+	char *envp[TK_SPAWN_INHERIT_MAX + TK_SPAWN_ENV_MAX + 1];
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	pid_t pid;
+	size_t n = 0;
+	int rc;
+
+	for (char **e = environ; *e != NULL && n < TK_SPAWN_INHERIT_MAX; e++)
+		if (strncmp(*e, prefix, strlen(prefix)) != 0)
+			envp[n++] = *e;
+	for (size_t i = 0; env[i] != NULL && i < TK_SPAWN_ENV_MAX; i++)
+		envp[n++] = env[i];
+	envp[n] = NULL;
+	posix_spawn_file_actions_init(&fa);
+	if (in_fd >= 0)
+		posix_spawn_file_actions_adddup2(&fa, in_fd, STDIN_FILENO);
+	if (out_fd >= 0)
+		posix_spawn_file_actions_adddup2(&fa, out_fd, STDOUT_FILENO);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+	posix_spawnattr_setpgroup(&attr, 0);
+	rc = posix_spawnp(&pid, argv[0], &fa, &attr, argv, envp);
+	posix_spawnattr_destroy(&attr);
+	posix_spawn_file_actions_destroy(&fa);
+	return rc == 0 ? pid : -1;
+}
+
+int
+tk_http_head(const struct tk_proc *p, const char *method, const char *path,
+    const char *token, const char *req_body, const char *const *headers,
+    char **body, char **head)
+{
+	struct tk_buf buf = {NULL, 0}, hbuf = {NULL, 0};
+	long status = http_request(
+	    p, method, path, token, req_body, headers, &buf, &hbuf);
+
+	*body = buf.data;
+	*head = hbuf.data;
+	return (int)status;
+}
+
+bool
+tk_head_value(const char *head, const char *name, char *out, size_t len)
+{
+	size_t k = strlen(name);
+
+	for (const char *l = head; l != NULL && *l != '\0';) {
+		const char *end = strchr(l, '\n');
+		size_t n = end != NULL ? (size_t)(end - l) : strlen(l);
+
+		if (n > k && strncasecmp(l, name, k) == 0 && l[k] == ':') {
+			const char *v = l + k + 1;
+
+			n -= k + 1;
+			while (n > 0 && *v == ' ')
+				v++, n--;
+			while (n > 0 && (v[n - 1] == '\r' || v[n - 1] == ' '))
+				n--;
+			snprintf(out, len, "%.*s", (int)n, v);
+			return n < len;
+		}
+		l = end != NULL ? end + 1 : NULL;
+	}
+	return false;
+}
+
 static bool
 http_healthy(void *arg)
 {
@@ -1485,10 +1569,12 @@ tk_pct(const int64_t *v, size_t n, int p)
 const char *
 tk_ms(int64_t ns, char *buf, size_t len)
 {
-	int64_t us = ns / 1000;
+	/* Truncated toward zero, the sign once: a difference of runs may
+	 * be below zero. */
+	int64_t us = ns < 0 ? -(ns / 1000) : ns / 1000;
 
-	snprintf(buf, len, "%lld.%03lld", (long long)(us / 1000),
-	    (long long)(us % 1000));
+	snprintf(buf, len, "%s%lld.%03lld", ns <= -1000 ? "-" : "",
+	    (long long)(us / 1000), (long long)(us % 1000));
 	return buf;
 }
 

@@ -206,11 +206,40 @@ bool tk_admin_token(
  */
 int tk_http_bytes(const struct tk_proc *p, const char *path, const char *token,
     char **body, size_t *len, char **head);
+/* Any request, as tk_http, with *head the response's header lines as
+ * text; *body and *head are malloc'd (caller frees; NULL when there were
+ * none).  Returns the status, or -1 when no answer came. */
+int tk_http_head(const struct tk_proc *p, const char *method, const char *path,
+    const char *token, const char *req_body, const char *const *headers,
+    char **body, char **head);
+/* The value of header name (any case) in head, header lines as
+ * tk_http_head gives them, into out.  False when there is none or it
+ * does not fit. */
+bool tk_head_value(const char *head, const char *name, char *out, size_t len);
 /* The value of the sample of a Prometheus text whose name and labels are
  * exactly key; -1 when the text has none. */
 double tk_prom_sample(const char *text, const char *key);
 /* Polls GET /healthz until the api answers 200 (bounded). */
 bool tk_http_ready(const struct tk_proc *p, int timeout_ms);
+
+/* npm ci for dir, a directory of the source tree ("tests/mcp"), by
+ * scripts/npm_ci.sh: a no-op once installed from its lock file.  Returns
+ * 0, or -1 when it failed (npm said why on stderr). */
+int tk_npm_ci(const char *dir);
+
+/*
+ * Starts argv (found on PATH) in a process group of its own, so that
+ * whatever it launches (a browser) can go with it, with env
+ * (NULL-terminated, at most TK_SPAWN_ENV_MAX) added to this environment
+ * less this one's variables that begin with prefix (a value of the
+ * caller's own is the one the child sees).  Its stdin is in_fd and its
+ * stdout out_fd, each unless -1 (then this process's).  Returns its pid,
+ * the group's id, or -1; the caller reaps it and ends the group.
+ */
+#define TK_SPAWN_ENV_MAX 16
+#define TK_SPAWN_INHERIT_MAX 256
+pid_t tk_spawn_group(char *const argv[], char *const env[], const char *prefix,
+    int in_fd, int out_fd);
 
 /* ---- for benchmarks */
 
