@@ -25,6 +25,8 @@ const MESSAGES = {
     'That browser instance is already reserved by another Space. Choose a free instance: a tab is never shared.',
   space_task_in_progress:
     'This Space is still running a task. Wait for it to finish or cancel it, then submit again.',
+  space_held:
+    'An operator holds this Space: tasks wait until it is released.',
   runtime_not_ready:
     'The Space\'s browser is not ready yet. Try again in a moment.',
   runtime_crashed:

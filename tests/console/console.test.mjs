@@ -259,6 +259,23 @@ async function main() {
     await waitTaskStatus('click', 'failed');
     assert.match(await taskRow('click').textContent(), /Take a new snapshot/);
 
+    log('take over: a task is refused with space_held until the release');
+    await page.click('#takeover-button');
+    await page.waitForFunction(() => document.querySelector('#space-status').textContent.startsWith('held'));
+    assert.match(await page.textContent('#space-hold'), /until/);
+    assert.equal(await page.textContent('#takeover-button'), 'Renew hold');
+    await page.waitForFunction((id) => document.querySelector(`#spaces tr[data-space="${id}"] td:nth-child(2)`)?.textContent.startsWith('held'), spaceId);
+    await page.waitForSelector('#events li[data-kind="takeover_started"]', { timeout: TASK_WAIT_MS });
+    await submit('snapshot', {});
+    await page.waitForFunction(() => document.querySelector('#msg').textContent.includes('space_held'));
+    assert.match(await page.textContent('#msg'), /An operator holds this Space/);
+    await shot('space-held');
+    await page.click('#release-button');
+    await confirmDialog();
+    await page.waitForFunction(() => document.querySelector('#space-status').textContent.startsWith('idle'));
+    await page.waitForSelector('#events li[data-kind="takeover_ended"]', { timeout: TASK_WAIT_MS });
+    assert.equal(await page.textContent('#space-hold'), 'none');
+
     log('host_not_allowed: the instance may reach 127.0.0.1 only');
     await submit('navigate', { url: PAGE_URL.replace('127.0.0.1', 'localhost') });
     await page.waitForFunction(() => document.querySelector('#msg').textContent.includes('host_not_allowed'));
