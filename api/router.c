@@ -7,6 +7,7 @@
 
 #include "api.h"
 #include "ids.h"
+#include "live.h"
 #include "log.h"
 #include "mcp.h"
 
@@ -59,6 +60,7 @@ static const struct route routes[] = {
     {"POST", SP "/cancel", true, api_space_cancel, false},
     {"POST", SP "/close", true, api_space_close, false},
     {"GET", SP "/events", true, api_event_list, false},
+    {"GET", SP "/live", true, api_live_route, false},
     {"GET", WS "/browser-instances", true, api_instance_list, false},
     {"GET", WS "/runtime-bundles", true, api_bundle_list, false},
     {"GET", AD "/workspaces", true, api_admin_workspace_list, false},
