@@ -18,7 +18,6 @@
 #include "live.h"
 
 #include <errno.h>
-#include <nng/protocol/pubsub0/sub.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,25 +131,23 @@ sub_open(struct live_space *sp)
 	if (sp->sub_open)
 		return 0;
 	snprintf(file, sizeof(file), "live-%s.ipc", sp->space);
-	if (cm_ipc_url(url, sizeof(url), lv.cfg->run_dir, file) != 0 ||
-	    (rv = nng_sub0_open(&sp->sub)) != 0 ||
-	    (rv = nng_socket_set(sp->sub, NNG_OPT_SUB_SUBSCRIBE, "", 0)) != 0 ||
-	    (rv = nng_socket_set_int(
-	         sp->sub, NNG_OPT_RECVBUF, CM_LIVE_SUB_BUF)) != 0 ||
-	    (rv = nng_socket_set_size(
-	         sp->sub, NNG_OPT_RECVMAXSZ, CM_LIVE_MSG_MAX)) != 0 ||
-	    (rv = nng_socket_set_ms(sp->sub, NNG_OPT_RECONNMINT, 10)) != 0 ||
-	    (rv = nng_socket_set_ms(sp->sub, NNG_OPT_RECONNMAXT, 200)) != 0 ||
-	    (rv = nng_dial(sp->sub, url, NULL, NNG_FLAG_NONBLOCK)) != 0 ||
-	    (rv = nng_socket_get_int(sp->sub, NNG_OPT_RECVFD, &fd)) != 0 ||
-	    ep_add(fd, &sp->sub_mark) != 0) {
-		cm_warnx("api: cannot follow the frames of space %s: %s",
-		    sp->space, nng_strerror(rv));
+	if (cm_ipc_url(url, sizeof(url), lv.cfg->run_dir, file) == 0 &&
+	    (rv = cm_sub_open(
+	         &sp->sub, "", CM_LIVE_SUB_BUF, CM_LIVE_MSG_MAX)) == 0) {
+		if ((rv = nng_dial(sp->sub, url, NULL, NNG_FLAG_NONBLOCK)) ==
+		        0 &&
+		    (rv = nng_socket_get_int(sp->sub, NNG_OPT_RECVFD, &fd)) ==
+		        0 &&
+		    (rv = ep_add(fd, &sp->sub_mark) != 0 ? NNG_EINTERNAL : 0) ==
+		        0) {
+			sp->sub_open = true;
+			return 0;
+		}
 		nng_close(sp->sub);
-		return -1;
 	}
-	sp->sub_open = true;
-	return 0;
+	cm_warnx("api: cannot follow the frames of space %s: %s", sp->space,
+	    nng_strerror(rv));
+	return -1;
 }
 
 static struct live_space *
