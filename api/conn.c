@@ -5,7 +5,8 @@
  *
  *   HEAD -> BODY -> WORK -> OUT -> HEAD (keep-alive) ...
  *                      \-> PARKED (?wait=, wait.h) -> WORK -> OUT
- *                      \-> STREAM (event stream, events.h)
+ *                      \-> STREAM (event stream, events.h; or a live
+ *                                  view, live.h)
  *   any answer that closes, or a stream's end -> LINGER -> closed
  *
  * Each state but WORK and PARKED has a deadline (api_conns_sweep), and

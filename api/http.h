@@ -8,8 +8,9 @@
  * takes them.  A complete request becomes a job for one of the worker
  * threads (api/work.c), which may call the store and never touches a
  * socket; its answer comes back to the loop.  A request that must wait
- * (?wait=) is parked on the loop (api/wait.c) and an event stream is fed
- * from it (api/events.c): neither holds a thread.
+ * (?wait=) is parked on the loop (api/wait.c), and an event stream
+ * (api/events.c) and a live view (api/live.c) are fed from it: none holds
+ * a thread.
  *
  * Functions marked "loop" run on the loop thread only; nothing they touch
  * is locked.

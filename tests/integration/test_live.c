@@ -405,7 +405,7 @@ title_is(void *arg)
 	return ok;
 }
 
-Test(live, input_names_its_target_and_clicks_a_link, .fini = tk_cleanup)
+Test(live, input_clicks_a_link_and_an_unrenewed_watch_ends, .fini = tk_cleanup)
 {
 	static struct hf_env e;
 	char space[CM_ID_MAX + 1], ctl[512], url[600];
@@ -454,6 +454,33 @@ Test(live, input_names_its_target_and_clicks_a_link, .fini = tk_cleanup)
 	w.space = space;
 	cr_assert(tk_wait_until(title_is, &w, LIVE_WAIT_MS),
 	    "the page did not follow the click");
+
+	/* A watch nobody renews (an api that died) ends with its lease:
+	 * the frame socket goes within CM_LIVE_LEASE_MS. */
+	{
+		struct pr_req q;
+		char pub[512];
+		int64_t t0;
+
+		actor_socket(&e, "live", space, pub, sizeof(pub));
+		memset(&q, 0, sizeof(q));
+		q.op = PR_OP_LIVE_WATCH;
+		q.space_id = space;
+		cr_assert_eq(cm_rpc_call(s, &q, &r, LIVE_WAIT_MS), CM_OK);
+		cr_assert_eq(r.err, CM_OK, "%s", r.msg ? r.msg : "");
+		pr_rep_free(&r);
+		t0 = cm_mono_ms();
+		cr_assert(path_there(pub), "no frame socket while watched");
+		cr_assert(tk_wait_until(path_gone, pub, CM_LIVE_LEASE_MS * 3),
+		    "the watch outlived its lease");
+		cr_assert_geq(cm_mono_ms() - t0, CM_LIVE_LEASE_MS / 2,
+		    "the watch ended long before its lease");
+		/* Another Space's id is refused. */
+		q.space_id = "0190a0b0-0000-7000-8000-00000000ffff";
+		cr_assert_eq(cm_rpc_call(s, &q, &r, LIVE_WAIT_MS), CM_OK);
+		cr_assert_eq(r.err, CM_E_NOT_FOUND);
+		pr_rep_free(&r);
+	}
 	nng_close(s);
 	hf_stop(&e);
 	tk_pages_stop(pages);
