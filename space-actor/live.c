@@ -109,8 +109,11 @@ static void
 cast_cmd(
     struct act_session *s, const char *sid, const char *method, json_t *params)
 {
-	if (s->cdp == NULL ||
-	    act_cdp_call(s->cdp, sid, method, params,
+	if (s == NULL || s->cdp == NULL) {
+		json_decref(params);
+		return;
+	}
+	if (act_cdp_call(s->cdp, sid, method, params,
 	        cm_mono_ms() + CM_LIVE_CALL_MS, NULL, NULL) < 0)
 		cm_debug("actor: live: %s could not be sent", method);
 }
