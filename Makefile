@@ -114,6 +114,7 @@ bench: build
 	@./$(BUILD)/lifecycle_bench
 	@./$(BUILD)/click_bench
 	@./$(BUILD)/warm_bench
+	@./$(BUILD)/live_bench
 	@./$(BUILD)/egress_bench
 	@./$(BUILD)/snapshot_bench
 	@./$(BUILD)/page_bench

@@ -71,7 +71,8 @@ struct api_ctx {
 	enum api_later {
 		API_LATER_NONE,
 		API_LATER_WAIT,
-		API_LATER_STREAM
+		API_LATER_STREAM,
+		API_LATER_LIVE, /* the Space's live view (live.h) */
 	} later;
 	char later_task[CM_ID_MAX + 1];
 	/* A parked MCP tool call: its JSON-RPC id as JSON text ("" for a
@@ -204,6 +205,10 @@ void api_artifact_get(struct api_ctx *c);
 /* routes_file.c: a Space's files, kept for its page to upload. */
 void api_file_put(struct api_ctx *c);
 void api_file_list(struct api_ctx *c);
+/* routes_space.c: loads the path's Space into *r (the caller frees it)
+ * and checks the caller may act a on it; otherwise the refusal is
+ * answered and false returned. */
+bool api_space_for(struct api_ctx *c, enum cm_action a, struct pr_rep *r);
 /* routes_space.c: whether the caller may act a on the path's Space;
  * otherwise the refusal is answered. */
 bool api_space_allowed(struct api_ctx *c, enum cm_action a);

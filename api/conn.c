@@ -5,7 +5,8 @@
  *
  *   HEAD -> BODY -> WORK -> OUT -> HEAD (keep-alive) ...
  *                      \-> PARKED (?wait=, wait.h) -> WORK -> OUT
- *                      \-> STREAM (event stream, events.h)
+ *                      \-> STREAM (event stream, events.h; or a live
+ *                                  view, live.h)
  *   any answer that closes, or a stream's end -> LINGER -> closed
  *
  * Each state but WORK and PARKED has a deadline (api_conns_sweep), and
@@ -31,6 +32,7 @@
 #include "clock.h"
 #include "conn_int.h"
 #include "events.h"
+#include "live.h"
 #include "log.h"
 #include "wait.h"
 
@@ -100,6 +102,7 @@ api_conn_cut(struct api_conn *c)
 	if (c->closed)
 		return;
 	api_events_forget(c);
+	api_live_forget(c);
 	api_wait_drop(c);
 	c->closed = true;
 	api_conn_watch(c);
@@ -182,8 +185,10 @@ api_conn_flush(struct api_conn *c, int64_t now)
 	else if (c->state == C_OUT) {
 		c->state = C_HEAD;
 		api_conn_process(c, now); /* a request sent behind this one */
-	} else if (c->state == C_STREAM)
+	} else if (c->state == C_STREAM) {
 		api_events_drained(c);
+		api_live_drained(c);
+	}
 	api_conn_watch(c);
 }
 
@@ -240,6 +245,28 @@ void
 api_conn_set_stream(struct api_conn *c, struct api_stream *s)
 {
 	c->stream = s;
+}
+
+struct api_viewer *
+api_conn_viewer(const struct api_conn *c)
+{
+	return c->viewer;
+}
+
+void
+api_conn_set_viewer(struct api_conn *c, struct api_viewer *v)
+{
+	c->viewer = v;
+}
+
+void
+api_conn_streaming(struct api_conn *c)
+{
+	int sndbuf = CM_SSE_SNDBUF;
+
+	setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	c->state = C_STREAM;
+	c->close_after = false;
 }
 
 struct api_wait *
@@ -346,16 +373,13 @@ api_conn_job_done(struct api_job *j, int64_t now)
 		c->state = C_PARKED;
 		api_wait_hold(c, j);
 		break;
-	case API_OUT_STREAM: {
-		int sndbuf = CM_SSE_SNDBUF;
-
-		setsockopt(
-		    c->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
-		c->state = C_STREAM;
-		c->close_after = false;
+	case API_OUT_STREAM:
+		api_conn_streaming(c);
 		api_events_stream(c, j);
 		break;
-	}
+	case API_OUT_LIVE:
+		api_live_attach(c, j);
+		break;
 	default:
 		if (j->out == NULL) {
 			api_conn_cut(c);

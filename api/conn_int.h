@@ -41,6 +41,7 @@ struct api_conn {
 	uint32_t watched; /* epoll interest; 0: not in the set */
 	struct api_stream *stream; /* C_STREAM */
 	struct api_wait *wait;     /* C_PARKED, and its WORK in between */
+	struct api_viewer *viewer; /* C_STREAM of a live view */
 	struct api_conn *prev, *next;
 };
 

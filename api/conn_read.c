@@ -39,6 +39,12 @@ api_conn_refuse(struct api_conn *c, int status, enum cm_err err,
 	api_conn_flush(c, now);
 }
 
+void
+api_conn_fail(struct api_conn *c, int status, enum cm_err err, const char *why)
+{
+	api_conn_refuse(c, status, err, why, cm_mono_ms());
+}
+
 /* Drops the first n bytes read. */
 static void
 consume(struct api_conn *c, size_t n)

@@ -18,7 +18,6 @@
 
 #include <errno.h>
 #include <nng/protocol/pubsub0/pub.h>
-#include <nng/protocol/pubsub0/sub.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -379,15 +378,7 @@ api_events_open(const struct cm_config *cfg)
 	if (cm_ipc_url(url, sizeof(url), cfg->run_dir, "store-events.ipc") !=
 	        0 ||
 	    (rv = nng_aio_alloc(&ev.sub_rx, NULL, NULL)) != 0 ||
-	    (rv = nng_sub0_open(&ev.sub)) != 0 ||
-	    (rv = nng_socket_set(ev.sub, NNG_OPT_SUB_SUBSCRIBE, "ev/", 3)) !=
-	        0 ||
-	    (rv = nng_socket_set_int(ev.sub, NNG_OPT_RECVBUF, CM_PUB_BUF)) !=
-	        0 ||
-	    (rv = nng_socket_set_size(ev.sub, NNG_OPT_RECVMAXSZ, CM_MSG_MAX)) !=
-	        0 ||
-	    (rv = nng_socket_set_ms(ev.sub, NNG_OPT_RECONNMINT, 10)) != 0 ||
-	    (rv = nng_socket_set_ms(ev.sub, NNG_OPT_RECONNMAXT, 200)) != 0 ||
+	    (rv = cm_sub_open(&ev.sub, "ev/", CM_PUB_BUF, CM_MSG_MAX)) != 0 ||
 	    (rv = nng_dial(ev.sub, url, NULL, NNG_FLAG_NONBLOCK)) != 0 ||
 	    (rv = nng_socket_get_int(ev.sub, NNG_OPT_RECVFD, &fd)) != 0) {
 		cm_warnx("api: cannot follow the store's events: %s",

@@ -30,6 +30,7 @@
 #include "clock.h"
 #include "conn.h"
 #include "events.h"
+#include "live.h"
 #include "log.h"
 #include "wait.h"
 
@@ -40,7 +41,7 @@ _Static_assert(CM_API_WORKERS <= CM_RPC_OUTSTANDING_MAX,
 static struct {
 	const struct cm_config *cfg;
 	nng_socket store;
-	int ep, lfd, done_fd, feed_fd;
+	int ep, lfd, done_fd, feed_fd, live_fd;
 	pthread_t loop;
 	atomic_bool stop;
 	size_t cap;
@@ -48,7 +49,7 @@ static struct {
 } h = {.ep = -1, .lfd = -1, .done_fd = -1};
 
 /* Markers for the epoll entries that are not connections. */
-static char mark_listen, mark_done, mark_feed;
+static char mark_listen, mark_done, mark_feed, mark_live;
 
 /* --- the loop ------------------------------------------------------- */
 
@@ -104,6 +105,7 @@ sweep(int64_t now)
 			cm_warn("api: epoll_ctl");
 	}
 	api_events_tick(now);
+	api_live_tick(now);
 	api_wait_tick(now);
 }
 
@@ -133,6 +135,8 @@ loop_main(void *arg)
 				jobs_done(now);
 			else if (p == &mark_feed)
 				api_events_feed();
+			else if (p == &mark_live)
+				api_live_run();
 			else
 				api_conn_event(p, evs[i].events, now);
 		}
@@ -217,6 +221,8 @@ api_http_start(const struct cm_config *cfg, nng_socket store)
 	h.cap = conn_cap();
 	if ((h.feed_fd = api_events_open(cfg)) < 0)
 		return -1;
+	if ((h.live_fd = api_live_open(cfg)) < 0)
+		return -1;
 	if ((h.lfd = listen_on(cfg->http_listen)) < 0) {
 		cm_warn("api: cannot listen on %s", cfg->http_listen);
 		return -1;
@@ -224,7 +230,8 @@ api_http_start(const struct cm_config *cfg, nng_socket store)
 	if ((h.ep = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
 	    (h.done_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0 ||
 	    add(h.lfd, &mark_listen) != 0 || add(h.done_fd, &mark_done) != 0 ||
-	    add(h.feed_fd, &mark_feed) != 0) {
+	    add(h.feed_fd, &mark_feed) != 0 ||
+	    add(h.live_fd, &mark_live) != 0) {
 		cm_warn("api: epoll");
 		return -1;
 	}
@@ -254,6 +261,7 @@ api_http_stop(void)
 		api_conn_job_done(j, cm_mono_ms()); /* closed: dropped */
 	}
 	api_conns_bury();
+	api_live_close();
 	api_events_close();
 	close(h.lfd);
 	close(h.done_fd);

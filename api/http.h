@@ -8,8 +8,9 @@
  * takes them.  A complete request becomes a job for one of the worker
  * threads (api/work.c), which may call the store and never touches a
  * socket; its answer comes back to the loop.  A request that must wait
- * (?wait=) is parked on the loop (api/wait.c) and an event stream is fed
- * from it (api/events.c): neither holds a thread.
+ * (?wait=) is parked on the loop (api/wait.c), and an event stream
+ * (api/events.c) and a live view (api/live.c) are fed from it: none holds
+ * a thread.
  *
  * Functions marked "loop" run on the loop thread only; nothing they touch
  * is locked.
@@ -23,6 +24,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "errors.h"
 #include "limits.h"
 #include "request.h"
 
@@ -31,6 +33,7 @@ struct api_ctx;
 struct api_conn;   /* one client connection, owned by the loop */
 struct api_stream; /* its event stream (api/events.c) */
 struct api_wait;   /* its parked ?wait= request (api/wait.c) */
+struct api_viewer; /* its live view (api/live.c) */
 
 enum api_job_kind {
 	API_JOB_REQUEST, /* run a request through the router */
@@ -43,6 +46,7 @@ enum api_job_outcome {
 	API_OUT_ANSWER, /* write out[] (a whole HTTP response) */
 	API_OUT_PARK,   /* park: wait for task or deadline_ms */
 	API_OUT_STREAM, /* turn the connection into an event stream */
+	API_OUT_LIVE,   /* turn it into a viewer of the Space (live.h) */
 	API_OUT_PAGE,   /* out[] holds SSE text of a page of events */
 	API_OUT_FAILED, /* a page could not be read */
 };
@@ -112,6 +116,16 @@ void api_conn_cut(struct api_conn *c);
 /* loop: c's event stream (NULL: none); events.c owns it. */
 struct api_stream *api_conn_stream(const struct api_conn *c);
 void api_conn_set_stream(struct api_conn *c, struct api_stream *s);
+/* loop: c's viewer of a live view (NULL: none); live.c owns it. */
+struct api_viewer *api_conn_viewer(const struct api_conn *c);
+void api_conn_set_viewer(struct api_conn *c, struct api_viewer *v);
+/* loop: answers c with the error envelope of err (status, or err's own
+ * when 0) and closes c once it is written. */
+void api_conn_fail(
+    struct api_conn *c, int status, enum cm_err err, const char *why);
+/* loop: c becomes a stream the loop writes to (an event stream, a live
+ * view): its state, and a small send buffer. */
+void api_conn_streaming(struct api_conn *c);
 /* loop: c's parked wait (NULL: none); wait.c owns it. */
 struct api_wait *api_conn_wait(const struct api_conn *c);
 void api_conn_set_wait(struct api_conn *c, struct api_wait *w);

@@ -6,12 +6,12 @@
  */
 #include "mcp.h"
 
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api.h"
+#include "b64.h"
 #include "mcp_rpc.h"
 #include "metrics.h"
 
@@ -156,7 +156,7 @@ image_block(struct api_ctx *c, const json_t *t, const char *name)
 	struct pr_req q;
 	struct pr_rep r;
 	const struct pr_bin *b;
-	unsigned char *b64;
+	char *b64;
 	json_t *block = NULL;
 
 	memset(&q, 0, sizeof(q));
@@ -170,10 +170,10 @@ image_block(struct api_ctx *c, const json_t *t, const char *name)
 	b = r.n_artifacts == 1 ? &r.artifacts[0].bytes : NULL;
 	if (r.err == CM_OK && b != NULL && b->n > 0 &&
 	    b->n <= CM_ARTIFACT_MAX &&
-	    (b64 = malloc(4 * ((b->n + 2) / 3) + 1)) != NULL) {
-		EVP_EncodeBlock(b64, (const unsigned char *)b->p, (int)b->n);
+	    (b64 = malloc(CM_B64_LEN(b->n) + 1)) != NULL) {
+		cm_b64_encode(b->p, b->n, b64);
 		block = json_pack("{s:s, s:s, s:s}", "type", "image", "data",
-		    (const char *)b64, "mimeType",
+		    b64, "mimeType",
 		    r.artifacts[0].mime != NULL ? r.artifacts[0].mime
 		                                : "image/png");
 		free(b64);

@@ -441,6 +441,7 @@ api_metrics_reset(void)
 	m.n_prev = 0;
 	pthread_mutex_unlock(&m.lock);
 	api_metrics_mcp_reset();
+	api_metrics_live_reset();
 }
 
 /* --- rendering ----------------------------------------------------------- */
@@ -617,6 +618,7 @@ api_metrics_render(void)
 	render_streams(&b);
 	render_sources(&b);
 	api_metrics_mcp_render(&b);
+	api_metrics_live_render(&b);
 	pthread_mutex_unlock(&m.lock);
 	return api_prom_finish(&b);
 }

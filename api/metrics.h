@@ -72,6 +72,11 @@
  *       source_up says whether each source answered the last scrape; it
  *       is absent before the first.
  *
+ *   spaced_live_viewers                                    gauge
+ *       api_metrics_live_viewers: viewers of live views attached now.
+ *   spaced_live_frames_sent_total                          counter
+ *   spaced_live_frame_bytes_sent_total                     counter
+ *       api_metrics_live_frame, once per frame written to a viewer.
  *   spaced_mcp_sessions                                    gauge
  *       MCP sessions open (mcp_session.h), counted by the worker that
  *       runs GET /metrics before it renders, idle ones past their time
@@ -164,6 +169,15 @@ struct api_prom;
 void api_metrics_mcp_render(struct api_prom *b);
 /* Forgets the MCP metrics (api_metrics_reset). */
 void api_metrics_mcp_reset(void);
+
+/* Live view (metrics_live.c, from the loop): a viewer attached (+1) or
+ * gone (-1), and one frame of n bytes written to a viewer. */
+void api_metrics_live_viewers(int delta);
+void api_metrics_live_frame(size_t bytes);
+/* Appends the live view's families to b. */
+void api_metrics_live_render(struct api_prom *b);
+/* Forgets the frame counters (api_metrics_reset). */
+void api_metrics_live_reset(void);
 
 /* Forgets everything (tests). */
 void api_metrics_reset(void);

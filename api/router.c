@@ -7,6 +7,7 @@
 
 #include "api.h"
 #include "ids.h"
+#include "live.h"
 #include "log.h"
 #include "mcp.h"
 
@@ -61,6 +62,7 @@ static const struct route routes[] = {
     {"POST", SP "/takeover", true, api_space_takeover, false},
     {"POST", SP "/release", true, api_space_release, false},
     {"GET", SP "/events", true, api_event_list, false},
+    {"GET", SP "/live", true, api_live_route, false},
     {"GET", WS "/browser-instances", true, api_instance_list, false},
     {"GET", WS "/runtime-bundles", true, api_bundle_list, false},
     {"GET", AD "/workspaces", true, api_admin_workspace_list, false},

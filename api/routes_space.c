@@ -47,8 +47,8 @@ allowed(struct api_ctx *c, enum cm_action a, const struct pr_space *sp,
  * another workspace) is judged with no Space: 403 for a non-member, 404
  * for everyone else.
  */
-static bool
-space_for(struct api_ctx *c, enum cm_action a, struct pr_rep *r)
+bool
+api_space_for(struct api_ctx *c, enum cm_action a, struct pr_rep *r)
 {
 	struct pr_req q = req_for(c, PR_OP_SPACE_GET);
 
@@ -204,7 +204,7 @@ api_space_get(struct api_ctx *c)
 {
 	struct pr_rep r;
 
-	if (space_for(c, CM_ACT_SPACE_READ, &r))
+	if (api_space_for(c, CM_ACT_SPACE_READ, &r))
 		api_ok(c, 200,
 		    api_dto_space(
 		        &r.spaces[0], r.n_tasks ? &r.tasks[0] : NULL));
@@ -349,7 +349,7 @@ api_task_list(struct api_ctx *c)
 	if (!api_query_int(c, "limit", 1, CM_LIST_LIMIT_MAX,
 	        CM_LIST_LIMIT_DEFAULT, &limit))
 		return;
-	if (!space_for(c, CM_ACT_SPACE_READ, &sp)) {
+	if (!api_space_for(c, CM_ACT_SPACE_READ, &sp)) {
 		pr_rep_free(&sp);
 		return;
 	}
@@ -369,7 +369,7 @@ task_read(struct api_ctx *c, enum pr_op op, struct pr_rep *r)
 {
 	struct pr_req q = req_for(c, op);
 	struct pr_rep sp;
-	bool ok = space_for(c, CM_ACT_SPACE_READ, &sp);
+	bool ok = api_space_for(c, CM_ACT_SPACE_READ, &sp);
 
 	pr_rep_free(&sp);
 	memset(r, 0, sizeof(*r));
@@ -429,7 +429,7 @@ api_space_cancel(struct api_ctx *c)
 		return;
 	if (!api_body_str(c, body, "task_id", CM_ID_MAX, false, &q.task_id))
 		goto out;
-	if (!space_for(c, CM_ACT_SPACE_CANCEL, &sp)) {
+	if (!api_space_for(c, CM_ACT_SPACE_CANCEL, &sp)) {
 		pr_rep_free(&sp);
 		goto out;
 	}
@@ -462,7 +462,7 @@ api_space_close(struct api_ctx *c)
 			return;
 		json_decref(body);
 	}
-	if (!space_for(c, CM_ACT_SPACE_CLOSE, &sp)) {
+	if (!api_space_for(c, CM_ACT_SPACE_CLOSE, &sp)) {
 		pr_rep_free(&sp);
 		return;
 	}
@@ -577,7 +577,7 @@ api_event_list(struct api_ctx *c)
 	    !api_query_int(c, "limit", 1, CM_EVENTS_LIMIT_MAX,
 	        CM_EVENTS_LIMIT_DEFAULT, &limit))
 		return;
-	if (!space_for(c, CM_ACT_SPACE_READ, &sp)) {
+	if (!api_space_for(c, CM_ACT_SPACE_READ, &sp)) {
 		pr_rep_free(&sp);
 		return;
 	}
@@ -674,7 +674,7 @@ bool
 api_space_allowed(struct api_ctx *c, enum cm_action a)
 {
 	struct pr_rep sp;
-	bool ok = space_for(c, a, &sp);
+	bool ok = api_space_for(c, a, &sp);
 
 	pr_rep_free(&sp);
 	return ok;

@@ -127,9 +127,11 @@ api_work_conclude(struct api_job *j, struct api_ctx *c)
 {
 	struct api_res *res = c->res;
 
-	if (c->later == API_LATER_WAIT || c->later == API_LATER_STREAM) {
-		j->outcome =
-		    c->later == API_LATER_WAIT ? API_OUT_PARK : API_OUT_STREAM;
+	if (c->later == API_LATER_WAIT || c->later == API_LATER_STREAM ||
+	    c->later == API_LATER_LIVE) {
+		j->outcome = c->later == API_LATER_WAIT     ? API_OUT_PARK
+		             : c->later == API_LATER_STREAM ? API_OUT_STREAM
+		                                            : API_OUT_LIVE;
 		j->route = c->route;
 		if (c->workspace_id != j->ws) /* not a parked one again */
 			snprintf(j->ws, sizeof(j->ws), "%s", c->workspace_id);
@@ -144,7 +146,7 @@ api_work_conclude(struct api_job *j, struct api_ctx *c)
 		j->deadline_ms = c->later_deadline_ms;
 		j->after = c->later_after;
 		/* A stream is answered 200 now; a parked request counts when
-		 * it is answered. */
+		 * it is answered, a live view when the loop answers it. */
 		if (c->later == API_LATER_STREAM)
 			api_metrics_request(c->route, j->http_method, 200,
 			    (double)(cm_mono_ns() - j->t0_ns) / 1e9);

@@ -37,6 +37,7 @@
 	X(CM_E_STORE_UNAVAILABLE, "store_unavailable", 503, true)            \
 	X(CM_E_OVERLOADED, "overloaded", 503, true)                          \
 	X(CM_E_SUPERVISOR_UNAVAILABLE, "supervisor_unavailable", 503, true)  \
+	X(CM_E_VIEWERS_EXCEEDED, "viewers_exceeded", 429, true)              \
 	/* Codes that only tasks and Spaces carry. */                        \
 	X(CM_E_RUNTIME_ERROR, "runtime_error", 502, false)                   \
 	X(CM_E_RUNTIME_CRASHED, "runtime_crashed", 502, false)               \

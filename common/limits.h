@@ -587,6 +587,46 @@
 #define CM_HOLD_SWEEP_MAX 64
 
 /*
+ * Live view (space-actor/live*.c, api/live.c).  While someone watches, a
+ * Space's actor runs Page.startScreencast on its current page: JPEG at
+ * CM_LIVE_JPEG_QUALITY, at most CM_LIVE_MAX_WIDTH x CM_LIVE_MAX_HEIGHT,
+ * every CM_LIVE_EVERY_NTH_FRAME-th frame the page paints, and never more
+ * than CM_LIVE_FRAMES_PER_S a second (a frame past it is acked and
+ * dropped).  A frame over CM_LIVE_FRAME_MAX bytes of JPEG is dropped.  A
+ * watch is a lease of CM_LIVE_LEASE_MS that the api renews every
+ * CM_LIVE_RENEW_MS while a viewer is attached: an api that died stops
+ * the screencast within the lease.  At most CM_VIEWERS_MAX viewers per
+ * Space; the api gives an actor CM_LIVE_CALL_MS to answer a control
+ * request, and a viewer that took no byte for CM_LIVE_STALL_MS is cut.
+ * Operator input: at most CM_LIVE_INPUT_PER_S events a second, key
+ * names of CM_LIVE_KEY_MAX bytes, typed text of CM_LIVE_TEXT_MAX bytes,
+ * wheel deltas within CM_LIVE_WHEEL_MAX pixels; the target it names is
+ * cut to CM_LIVE_TARGET_NAME_MAX bytes.
+ */
+#define CM_VIEWERS_MAX 4
+#define CM_LIVE_JPEG_QUALITY 60
+#define CM_LIVE_MAX_WIDTH CM_BROWSER_WIDTH
+#define CM_LIVE_MAX_HEIGHT CM_BROWSER_HEIGHT
+#define CM_LIVE_EVERY_NTH_FRAME 1
+#define CM_LIVE_FRAMES_PER_S 10
+#define CM_LIVE_FRAME_MAX (1024 * 1024)
+#define CM_LIVE_LEASE_MS 10000
+#define CM_LIVE_RENEW_MS 3000
+#define CM_LIVE_CALL_MS 3000
+#define CM_LIVE_STALL_MS 10000
+#define CM_LIVE_SUB_BUF 4      /* frames queued for the api: the latest wins */
+#define CM_LIVE_SPACES_MAX 256 /* Spaces watched through one api at once */
+#define CM_LIVE_INPUT_PER_S 50
+#define CM_LIVE_KEY_MAX 32
+#define CM_LIVE_TEXT_MAX 256
+#define CM_LIVE_WHEEL_MAX 10000
+#define CM_LIVE_TARGET_NAME_MAX 128
+#define CM_LIVE_INPUT_MS 2000 /* an input's CDP calls, all told */
+/* The live frame message on the actor's PUB: the frame's msgpack record
+ * around its JPEG. */
+#define CM_LIVE_MSG_MAX (CM_LIVE_FRAME_MAX + 1024)
+
+/*
  * A limit spelt into SQL text at compile time: " LIMIT " CM_STR(CM_X).
  * Only for limits defined as a bare integer literal.
  */

@@ -364,3 +364,26 @@ pr_pub_task_fits(const struct pr_event *ev, const struct pr_task *task)
 	       strcmp(ev->workspace_id, task->workspace_id) == 0 &&
 	       task->capability != NULL && task->status != NULL;
 }
+
+/* ---- live frames --------------------------------------------------------- */
+
+int
+pr_frame_encode(const struct pr_frame *f, char **buf, size_t *len)
+{
+	const struct pr_rdesc *rd = pr_rec(PR_R_frame);
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+
+	*buf = NULL;
+	*len = 0;
+	enc_init(&sb, &pk);
+	if (enc_finish(&sb, enc_map(&pk, rd->f, rd->nf, f), buf, len) != 0)
+		return -1;
+	if (*len > CM_LIVE_MSG_MAX) {
+		free(*buf);
+		*buf = NULL;
+		*len = 0;
+		return -1;
+	}
+	return 0;
+}

@@ -125,7 +125,14 @@ enum pr_type { PR_STR, PR_INT, PR_BOOL, PR_STRLIST, PR_BIN };
 	X(WAIT_MS, wait_ms, PR_INT, 0)                                \
 	X(PAYLOAD, payload, PR_STR, CM_PAGE_EVENT_PAYLOAD_MAX)        \
 	X(DIALOG_POLICY, dialog_policy, PR_STR, 16)                   \
-	X(TTL_MS, ttl_ms, PR_INT, 0)
+	X(TTL_MS, ttl_ms, PR_INT, 0)                                  \
+	X(POS_X, x, PR_INT, 0)                                        \
+	X(POS_Y, y, PR_INT, 0)                                        \
+	X(DELTA_X, delta_x, PR_INT, 0)                                \
+	X(DELTA_Y, delta_y, PR_INT, 0)                                \
+	X(BUTTON, button, PR_STR, 16)                                 \
+	X(KEY, key, PR_STR, CM_LIVE_KEY_MAX)                          \
+	X(TEXT, text, PR_STR, CM_LIVE_TEXT_MAX)
 
 enum pr_field {
 #define PR_F_ENUM(e, m, t, max) PR_F_##e,
@@ -183,6 +190,19 @@ enum pr_field {
  * the actor, its shape checked by the store, docs/api.md).  A page event
  * names the task during which it happened, if any: the store records it
  * with that task while the task runs, and with none once it has ended.
+ *
+ * live.watch, live.stop and live.input are the requests of a Space's
+ * actor's control socket (REP, ipc <run_dir>/ctl-<space_id>.ipc), which
+ * the api sends and the actor's loop answers; they never reach the store.
+ * live.watch starts the screencast of the Space's page, or renews its
+ * lease (CM_LIVE_LEASE_MS): the actor publishes frames (pr_frame_encode)
+ * on its PUB socket, <run_dir>/live-<space_id>.ipc, bound only while
+ * watched.  live.stop ends it and closes that socket.  live.input is an
+ * operator's pointer or key: kind (click, move, down, up, wheel, key,
+ * text), x and y in CSS pixels of the viewport, a wheel's delta_x and
+ * delta_y, a button (left, middle, right), a key's name, text to type;
+ * its reply's one input record says what was done (the kind, and the
+ * role and name of the element under the point), never the text.
  */
 #define PR_W PRM(OP_ID)
 #define PR_OPS(X)                                                              \
@@ -278,7 +298,13 @@ enum pr_field {
 	    0)                                                                 \
 	X(SPACE_FILE_LIST, "space.file_list", false,                           \
 	    PRM(WORKSPACE_ID) | PRM(SPACE_ID), 0)                              \
-	X(SPACE_FILE_GET, "space.file_get", false, PRM(SPACE_ID) | PRM(NAME), 0)
+	X(SPACE_FILE_GET, "space.file_get", false, PRM(SPACE_ID) | PRM(NAME),  \
+	    0)                                                                 \
+	X(LIVE_WATCH, "live.watch", false, PRM(SPACE_ID), 0)                   \
+	X(LIVE_STOP, "live.stop", false, PRM(SPACE_ID), 0)                     \
+	X(LIVE_INPUT, "live.input", false, PRM(SPACE_ID) | PRM(KIND),          \
+	    PRM(POS_X) | PRM(POS_Y) | PRM(DELTA_X) | PRM(DELTA_Y) |            \
+	        PRM(BUTTON) | PRM(KEY) | PRM(TEXT))
 
 enum pr_op {
 #define PR_OP_ENUM(e, n, w, req, opt) PR_OP_##e,
@@ -459,6 +485,24 @@ struct pr_req {
 	X(restarts, PR_INT, 0)         \
 	X(uptime_ms, PR_INT, 0)
 
+/* What an operator's input did (live.input's reply): its kind, and the
+ * role and accessible name of the element under the point ("" when
+ * none, or not a pointer's). */
+#define PR_REC_INPUT(X)              \
+	X(kind, PR_STR, 32)          \
+	X(role, PR_STR, CM_NAME_MAX) \
+	X(name, PR_STR, CM_LIVE_TARGET_NAME_MAX)
+
+/* One frame of a Space's live view (pr_frame_encode): its sequence from
+ * 1 within one screencast, its size in pixels, when the browser painted
+ * it (Unix ms) and its JPEG bytes. */
+#define PR_REC_FRAME(X)      \
+	X(seq, PR_INT, 0)    \
+	X(width, PR_INT, 0)  \
+	X(height, PR_INT, 0) \
+	X(at, PR_INT, 0)     \
+	X(jpeg, PR_BIN, CM_LIVE_FRAME_MAX)
+
 /* X(struct tag, list member in pr_rep, field macro) */
 #define PR_RECORDS(X)                                                \
 	X(workspace, workspaces, PR_REC_WORKSPACE)                   \
@@ -474,7 +518,9 @@ struct pr_req {
 	X(event, events, PR_REC_EVENT)                               \
 	X(artifact, artifacts, PR_REC_ARTIFACT)                      \
 	X(child, children, PR_REC_CHILD)                             \
-	X(file, files, PR_REC_FILE)
+	X(file, files, PR_REC_FILE)                                  \
+	X(input, inputs, PR_REC_INPUT)                               \
+	X(frame, frames, PR_REC_FRAME)
 
 #define PR_REC_MEMBER(m, t, max) PR_CTYPE_##t m;
 #define PR_REC_STRUCT(tag, list, fields) \
@@ -558,5 +604,15 @@ int pr_pub_encode(const struct pr_event *ev, const struct pr_task *task,
 int pr_pub_decode(const void *buf, size_t len, struct pr_event *out,
     struct pr_task *task, struct pr_arena *arena, char *err, size_t errlen);
 bool pr_pub_task_fits(const struct pr_event *ev, const struct pr_task *task);
+
+/*
+ * A live frame as the actor publishes it: the frame record alone, at
+ * most CM_LIVE_MSG_MAX bytes.  The decoder checks it as any record and
+ * also that seq, width, height and at are positive and that the JPEG is
+ * there; its bytes live in arena.
+ */
+int pr_frame_encode(const struct pr_frame *f, char **buf, size_t *len);
+int pr_frame_decode(const void *buf, size_t len, struct pr_frame *out,
+    struct pr_arena *arena, char *err, size_t errlen);
 
 #endif

@@ -472,3 +472,27 @@ fail:
 		memset(task, 0, sizeof(*task));
 	return -1;
 }
+
+int
+pr_frame_decode(const void *buf, size_t len, struct pr_frame *out,
+    struct pr_arena *arena, char *err, size_t errlen)
+{
+	const struct pr_rdesc *rd = pr_rec(PR_R_frame);
+	struct pr_dec d = {arena, err, errlen};
+	uint64_t seen = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (len > CM_LIVE_MSG_MAX)
+		return dec_fail(&d, "frame of %zu bytes", len);
+	if (dec_top(&d, buf, len, rd->f, rd->nf, out, &seen) != 0)
+		goto fail;
+	if (out->seq <= 0 || out->width <= 0 || out->height <= 0 ||
+	    out->at <= 0 || out->jpeg.n == 0) {
+		dec_fail(&d, "a frame needs seq, width, height, at and jpeg");
+		goto fail;
+	}
+	return 0;
+fail:
+	memset(out, 0, sizeof(*out));
+	return -1;
+}

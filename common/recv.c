@@ -3,6 +3,9 @@
  */
 #include "recv.h"
 
+#include <nng/protocol/pubsub0/sub.h>
+#include <string.h>
+
 int
 cm_recv_try(nng_socket s, nng_aio *aio, nng_msg **out)
 {
@@ -19,4 +22,21 @@ cm_recv_try(nng_socket s, nng_aio *aio, nng_msg **out)
 	*out = nng_aio_get_msg(aio);
 	nng_aio_set_msg(aio, NULL);
 	return 0;
+}
+
+int
+cm_sub_open(nng_socket *s, const char *topic, int recvbuf, size_t recvmax)
+{
+	int rv;
+
+	if ((rv = nng_sub0_open(s)) != 0)
+		return rv;
+	if ((rv = nng_socket_set(
+	         *s, NNG_OPT_SUB_SUBSCRIBE, topic, strlen(topic))) != 0 ||
+	    (rv = nng_socket_set_int(*s, NNG_OPT_RECVBUF, recvbuf)) != 0 ||
+	    (rv = nng_socket_set_size(*s, NNG_OPT_RECVMAXSZ, recvmax)) != 0 ||
+	    (rv = nng_socket_set_ms(*s, NNG_OPT_RECONNMINT, 10)) != 0 ||
+	    (rv = nng_socket_set_ms(*s, NNG_OPT_RECONNMAXT, 200)) != 0)
+		nng_close(*s);
+	return rv;
 }

@@ -20,4 +20,14 @@
  */
 int cm_recv_try(nng_socket s, nng_aio *aio, nng_msg **out);
 
+/*
+ * Opens a SUB socket for such a loop: subscribed to topic (a prefix; ""
+ * for every message), a receive queue of recvbuf messages, at most
+ * recvmax bytes a message, and a redial 10 ms after a lost publisher,
+ * backing off to 200 ms (nng's default grows to about a second; a
+ * publisher here restarts or comes and goes).  The caller dials.
+ * Returns 0 or an nng error (the socket is then closed).
+ */
+int cm_sub_open(nng_socket *s, const char *topic, int recvbuf, size_t recvmax);
+
 #endif

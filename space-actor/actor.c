@@ -434,14 +434,23 @@ stop_runtime(struct actor *a)
 	act_managed_sweep(a->cfg);
 }
 
+/* The session of the Space's page, for the live view; NULL: none. */
+static struct act_session *
+live_session(struct actor *a)
+{
+	return a->drv != NULL && a->ops->session != NULL
+	           ? a->ops->session(a->drv)
+	           : NULL;
+}
+
 /* One turn of the loop.  Returns 1 to go on, 0 when done. */
 static int
 actor_turn(struct actor *a)
 {
-	struct pollfd pfd[3 + CM_ACTOR_POLLFDS + CM_EGRESS_POLLFDS];
-	int64_t wake = -1, drv_wake = -1, eg_wake = -1, now;
+	struct pollfd pfd[3 + CM_ACTOR_POLLFDS + CM_EGRESS_POLLFDS + 1];
+	int64_t wake = -1, drv_wake = -1, eg_wake = -1, live_wake = -1, now;
 	bool stepping;
-	int ndrv, neg = 0, timeout;
+	int ndrv, neg = 0, nlive = 0, timeout;
 
 	act_calls_take(a);
 	if (a->closing && !a->stopping && !a->have_task && !a->close_begun) {
@@ -503,8 +512,15 @@ actor_turn(struct actor *a)
 		    a->egress, pfd + 3 + ndrv, CM_EGRESS_POLLFDS, &eg_wake);
 		wake = min_wake(wake, eg_wake);
 	}
+	/* The live view is served whatever the actor is doing: a screencast
+	 * runs beside a task, never in its way. */
+	if (a->live != NULL) {
+		nlive = act_live_pollfds(
+		    a->live, pfd + 3 + ndrv + neg, 1, &live_wake);
+		wake = min_wake(wake, live_wake);
+	}
 	timeout = wake < 0 ? -1 : wake <= now ? 0 : (int)(wake - now);
-	if (poll(pfd, (nfds_t)(3 + ndrv + neg), timeout) < 0 &&
+	if (poll(pfd, (nfds_t)(3 + ndrv + neg + nlive), timeout) < 0 &&
 	    errno != EINTR) {
 		cm_warn("actor: poll");
 		a->failed = true;
@@ -517,6 +533,9 @@ actor_turn(struct actor *a)
 	step_driver(a, pfd + 3, ndrv);
 	if (a->egress != NULL)
 		act_egress_step(a->egress, pfd + 3 + ndrv, neg);
+	if (a->live != NULL)
+		act_live_step(
+		    a->live, live_session(a), pfd + 3 + ndrv + neg, nlive);
 	return 1;
 }
 
@@ -659,6 +678,8 @@ act_run_warm(const struct cm_config *cfg, const char *space_id, int notify_fd,
 		cm_ready_notify(&notify_fd);
 		goto out;
 	}
+	/* Without a control socket the Space runs on, unwatched. */
+	act_live_open(&a.live, cfg->run_dir, a.space_id, &a.inst.secrets);
 	cm_ready_notify(&notify_fd);
 	cm_debug("actor: space %s ready (%s)", a.space_id,
 	    cm_driver_name(a.inst.env.driver));
@@ -666,6 +687,8 @@ act_run_warm(const struct cm_config *cfg, const char *space_id, int notify_fd,
 	a.need_claim = true;
 	while (actor_turn(&a))
 		;
+	act_live_close(a.live, live_session(&a));
+	a.live = NULL;
 	a.ops->close(a.drv);
 	a.drv = NULL;
 	rc = a.failed || a.claim_unheard ? 1 : 0;
@@ -673,6 +696,7 @@ act_run_warm(const struct cm_config *cfg, const char *space_id, int notify_fd,
 		cm_warnx("actor: space %s: stopping with an outcome unrecorded",
 		    a.space_id);
 out:
+	act_live_close(a.live, NULL);
 	if (a.ops != NULL && a.drv != NULL)
 		a.ops->close(a.drv);
 	if (warm != NULL)

@@ -169,6 +169,13 @@ struct act_driver_ops {
 	 * the next open of the same directory after a crash.  0, or -1.
 	 */
 	int (*upload_dir)(struct act_driver *d, char *dir, size_t len);
+	/*
+	 * Optional (NULL: the runtime has no screen, as the fake one).  The
+	 * session of the Space's page (session.h), for the live view: its
+	 * screencast and an operator's input go to its current page.  The
+	 * driver keeps it for its whole life, DOWN while no browser runs.
+	 */
+	struct act_session *(*session)(struct act_driver *d);
 };
 
 /* The drivers of this build (drivers.h finds one by kind). */

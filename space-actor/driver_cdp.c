@@ -248,6 +248,13 @@ cd_close(struct act_driver *d)
 	free(d);
 }
 
+/* The Space's page, for the live view (driver.h). */
+static struct act_session *
+cd_session(struct act_driver *d)
+{
+	return &d->s;
+}
+
 const struct act_driver_ops act_driver_cdp = {
     .open = cd_open,
     .start = cd_start,
@@ -256,4 +263,5 @@ const struct act_driver_ops act_driver_cdp = {
     .cancel = cd_cancel,
     .reset = cd_reset,
     .close = cd_close,
+    .session = cd_session,
 };

@@ -662,6 +662,13 @@ md_upload_dir(struct act_driver *d, char *dir, size_t len)
 	return 0;
 }
 
+/* The Space's page, for the live view (driver.h). */
+static struct act_session *
+md_session(struct act_driver *d)
+{
+	return &d->s;
+}
+
 const struct act_driver_ops act_driver_managed = {
     .open = md_open,
     .start = md_start,
@@ -670,6 +677,7 @@ const struct act_driver_ops act_driver_managed = {
     .cancel = md_cancel,
     .reset = md_reset,
     .close = md_close,
+    .session = md_session,
     .rest = md_rest,
     .upload_dir = md_upload_dir,
 };

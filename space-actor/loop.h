@@ -17,6 +17,7 @@
 #include "egress.h"
 #include "ids.h"
 #include "instance.h"
+#include "live.h"
 #include "page_log.h"
 #include "proto.h"
 #include "rpc.h"
@@ -90,6 +91,9 @@ struct actor {
 	/* A managed runtime's egress proxy (egress.h), for the actor's whole
 	 * life: the driver borrows it. */
 	struct act_egress *egress;
+	/* The live view's control socket and screencast (live.h); NULL:
+	 * none could be bound, and the Space runs without one. */
+	struct act_live *live;
 
 	bool need_claim;
 	int64_t next_claim_ms;

@@ -12,44 +12,13 @@
 #include "page.h"
 #include "page_int.h"
 
-#include <openssl/evp.h>
+#include "b64.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 /* Larger than this, the decoded image cannot fit CM_ARTIFACT_MAX. */
 #define SHOT_B64_MAX (((size_t)CM_ARTIFACT_MAX + 2) / 3 * 4)
-
-/*
- * Decodes the standard, padded base64 of the n characters at in into a
- * new buffer (*out, *out_len; the caller frees).  EVP_DecodeBlock decodes
- * whole groups of four and counts each '=' of the last group as a zero
- * byte, so the padding is taken off its length here.  Returns 0, or -1
- * when in is not such base64 or memory is short.
- */
-static int
-shot_decode(const char *in, size_t n, unsigned char **out, size_t *out_len)
-{
-	unsigned char *buf;
-	size_t pad = 0;
-	int got;
-
-	if (n == 0 || n % 4 != 0 || n > SHOT_B64_MAX)
-		return -1;
-	if ((buf = malloc(n / 4 * 3)) == NULL)
-		return -1;
-	got = EVP_DecodeBlock(buf, (const unsigned char *)in, (int)n);
-	if (got < 0 || (size_t)got != n / 4 * 3) {
-		free(buf);
-		return -1;
-	}
-	if (in[n - 1] == '=')
-		pad++;
-	if (in[n - 2] == '=')
-		pad++;
-	*out = buf;
-	*out_len = (size_t)got - pad;
-	return 0;
-}
 
 static void
 page_shot_taken(struct act_page *p, const json_t *result)
@@ -66,8 +35,8 @@ page_shot_taken(struct act_page *p, const json_t *result)
 	}
 	/* Over the bound before decoding, or after: the same clear failure. */
 	if (json_string_length(data) > SHOT_B64_MAX ||
-	    (shot_decode(json_string_value(data), json_string_length(data),
-	         &img, &len) == 0 &&
+	    (cm_b64_decode(json_string_value(data), json_string_length(data),
+	         SHOT_B64_MAX / 4 * 3, &img, &len) == 0 &&
 	        len > CM_ARTIFACT_MAX)) {
 		free(img);
 		page_fail(p, CM_E_RUNTIME_ERROR,

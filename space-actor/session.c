@@ -92,6 +92,14 @@ act_session_events(struct act_session *s, act_page_event_fn fn, void *arg)
 }
 
 void
+act_session_frames(struct act_session *s,
+    void (*fn)(void *arg, const char *session, const json_t *params), void *arg)
+{
+	s->on_frame = fn;
+	s->on_frame_arg = arg;
+}
+
+void
 act_session_dialogs(struct act_session *s, const char *policy)
 {
 	s->dialog_policy = policy == NULL                   ? ACT_DIALOG_MODAL
@@ -339,6 +347,11 @@ act_session_event(struct act_session *s, const char *session,
 	}
 	if (!s->page_ok)
 		return;
+	if (s->on_frame != NULL && session != NULL &&
+	    strcmp(method, "Page.screencastFrame") == 0) {
+		s->on_frame(s->on_frame_arg, session, params);
+		return;
+	}
 	act_page_event(&s->page, session, method, params);
 	act_tabs_event(s, session, method, params);
 	if (session == NULL &&

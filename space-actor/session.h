@@ -68,6 +68,12 @@ struct act_session {
 	 * or "": the call has none. */
 	char uploads[CM_PATH_MAX];
 
+	/* Told of every Page.screencastFrame of any page of the connection
+	 * (the live view, live.h), with the session it came on; NULL:
+	 * nobody is, and the page's events go on as before. */
+	void (*on_frame)(void *arg, const char *session, const json_t *params);
+	void *on_frame_arg;
+
 	/* A call waiting for the page, and an outcome that came early. */
 	bool waiting;
 	char capability[CM_CAPABILITY_MAX + 1];
@@ -90,6 +96,12 @@ void act_session_proxy(
  * with arg from now on, the page's that is set up already included (NULL:
  * to nobody). */
 void act_session_events(struct act_session *s, act_page_event_fn fn, void *arg);
+
+/* Every Page.screencastFrame from now on goes to fn with arg (NULL: to
+ * nobody); the session's own state survives act_session_down. */
+void act_session_frames(struct act_session *s,
+    void (*fn)(void *arg, const char *session, const json_t *params),
+    void *arg);
 
 /* The Space's dialog policy (driver.h's act_env), for the page that is
  * set up already and every one from now on. */

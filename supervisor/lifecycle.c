@@ -71,6 +71,26 @@ sup_start_api(struct sup *s)
 		sup_start_child(s, api);
 }
 
+/* The live view's socket files of an actor that is gone (live.h): one
+ * killed leaves them, and nothing else removes them once its Space is
+ * closed.  No other actor of the Space runs until this one is reaped. */
+static void
+actor_sockets_remove(const struct sup *s, const char *space_id)
+{
+	static const char *const kinds[] = {"ctl", "live"};
+	char path[CM_PATH_MAX];
+
+	if (space_id[0] == '\0')
+		return;
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		int n = snprintf(path, sizeof(path), "%s/%s-%s.ipc",
+		    s->cfg.run_dir, kinds[i], space_id);
+
+		if (n > 0 && (size_t)n < sizeof(path))
+			unlink(path);
+	}
+}
+
 /* Acts on a step: sends its request, or ends the bootstrap. */
 static void
 child_died(struct sup *s, struct sup_child *ch, int status)
@@ -82,8 +102,10 @@ child_died(struct sup *s, struct sup_child *ch, int status)
 	enum sup_verdict v;
 
 	/* No browser outlives its actor. */
-	if (ch->kind == SUP_ACTOR)
+	if (ch->kind == SUP_ACTOR) {
 		kill(-ch->pid, SIGKILL);
+		actor_sockets_remove(s, ch->space_id);
+	}
 	ch->pid = 0;
 	sup_child_gone(ch);
 	if (s->stop || ch->state == SUP_STOPPING) {

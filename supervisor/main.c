@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <nng/nng.h>
-#include <nng/protocol/pubsub0/sub.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -248,17 +247,10 @@ open_sockets(struct sup *s)
 	if (cm_ipc_url(url, sizeof(url), s->cfg.run_dir, "store-events.ipc") !=
 	        0 ||
 	    (rv = nng_aio_alloc(&s->events_rx, NULL, NULL)) != 0 ||
-	    (rv = nng_sub0_open(&s->events)) != 0 ||
-	    (rv = nng_socket_set(s->events, NNG_OPT_SUB_SUBSCRIBE, "ev/", 3)) !=
+	    /* The store comes up after this dial, and may restart: the
+	     * redial is soon. */
+	    (rv = cm_sub_open(&s->events, "ev/", CM_PUB_BUF, CM_MSG_MAX)) !=
 	        0 ||
-	    (rv = nng_socket_set_int(s->events, NNG_OPT_RECVBUF, CM_PUB_BUF)) !=
-	        0 ||
-	    (rv = nng_socket_set_size(
-	         s->events, NNG_OPT_RECVMAXSZ, CM_MSG_MAX)) != 0 ||
-	    /* The store comes up after this dial, and may restart: retry
-	     * soon (nng's default backoff grows to about a second). */
-	    (rv = nng_socket_set_ms(s->events, NNG_OPT_RECONNMINT, 10)) != 0 ||
-	    (rv = nng_socket_set_ms(s->events, NNG_OPT_RECONNMAXT, 200)) != 0 ||
 	    (rv = nng_pipe_notify(s->events, NNG_PIPE_EV_ADD_POST,
 	         sup_events_pipe_up, s)) != 0 ||
 	    (rv = nng_dial(s->events, url, NULL, NNG_FLAG_NONBLOCK)) != 0 ||

@@ -42,6 +42,14 @@ static const struct {
         "<form action=\"/search\"><input name=\"q\" aria-label=\"Query\">"
         "<button type=\"submit\">Search</button></form></body></html>",
         NULL},
+    /* /ticker: a counter that changes every 30 ms, so the page paints
+     * all the time (a live view's frames at their rate bound). */
+    {"/ticker",
+        "<!doctype html><html><head><title>Ticker</title></head><body>"
+        "<h1 id=\"t\">0</h1><script>let n=0;setInterval(function(){"
+        "document.getElementById('t').textContent=++n;},30);</script>"
+        "</body></html>",
+        NULL},
     {"/next",
         "<!doctype html><html><head><title>Next</title></head><body>"
         "<h1>Second page</h1><p>You followed the link.</p>"

@@ -9,7 +9,8 @@
  * "Link K" to /next?i=K), /nodes?n=N (N elements of every-day kinds, in
  * sections of ten), /quiet?n=N (N elements that print nothing, then a
  * link "End"), /tamper (whose scripts replace the built-ins a
- * script reading it would use), /noise (a tall canvas
+ * script reading it would use), /ticker (a counter that changes every
+ * 30 ms), /noise (a tall canvas
  * of random pixels, whose full-page screenshot is too big to keep),
  * /stuck (whose main thread, once the test opens its gate, blocks in a
  * synchronous request to /hang, which is never answered: its connection
