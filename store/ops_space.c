@@ -290,6 +290,31 @@ download_extra(const json_t *o)
 	return n;
 }
 
+/*
+ * An operator's input as the api records it: who (by), what (kind), where
+ * (x and y, for a pointer's), and the element under the point (role and
+ * name, may be empty): exactly those members, each of its type and bound.
+ * No member may carry the text an operator typed: there is none to take.
+ */
+static bool
+operator_input_ok(const json_t *o)
+{
+	static const char *const kinds[] = {
+	    "click", "move", "down", "up", "wheel", "key", "text", NULL};
+	const json_t *x = json_object_get(o, "x"), *y = json_object_get(o, "y");
+	size_t n = 4;
+
+	if (x != NULL || y != NULL) {
+		if (!json_is_integer(x) || !json_is_integer(y))
+			return false;
+		n += 2;
+	}
+	return one_of(json_string_value(json_object_get(o, "kind")), kinds) &&
+	       str_member(o, "by", CM_ID_MAX) &&
+	       str_member(o, "role", CM_NAME_MAX) &&
+	       str_member(o, "name", CM_NAME_MAX) && json_object_size(o) == n;
+}
+
 /* Whether o is the payload of a page event of kind k: exactly the
  * members its kind shows (docs/api.md), each of its type and bound. */
 static bool
@@ -321,6 +346,8 @@ page_payload_ok(enum cm_event_kind k, const json_t *o)
 		           download_states) &&
 		       json_is_integer(v) && json_integer_value(v) >= 0 &&
 		       json_object_size(o) == 3 + download_extra(o);
+	case CM_EV_OPERATOR_INPUT:
+		return operator_input_ok(o);
 	default:
 		return false;
 	}
@@ -328,7 +355,8 @@ page_payload_ok(enum cm_event_kind k, const json_t *o)
 
 /*
  * What the Space's page did (the actor's record: a dialog, a tab, a
- * download).  The kind is one of the page's and the payload its shape,
+ * download), or what an operator did to it (the api's record of an
+ * input through the live view, never its text).  The kind is one of the page's and the payload its shape,
  * or the request is refused; it is stored as the store writes it again.
  * It goes with the task it names while that task runs (between its
  * started and its end, which the Space row's lock keeps in order on a
@@ -345,9 +373,10 @@ st_op_space_page_event(
 	char *payload = NULL;
 	int rc;
 
-	if (!cm_event_kind_of_page(k)) {
+	if (!cm_event_kind_of_page(k) && k != CM_EV_OPERATOR_INPUT) {
 		pr_rep_error(rep, CM_E_INVALID_REQUEST,
-		    "kind must be dialog, tab_opened or download");
+		    "kind must be dialog, tab_opened, download or "
+		    "operator_input");
 		return;
 	}
 	o = json_loads(req->payload, JSON_REJECT_DUPLICATES, NULL);
