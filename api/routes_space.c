@@ -509,7 +509,7 @@ api_space_takeover(struct api_ctx *c)
 		api_fail(c, 0, CM_E_INVALID_REQUEST, msg);
 		goto out;
 	}
-	if (!space_for(c, CM_ACT_SPACE_TAKEOVER, &sp)) {
+	if (!api_space_for(c, CM_ACT_SPACE_TAKEOVER, &sp)) {
 		pr_rep_free(&sp);
 		goto out;
 	}
@@ -547,7 +547,7 @@ api_space_release(struct api_ctx *c)
 	if ((body = api_body(c, (const char *const[]){NULL}, true)) == NULL)
 		return;
 	json_decref(body);
-	if (!space_for(c, CM_ACT_SPACE_TAKEOVER, &sp)) {
+	if (!api_space_for(c, CM_ACT_SPACE_TAKEOVER, &sp)) {
 		pr_rep_free(&sp);
 		return;
 	}
