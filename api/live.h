@@ -46,5 +46,8 @@ void api_live_forget(struct api_conn *c);
 /* worker: GET .../browser-spaces/{space}/live.  Authorizes as a GET of
  * the Space and checks that its actor runs; then the loop takes it. */
 void api_live_route(struct api_ctx *c);
+/* worker: POST .../browser-spaces/{space}/live/input, the holder's
+ * pointer or key to the page (live_input.c). */
+void api_live_input(struct api_ctx *c);
 
 #endif

@@ -63,6 +63,7 @@ static const struct route routes[] = {
     {"POST", SP "/release", true, api_space_release, false},
     {"GET", SP "/events", true, api_event_list, false},
     {"GET", SP "/live", true, api_live_route, false},
+    {"POST", SP "/live/input", true, api_live_input, false},
     {"GET", WS "/browser-instances", true, api_instance_list, false},
     {"GET", WS "/runtime-bundles", true, api_bundle_list, false},
     {"GET", AD "/workspaces", true, api_admin_workspace_list, false},

@@ -72,6 +72,7 @@ const state = {
   tasks: new Map(),  // task_id -> task, for the selected Space
   lastSeq: 0,
   stream: null,      // AbortController of the event stream
+  live: null,        // AbortController of the live view, while watching
   timer: null,
 };
 
@@ -239,6 +240,7 @@ function signOut(message) {
   sessionStorage.removeItem(TOKEN_KEY);
   if (state.timer) clearInterval(state.timer);
   stopStream();
+  stopWatch();
   Object.assign(state, {
     token: null, me: null, workspace: null, spaceId: null, space: null,
     timer: null, lastSeq: 0,
@@ -393,6 +395,9 @@ async function createSpace(ev) {
 
 async function selectSpace(id) {
   stopStream();
+  stopWatch();
+  $('live').hidden = true;
+  $('live').removeAttribute('src');
   state.spaceId = id;
   state.space = null;
   state.tasks.clear();
@@ -405,7 +410,7 @@ async function selectSpace(id) {
   $('capability').dataset.for = '';
   $('space').hidden = id === null;
   $('space-id').textContent = id || '';
-  for (const f of ['space-status', 'space-owner', 'space-instance', 'space-active', 'space-error']) $(f).textContent = '';
+  for (const f of ['space-status', 'space-owner', 'space-instance', 'space-hold', 'space-active', 'space-error']) $(f).textContent = '';
   for (const tr of $('spaces').tBodies[0].rows) tr.classList.toggle('selected', tr.dataset.space === id);
   if (id === null) return;
   try {
@@ -443,6 +448,7 @@ async function loadSpace() {
   $('takeover-button').disabled = !open;
   $('takeover-button').textContent = s.hold && s.hold.held_by === state.me.principal_id ? 'Renew hold' : 'Take over';
   $('release-button').disabled = !s.hold;
+  renderLive();
   $('submit-button').disabled = !open;
   renderCapabilities(s);
 }
@@ -584,6 +590,7 @@ async function takeOver() {
       ? 'Taking over: the running task is being cancelled; the hold begins once it has ended.'
       : `You hold Space ${s.space_id} until ${new Date(r.data.hold.held_until).toLocaleTimeString()}: the agent's tasks are refused.`, 'info');
     await loadSpace();
+    if (!state.live) watch(s.space_id);
   } catch (e) { sayError(e); }
 }
 
@@ -699,11 +706,42 @@ async function onEvents(batch) {
       if (at >= 0) tasks.splice(at, 1);
       tasks.push(e.task_id);
     }
-    if (e.kind.startsWith('space_') || TERMINAL_KINDS.includes(e.kind)) lists = true;
+    // What the Spaces list shows: a status, a hold, a call for help.
+    if (e.kind.startsWith('space_') || e.kind.startsWith('takeover_') || e.kind === 'help_requested' ||
+        TERMINAL_KINDS.includes(e.kind)) lists = true;
   }
   for (const id of tasks.slice(-TASKS_READ_MAX)) await taskChanged(id);
   if (lists) await refresh();
   else if (batch.length) await loadSpace();
+}
+
+// Reads a stream of Server-Sent Events to its end: each message's data,
+// parsed, goes to each(), and what one read brought to batch(), when it
+// brought any (a heartbeat comment brings none).
+async function readStream(res, each, batch) {
+  const reader = res.body.getReader();
+  const dec = new TextDecoder();
+  let buf = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buf += dec.decode(value, { stream: true }).replace(/\r\n?/g, '\n');
+    const got = [];
+    let cut;
+    while ((cut = buf.indexOf('\n\n')) >= 0) {
+      const block = buf.slice(0, cut);
+      buf = buf.slice(cut + 2);
+      let data = '';
+      for (const line of block.split('\n')) {
+        if (line.startsWith('data:')) data += line.slice(5).replace(/^ /, '');
+      }
+      if (!data) continue;
+      const m = JSON.parse(data);
+      each(m);
+      got.push(m);
+    }
+    if (got.length) await batch(got);
+  }
 }
 
 // Reads the Space's events as Server-Sent Events, from state.lastSeq on,
@@ -726,29 +764,11 @@ async function startStream(id) {
       });
       if (res.status === 401) { signOut(SIGNED_OUT_MESSAGE); return; }
       if (!res.ok || !res.body) throw new Error('the event stream answered ' + res.status);
-      const reader = res.body.getReader();
-      const dec = new TextDecoder();
-      const batch = [];
-      let buf = '';
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        buf += dec.decode(value, { stream: true }).replace(/\r\n?/g, '\n');
-        let cut;
-        while ((cut = buf.indexOf('\n\n')) >= 0) {
-          const block = buf.slice(0, cut);
-          buf = buf.slice(cut + 2);
-          let data = '';
-          for (const line of block.split('\n')) {
-            if (line.startsWith('data:')) data += line.slice(5).replace(/^ /, '');
-          }
-          if (!data) continue; // a heartbeat comment
-          const e = JSON.parse(data);
-          batch.push(e);
-          if (e.kind === 'space_closed') ended = true;
-        }
-        try { await onEvents(batch.splice(0)); } catch (err) { if (err.status !== 401) sayError(err); }
-      }
+      await readStream(res, (e) => {
+        if (e.kind === 'space_closed') ended = true;
+      }, async (batch) => {
+        try { await onEvents(batch); } catch (err) { if (err.status !== 401) sayError(err); }
+      });
     } catch (err) {
       if (ctl.signal.aborted || !state.token) return;
     }
@@ -759,6 +779,114 @@ async function startStream(id) {
     }
   }
   if (state.stream === ctl) $('stream-state').textContent = ended ? '(ended: the Space is closed)' : '';
+}
+
+/* --- the live view, and the holder's input ------------------------------------ */
+
+// Whether the caller holds the open Space: only then does its pointer
+// and keys go to the page.
+function holding() {
+  const s = state.space;
+  return !!(s && s.status === 'held' && s.hold && s.hold.held_by === state.me.principal_id);
+}
+
+function renderLive() {
+  const img = $('live');
+  img.classList.toggle('yours', holding());
+  $('watch-button').textContent = state.live ? 'Stop watching' : 'Watch live';
+  $('live-hint').textContent = !state.live ? 'Not watching. Take the Space over to click and type in it.'
+    : holding() ? 'You hold this Space: clicks, the wheel and keys on the picture go to its page.'
+    : 'Watching. Take the Space over to click and type in it.';
+}
+
+// Frames while someone watches: the stream of GET .../live, each frame
+// drawn as it comes; the last one stays when the watch ends.
+async function watch(id) {
+  stopWatch();
+  const ctl = new AbortController();
+  state.live = ctl;
+  renderLive();
+  $('live-state').textContent = '(connecting)';
+  try {
+    const res = await fetch(wsPath(`/browser-spaces/${encodeURIComponent(id)}/live`), {
+      headers: { 'Authorization': 'Bearer ' + state.token, 'Accept': 'text/event-stream' },
+      cache: 'no-store',
+      signal: ctl.signal,
+    });
+    if (res.status === 401) { signOut(SIGNED_OUT_MESSAGE); return; }
+    if (!res.ok || !res.body) {
+      const doc = await res.json().catch(() => null);
+      throw new ApiError(res.status, doc && doc.error ? doc.error.code : 'live', doc && doc.error ? doc.error.message : '');
+    }
+    $('live-state').textContent = '(live)';
+    // Only the newest frame of what came together is drawn.
+    await readStream(res, () => {}, (frames) => {
+      const f = frames[frames.length - 1];
+      const img = $('live');
+      img.src = 'data:image/jpeg;base64,' + f.jpeg;
+      img.dataset.width = f.width;
+      img.dataset.height = f.height;
+      img.dataset.seq = f.seq;
+      img.hidden = false;
+    });
+  } catch (err) {
+    if (!ctl.signal.aborted) sayError(err);
+  }
+  if (state.live === ctl) {
+    state.live = null;
+    $('live-state').textContent = '(ended)';
+    renderLive();
+  }
+}
+
+function stopWatch() {
+  if (state.live) state.live.abort();
+  state.live = null;
+  $('live-state').textContent = '';
+}
+
+// The holder's inputs go one after another, in order.
+let inputs = Promise.resolve();
+function sendInput(body) {
+  if (!holding()) return;
+  inputs = inputs.then(() => api('POST', spacePath('/live/input'), body)).catch(sayError);
+}
+
+// A point of the picture in the page's CSS pixels.
+function pagePoint(ev) {
+  const img = $('live');
+  const r = img.getBoundingClientRect();
+  const w = Number(img.dataset.width) || img.naturalWidth, h = Number(img.dataset.height) || img.naturalHeight;
+  return {
+    x: Math.max(0, Math.min(w - 1, Math.round((ev.clientX - r.left) * w / r.width))),
+    y: Math.max(0, Math.min(h - 1, Math.round((ev.clientY - r.top) * h / r.height))),
+  };
+}
+
+const NAMED_KEYS = new Set(['Enter', 'Tab', 'Backspace', 'Delete', 'Escape', 'ArrowUp', 'ArrowDown',
+  'ArrowLeft', 'ArrowRight', 'Home', 'End', 'PageUp', 'PageDown', ' ']);
+
+function wireLive() {
+  const img = $('live');
+  $('watch-button').addEventListener('click', () => {
+    if (state.live) { stopWatch(); renderLive(); } else if (state.spaceId) watch(state.spaceId);
+  });
+  img.addEventListener('click', (ev) => {
+    if (!holding()) return;
+    img.focus();
+    sendInput({ kind: 'click', ...pagePoint(ev) });
+  });
+  img.addEventListener('wheel', (ev) => {
+    if (!holding()) return;
+    ev.preventDefault();
+    sendInput({ kind: 'wheel', ...pagePoint(ev), delta_x: Math.round(ev.deltaX), delta_y: Math.round(ev.deltaY) });
+  }, { passive: false });
+  img.addEventListener('keydown', (ev) => {
+    if (!holding() || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    ev.preventDefault();
+    if (ev.key.length === 1 && ev.key !== ' ') sendInput({ kind: 'text', text: ev.key });
+    else if (NAMED_KEYS.has(ev.key)) sendInput({ kind: 'key', key: ev.key === ' ' ? 'Space' : ev.key });
+  });
 }
 
 /* --- wiring ------------------------------------------------------------------ */
@@ -783,6 +911,7 @@ function init() {
   $('cancel-button').addEventListener('click', cancelTask);
   $('close-button').addEventListener('click', closeSpace);
   $('takeover-button').addEventListener('click', takeOver);
+  wireLive();
   $('release-button').addEventListener('click', releaseSpace);
   const kept = sessionStorage.getItem(TOKEN_KEY);
   if (kept) signIn(kept).catch((e) => { if (e.status !== 401) signOut(String(e.message || e)); });

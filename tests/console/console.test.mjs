@@ -259,6 +259,19 @@ async function main() {
     await waitTaskStatus('click', 'failed');
     assert.match(await taskRow('click').textContent(), /Take a new snapshot/);
 
+    log('live view: the agent\'s navigate shows in the frames');
+    await page.click('#watch-button');
+    await page.waitForFunction(() => (document.querySelector('#live').getAttribute('src') || '').startsWith('data:image/jpeg;base64,'), null, { timeout: TASK_WAIT_MS });
+    const firstFrame = await page.getAttribute('#live', 'src');
+    const nav = await call('POST', `/api/v1/workspaces/${WS}/browser-spaces/${spaceId}/tasks?wait=30`, TOKEN,
+      { request_id: 'console-live-nav', capability: 'navigate', args: { url: PAGE_URL + 'next' } });
+    assert.equal(nav.status, 200, JSON.stringify(nav.doc));
+    await page.waitForFunction((b) => { const s = document.querySelector('#live').getAttribute('src'); return s && s !== b; }, firstFrame, { timeout: TASK_WAIT_MS });
+    await shot('live-view');
+    const home = await call('POST', `/api/v1/workspaces/${WS}/browser-spaces/${spaceId}/tasks?wait=30`, TOKEN,
+      { request_id: 'console-live-home', capability: 'navigate', args: { url: PAGE_URL } });
+    assert.equal(home.status, 200, JSON.stringify(home.doc));
+
     log('take over: a task is refused with space_held until the release');
     await page.click('#takeover-button');
     await page.waitForFunction(() => document.querySelector('#space-status').textContent.startsWith('held'));
@@ -270,11 +283,40 @@ async function main() {
     await page.waitForFunction(() => document.querySelector('#msg').textContent.includes('space_held'));
     assert.match(await page.textContent('#msg'), /An operator holds this Space/);
     await shot('space-held');
+
+    log('the holder clicks the link in the live view, and the page follows');
+    const inputPath = `/api/v1/workspaces/${WS}/browser-spaces/${spaceId}/live/input`;
+    let linkY = -1;
+    for (let y = 60; y < 240 && linkY < 0; y += 4) {
+      const m = await call('POST', inputPath, TOKEN, { kind: 'move', x: 24, y });
+      assert.equal(m.status, 200, JSON.stringify(m.doc));
+      if (m.doc.data.role === 'link') linkY = y;
+    }
+    assert.ok(linkY >= 0, 'the pointer never met the link');
+    const box = await page.locator('#live').boundingBox();
+    const w = Number(await page.getAttribute('#live', 'data-width'));
+    const h = Number(await page.getAttribute('#live', 'data-height'));
+    // At that point of the picture, scrolled into view first.
+    await page.locator('#live').click({ position: { x: (24 + 0.5) * box.width / w, y: (linkY + 0.5) * box.height / h } });
+    // The click's own event, the one the picture sent.
+    await page.waitForFunction(() => [...document.querySelectorAll('#events li[data-kind="operator_input"]')]
+      .some((l) => l.textContent.includes('"kind":"click"') && l.textContent.includes('"role":"link"')), null, { timeout: TASK_WAIT_MS });
+    await shot('operator-input');
     await page.click('#release-button');
     await confirmDialog();
     await page.waitForFunction(() => document.querySelector('#space-status').textContent.startsWith('idle'));
     await page.waitForSelector('#events li[data-kind="takeover_ended"]', { timeout: TASK_WAIT_MS });
     assert.equal(await page.textContent('#space-hold'), 'none');
+    // The agent's next snapshot is the page the operator left.
+    // (The click's navigation may still be loading: a bounded poll.)
+    let handedBack;
+    for (let i = 0; i < 20; i++) {
+      handedBack = await call('POST', `/api/v1/workspaces/${WS}/browser-spaces/${spaceId}/tasks?wait=30`, TOKEN,
+        { request_id: `console-after-hold-${i}`, capability: 'snapshot', args: {} });
+      assert.equal(handedBack.status, 200, JSON.stringify(handedBack.doc));
+      if (handedBack.doc.data.result.title === 'Next') break;
+    }
+    assert.equal(handedBack.doc.data.result.title, 'Next', JSON.stringify(handedBack.doc.data.result));
 
     log('host_not_allowed: the instance may reach 127.0.0.1 only');
     await submit('navigate', { url: PAGE_URL.replace('127.0.0.1', 'localhost') });

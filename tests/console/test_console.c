@@ -30,9 +30,9 @@
  * <name>.png in the shots directory, kept by CI: .ci/run). */
 static const char *const shots_saved[] = {"wrong-token", "signed-in",
     "instance-in-use", "space-created", "snapshot-outline", "screenshot",
-    "live-events", "task-in-progress", "space-held", "confirm-dialog",
-    "runtime-crashed", "runtime-not-ready", "space-closed", "token-revoked",
-    "workspace-chosen", "failure"};
+    "live-events", "task-in-progress", "live-view", "space-held",
+    "operator-input", "confirm-dialog", "runtime-crashed", "runtime-not-ready",
+    "space-closed", "token-revoked", "workspace-chosen", "failure"};
 #define SHOTS_N (sizeof(shots_saved) / sizeof(shots_saved[0]))
 /* The last name, failure, is saved only when a case fails. */
 #define SHOTS_MAIN (SHOTS_N - 1)

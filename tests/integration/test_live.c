@@ -485,3 +485,118 @@ Test(live, input_clicks_a_link_and_an_unrenewed_watch_ends, .fini = tk_cleanup)
 	hf_stop(&e);
 	tk_pages_stop(pages);
 }
+
+/* POST .../live/input as token with body: its status, the answer in *out
+ * (may be NULL; caller decrefs). */
+static int
+api_input(struct hf_env *e, const char *token, const char *space,
+    const char *body, json_t **out)
+{
+	char path[1024];
+
+	hf_path(e, path, sizeof(path), NULL, space, "/live/input");
+	return hf_call(e, "POST", path, token, body, out);
+}
+
+/* A text no event, log line or answer may hold. */
+#define CANARY "canary-0p3rat0r-pw-5150"
+
+/*
+ * The holder's input through the api: refused while the Space is not
+ * held by the caller; once taken over, a pointer names what it is over
+ * and a click follows the link; each is an operator_input event naming
+ * the holder, the kind and the element, and the text typed is in no
+ * event, answer or log line; released, the agent's next snapshot is the
+ * page the operator left.
+ */
+Test(live, the_holders_input_reaches_the_page_and_never_its_text,
+    .fini = tk_cleanup)
+{
+	static struct hf_env e;
+	char space[CM_ID_MAX + 1], body[256], other[CM_ID_MAX + 1];
+	char other_tok[CM_TOKEN_MAX + 1];
+	struct title_is w = {&e, NULL, "Next", 0};
+	struct tk_pages *pages;
+	json_t *res = NULL, *events, *ev;
+	char *log, *text;
+	long y, link_y = -1;
+	size_t i, n_click = 0;
+	int port;
+
+	cr_assert_not_null(pages = tk_pages_start(&port));
+	live_space(&e, "live-hold", port, "/", space);
+	hf_principal(
+	    &e, "operator", "not-the-owner", "member", other, other_tok);
+	/* Not held: nobody's input goes. */
+	cr_assert_eq(api_input(&e, e.manager, space,
+	                 "{\"kind\": \"move\", \"x\": 24, \"y\": 100}", NULL),
+	    409);
+	cr_assert_eq(
+	    hf_post(&e, e.manager, space, "takeover", NULL, NULL), 200);
+	/* Held, but not by the caller (nor its owner or a manager). */
+	cr_assert_eq(api_input(&e, other_tok, space,
+	                 "{\"kind\": \"move\", \"x\": 24, \"y\": 100}", NULL),
+	    403);
+	cr_assert_eq(
+	    api_input(&e, e.manager, space, "{\"kind\": \"dance\"}", NULL),
+	    422);
+	for (y = 60; y < 240 && link_y < 0; y += 4) {
+		snprintf(body, sizeof(body),
+		    "{\"kind\": \"move\", \"x\": 24, \"y\": %ld}", y);
+		cr_assert_eq(api_input(&e, e.manager, space, body, &res), 200);
+		if (strcmp(sf_str(af_data(res), "role"), "link") == 0) {
+			cr_assert_str_eq(
+			    sf_str(af_data(res), "name"), "Next page");
+			link_y = y;
+		}
+		json_decref(res);
+	}
+	cr_assert_geq(link_y, 0, "the pointer never met the link");
+	cr_assert_eq(
+	    api_input(&e, e.manager, space,
+	        "{\"kind\": \"text\", \"text\": \"" CANARY "\"}", &res),
+	    200);
+	text = json_dumps(res, JSON_COMPACT);
+	cr_assert_null(strstr(text, CANARY), "%s", text);
+	free(text);
+	json_decref(res);
+	snprintf(body, sizeof(body),
+	    "{\"kind\": \"click\", \"x\": 24, \"y\": %ld}", link_y);
+	cr_assert_eq(api_input(&e, e.manager, space, body, &res), 200);
+	cr_assert_str_eq(sf_str(af_data(res), "role"), "link");
+	json_decref(res);
+	/* Handed back, the agent finds the page the operator left. */
+	cr_assert_eq(hf_post(&e, e.manager, space, "release", NULL, NULL), 200);
+	w.space = space;
+	cr_assert(tk_wait_until(title_is, &w, LIVE_WAIT_MS),
+	    "the agent's snapshot is not the page the operator left");
+	/* The events: who, what, where, never the text. */
+	events = hf_all_events(&e, space);
+	text = json_dumps(events, JSON_COMPACT);
+	cr_assert_null(strstr(text, CANARY), "an event holds the typed text");
+	free(text);
+	json_array_foreach(events, i, ev)
+	{
+		const json_t *p = json_object_get(ev, "payload");
+
+		if (strcmp(sf_str(ev, "kind"), "operator_input") != 0)
+			continue;
+		cr_assert_str_eq(sf_str(p, "by"), e.sf.w.operator_id);
+		cr_assert_null(json_object_get(p, "text"));
+		if (strcmp(sf_str(p, "kind"), "click") == 0) {
+			cr_assert_str_eq(sf_str(p, "role"), "link");
+			cr_assert_str_eq(sf_str(p, "name"), "Next page");
+			cr_assert_eq(
+			    json_integer_value(json_object_get(p, "y")),
+			    link_y);
+			n_click++;
+		}
+	}
+	cr_assert_eq(n_click, 1);
+	json_decref(events);
+	cr_assert_not_null(log = tk_read_file(e.sf.out, NULL));
+	cr_assert_null(strstr(log, CANARY), "the log holds the typed text");
+	free(log);
+	hf_stop(&e);
+	tk_pages_stop(pages);
+}
