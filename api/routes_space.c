@@ -517,7 +517,7 @@ api_space_takeover(struct api_ctx *c)
 	q.principal_id = c->id.principal->principal_id;
 	q.token_id = c->auth.n_tokens ? c->auth.tokens[0].token_id : NULL;
 	q.ttl_ms = 1000 * (ttl != NULL ? json_integer_value(ttl)
-	                               : CM_TAKEOVER_TTL_DEFAULT_S);
+	                               : c->cfg->takeover_ttl);
 	if (q.token_id == NULL) {
 		api_fail(
 		    c, 500, CM_E_INTERNAL, "the caller's token is unknown");

@@ -143,6 +143,8 @@ const struct cfg_key cm_cfg_keys[] = {
         CM_TIMEOUT_MIN_S, CM_TIMEOUT_MAX_S, false, NULL},
     {"task_timeout_max", CFG_INT, CFG_FIELD(task_timeout_max), CM_TIMEOUT_MIN_S,
         CM_TIMEOUT_MAX_S, false, NULL},
+    {"takeover_ttl", CFG_INT, CFG_FIELD(takeover_ttl), 1,
+        CM_TAKEOVER_TTL_MAX_S, false, NULL},
     {"log_level", CFG_STR, CFG_FIELD(log_level), 0, 0, false, cfg_check_level},
     {"log_format", CFG_STR, CFG_FIELD(log_format), 0, 0, false,
         cfg_check_format},
@@ -312,6 +314,7 @@ cfg_defaults(struct cm_config *cfg)
 	cfg->max_spaces_per_workspace = CM_SPACES_PER_WS_DEFAULT;
 	cfg->task_timeout_default = CM_TIMEOUT_DEFAULT_S;
 	cfg->task_timeout_max = CM_TIMEOUT_MAX_S;
+	cfg->takeover_ttl = CM_TAKEOVER_TTL_DEFAULT_S;
 	snprintf(cfg->log_level, sizeof cfg->log_level, "info");
 	snprintf(cfg->log_format, sizeof cfg->log_format, "auto");
 	cfg->store_backend = CM_STORE_SQLITE;

@@ -574,8 +574,8 @@
 
 /*
  * An operator's take-over of a Space (store/ops_hold.c): a hold lasts
- * ttl_s (1..CM_TAKEOVER_TTL_MAX_S, CM_TAKEOVER_TTL_DEFAULT_S when not
- * given), renewed by the holder's take-over again; the supervisor's sweep
+ * ttl_s (1..CM_TAKEOVER_TTL_MAX_S; when not given, the config's
+ * takeover_ttl, CM_TAKEOVER_TTL_DEFAULT_S by default), renewed by the holder's take-over again; the supervisor's sweep
  * (every CM_SUP_SWEEP_MS) ends those past their deadline, at most
  * CM_HOLD_SWEEP_MAX a sweep, and a submit ends its Space's at once.
  */

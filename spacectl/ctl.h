@@ -85,7 +85,7 @@ enum ctl_type {
 	X(TIMEOUT, "timeout", CTL_INT, CM_TIMEOUT_MIN_S, CM_TIMEOUT_MAX_S,  \
 	    "task timeout in seconds")                                      \
 	X(TTL, "ttl", CTL_INT, 1, CM_TAKEOVER_TTL_MAX_S,                    \
-	    "how long the hold lasts, in seconds (default 600)")            \
+	    "how long the hold lasts, in seconds (default: takeover_ttl)")  \
 	X(WAIT, "wait", CTL_FLAG, 0, 0,                                     \
 	    "show the task's events live, then its result")                 \
 	X(AFTER, "after", CTL_INT, 0, INT32_MAX,                            \

@@ -410,7 +410,8 @@ async function selectSpace(id) {
   $('capability').dataset.for = '';
   $('space').hidden = id === null;
   $('space-id').textContent = id || '';
-  for (const f of ['space-status', 'space-owner', 'space-instance', 'space-hold', 'space-active', 'space-error']) $(f).textContent = '';
+  for (const f of ['space-status', 'space-owner', 'space-instance', 'space-hold', 'space-page', 'space-active', 'space-error']) $(f).textContent = '';
+  state.pageAt = null;
   for (const tr of $('spaces').tBodies[0].rows) tr.classList.toggle('selected', tr.dataset.space === id);
   if (id === null) return;
   try {
@@ -631,6 +632,19 @@ function showTask(t) {
   li.replaceChildren(head);
   if (t.error && t.error.code) li.append(el('div', explain(t.error.code, t.error.message), 'task-error'));
   if (t.result !== null && t.result !== undefined) li.append(el('pre', JSON.stringify(t.result, null, 2), 'result'));
+  if (t.result && t.result.page) showPage(t);
+}
+
+// The page header of the Space's newest task that says one: its url,
+// title, tabs and an open dialog, as the agent last saw them.
+function showPage(t) {
+  if (state.pageAt && state.pageAt > t.created_at) return;
+  state.pageAt = t.created_at;
+  const p = t.result.page;
+  const tabs = Array.isArray(p.tabs) ? p.tabs.length : 0;
+  let text = `${p.title || '(no title)'}, ${p.url || ''}${p.loading ? ' (loading)' : ''}; ${tabs} tab${tabs === 1 ? '' : 's'}`;
+  if (p.dialog) text += `; a ${p.dialog.type || ''} dialog is open: "${p.dialog.message || ''}"`;
+  $('space-page').textContent = text;
 }
 
 function showOutline(t) {

@@ -268,6 +268,9 @@ async function main() {
     assert.equal(nav.status, 200, JSON.stringify(nav.doc));
     await page.waitForFunction((b) => { const s = document.querySelector('#live').getAttribute('src'); return s && s !== b; }, firstFrame, { timeout: TASK_WAIT_MS });
     await shot('live-view');
+    // The page header, as the agent's last task saw it.
+    await page.waitForFunction(() => document.querySelector('#space-page').textContent.startsWith('Next, http'));
+    assert.match(await page.textContent('#space-page'), /; 1 tab$/);
     const home = await call('POST', `/api/v1/workspaces/${WS}/browser-spaces/${spaceId}/tasks?wait=30`, TOKEN,
       { request_id: 'console-live-home', capability: 'navigate', args: { url: PAGE_URL } });
     assert.equal(home.status, 200, JSON.stringify(home.doc));

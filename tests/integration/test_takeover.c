@@ -203,6 +203,23 @@ Test(takeover, a_hold_ends_at_its_deadline_and_with_its_token, .init = setup,
 	cr_assert(hf_wait_space(&e, space, "idle"));
 }
 
+/* A take-over that names no ttl_s lasts the config's takeover_ttl. */
+Test(takeover, the_configured_ttl_is_a_holds_by_default, .fini = teardown)
+{
+	static const char *const flags[] = {"--takeover-ttl=1", NULL};
+	struct until_reason expired = {"expired"};
+	json_t *d;
+
+	hf_start(&e, "takeover-ttl", 1, flags);
+	cr_assert_eq(hf_create(&e, e.manager, e.sf.w.instance_id[0],
+	                 "operator", e.sf.w.operator_id, NULL, space),
+	    201);
+	cr_assert_eq(take(e.manager, NULL, &d), 200);
+	cr_assert_str_eq(sf_str(d, "status"), "held");
+	json_decref(d);
+	cr_assert(tk_wait_until(ended_with, &expired, HF_WAIT_MS));
+}
+
 Test(takeover, a_holder_removed_from_the_workspace_loses_the_hold,
     .init = setup, .fini = teardown)
 {

@@ -124,6 +124,7 @@ Test(config, defaults_without_any_source)
 	cr_assert_eq(cfg.max_spaces_per_workspace, 64);
 	cr_assert_eq(cfg.task_timeout_default, 60);
 	cr_assert_eq(cfg.task_timeout_max, 600);
+	cr_assert_eq(cfg.takeover_ttl, 600);
 	cr_assert_str_eq(cfg.log_level, "info");
 	cr_assert_str_eq(cfg.log_format, "auto");
 	cr_assert_eq(cfg.store_backend, CM_STORE_SQLITE);
