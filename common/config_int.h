@@ -30,7 +30,7 @@ struct cfg_key {
 
 /* The keys, in the order they are printed and written to a config fd;
  * config.c checks that CFG_NKEYS counts them. */
-#define CFG_NKEYS 20
+#define CFG_NKEYS 21
 extern const struct cfg_key cm_cfg_keys[];
 
 /*
