@@ -1,8 +1,9 @@
 /*
  * fuzz_proto.c: libFuzzer target for the proto.h decoders.
  *
- * Arbitrary bytes go to pr_req_decode, pr_rep_decode and pr_pub_decode
- * (with and without a task to decode into).
+ * Arbitrary bytes go to pr_req_decode, pr_rep_decode, pr_pub_decode
+ * (with and without a task to decode into) and pr_frame_decode (a live
+ * view's frame, as the api takes it off an actor's socket).
  * Whatever a decoder accepts must re-encode (it met every bound on the way
  * in) and decode again to an identical struct; anything else aborts.
  *
@@ -172,11 +173,40 @@ fuzz_pub(const uint8_t *data, size_t size)
 	pr_arena_free(&arena);
 }
 
+/* A live frame that decodes is one the decoder promises (positive seq,
+ * width, height and at; a JPEG, at most CM_LIVE_FRAME_MAX), and it
+ * round-trips. */
+static void
+fuzz_frame(const uint8_t *data, size_t size)
+{
+	struct pr_arena arena = {0};
+	struct pr_frame a, b;
+	char err[256], *buf;
+	size_t len;
+
+	if (pr_frame_decode(data, size, &a, &arena, err, sizeof(err)) != 0) {
+		pr_arena_free(&arena);
+		return;
+	}
+	if (a.seq < 1 || a.width < 1 || a.height < 1 || a.at < 1 ||
+	    a.jpeg.n == 0 || a.jpeg.n > CM_LIVE_FRAME_MAX)
+		die("a frame decoded outside its bounds", "frame");
+	if (pr_frame_encode(&a, &buf, &len) != 0)
+		die("frame decoded but does not encode", "frame");
+	if (pr_frame_decode(buf, len, &b, &arena, err, sizeof(err)) != 0)
+		die("re-encoded frame does not decode", err);
+	if (!eq_frame(&a, &b))
+		die("frame round trip differs", "frame");
+	free(buf);
+	pr_arena_free(&arena);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	fuzz_req(data, size);
 	fuzz_rep(data, size);
 	fuzz_pub(data, size);
+	fuzz_frame(data, size);
 	return 0;
 }
