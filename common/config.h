@@ -36,8 +36,9 @@ struct cm_config {
 	int max_spaces_per_workspace; /* 64 */
 	int task_timeout_default;     /* 60, seconds */
 	int task_timeout_max;         /* 600, seconds */
-	int takeover_ttl; /* 600, seconds: a hold's, when a take-over names none */
-	char log_level[16];           /* info */
+	int takeover_ttl; /* 600, seconds: a hold's, when a take-over names none
+	                   */
+	char log_level[16]; /* info */
 	char log_format[8]; /* auto | json | text; cm_startup resolves auto */
 	enum cm_store_backend store_backend; /* sqlite */
 	char postgres_dsn[CM_CONF_VALUE_MAX];

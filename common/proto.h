@@ -189,8 +189,8 @@ enum pr_field {
  * cm_event_kind_of_page; payload its JSON object, bounded and redacted by
  * the actor, its shape checked by the store, docs/api.md).  The api
  * records an operator's input through the live view the same way (kind
- * operator_input: who, what, where and the element, never a text).  A page event
- * names the task during which it happened, if any: the store records it
+ * operator_input: who, what, where and the element, never a text).  A page
+ * event names the task during which it happened, if any: the store records it
  * with that task while the task runs, and with none once it has ended.
  *
  * live.watch, live.stop and live.input are the requests of a Space's

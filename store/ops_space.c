@@ -356,11 +356,11 @@ page_payload_ok(enum cm_event_kind k, const json_t *o)
 /*
  * What the Space's page did (the actor's record: a dialog, a tab, a
  * download), or what an operator did to it (the api's record of an
- * input through the live view, never its text).  The kind is one of the page's and the payload its shape,
- * or the request is refused; it is stored as the store writes it again.
- * It goes with the task it names while that task runs (between its
- * started and its end, which the Space row's lock keeps in order on a
- * shared database), and with none otherwise.  A closed Space takes no
+ * input through the live view, never its text).  The kind is one of the page's
+ * and the payload its shape, or the request is refused; it is stored as the
+ * store writes it again. It goes with the task it names while that task runs
+ * (between its started and its end, which the Space row's lock keeps in order
+ * on a shared database), and with none otherwise.  A closed Space takes no
  * event: nothing to record.
  */
 void

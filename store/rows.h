@@ -17,7 +17,7 @@ struct st_ctx;
 	"owner_id, status, granted_capabilities, revision, last_error_code, " \
 	"close_requested, created_at, updated_at, closed_at, dialog_policy, " \
 	"held_by, (SELECT name FROM principals WHERE principals.id = "        \
-	"browser_spaces.held_by), held_until, hold_pending, help_requested, "  \
+	"browser_spaces.held_by), held_until, hold_pending, help_requested, " \
 	"(SELECT name FROM principals WHERE principals.id = "                 \
 	"browser_spaces.owner_id)"
 #define ST_SPACE_NCOLS 21

@@ -211,8 +211,8 @@ Test(takeover, the_configured_ttl_is_a_holds_by_default, .fini = teardown)
 	json_t *d;
 
 	hf_start(&e, "takeover-ttl", 1, flags);
-	cr_assert_eq(hf_create(&e, e.manager, e.sf.w.instance_id[0],
-	                 "operator", e.sf.w.operator_id, NULL, space),
+	cr_assert_eq(hf_create(&e, e.manager, e.sf.w.instance_id[0], "operator",
+	                 e.sf.w.operator_id, NULL, space),
 	    201);
 	cr_assert_eq(take(e.manager, NULL, &d), 200);
 	cr_assert_str_eq(sf_str(d, "status"), "held");
