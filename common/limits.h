@@ -145,6 +145,10 @@
  * CM_PG_COMMIT_WAIT_MS; past that the server is taken as lost.
  */
 #define CM_PG_WRITERS 2
+/* Runs of one group when each met another store's transaction (a
+ * deadlock PostgreSQL broke): the group is then answered
+ * store_unavailable. */
+#define CM_PG_CONFLICT_RUNS 4
 #define CM_PG_COMMIT_WAIT_MS 60000
 /*
  * Events across hosts (store/notify.c): announcements of other stores'
@@ -575,9 +579,10 @@
 /*
  * An operator's take-over of a Space (store/ops_hold.c): a hold lasts
  * ttl_s (1..CM_TAKEOVER_TTL_MAX_S; when not given, the config's
- * takeover_ttl, CM_TAKEOVER_TTL_DEFAULT_S by default), renewed by the holder's take-over again; the supervisor's sweep
- * (every CM_SUP_SWEEP_MS) ends those past their deadline, at most
- * CM_HOLD_SWEEP_MAX a sweep, and a submit ends its Space's at once.
+ * takeover_ttl, CM_TAKEOVER_TTL_DEFAULT_S by default), renewed by the holder's
+ * take-over again; the supervisor's sweep (every CM_SUP_SWEEP_MS) ends those
+ * past their deadline, at most CM_HOLD_SWEEP_MAX a sweep, and a submit ends its
+ * Space's at once.
  */
 #define CM_TAKEOVER_TTL_DEFAULT_S 600
 /* The capability an agent calls for an operator: the store ends it at

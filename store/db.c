@@ -164,6 +164,12 @@ st_db_disk_full(struct st_db *db)
 	return ST_DB_BACKEND(db)->disk_full(db);
 }
 
+bool
+st_db_conflict(struct st_db *db)
+{
+	return ST_DB_BACKEND(db)->conflict(db);
+}
+
 int
 st_db_announce(struct st_db *db, const char *lines)
 {

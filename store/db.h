@@ -134,6 +134,14 @@ const char *st_db_errmsg(struct st_db *db);
 /* Whether a statement failed on a full disk since the last call, which
  * forgets it. */
 bool st_db_disk_full(struct st_db *db);
+/*
+ * Whether a statement failed since the last call (which forgets it)
+ * because the transaction met another writer's: a deadlock or a
+ * serialization failure (PostgreSQL 40P01, 40001).  The transaction is
+ * then aborted, and the same statements run again in a new one may
+ * succeed.  Never on SQLite, whose one writer meets nobody.
+ */
+bool st_db_conflict(struct st_db *db);
 
 /*
  * Announces the group's events to every store listening on the same

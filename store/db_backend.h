@@ -51,6 +51,7 @@ struct st_db_backend {
 	int64_t (*changes)(struct st_db *db);
 	const char *(*errmsg)(struct st_db *db);
 	bool (*disk_full)(struct st_db *db);
+	bool (*conflict)(struct st_db *db);
 	int (*synchronous)(struct st_db *db);
 	size_t (*sessions)(struct st_db *db, int64_t *out, size_t max);
 };

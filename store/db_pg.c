@@ -114,6 +114,10 @@ st_pg_fail(struct pg_db *db, const PGresult *res)
 		    "store: the PostgreSQL connection is lost: %s", db->err);
 	if (state != NULL && strcmp(state, "53100") == 0)
 		db->full = true;
+	/* deadlock_detected, serialization_failure: another writer's. */
+	if (state != NULL &&
+	    (strcmp(state, "40P01") == 0 || strcmp(state, "40001") == 0))
+		db->conflict = true;
 	if (state != NULL && strncmp(state, "23", 2) == 0)
 		return ST_CONSTRAINT;
 	return ST_ERROR;
@@ -339,6 +343,15 @@ pg_disk_full(struct st_db *d)
 }
 
 static bool
+pg_conflict(struct st_db *d)
+{
+	bool conflict = PG(d)->conflict;
+
+	PG(d)->conflict = false;
+	return conflict;
+}
+
+static bool
 pg_setting_is(struct pg_db *db, const char *sql, const char *off)
 {
 	PGresult *res = PQexec(st_pg_own(db), sql);
@@ -400,6 +413,7 @@ const struct st_db_backend st_db_pg_backend = {
     .changes = pg_changes,
     .errmsg = pg_errmsg,
     .disk_full = pg_disk_full,
+    .conflict = pg_conflict,
     .synchronous = pg_synchronous,
     .sessions = pg_sessions,
 };

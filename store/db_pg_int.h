@@ -59,7 +59,8 @@ struct pg_db {
 	int cur;    /* the writer the loop uses */
 	bool owned; /* w[cur] is known to be the loop's (pg_own) */
 	int64_t changes, total_changes;
-	bool full; /* disk_full (53100) seen since st_db_disk_full asked */
+	bool full;     /* disk_full (53100) seen since st_db_disk_full asked */
+	bool conflict; /* 40P01 or 40001 seen since st_db_conflict asked */
 	char err[CM_PG_ERRMSG_MAX];
 	struct st_stmt cache[CM_PG_STMT_CACHE];
 };

@@ -409,6 +409,14 @@ sq_disk_full(struct st_db *db)
 	return full;
 }
 
+/* One writer: no transaction ever meets another's. */
+static bool
+sq_conflict(struct st_db *db)
+{
+	(void)db;
+	return false;
+}
+
 static const char *
 sq_errmsg(struct st_db *db)
 {
@@ -482,6 +490,7 @@ const struct st_db_backend st_db_sqlite_backend = {
     .changes = sq_changes,
     .errmsg = sq_errmsg,
     .disk_full = sq_disk_full,
+    .conflict = sq_conflict,
     .synchronous = sq_synchronous,
     .sessions = sq_sessions,
 };

@@ -155,6 +155,62 @@ decode_items(struct st_item *items, struct pr_req *reqs, bool *ok, size_t n)
 }
 
 /*
+ * On a database other stores write too, locks the Space rows the group's
+ * writes name (by the Space, or by a task of it), all in one statement
+ * and in the order of their ids, before any write runs.  Two stores'
+ * groups that touch the same Spaces then take them in one order, and
+ * neither holds one the other waits for while it waits for one the other
+ * holds: without this, a store's finish of its own Space's task and
+ * another store's submit to it, each beside one of the other kind, lock
+ * two rows in opposite orders, and PostgreSQL breaks the deadlock only
+ * after a second.  A write that reaches a row of a Space no request names
+ * (an admin's or the supervisor's) is left to the conflict retry.
+ * Returns 0, or -1 when the statement failed (the transaction is then
+ * aborted).
+ */
+static int
+lock_spaces(
+    struct st_store *st, const struct pr_req *reqs, const bool *ok, size_t n)
+{
+	static const char sql[] =
+	    "SELECT id FROM browser_spaces"
+	    " WHERE id = ANY (string_to_array($1, ' '))"
+	    " OR id IN (SELECT space_id FROM browser_space_tasks"
+	    " WHERE id = ANY (string_to_array($2, ' ')))"
+	    " ORDER BY id FOR UPDATE";
+	char *spaces, *tasks, *ps, *pt;
+	int rc = 0;
+
+	if ((spaces = malloc(n * (CM_ID_MAX + 1) + 1)) == NULL ||
+	    (tasks = malloc(n * (CM_ID_MAX + 1) + 1)) == NULL) {
+		free(spaces);
+		return -1;
+	}
+	ps = spaces;
+	pt = tasks;
+	*ps = *pt = '\0';
+	for (size_t i = 0; i < n; i++) {
+		const char *s = reqs[i].space_id, *t = reqs[i].task_id;
+
+		if (!ok[i] || !pr_op_is_write(reqs[i].op))
+			continue;
+		/* Ids are bounded at decode.  A space in one (no id has
+		 * one) would only make two names to lock. */
+		if (s != NULL && *s != '\0' && strlen(s) <= CM_ID_MAX)
+			ps += sprintf(ps, "%s%s", ps == spaces ? "" : " ", s);
+		else if (t != NULL && *t != '\0' && strlen(t) <= CM_ID_MAX)
+			pt += sprintf(pt, "%s%s", pt == tasks ? "" : " ", t);
+	}
+	if (ps != spaces || pt != tasks)
+		rc = st_db_run(st->db, sql, "ss", spaces, tasks) == ST_DONE
+		         ? 0
+		         : -1;
+	free(spaces);
+	free(tasks);
+	return rc;
+}
+
+/*
  * Begins the group's transaction and runs its requests.  Returns 0, or
  * -1 when no transaction could begin (every write answered why).
  */
@@ -166,38 +222,59 @@ run_group(struct st_store *st, struct st_item *items, const struct pr_req *reqs,
 	int64_t t0;
 	int began;
 
-	st_pubs_clear(ctx, 0);
-	st->sync = NULL;
-	st_db_disk_full(st->db);
-	t0 = cm_mono_ns();
-	began = st_db_begin(st->db);
-	st->txn_ns += cm_mono_ns() - t0;
-	if (began != ST_OK) {
-		fail_writes(items, reqs, ok, n,
-		    "the database cannot start a transaction");
-		return -1;
-	}
-	/*
-	 * A write that fails must undo only itself, which a SAVEPOINT per
-	 * write gives.  A savepoint costs a fifth of a write's work (SQLite
-	 * copies every page a write touches into its journal), and is needed
-	 * only by a write that fails after changing rows.  So the group runs
-	 * bare first, and only a group holding such a write runs again from the
-	 * start with the savepoints: the same requests, in the same order, on
-	 * the same state.
-	 */
-	if (!st_exec_pass(&st->ctx, reqs, ok, items, n, false)) {
-		st_db_run(st->db, "ROLLBACK", "");
+	for (int run = 1;; run++) {
 		st_pubs_clear(ctx, 0);
-		st_exec_reset(items, n, ok);
-		if (st_db_begin(st->db) != ST_OK) {
+		st->sync = NULL;
+		st_db_disk_full(st->db);
+		st_db_conflict(st->db);
+		t0 = cm_mono_ns();
+		began = st_db_begin(st->db);
+		st->txn_ns += cm_mono_ns() - t0;
+		if (began != ST_OK) {
 			fail_writes(items, reqs, ok, n,
 			    "the database cannot start a transaction");
 			return -1;
 		}
-		st_exec_pass(&st->ctx, reqs, ok, items, n, true);
+		/*
+		 * A write that fails must undo only itself, which a SAVEPOINT
+		 * per write gives.  A savepoint costs a fifth of a write's work
+		 * (SQLite copies every page a write touches into its journal),
+		 * and is needed only by a write that fails after changing rows.
+		 * So the group runs bare first, and only a group holding such a
+		 * write runs again from the start with the savepoints: the same
+		 * requests, in the same order, on the same state.
+		 */
+		if (st_db_shared(st->db) && lock_spaces(st, reqs, ok, n) != 0) {
+			/* Aborted: the passes run nothing, the commit fails. */
+		} else if (!st_exec_pass(&st->ctx, reqs, ok, items, n, false)) {
+			st_db_run(st->db, "ROLLBACK", "");
+			st_pubs_clear(ctx, 0);
+			st_exec_reset(items, n, ok);
+			if (st_db_begin(st->db) != ST_OK) {
+				fail_writes(items, reqs, ok, n,
+				    "the database cannot start a transaction");
+				return -1;
+			}
+			if (st_db_shared(st->db))
+				lock_spaces(st, reqs, ok, n);
+			st_exec_pass(&st->ctx, reqs, ok, items, n, true);
+		}
+		/*
+		 * Another store's transaction met this one and PostgreSQL
+		 * aborted it: nothing of it stands, and the same group in a new
+		 * transaction, its locks now free, may well go through.
+		 */
+		if (!st_db_conflict(st->db))
+			return 0;
+		if (run == CM_PG_CONFLICT_RUNS) {
+			cm_warnx(
+			    "store: a group met other writers %d times: %s",
+			    run, st_db_errmsg(st->db));
+			return 0; /* its commit fails: store_unavailable */
+		}
+		st_db_run(st->db, "ROLLBACK", "");
+		st_exec_reset(items, n, ok);
 	}
-	return 0;
 }
 
 /*

@@ -16,7 +16,11 @@
  *   - the events of a Space on host-b, created and tasked through host-a's
  *     api, stream live through both hosts' Server-Sent Events, the same
  *     sequence on each: what host-b's store commits reaches host-a's api
- *     only through the stores' announcements (store/notify.h).
+ *     only through the stores' announcements (store/notify.h);
+ *   - Spaces on both hosts, each driven through the other host's api at
+ *     once: every task is taken and completes, none is refused, and none is
+ *     left queued or running (the two stores' groups lock the same Space
+ *     rows from both sides).
  */
 #include <libpq-fe.h>
 #include <pthread.h>
@@ -575,5 +579,129 @@ Test(two_hosts, a_space_on_host_b_streams_its_events_through_both_apis,
 		    "%s's stream did not end on close", via[k]->host_id);
 		close(fd[k]);
 	}
+	two_hosts_stop();
+}
+
+/* ---- both hosts at once, each through the other ------------------------ */
+
+#define TH_CROSS_SPACES 6 /* a host */
+#define TH_CROSS_TASKS 40 /* a Space */
+
+struct th_cross {
+	struct th_host *via; /* the other host */
+	char space[CM_ID_MAX + 1];
+	pthread_barrier_t *go;
+	int done, refused;
+	char why[256];
+};
+
+/* Runs TH_CROSS_TASKS noops one after another, each POST ?wait=30. */
+static void *
+cross_run(void *arg)
+{
+	struct th_cross *c = arg;
+	char path[256], body[128], *text;
+
+	snprintf(path, sizeof(path),
+	    "/api/v1/workspaces/%s/browser-spaces/%s/tasks?wait=30",
+	    world.workspace_id, c->space);
+	pthread_barrier_wait(c->go);
+	for (int i = 0; i < TH_CROSS_TASKS; i++) {
+		json_t *res;
+		int status;
+
+		snprintf(body, sizeof(body),
+		    "{\"request_id\": \"x%d\", \"capability\": \"noop\", "
+		    "\"args\": {}}",
+		    i);
+		text = NULL;
+		status = tk_http(
+		    &c->via->sf.p, "POST", path, token, body, NULL, &text);
+		res = text != NULL ? json_loads(text, 0, NULL) : NULL;
+		if (status == 200 &&
+		    strcmp(sf_str(json_object_get(res, "data"), "status"),
+		        "completed") == 0) {
+			c->done++;
+		} else {
+			c->refused++;
+			if (c->why[0] == '\0')
+				snprintf(c->why, sizeof(c->why), "%d %.200s",
+				    status, text ? text : "");
+		}
+		json_decref(res);
+		free(text);
+	}
+	return NULL;
+}
+
+/* Tasks of the schema in status st (through a connection of the test). */
+static long
+tasks_in(const char *st)
+{
+	char sql[256];
+	PGconn *c = PQconnectdb(dsn);
+	PGresult *r;
+	long n = -1;
+
+	cr_assert_eq(PQstatus(c), CONNECTION_OK, "%s", PQerrorMessage(c));
+	PQsetNoticeProcessor(c, quiet, NULL);
+	snprintf(sql, sizeof(sql),
+	    "SELECT count(*) FROM browser_space_tasks WHERE status = '%s'", st);
+	r = PQexec(c, sql);
+	if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
+		n = strtol(PQgetvalue(r, 0, 0), NULL, 10);
+	PQclear(r);
+	PQfinish(c);
+	return n;
+}
+
+Test(two_hosts, tasks_through_the_other_host_both_ways_all_complete,
+    .fini = fini, .timeout = 180)
+{
+	struct th_cross cl[2 * TH_CROSS_SPACES];
+	pthread_t th[2 * TH_CROSS_SPACES];
+	pthread_barrier_t go;
+	char inst[CM_ID_MAX + 1], name[32];
+	int done = 0, refused = 0;
+	int64_t t0;
+
+	two_hosts_start();
+	memset(cl, 0, sizeof(cl));
+	for (int i = 0; i < 2 * TH_CROSS_SPACES; i++) {
+		struct th_host *own = i < TH_CROSS_SPACES ? &ha : &hb;
+
+		cl[i].via = own == &ha ? &hb : &ha;
+		snprintf(name, sizeof(name), "fake-%d", i);
+		host_instance(own, name, inst);
+		cr_assert_eq(
+		    create_via(cl[i].via, inst, cl[i].space, NULL), 201);
+		cr_assert_neq(
+		    sf_wait_actor(&own->sf, cl[i].space, 0, SF_WAIT_MS), 0,
+		    "%s started no actor for its Space", own->host_id);
+	}
+	pthread_barrier_init(&go, NULL, 2 * TH_CROSS_SPACES + 1);
+	for (int i = 0; i < 2 * TH_CROSS_SPACES; i++) {
+		cl[i].go = &go;
+		cr_assert_eq(
+		    pthread_create(&th[i], NULL, cross_run, &cl[i]), 0);
+	}
+	pthread_barrier_wait(&go);
+	t0 = cm_mono_ms();
+	for (int i = 0; i < 2 * TH_CROSS_SPACES; i++) {
+		pthread_join(th[i], NULL);
+		done += cl[i].done;
+		refused += cl[i].refused;
+	}
+	cr_log_info("cross: %d tasks completed, %d not, in %lld ms", done,
+	    refused, (long long)(cm_mono_ms() - t0));
+	for (int i = 0; i < 2 * TH_CROSS_SPACES; i++)
+		cr_expect_eq(cl[i].refused, 0,
+		    "Space %d through %s: %d not "
+		    "completed, first: %s",
+		    i, cl[i].via->host_id, cl[i].refused, cl[i].why);
+	cr_assert_eq(done, 2 * TH_CROSS_SPACES * TH_CROSS_TASKS);
+	cr_assert_eq(tasks_in("running"), 0, "a task was left running");
+	cr_assert_eq(tasks_in("queued"), 0, "a task was left queued");
+	pthread_barrier_destroy(&go);
 	two_hosts_stop();
 }
