@@ -1,7 +1,8 @@
 /*
  * test_store_race.c: two stores writing one database at once, as two
  * hosts' stores share one PostgreSQL: creates for one instance, event
- * numbering, and a create that loses on the unique index.
+ * numbering, a create that loses on the unique index, and a group a
+ * deadlock aborted that runs again.
  */
 #include <pthread.h>
 
@@ -283,4 +284,103 @@ Test(store, a_create_that_loses_on_the_index_is_instance_in_use)
 	                 " WHERE status <> 'closed'",
 	                 (const char *)NULL),
 	    1);
+}
+
+struct blocked_group {
+	struct st_item items[2];
+};
+
+static void *
+blocked_group_run(void *arg)
+{
+	struct blocked_group *g = arg;
+
+	fx_exec(&fx, g->items, 2);
+	return NULL;
+}
+
+/*
+ * Another host's transaction and a group deadlock, which no lock order of
+ * the group's own can prevent: the other holds a row of the group's create
+ * (an uncommitted Space on the instance) and then wants the Space row the
+ * group locked for its submit.  PostgreSQL aborts the group's transaction,
+ * whose wait began first; the group runs again once the other is through,
+ * and its writes are answered as that second run found them, never
+ * store_unavailable.
+ */
+Test(store, a_group_a_deadlock_aborted_runs_again)
+{
+	struct blocked_group g;
+	struct pr_req submit, create;
+	struct pr_rep *r;
+	pthread_t t;
+	PGconn *other;
+	PGresult *res;
+	char sql[512];
+	const char *sp;
+	int64_t deadline;
+
+	FX_PG_ONLY(&fx, "SQLite has one writer at a time");
+	fx_provision(&fx, 2);
+	sp = fx_space(&fx, 0);
+	other = fx_pg_connect(fx.dsn);
+	snprintf(sql, sizeof(sql),
+	    "BEGIN; INSERT INTO browser_spaces (id, workspace_id,"
+	    " browser_instance_id, owner_type, owner_id, status, created_at,"
+	    " updated_at) VALUES ('s-other-host', '%s', '%s', 'operator',"
+	    " '%s', 'idle', 0, 0)",
+	    fx.ws, fx.inst[1], fx.mgr);
+	res = PQexec(other, sql);
+	cr_assert_eq(PQresultStatus(res), PGRES_COMMAND_OK, "%s",
+	    PQresultErrorMessage(res));
+	PQclear(res);
+
+	fx_req(&fx, &submit, PR_OP_TASK_SUBMIT);
+	submit.workspace_id = fx.ws;
+	submit.space_id = sp;
+	submit.request_id = "after-a-deadlock";
+	submit.capability = "noop";
+	submit.args = "{}";
+	fx_create_req(&fx, &create, 1);
+	memset(&g, 0, sizeof(g));
+	g.items[0].req = fx_encode(&submit, &g.items[0].req_len);
+	g.items[1].req = fx_encode(&create, &g.items[1].req_len);
+	cr_assert_eq(pthread_create(&t, NULL, blocked_group_run, &g), 0);
+	/* Bounded poll: until the group's create waits on the other's row. */
+	deadline = cm_now_ms() + 30000;
+	while (fx_sql_int(&fx,
+	           "SELECT count(*) FROM pg_stat_activity"
+	           " WHERE wait_event_type = 'Lock'",
+	           (const char *)NULL) < 1) {
+		cr_assert_lt(cm_now_ms(), deadline,
+		    "the group's create never waited on the other's row");
+		usleep(10000);
+	}
+	/* The other now waits for the group: a deadlock. */
+	snprintf(sql, sizeof(sql),
+	    "SELECT id FROM browser_spaces WHERE id = '%s' FOR UPDATE", sp);
+	res = PQexec(other, sql);
+	cr_assert_eq(PQresultStatus(res), PGRES_TUPLES_OK,
+	    "the other transaction was the one aborted: %s",
+	    PQresultErrorMessage(res));
+	PQclear(res);
+	res = PQexec(other, "COMMIT");
+	PQclear(res);
+	PQfinish(other);
+	pthread_join(t, NULL);
+
+	r = fx_item_rep(&fx, &g.items[0], PR_OP_TASK_SUBMIT);
+	FX_EXPECT(r, CM_OK);
+	cr_assert_eq(r->n_tasks, 1);
+	r = fx_item_rep(&fx, &g.items[1], PR_OP_SPACE_CREATE);
+	FX_EXPECT(r, CM_E_INSTANCE_IN_USE);
+	cr_assert_eq(fx_sql_int(&fx,
+	                 "SELECT count(*) FROM browser_space_tasks"
+	                 " WHERE space_id = ?1 AND request_id = ?2",
+	                 sp, "after-a-deadlock", (const char *)NULL),
+	    1);
+	for (int i = 0; i < 2; i++) {
+		free((void *)g.items[i].req);
+		free(g.items[i].rep);
+	}
 }
