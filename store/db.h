@@ -137,9 +137,10 @@ bool st_db_disk_full(struct st_db *db);
 /*
  * Whether a statement failed since the last call (which forgets it)
  * because the transaction met another writer's: a deadlock or a
- * serialization failure (PostgreSQL 40P01, 40001).  The transaction is
- * then aborted, and the same statements run again in a new one may
- * succeed.  Never on SQLite, whose one writer meets nobody.
+ * serialization failure (PostgreSQL 40P01, 40001).  The statement failed
+ * (and with it the transaction, unless it ran in a savepoint of its own),
+ * and the same statements run again in a new transaction may succeed.
+ * Never on SQLite, whose one writer meets nobody.
  */
 bool st_db_conflict(struct st_db *db);
 

@@ -260,9 +260,12 @@ run_group(struct st_store *st, struct st_item *items, const struct pr_req *reqs,
 			st_exec_pass(&st->ctx, reqs, ok, items, n, true);
 		}
 		/*
-		 * Another store's transaction met this one and PostgreSQL
-		 * aborted it: nothing of it stands, and the same group in a new
-		 * transaction, its locks now free, may well go through.
+		 * Another store's transaction met this one, and PostgreSQL
+		 * failed one of its statements (a write's own savepoint may
+		 * have kept the transaction open): its answers are not what the
+		 * group would have found alone.  Nothing of it stands, and the
+		 * same group in a new transaction, the other's locks now free,
+		 * may well go through.
 		 */
 		if (!st_db_conflict(st->db))
 			return 0;

@@ -303,10 +303,10 @@ blocked_group_run(void *arg)
  * Another host's transaction and a group deadlock, which no lock order of
  * the group's own can prevent: the other holds a row of the group's create
  * (an uncommitted Space on the instance) and then wants the Space row the
- * group locked for its submit.  PostgreSQL aborts the group's transaction,
- * whose wait began first; the group runs again once the other is through,
- * and its writes are answered as that second run found them, never
- * store_unavailable.
+ * group locked for its submit.  PostgreSQL fails the group's waiting
+ * insert (its wait began first); alone, the group would answer its create
+ * with that error.  It runs again once the other is through, and its
+ * writes are answered as that second run found them.
  */
 Test(store, a_group_a_deadlock_aborted_runs_again)
 {
