@@ -11,8 +11,9 @@
  *   ACTOR_BENCH_SPACES=L    throughput runs, e.g. "64" (default "1,8,64")
  *   ACTOR_BENCH_IDLE=N      throughput runs also keep N idle Spaces (each
  *                           with its actor) beside the busy ones (default 0;
- *                           busy + idle must stay within the workspace
- *                           quota, max_spaces_per_workspace = 64)
+ *                           busy + idle at most 1024 on SQLite, whose
+ *                           runs set max_spaces_per_workspace to that;
+ *                           64 on PostgreSQL, the default quota)
  *   TK_PG_STATE=FILE        on PostgreSQL: the state file of a cluster that
  *                           tests/pg/cluster.sh started (testkit gives each
  *                           spaced a fresh schema of it); SQLite without
@@ -71,7 +72,7 @@
 #define AB_TASK_WAIT_MS 10000  /* a task that takes longer is an error */
 #define AB_CLOSE_WAIT_MS 10000 /* space.close -> space_closed */
 #define AB_SLOTS_MAX 256
-#define AB_CHILDREN_MAX 512
+#define AB_CHILDREN_MAX (TK_MAX_INSTANCES + 16) /* actors, store, api */
 
 #define LAT_WARMUP 200
 #define LAT_N 2000
@@ -426,8 +427,8 @@ static int
 host_start(
     struct env *e, const char *tag, const char *host_id, const char *share)
 {
-	char id[CM_HOST_MAX + 16], path[256], *conf;
-	const char *flags[] = {"--log-level=warn", NULL, NULL};
+	char id[CM_HOST_MAX + 16], path[256], conf_flag[300], *conf;
+	const char *flags[] = {"--log-level=warn", NULL, NULL, NULL};
 	size_t n = 0;
 	FILE *f;
 
@@ -452,6 +453,17 @@ host_start(
 		free(conf);
 		if (fclose(f) != 0)
 			return tk_fail("actor_bench", "cannot write %s", path);
+	}
+	if (share == NULL && getenv("TK_PG_STATE") == NULL) {
+		/* SQLite: a quota past the most Spaces a run opens. */
+		snprintf(path, sizeof(path), "%s/ab.conf", e->dir);
+		if ((f = fopen(path, "w")) == NULL ||
+		    fprintf(f, "max_spaces_per_workspace = %d\n",
+		        TK_MAX_INSTANCES) < 0 ||
+		    fclose(f) != 0)
+			return tk_fail("actor_bench", "cannot write %s", path);
+		snprintf(conf_flag, sizeof(conf_flag), "--config=%s", path);
+		flags[host_id != NULL ? 2 : 1] = conf_flag;
 	}
 	if (tk_spaced_start(&e->p, e->dir, flags) != 0)
 		return tk_fail("actor_bench", "spaced did not start");
@@ -1114,9 +1126,11 @@ bench_throughput_n(int n_spaces, int n_idle, int seconds, bool cross)
 		cl[i].id = i;
 	}
 	if (n_idle > 0) {
-		/* Spaces that exist and stay idle, each with its own actor. */
-		int64_t until = cm_mono_ms() + 10000;
+		/* Spaces that exist and stay idle, each with its own actor:
+		 * the time from the first create to the last actor up. */
+		int64_t i0 = cm_mono_ms(), created, until;
 		struct timespec pause = {0, 10 * 1000 * 1000};
+		int up;
 
 		for (int i = 0; i < n_idle; i++) {
 			char id[CM_ID_MAX + 1];
@@ -1125,9 +1139,15 @@ bench_throughput_n(int n_spaces, int n_idle, int seconds, bool cross)
 			    0)
 				goto out;
 		}
-		while (fleet_actors(&f) < n_spaces + n_idle &&
+		created = cm_mono_ms();
+		until = created + 10000 + 20 * (int64_t)n_idle;
+		while ((up = fleet_actors(&f)) < n_spaces + n_idle &&
 		       cm_mono_ms() < until)
 			nanosleep(&pause, NULL);
+		printf("idle: %d Spaces created in %lld ms; %d of %d actors "
+		       "running %lld ms after the first create\n",
+		    n_idle, (long long)(created - i0), up, n_spaces + n_idle,
+		    (long long)(cm_mono_ms() - i0));
 	}
 	for (; started < n_spaces; started++)
 		if (pthread_create(
@@ -1139,9 +1159,12 @@ bench_throughput_n(int n_spaces, int n_idle, int seconds, bool cross)
 		abort();
 	}
 	pthread_barrier_wait(&barrier);
+	/* The clients run from the barrier on: the clock starts there, and
+	 * not after the snapshots (reading a thousand actors' /proc takes
+	 * longer than a second). */
+	t0 = cm_mono_ns();
 	for (int k = 0; k < f.n; k++)
 		usage_snap(&u0[k], f.h[k].p.pid);
-	t0 = cm_mono_ns();
 	for (int i = 0; i < n_spaces; i++) {
 		pthread_join(th[i], NULL);
 		done += cl[i].done;

@@ -156,7 +156,7 @@ bool tk_wait_until(bool (*cond)(void *), void *arg, int timeout_ms);
 
 /* A provisioned world: one workspace, an operator who manages it, the fake
  * bundle and n_instances fake instances bound to the workspace. */
-#define TK_MAX_INSTANCES 128
+#define TK_MAX_INSTANCES 1024
 struct tk_world {
 	char workspace_id[CM_ID_MAX + 1];
 	char operator_id[CM_ID_MAX + 1];
