@@ -154,6 +154,20 @@ decode_items(struct st_item *items, struct pr_req *reqs, bool *ok, size_t n)
 	}
 }
 
+/* Appends " id" (or id first) to the list of length len; its new length.
+ * An id that does not fit is left out. */
+static size_t
+id_append(char *list, size_t cap, size_t len, const char *id)
+{
+	int k = snprintf(list + len, cap - len, "%s%s", len ? " " : "", id);
+
+	if (k < 0 || (size_t)k >= cap - len) {
+		list[len] = '\0';
+		return len;
+	}
+	return len + (size_t)k;
+}
+
 /*
  * On a database other stores write too, locks the Space rows the group's
  * writes name (by the Space, or by a task of it), all in one statement
@@ -178,30 +192,29 @@ lock_spaces(
 	    " OR id IN (SELECT space_id FROM browser_space_tasks"
 	    " WHERE id = ANY (string_to_array($2, ' ')))"
 	    " ORDER BY id FOR UPDATE";
-	char *spaces, *tasks, *ps, *pt;
+	size_t cap = n * (CM_ID_MAX + 1) + 1, ls = 0, lt = 0;
+	char *spaces, *tasks;
 	int rc = 0;
 
-	if ((spaces = malloc(n * (CM_ID_MAX + 1) + 1)) == NULL ||
-	    (tasks = malloc(n * (CM_ID_MAX + 1) + 1)) == NULL) {
+	if ((spaces = malloc(cap)) == NULL || (tasks = malloc(cap)) == NULL) {
 		free(spaces);
 		return -1;
 	}
-	ps = spaces;
-	pt = tasks;
-	*ps = *pt = '\0';
+	*spaces = *tasks = '\0';
 	for (size_t i = 0; i < n; i++) {
 		const char *s = reqs[i].space_id, *t = reqs[i].task_id;
 
 		if (!ok[i] || !pr_op_is_write(reqs[i].op))
 			continue;
-		/* Ids are bounded at decode.  A space in one (no id has
-		 * one) would only make two names to lock. */
-		if (s != NULL && *s != '\0' && strlen(s) <= CM_ID_MAX)
-			ps += sprintf(ps, "%s%s", ps == spaces ? "" : " ", s);
-		else if (t != NULL && *t != '\0' && strlen(t) <= CM_ID_MAX)
-			pt += sprintf(pt, "%s%s", pt == tasks ? "" : " ", t);
+		/* Ids are bounded at decode, so each fits its CM_ID_MAX + 1.
+		 * A space in one (no id has one) would only make two names
+		 * to lock. */
+		if (s != NULL && *s != '\0')
+			ls = id_append(spaces, cap, ls, s);
+		else if (t != NULL && *t != '\0')
+			lt = id_append(tasks, cap, lt, t);
 	}
-	if (ps != spaces || pt != tasks)
+	if (ls > 0 || lt > 0)
 		rc = st_db_run(st->db, sql, "ss", spaces, tasks) == ST_DONE
 		         ? 0
 		         : -1;

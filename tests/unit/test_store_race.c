@@ -224,6 +224,45 @@ blocked_call_run(void *arg)
 }
 
 /*
+ * Another host's store, mid-transaction: a Space on instance i inserted
+ * and not committed.  Returns its connection (the caller commits).
+ */
+static PGconn *
+other_host_inserts_a_space(size_t i)
+{
+	PGconn *other = fx_pg_connect(fx.dsn);
+	PGresult *res;
+	char sql[512];
+
+	snprintf(sql, sizeof(sql),
+	    "BEGIN; INSERT INTO browser_spaces (id, workspace_id,"
+	    " browser_instance_id, owner_type, owner_id, status, created_at,"
+	    " updated_at) VALUES ('s-other-host', '%s', '%s', 'operator',"
+	    " '%s', 'idle', 0, 0)",
+	    fx.ws, fx.inst[i], fx.mgr);
+	res = PQexec(other, sql);
+	cr_assert_eq(PQresultStatus(res), PGRES_COMMAND_OK, "%s",
+	    PQresultErrorMessage(res));
+	PQclear(res);
+	return other;
+}
+
+/* Bounded poll: until some connection waits on a lock. */
+static void
+wait_for_a_lock_wait(const char *never)
+{
+	int64_t deadline = cm_now_ms() + 30000;
+
+	while (fx_sql_int(&fx,
+	           "SELECT count(*) FROM pg_stat_activity"
+	           " WHERE wait_event_type = 'Lock'",
+	           (const char *)NULL) < 1) {
+		cr_assert_lt(cm_now_ms(), deadline, "%s", never);
+		usleep(10000);
+	}
+}
+
+/*
  * The race the partial unique index decides: another host's store has
  * inserted a Space for the instance and not yet committed, so this
  * store's check sees none, and its insert waits on the index until the
@@ -238,36 +277,15 @@ Test(store, a_create_that_loses_on_the_index_is_instance_in_use)
 	pthread_t t;
 	PGconn *other;
 	PGresult *res;
-	char sql[512];
-	int64_t deadline;
 
 	FX_PG_ONLY(&fx, "SQLite has one writer at a time");
 	fx_provision(&fx, 1);
-	other = fx_pg_connect(fx.dsn);
-	snprintf(sql, sizeof(sql),
-	    "BEGIN; INSERT INTO browser_spaces (id, workspace_id,"
-	    " browser_instance_id, owner_type, owner_id, status, created_at,"
-	    " updated_at) VALUES ('s-other-host', '%s', '%s', 'operator',"
-	    " '%s', 'idle', 0, 0)",
-	    fx.ws, fx.inst[0], fx.mgr);
-	res = PQexec(other, sql);
-	cr_assert_eq(PQresultStatus(res), PGRES_COMMAND_OK, "%s",
-	    PQresultErrorMessage(res));
-	PQclear(res);
+	other = other_host_inserts_a_space(0);
 
 	memset(&b, 0, sizeof(b));
 	fx_create_req(&fx, &b.q, 0);
 	cr_assert_eq(pthread_create(&t, NULL, blocked_call_run, &b), 0);
-	/* Bounded poll: until the store's insert waits on the other's row. */
-	deadline = cm_now_ms() + 30000;
-	while (fx_sql_int(&fx,
-	           "SELECT count(*) FROM pg_stat_activity"
-	           " WHERE wait_event_type = 'Lock'",
-	           (const char *)NULL) < 1) {
-		cr_assert_lt(cm_now_ms(), deadline,
-		    "the store's insert never waited on the index");
-		usleep(10000);
-	}
+	wait_for_a_lock_wait("the store's insert never waited on the index");
 	res = PQexec(other, "COMMIT");
 	PQclear(res);
 	PQfinish(other);
@@ -318,22 +336,11 @@ Test(store, a_group_a_deadlock_aborted_runs_again)
 	PGresult *res;
 	char sql[512];
 	const char *sp;
-	int64_t deadline;
 
 	FX_PG_ONLY(&fx, "SQLite has one writer at a time");
 	fx_provision(&fx, 2);
 	sp = fx_space(&fx, 0);
-	other = fx_pg_connect(fx.dsn);
-	snprintf(sql, sizeof(sql),
-	    "BEGIN; INSERT INTO browser_spaces (id, workspace_id,"
-	    " browser_instance_id, owner_type, owner_id, status, created_at,"
-	    " updated_at) VALUES ('s-other-host', '%s', '%s', 'operator',"
-	    " '%s', 'idle', 0, 0)",
-	    fx.ws, fx.inst[1], fx.mgr);
-	res = PQexec(other, sql);
-	cr_assert_eq(PQresultStatus(res), PGRES_COMMAND_OK, "%s",
-	    PQresultErrorMessage(res));
-	PQclear(res);
+	other = other_host_inserts_a_space(1);
 
 	fx_req(&fx, &submit, PR_OP_TASK_SUBMIT);
 	submit.workspace_id = fx.ws;
@@ -346,16 +353,8 @@ Test(store, a_group_a_deadlock_aborted_runs_again)
 	g.items[0].req = fx_encode(&submit, &g.items[0].req_len);
 	g.items[1].req = fx_encode(&create, &g.items[1].req_len);
 	cr_assert_eq(pthread_create(&t, NULL, blocked_group_run, &g), 0);
-	/* Bounded poll: until the group's create waits on the other's row. */
-	deadline = cm_now_ms() + 30000;
-	while (fx_sql_int(&fx,
-	           "SELECT count(*) FROM pg_stat_activity"
-	           " WHERE wait_event_type = 'Lock'",
-	           (const char *)NULL) < 1) {
-		cr_assert_lt(cm_now_ms(), deadline,
-		    "the group's create never waited on the other's row");
-		usleep(10000);
-	}
+	wait_for_a_lock_wait(
+	    "the group's create never waited on the other's row");
 	/* The other now waits for the group: a deadlock. */
 	snprintf(sql, sizeof(sql),
 	    "SELECT id FROM browser_spaces WHERE id = '%s' FOR UPDATE", sp);
