@@ -224,8 +224,10 @@ lock_spaces(
 }
 
 /*
- * Begins the group's transaction and runs its requests.  Returns 0, or
- * -1 when no transaction could begin (every write answered why).
+ * Begins the group's transaction and runs its requests, again when it met
+ * another store's (up to CM_PG_CONFLICT_RUNS runs).  Returns 0, or -1 when
+ * the group cannot run: no transaction is left open, and every request
+ * not yet answered is answered why.
  */
 static int
 run_group(struct st_store *st, struct st_item *items, const struct pr_req *reqs,
@@ -234,6 +236,7 @@ run_group(struct st_store *st, struct st_item *items, const struct pr_req *reqs,
 	struct st_ctx *ctx = &st->ctx;
 	int64_t t0;
 	int began;
+	bool conflict;
 
 	for (int run = 1;; run++) {
 		st_pubs_clear(ctx, 0);
@@ -258,19 +261,36 @@ run_group(struct st_store *st, struct st_item *items, const struct pr_req *reqs,
 		 * requests, in the same order, on the same state.
 		 */
 		if (st_db_shared(st->db) && lock_spaces(st, reqs, ok, n) != 0) {
-			/* Aborted: the passes run nothing, the commit fails. */
-		} else if (!st_exec_pass(&st->ctx, reqs, ok, items, n, false)) {
-			st_db_run(st->db, "ROLLBACK", "");
-			st_pubs_clear(ctx, 0);
-			st_exec_reset(items, n, ok);
-			if (st_db_begin(st->db) != ST_OK) {
+			if (!st_db_conflict(st->db)) {
+				/* No write has run: none is answered yet. */
+				st_db_run(st->db, "ROLLBACK", "");
 				fail_writes(items, reqs, ok, n,
-				    "the database cannot start a transaction");
+				    "the database cannot lock the group's "
+				    "Spaces");
 				return -1;
 			}
-			if (st_db_shared(st->db))
-				lock_spaces(st, reqs, ok, n);
-			st_exec_pass(&st->ctx, reqs, ok, items, n, true);
+			conflict = true;
+		} else {
+			if (!st_exec_pass(
+			        &st->ctx, reqs, ok, items, n, false)) {
+				st_db_run(st->db, "ROLLBACK", "");
+				st_pubs_clear(ctx, 0);
+				st_exec_reset(items, n, ok);
+				if (st_db_begin(st->db) != ST_OK) {
+					fail_writes(items, reqs, ok, n,
+					    "the database cannot start a "
+					    "transaction");
+					return -1;
+				}
+				/* Failed, its statement leaves the pass to fail
+				 * and the commit with it, or, a conflict, to
+				 * run again. */
+				if (st_db_shared(st->db))
+					lock_spaces(st, reqs, ok, n);
+				st_exec_pass(
+				    &st->ctx, reqs, ok, items, n, true);
+			}
+			conflict = st_db_conflict(st->db);
 		}
 		/*
 		 * Another store's transaction met this one, and PostgreSQL
@@ -278,18 +298,22 @@ run_group(struct st_store *st, struct st_item *items, const struct pr_req *reqs,
 		 * have kept the transaction open): its answers are not what the
 		 * group would have found alone.  Nothing of it stands, and the
 		 * same group in a new transaction, the other's locks now free,
-		 * may well go through.
+		 * may well go through.  Past the last run every request is
+		 * answered store_unavailable, even where the transaction is
+		 * still open: what it would commit is not the group's.
 		 */
-		if (!st_db_conflict(st->db))
+		if (!conflict)
 			return 0;
+		st_db_run(st->db, "ROLLBACK", "");
+		st_pubs_clear(ctx, 0);
+		st_exec_reset(items, n, ok);
 		if (run == CM_PG_CONFLICT_RUNS) {
 			cm_warnx(
 			    "store: a group met other writers %d times: %s",
 			    run, st_db_errmsg(st->db));
-			return 0; /* its commit fails: store_unavailable */
+			fail_writes(items, reqs, ok, n, msg_uncommitted);
+			return -1;
 		}
-		st_db_run(st->db, "ROLLBACK", "");
-		st_exec_reset(items, n, ok);
 	}
 }
 
