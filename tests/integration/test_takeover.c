@@ -184,14 +184,18 @@ Test(takeover, a_hold_ends_at_its_deadline_and_with_its_token, .init = setup,
     .fini = teardown)
 {
 	struct until_reason expired = {"expired"}, revoked = {"token_revoked"};
-	char path[256];
+	char path[256], task[CM_ID_MAX + 1];
 
 	/* Its deadline: the sweep ends it, and a submit after it runs. */
 	cr_assert_eq(take(owner_tok, "{\"ttl_s\": 1}", NULL), 200);
 	cr_assert(tk_wait_until(ended_with, &expired, HF_WAIT_MS));
 	cr_assert(hf_wait_space(&e, space, "idle"));
-	cr_assert_eq(sleep_as(owner_tok, "after", 10, NULL, NULL), 202);
-	cr_assert(hf_wait_space(&e, space, "idle"));
+	cr_assert_eq(hf_submit(&e, owner_tok, space, "", "after", "sleep",
+	                 "{\"ms\": 10}", NULL, task),
+	    202);
+	/* Ended, not only queued (a queued task's Space still reads idle):
+	 * a take-over now begins at once. */
+	cr_assert(hf_wait_task(&e, space, task, "completed"));
 	/* Renewed by its holder, it is still the one hold. */
 	cr_assert_eq(take(owner_tok, "{\"ttl_s\": 60}", NULL), 200);
 	cr_assert_eq(take(owner_tok, "{\"ttl_s\": 120}", NULL), 200);
