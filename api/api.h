@@ -144,6 +144,12 @@ bool api_query(
  * and returns false when malformed or out of range. */
 bool api_query_int(struct api_ctx *c, const char *name, long min, long max,
     long dflt, long *out);
+/* An id: 1..CM_ID_MAX of [A-Za-z0-9_-] (n bytes of s). */
+bool api_id_ok(const char *s, size_t n);
+/* An id query parameter copied into buf, *out pointing at it; *out NULL
+ * when absent.  Answers 422 and returns false when it is not an id. */
+bool api_query_id(struct api_ctx *c, const char *name, char buf[CM_ID_MAX + 2],
+    const char **out);
 
 /* --- the store (respond.c) ---------------------------------------------- */
 

@@ -144,7 +144,8 @@ static struct {
 	long spaces;          /* -1: unknown */
 	int store_up, sup_up; /* -1: never asked */
 	uint64_t restarts;
-	struct restart_row prev[CM_PROTO_LIST_MAX], cur[CM_PROTO_LIST_MAX];
+	struct restart_row prev[CM_SUP_STATUS_ROWS_MAX];
+	struct restart_row cur[CM_SUP_STATUS_ROWS_MAX];
 	size_t n_prev;
 } m = {.lock = PTHREAD_MUTEX_INITIALIZER,
     .spaces = -1,
@@ -387,7 +388,7 @@ api_metrics_actor_restarts(const struct pr_child *children, long n)
 
 	pthread_mutex_lock(&m.lock);
 	m.sup_up = n >= 0;
-	for (long i = 0; i < n && n_cur < CM_PROTO_LIST_MAX; i++) {
+	for (long i = 0; i < n && n_cur < CM_SUP_STATUS_ROWS_MAX; i++) {
 		const struct pr_child *ch = &children[i];
 
 		if (ch->kind == NULL || strcmp(ch->kind, "actor") != 0 ||

@@ -60,7 +60,7 @@
  *       (sup.list_active, every page) gives api_metrics_gauge_spaces the
  *       Spaces whose status is not closed, on every host; the gauge is
  *       absent when the store did not answer every page in time.  The
- *       supervisor's control socket (sup.status) gives
+ *       supervisor's control socket (sup.status, every page) gives
  *       api_metrics_actor_restarts its child table: the counter adds, per
  *       actor row, the growth of its restart count since the previous
  *       answer, and all of the count of a row that is new or whose count
@@ -132,8 +132,8 @@ void api_metrics_gauge_spaces(long n);
 
 /*
  * Folds the supervisor's child table (n rows, from sup.status) into
- * spaced_actor_restarts_total, remembering up to CM_PROTO_LIST_MAX actor
- * rows for the next answer; n < 0 means the supervisor did not answer,
+ * spaced_actor_restarts_total, remembering up to CM_SUP_STATUS_ROWS_MAX
+ * actor rows for the next answer; n < 0 means the supervisor did not answer,
  * and changes nothing but its source_up.
  */
 void api_metrics_actor_restarts(const struct pr_child *children, long n);

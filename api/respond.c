@@ -208,6 +208,26 @@ api_query_int(struct api_ctx *c, const char *name, long min, long max,
 }
 
 bool
+api_query_id(struct api_ctx *c, const char *name, char buf[CM_ID_MAX + 2],
+    const char **out)
+{
+	char msg[96];
+
+	*out = NULL;
+	if (!api_query(c, name, buf, CM_ID_MAX + 2))
+		return true;
+	/* buf has room for one byte past an id: a longer one is refused,
+	 * not cut. */
+	if (!api_id_ok(buf, strlen(buf))) {
+		snprintf(msg, sizeof(msg), "%s must be an id", name);
+		api_fail(c, 0, CM_E_INVALID_REQUEST, msg);
+		return false;
+	}
+	*out = buf;
+	return true;
+}
+
+bool
 api_call(struct api_ctx *c, const struct pr_req *q, struct pr_rep *r)
 {
 	if (cm_rpc_call(c->store, q, r, CM_API_RPC_TIMEOUT_MS) != CM_OK) {

@@ -94,9 +94,8 @@ static const struct route routes[] = {
     {"PUT", SP "/files/*", true, api_file_put, true},
 };
 
-/* An id segment: 1..CM_ID_MAX of [A-Za-z0-9_-]. */
-static bool
-id_ok(const char *s, size_t n)
+bool
+api_id_ok(const char *s, size_t n)
 {
 	if (n == 0 || n > CM_ID_MAX)
 		return false;
@@ -130,7 +129,7 @@ match(struct api_ctx *c, const struct route *r, const char *path)
 
 			if (r->named && pattern[1] == '\0'
 			        ? !cm_file_name_valid(path, len)
-			        : !id_ok(path, len))
+			        : !api_id_ok(path, len))
 				bad = 1;
 			else if (n < 4)
 				snprintf(c->params[n], sizeof(c->params[n]),

@@ -92,59 +92,117 @@ scrape_store(struct api_ctx *c)
 }
 
 /*
- * Asks the supervisor's control socket for sup.status into r (the caller
- * frees it with pr_rep_free).  Runs on a worker, never on the connection
- * loop, and waits META_SUP_TIMEOUT_MS at most.  False when the supervisor
- * did not answer, or answered an error.
+ * The supervisor's whole table: its rows, shallow copies whose strings
+ * belong to the pages' replies, which are kept until sup_table_free.
+ */
+#define SUP_TABLE_PAGES (CM_SUP_STATUS_ROWS_MAX / CM_SUP_STATUS_PAGE_MAX)
+struct sup_table {
+	struct pr_rep page[SUP_TABLE_PAGES];
+	size_t n_pages;
+	struct pr_child *rows;
+	size_t n;
+	bool too_large; /* more than CM_SUP_STATUS_ROWS_MAX rows */
+};
+
+static void
+sup_table_free(struct sup_table *t)
+{
+	for (size_t i = 0; i < t->n_pages; i++)
+		pr_rep_free(&t->page[i]);
+	free(t->rows);
+	t->n_pages = t->n = 0;
+	t->rows = NULL;
+}
+
+/*
+ * Reads the supervisor's table from its control socket, a page of
+ * sup.status at a time (the rows after the last one's serial), into t
+ * (the caller frees it with sup_table_free, whatever this answers).
+ * Runs on a worker, never on the connection loop; the pages share one
+ * deadline of META_SUP_TIMEOUT_MS.  False when the supervisor did not
+ * answer every page, answered an error, or has more than
+ * CM_SUP_STATUS_ROWS_MAX rows.
  */
 static bool
-sup_status(struct api_ctx *c, struct pr_rep *r)
+sup_table_read(struct api_ctx *c, struct sup_table *t)
 {
-	struct pr_req q;
+	int64_t deadline = cm_mono_ms() + META_SUP_TIMEOUT_MS, after = 0;
 	nng_socket s;
+	size_t n;
 
-	memset(&q, 0, sizeof(q));
-	memset(r, 0, sizeof(*r));
-	q.op = PR_OP_SUP_STATUS;
-	return sup_socket(c->cfg, &s) &&
-	       cm_rpc_call(s, &q, r, META_SUP_TIMEOUT_MS) == CM_OK &&
-	       r->err == CM_OK;
+	memset(t, 0, sizeof(*t));
+	if (!sup_socket(c->cfg, &s))
+		return false;
+	do {
+		int64_t left = deadline - cm_mono_ms();
+		struct pr_rep *r = &t->page[t->n_pages];
+		struct pr_child *rows;
+		struct pr_req q;
+
+		if (t->n_pages == SUP_TABLE_PAGES) {
+			t->too_large = true;
+			return false;
+		}
+		if (left <= 0)
+			return false;
+		memset(&q, 0, sizeof(q));
+		memset(r, 0, sizeof(*r));
+		q.op = PR_OP_SUP_STATUS;
+		q.after_sequence = after;
+		t->n_pages++;
+		if (cm_rpc_call(s, &q, r, (int)left) != CM_OK ||
+		    r->err != CM_OK)
+			return false;
+		n = r->n_children;
+		if (n > CM_SUP_STATUS_PAGE_MAX ||
+		    (rows = realloc(t->rows, (t->n + n + 1) * sizeof(*rows))) ==
+		        NULL)
+			return false;
+		t->rows = rows;
+		memcpy(t->rows + t->n, r->children, n * sizeof(*rows));
+		t->n += n;
+		if (n > 0)
+			after = r->children[n - 1].serial;
+	} while (n == CM_SUP_STATUS_PAGE_MAX);
+	return true;
 }
 
 static void
 scrape_supervisor(struct api_ctx *c)
 {
-	struct pr_rep r;
+	struct sup_table t;
 
-	if (sup_status(c, &r))
-		api_metrics_actor_restarts(r.children, (long)r.n_children);
+	if (sup_table_read(c, &t))
+		api_metrics_actor_restarts(t.rows, (long)t.n);
 	else
 		api_metrics_actor_restarts(NULL, -1);
-	pr_rep_free(&r);
+	sup_table_free(&t);
 }
 
 void
 api_admin_status(struct api_ctx *c)
 {
-	struct pr_rep r;
+	struct sup_table t;
 	json_t *rows;
 
 	if (!api_admin_allowed(c))
 		return;
-	if (!sup_status(c, &r)) {
-		pr_rep_free(&r);
+	if (!sup_table_read(c, &t)) {
 		api_fail(c, 0, CM_E_SUPERVISOR_UNAVAILABLE,
-		    "the supervisor did not answer");
+		    t.too_large ? "the supervisor has more than " CM_STR(
+		                      CM_SUP_STATUS_ROWS_MAX) " children"
+		                : "the supervisor did not answer");
+		sup_table_free(&t);
 		return;
 	}
 	if ((rows = json_array()) == NULL) {
-		pr_rep_free(&r);
+		sup_table_free(&t);
 		api_fail(c, 500, CM_E_INTERNAL, "out of memory");
 		return;
 	}
-	for (size_t i = 0; i < r.n_children; i++)
-		json_array_append_new(rows, api_dto_child(&r.children[i]));
-	pr_rep_free(&r);
+	for (size_t i = 0; i < t.n; i++)
+		json_array_append_new(rows, api_dto_child(&t.rows[i]));
+	sup_table_free(&t);
 	api_ok(c, 200, rows);
 }
 

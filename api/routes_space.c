@@ -99,13 +99,14 @@ void
 api_space_list(struct api_ctx *c)
 {
 	struct pr_req q = req_for(c, PR_OP_SPACE_LIST);
-	char status[16], owner[CM_ID_MAX + 2];
+	char status[16], owner[CM_ID_MAX + 2], after[CM_ID_MAX + 2];
 	const char *filter = NULL, *why = NULL;
 	enum cm_err e;
 	long limit;
 
 	if (!api_query_int(c, "limit", 1, CM_LIST_LIMIT_MAX,
-	        CM_LIST_LIMIT_DEFAULT, &limit))
+	        CM_LIST_LIMIT_DEFAULT, &limit) ||
+	    !api_query_id(c, "after", after, &q.after_id))
 		return;
 	if (!api_query(c, "owner_id", owner, sizeof(owner)))
 		owner[0] = '\0';
@@ -343,11 +344,13 @@ void
 api_task_list(struct api_ctx *c)
 {
 	struct pr_req q = req_for(c, PR_OP_TASK_LIST);
+	char after[CM_ID_MAX + 2];
 	struct pr_rep sp;
 	long limit;
 
 	if (!api_query_int(c, "limit", 1, CM_LIST_LIMIT_MAX,
-	        CM_LIST_LIMIT_DEFAULT, &limit))
+	        CM_LIST_LIMIT_DEFAULT, &limit) ||
+	    !api_query_id(c, "after", after, &q.after_id))
 		return;
 	if (!api_space_for(c, CM_ACT_SPACE_READ, &sp)) {
 		pr_rep_free(&sp);

@@ -353,6 +353,16 @@
 #define CM_SUP_STOP_CHILDREN_MS 1000
 #define CM_SUP_STOP_STORE_MS 500
 #define CM_SUP_KILL_WAIT_MS 200
+/*
+ * The supervisor's table of children (sup.status) comes a page at a
+ * time, the rows after a serial in the order they were added; whoever
+ * reads it (the api's GET /api/v1/admin/status and /metrics) walks it
+ * to CM_SUP_STATUS_ROWS_MAX rows, past which it says the table is too
+ * large rather than show a part of it.  1,500 open Spaces are about
+ * 1,500 rows.
+ */
+#define CM_SUP_STATUS_PAGE_MAX 512
+#define CM_SUP_STATUS_ROWS_MAX 8192
 
 /*
  * The HTTP front (api/http.c).  One loop thread owns every client socket,

@@ -242,7 +242,7 @@ enum pr_field {
 	        PRM(DIALOG_POLICY))                                            \
 	X(SPACE_GET, "space.get", false, PRM(WORKSPACE_ID) | PRM(SPACE_ID), 0) \
 	X(SPACE_LIST, "space.list", false, PRM(WORKSPACE_ID),                  \
-	    PRM(STATUS) | PRM(OWNER_ID) | PRM(LIMIT))                          \
+	    PRM(STATUS) | PRM(OWNER_ID) | PRM(LIMIT) | PRM(AFTER_ID))          \
 	X(SPACE_CLOSE, "space.close", true,                                    \
 	    PR_W | PRM(WORKSPACE_ID) | PRM(SPACE_ID), 0)                       \
 	X(SPACE_MARK_CLOSED, "space.mark_closed", true, PR_W | PRM(SPACE_ID),  \
@@ -269,7 +269,7 @@ enum pr_field {
 	X(TASK_GET, "task.get", false,                                         \
 	    PRM(WORKSPACE_ID) | PRM(SPACE_ID) | PRM(TASK_ID), 0)               \
 	X(TASK_LIST, "task.list", false, PRM(WORKSPACE_ID) | PRM(SPACE_ID),    \
-	    PRM(LIMIT))                                                        \
+	    PRM(LIMIT) | PRM(AFTER_ID))                                        \
 	X(TASK_CANCEL, "task.cancel", true,                                    \
 	    PR_W | PRM(WORKSPACE_ID) | PRM(SPACE_ID), PRM(TASK_ID))            \
 	X(EVENT_LIST, "event.list", false, PRM(WORKSPACE_ID) | PRM(SPACE_ID),  \
@@ -293,7 +293,7 @@ enum pr_field {
 	X(SUP_LIST_ACTIVE, "sup.list_active", false, 0,                        \
 	    PRM(HOST) | PRM(AFTER_ID))                                         \
 	X(SUP_LIST_CDP, "sup.list_cdp", false, 0, PRM(HOST))                   \
-	X(SUP_STATUS, "sup.status", false, 0, 0)                               \
+	X(SUP_STATUS, "sup.status", false, 0, PRM(AFTER_SEQUENCE))             \
 	X(SPACE_FILE_PUT, "space.file_put", true,                              \
 	    PR_W | PRM(WORKSPACE_ID) | PRM(SPACE_ID) | PRM(NAME) | PRM(MIME) | \
 	        PRM(ARTIFACT),                                                 \
@@ -480,6 +480,7 @@ struct pr_req {
 
 /* A supervised process, as the supervisor's control socket reports it. */
 #define PR_REC_CHILD(X)                \
+	X(serial, PR_INT, 0)           \
 	X(kind, PR_STR, 32)            \
 	X(pid, PR_INT, 0)              \
 	X(space_id, PR_STR, CM_ID_MAX) \

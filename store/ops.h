@@ -119,6 +119,14 @@ void st_admin_select_rows(struct st_ctx *ctx, struct pr_rep *rep,
 /* True when sql (one text parameter, key) returns a row; false also when
  * the query fails. */
 bool st_admin_exists(struct st_ctx *ctx, const char *sql, const char *key);
+/*
+ * A list's cursor (after_id) that names no row of the list, as sql
+ * (parameters: the cursor, then owner) finds it: true with rep's error
+ * set (invalid_request, naming what the cursor should have been, or the
+ * database's failure); false when the cursor is a row of the list.
+ */
+bool st_cursor_absent(struct st_ctx *ctx, struct pr_rep *rep, const char *sql,
+    const char *cursor, const char *owner, const char *what);
 
 /*
  * Task finalisation, shared by cancel, finish, the supervisor's recovery,

@@ -33,6 +33,33 @@ st_op_space_get(
 		st_load_active_task(ctx, rep, req->space_id, NULL);
 }
 
+bool
+st_cursor_absent(struct st_ctx *ctx, struct pr_rep *rep, const char *sql,
+    const char *cursor, const char *owner, const char *what)
+{
+	struct st_stmt *s;
+	int rc;
+
+	if (st_db_query(ctx->db, &s, sql, "ss", cursor, owner) != ST_OK) {
+		st_db_failed(ctx, rep, "list cursor");
+		return true;
+	}
+	rc = st_stmt_step(s);
+	st_stmt_done(s);
+	if (rc == ST_ROW)
+		return false;
+	if (rc == ST_ERROR)
+		st_db_failed(ctx, rep, "list cursor");
+	else
+		pr_rep_error(
+		    rep, CM_E_INVALID_REQUEST, "after names no %s", what);
+	return true;
+}
+
+/*
+ * A page of the workspace's Spaces, newest first; after_id, the last one
+ * of the page before, makes it the page that follows.
+ */
 void
 st_op_space_list(
     struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
@@ -43,7 +70,12 @@ st_op_space_list(
 	    " (CASE WHEN held_by IS NOT NULL AND hold_pending = 0 AND"
 	    " status <> 'closed' THEN 'held' ELSE status END) = $2)"
 	    " AND (CAST($3 AS TEXT) IS NULL OR owner_id = $3)"
+	    " AND (CAST($5 AS TEXT) IS NULL OR (created_at, id) <"
+	    " (SELECT created_at, id FROM browser_spaces"
+	    " WHERE id = $5 AND workspace_id = $1))"
 	    " ORDER BY created_at DESC, id DESC LIMIT $4";
+	static const char cursor[] = "SELECT 1 FROM browser_spaces"
+	                             " WHERE id = $1 AND workspace_id = $2";
 	struct st_stmt *s;
 	struct pr_space *sp;
 	int limit, rc;
@@ -56,8 +88,9 @@ st_op_space_list(
 		    "status must be idle, running, held, closed or error");
 		return;
 	}
-	if (st_db_query(ctx->db, &s, sql, "sssi", req->workspace_id,
-	        req->status, req->owner_id, (int64_t)limit) != ST_OK) {
+	if (st_db_query(ctx->db, &s, sql, "sssis", req->workspace_id,
+	        req->status, req->owner_id, (int64_t)limit,
+	        req->after_id) != ST_OK) {
 		st_db_failed(ctx, rep, "space list");
 		return;
 	}
@@ -67,8 +100,15 @@ st_op_space_list(
 		st_row_space(rep, s, sp);
 	}
 	st_stmt_done(s);
-	if (rc == ST_ERROR)
+	if (rc == ST_ERROR) {
 		st_db_failed(ctx, rep, "space list");
+		return;
+	}
+	/* An empty page past a cursor that names no Space of the
+	 * workspace says so: it is not the end of the list. */
+	if (rep->n_spaces == 0 && req->after_id != NULL)
+		st_cursor_absent(ctx, rep, cursor, req->after_id,
+		    req->workspace_id, "Space of the workspace");
 }
 
 /*

@@ -495,7 +495,12 @@ st_op_task_list(
 	static const char sql[] =
 	    "SELECT " ST_TASK_COLS
 	    " FROM browser_space_tasks WHERE space_id = $1"
+	    " AND (CAST($3 AS TEXT) IS NULL OR (created_at, id) <"
+	    " (SELECT created_at, id FROM browser_space_tasks"
+	    " WHERE id = $3 AND space_id = $1))"
 	    " ORDER BY created_at DESC, id DESC LIMIT $2";
+	static const char cursor[] = "SELECT 1 FROM browser_space_tasks"
+	                             " WHERE id = $1 AND space_id = $2";
 	struct st_stmt *s;
 	struct pr_task *t;
 	int64_t limit = req->limit ? req->limit : CM_LIST_LIMIT_DEFAULT;
@@ -509,8 +514,8 @@ st_op_task_list(
 	if (st_load_space(ctx, rep, req->workspace_id, req->space_id) != 1)
 		return;
 	rep->n_spaces = 0;
-	if (st_db_query(ctx->db, &s, sql, "si", req->space_id, limit) !=
-	    ST_OK) {
+	if (st_db_query(ctx->db, &s, sql, "sis", req->space_id, limit,
+	        req->after_id) != ST_OK) {
 		st_db_failed(ctx, rep, "task list");
 		return;
 	}
@@ -520,8 +525,13 @@ st_op_task_list(
 		st_row_task(rep, s, t);
 	}
 	st_stmt_done(s);
-	if (rc == ST_ERROR)
+	if (rc == ST_ERROR) {
 		st_db_failed(ctx, rep, "task list");
+		return;
+	}
+	if (rep->n_tasks == 0 && req->after_id != NULL)
+		st_cursor_absent(ctx, rep, cursor, req->after_id, req->space_id,
+		    "task of the Space");
 }
 
 /*

@@ -78,6 +78,7 @@ sup_child_add(struct sup_children *c, enum sup_kind kind, const char *space_id)
 	}
 	if ((ch = calloc(1, sizeof(*ch))) == NULL)
 		return NULL;
+	ch->serial = ++c->last_serial;
 	ch->kind = kind;
 	ch->notify_fd = -1;
 	ch->wake_fd = -1;

@@ -30,6 +30,8 @@ struct sup_kind_info {
 extern const struct sup_kind_info sup_kinds[SUP_KIND__COUNT];
 
 struct sup_child {
+	uint64_t
+	    serial; /* from 1, in the order rows were added; never reused */
 	enum sup_kind kind;
 	enum sup_state state;
 	pid_t pid;                    /* 0 when not running */
@@ -47,7 +49,8 @@ struct sup_child {
 
 struct sup_children {
 	size_t n, cap;
-	struct sup_child **v;
+	struct sup_child **v; /* in no order: a removal moves the last row */
+	uint64_t last_serial;
 	char bin_dir[CM_PATH_MAX];
 	int conf_fd;      /* the sealed config every child reads (-1: none) */
 	char **child_env; /* the environment less secrets; entries borrowed */

@@ -25,20 +25,54 @@ sup_control_open(
 	return 0;
 }
 
-static void
-status_reply(const struct sup_children *c, int64_t now, struct pr_rep *rep)
+static int
+by_serial(const void *a, const void *b)
 {
-	size_t n = c->n < CM_PROTO_LIST_MAX ? c->n : CM_PROTO_LIST_MAX;
+	uint64_t x = (*(const struct sup_child *const *)a)->serial;
+	uint64_t y = (*(const struct sup_child *const *)b)->serial;
 
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * One page of the table: the rows whose serial is past after, in serial
+ * order, at most CM_SUP_STATUS_PAGE_MAX.  A full page means the reader
+ * asks again after its last row's serial; rows added meanwhile come
+ * later, and none comes twice.
+ */
+static void
+status_reply(const struct sup_children *c, int64_t after, int64_t now,
+    struct pr_rep *rep)
+{
+	const struct sup_child **past;
+	size_t n = 0;
+
+	if (after < 0) {
+		pr_rep_error(rep, CM_E_INVALID_REQUEST,
+		    "after_sequence must be 0 or more");
+		return;
+	}
+	if ((past = malloc((c->n ? c->n : 1) * sizeof(*past))) == NULL) {
+		pr_rep_error(rep, CM_E_INTERNAL, "out of memory");
+		return;
+	}
+	for (size_t i = 0; i < c->n; i++)
+		if (c->v[i]->serial > (uint64_t)after)
+			past[n++] = c->v[i];
+	qsort(past, n, sizeof(*past), by_serial);
+	if (n > CM_SUP_STATUS_PAGE_MAX)
+		n = CM_SUP_STATUS_PAGE_MAX;
 	rep->children = pr_rep_alloc(rep, (n ? n : 1) * sizeof(*rep->children));
 	if (rep->children == NULL) {
+		free(past);
 		pr_rep_error(rep, CM_E_INTERNAL, "out of memory");
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
-		const struct sup_child *ch = c->v[i];
+		const struct sup_child *ch = past[i];
 		struct pr_child *o = &rep->children[i];
 
+		o->serial = (int64_t)ch->serial;
 		o->kind = ch->standby ? "standby" : sup_kinds[ch->kind].name;
 		o->pid = ch->pid;
 		o->space_id = ch->space_id[0] ? ch->space_id : NULL;
@@ -47,6 +81,7 @@ status_reply(const struct sup_children *c, int64_t now, struct pr_rep *rep)
 		o->uptime_ms = ch->pid > 0 ? now - ch->started_ms : 0;
 	}
 	rep->n_children = n;
+	free(past);
 }
 
 void
@@ -70,7 +105,7 @@ sup_control_serve(
 			pr_rep_error(&rep, CM_E_INVALID_REQUEST,
 			    "the supervisor answers only sup.status");
 		else
-			status_reply(c, now_ms, &rep);
+			status_reply(c, req.after_sequence, now_ms, &rep);
 		nng_msg_clear(m);
 		if (pr_rep_encode(&rep, &buf, &len) != 0 ||
 		    nng_msg_append(m, buf, len) != 0 ||

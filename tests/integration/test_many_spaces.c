@@ -2,7 +2,12 @@
  * 1,500 open Spaces on the fake driver, past the 1,000-Space target
  * (docs/performance.md) and past any one page of sup.list_active: the api's
  * active-Spaces gauge counts every one of them, and every Space gets its
- * actor.  Under the sanitizers, one page and one Space (see MANY).
+ * actor.  Then the routes at that scale: the admin's table of children
+ * has every actor (the supervisor's table comes a page at a time), a
+ * kill -9 of the actor added last is restarted and counted in
+ * spaced_actor_restarts_total, the list of Spaces pages through all of
+ * them, and the last Space's detail, a task on it and its events
+ * answer.  Under the sanitizers, one page and one Space (see MANY).
  *
  * Those actors start from the space_opened notices, so the supervisor's
  * rescan need not read past its first page for that test to pass.  A
@@ -15,6 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <jansson.h>
+#include <signal.h>
 
 #include "clock.h"
 #include "space_fixture.h"
@@ -197,6 +205,160 @@ pss_kib(pid_t pid)
 	return kib;
 }
 
+/* The admin's GET of path: its data (the caller decrefs), NULL unless
+ * it answered 200. */
+static json_t *
+admin_get(const char *admin, const char *path)
+{
+	char *text = NULL;
+	json_t *res = NULL, *data = NULL;
+
+	if (tk_http(&env.p, "GET", path, admin, NULL, NULL, &text) == 200 &&
+	    (res = json_loads(text, 0, NULL)) != NULL)
+		data = json_incref(json_object_get(res, "data"));
+	json_decref(res);
+	free(text);
+	return data;
+}
+
+/* The admin's table of children: its actor rows, and into *last the
+ * last of them (the one added last; borrowed from the table). */
+static size_t
+actor_rows(json_t *table, json_t **last)
+{
+	json_t *row;
+	size_t i, n = 0;
+
+	*last = NULL;
+	json_array_foreach(table, i, row)
+	{
+		const char *kind =
+		    json_string_value(json_object_get(row, "kind"));
+
+		if (kind != NULL && strcmp(kind, "actor") == 0) {
+			n++;
+			*last = row;
+		}
+	}
+	return n;
+}
+
+struct restarted {
+	const char *admin, *space;
+	json_int_t was;
+	double counted; /* spaced_actor_restarts_total at the last look */
+};
+
+/* The Space's actor is back under another pid with one restart, and the
+ * counter has it. */
+static bool
+restarted_and_counted(void *arg)
+{
+	static int64_t last_look;
+	struct restarted *r = arg;
+	json_t *table, *row;
+	size_t i;
+	bool back = false;
+	char *text = NULL;
+
+	if (!look_again(&last_look) ||
+	    (table = admin_get(r->admin, "/api/v1/admin/status")) == NULL)
+		return false;
+	json_array_foreach(table, i, row)
+	{
+		const char *sp =
+		    json_string_value(json_object_get(row, "space_id"));
+
+		if (sp != NULL && strcmp(sp, r->space) == 0)
+			back = json_integer_value(
+			           json_object_get(row, "pid")) != r->was &&
+			       json_integer_value(
+			           json_object_get(row, "restarts")) == 1;
+	}
+	json_decref(table);
+	if (back &&
+	    tk_http(&env.p, "GET", "/metrics", NULL, NULL, NULL, &text) == 200)
+		r->counted =
+		    tk_prom_sample(text, "spaced_actor_restarts_total");
+	free(text);
+	return back && r->counted == 1;
+}
+
+/* The routes at MANY Spaces, as the admin: see the file's comment. */
+static void
+every_route_answers(void)
+{
+	char admin[CM_TOKEN_MAX + 1], path[512], after[CM_ID_MAX + 1] = "";
+	struct restarted r = {admin, NULL, 0, -1};
+	json_t *table, *last, *page, *d;
+	char space[CM_ID_MAX + 1];
+	size_t listed = 0, n;
+
+	cr_assert(tk_admin_token(&env.p, admin, sizeof(admin), SF_WAIT_MS));
+	table = admin_get(admin, "/api/v1/admin/status");
+	cr_assert_not_null(table, "GET /api/v1/admin/status");
+	cr_assert_eq(actor_rows(table, &last), MANY,
+	    "the table has %zu actors of %d", actor_rows(table, &last), MANY);
+	snprintf(space, sizeof(space), "%s",
+	    json_string_value(json_object_get(last, "space_id")));
+	r.space = space;
+	r.was = json_integer_value(json_object_get(last, "pid"));
+	json_decref(table);
+
+	/* The actor added last, past any one page of the table. */
+	cr_assert_eq(kill((pid_t)r.was, SIGKILL), 0);
+	cr_assert(tk_wait_until(restarted_and_counted, &r, MANY_WAIT_MS),
+	    "the restart of %s's actor: counted %g", space, r.counted);
+
+	/* Every Space, a page of 100 at a time. */
+	do {
+		snprintf(path, sizeof(path),
+		    "/api/v1/workspaces/%s/browser-spaces?limit=100%s%s",
+		    env.w.workspace_id, after[0] ? "&after=" : "", after);
+		page = admin_get(admin, path);
+		cr_assert(json_is_array(page), "GET %s", path);
+		n = json_array_size(page);
+		listed += n;
+		if (n > 0)
+			snprintf(after, sizeof(after), "%s",
+			    json_string_value(json_object_get(
+			        json_array_get(page, n - 1), "space_id")));
+		json_decref(page);
+	} while (n == 100);
+	cr_assert_eq(
+	    listed, MANY, "the list pages through %zu of %d", listed, MANY);
+
+	/* The last Space: its detail, a task on it, its events. */
+	snprintf(path, sizeof(path), "/api/v1/workspaces/%s/browser-spaces/%s",
+	    env.w.workspace_id, space);
+	d = admin_get(admin, path);
+	cr_assert_not_null(d, "GET %s", path);
+	cr_assert_str_eq(
+	    json_string_value(json_object_get(d, "status")), "idle");
+	json_decref(d);
+	snprintf(path, sizeof(path),
+	    "/api/v1/workspaces/%s/browser-spaces/%s/tasks?wait=30",
+	    env.w.workspace_id, space);
+	{
+		char *text = NULL;
+		int st = tk_http(&env.p, "POST", path, admin,
+		    "{\"request_id\": \"at-scale\", \"capability\": "
+		    "\"noop\", \"args\": {}}",
+		    NULL, &text);
+
+		cr_assert_eq(
+		    st, 200, "POST %s: %d %s", path, st, text ? text : "");
+		cr_assert_not_null(strstr(text, "\"completed\""), "%s", text);
+		free(text);
+	}
+	snprintf(path, sizeof(path),
+	    "/api/v1/workspaces/%s/browser-spaces/%s/events",
+	    env.w.workspace_id, space);
+	d = admin_get(admin, path);
+	cr_assert(json_array_size(d) >= 3, "GET %s", path);
+	json_decref(d);
+}
+
 Test(many_spaces, gauge_and_actors_cover_every_open_space, .fini = tk_cleanup,
     .timeout = 600)
 {
@@ -239,6 +401,7 @@ Test(many_spaces, gauge_and_actors_cover_every_open_space, .fini = tk_cleanup,
 	    "up at %lld ms; %d actors, Pss %ld KiB in all, %ld KiB each\n",
 	    (long long)opened_ms, (long long)counted_ms,
 	    (long long)(cm_mono_ms() - t0), n, pss, pss / n);
+	every_route_answers();
 	sf_stop(&env);
 }
 

@@ -57,8 +57,8 @@ Test(space, get_shows_the_active_task)
 }
 
 static struct pr_rep *
-space_list(
-    const char *status, const char *owner, int64_t limit, enum cm_err want)
+space_page(const char *status, const char *owner, int64_t limit,
+    const char *after, enum cm_err want)
 {
 	struct pr_req q;
 
@@ -67,7 +67,15 @@ space_list(
 	q.status = status;
 	q.owner_id = owner;
 	q.limit = limit;
+	q.after_id = after;
 	return FX_CALL(&fx, &q, want);
+}
+
+static struct pr_rep *
+space_list(
+    const char *status, const char *owner, int64_t limit, enum cm_err want)
+{
+	return space_page(status, owner, limit, NULL, want);
 }
 
 Test(space, list_filters_by_status_and_owner)
@@ -123,6 +131,53 @@ Test(space, list_limit_bounds)
 	cr_assert_eq(space_list(NULL, NULL, 100, CM_OK)->n_spaces, 25);
 	space_list(NULL, NULL, 101, CM_E_INVALID_REQUEST);
 	space_list(NULL, NULL, -1, CM_E_INVALID_REQUEST);
+}
+
+/*
+ * Pages after the last row of the one before cover the list once, in
+ * its order, Spaces created in the same millisecond among them; a cursor
+ * that names no Space of the workspace is refused, never an empty page.
+ */
+Test(space, pages_after_a_cursor_cover_the_list_once)
+{
+	const struct pr_rep *all, *r;
+	const char *after = NULL;
+	struct pr_req q;
+	size_t seen = 0;
+
+	for (int i = 0; i < 25; i++) {
+		fx_mark_closed(&fx, fx_space(&fx, 0));
+		if (i % 3 == 0)
+			fx_advance(&fx, 1); /* the others share a created_at */
+	}
+	all = space_list(NULL, NULL, 100, CM_OK);
+	cr_assert_eq(all->n_spaces, 25);
+	do {
+		r = space_page(NULL, NULL, 7, after, CM_OK);
+		for (size_t i = 0; i < r->n_spaces; i++, seen++) {
+			cr_assert_lt(seen, 25);
+			cr_assert_str_eq(r->spaces[i].space_id,
+			    all->spaces[seen].space_id, "row %zu", seen);
+		}
+		if (r->n_spaces > 0)
+			after = r->spaces[r->n_spaces - 1].space_id;
+	} while (r->n_spaces == 7);
+	cr_assert_eq(seen, 25);
+	/* Past the last row: the end, an empty page. */
+	cr_assert_eq(space_page(NULL, NULL, 7, all->spaces[24].space_id, CM_OK)
+	                 ->n_spaces,
+	    0);
+	/* The filters hold past a cursor too. */
+	cr_assert_eq(
+	    space_page("idle", NULL, 100, all->spaces[0].space_id, CM_OK)
+	        ->n_spaces,
+	    0);
+	space_page(NULL, NULL, 7, "no-such-space", CM_E_INVALID_REQUEST);
+	/* Another workspace's Space is no cursor of this one's list. */
+	fx_req(&fx, &q, PR_OP_SPACE_LIST);
+	q.workspace_id = fx.ws2;
+	q.after_id = all->spaces[3].space_id;
+	FX_CALL(&fx, &q, CM_E_INVALID_REQUEST);
 }
 
 /* ---- close, mark_closed, mark_error

@@ -33,7 +33,7 @@ submit_timeout(const char *rid, int64_t timeout_ms, enum cm_err want)
 }
 
 static struct pr_rep *
-task_list(const char *space, int64_t limit, enum cm_err want)
+task_page(const char *space, int64_t limit, const char *after, enum cm_err want)
 {
 	struct pr_req q;
 
@@ -41,7 +41,14 @@ task_list(const char *space, int64_t limit, enum cm_err want)
 	q.workspace_id = fx.ws;
 	q.space_id = space;
 	q.limit = limit;
+	q.after_id = after;
 	return FX_CALL(&fx, &q, want);
+}
+
+static struct pr_rep *
+task_list(const char *space, int64_t limit, enum cm_err want)
+{
+	return task_page(space, limit, NULL, want);
 }
 
 /* ---- submit
@@ -383,6 +390,41 @@ Test(task, list_is_newest_first_and_bounded)
 	task_list(sp, -1, CM_E_INVALID_REQUEST);
 	cr_assert_eq(task_list(sp, 100, CM_OK)->n_tasks, 3);
 	cr_assert_eq(task_list(fx_space(&fx, 1), 0, CM_OK)->n_tasks, 0);
+}
+
+/* Pages after a cursor, the last task of the page before, cover the
+ * history once, tasks of the same millisecond among them; a cursor that
+ * is no task of the Space is refused. */
+Test(task, pages_after_a_cursor_cover_the_history_once)
+{
+	const struct pr_rep *all, *r;
+	const char *after = NULL;
+	size_t seen = 0;
+	char rid[8];
+
+	for (int i = 0; i < 10; i++) {
+		snprintf(rid, sizeof(rid), "r%d", i);
+		fx_task(&fx, sp, rid);
+		FX_CANCEL(&fx, sp, NULL, CM_OK);
+		if (i % 2 == 0)
+			fx_advance(&fx, 1);
+	}
+	all = task_list(sp, 100, CM_OK);
+	cr_assert_eq(all->n_tasks, 10);
+	do {
+		r = task_page(sp, 3, after, CM_OK);
+		for (size_t i = 0; i < r->n_tasks; i++, seen++) {
+			cr_assert_lt(seen, 10);
+			cr_assert_str_eq(r->tasks[i].task_id,
+			    all->tasks[seen].task_id, "row %zu", seen);
+		}
+		if (r->n_tasks > 0)
+			after = r->tasks[r->n_tasks - 1].task_id;
+	} while (r->n_tasks == 3);
+	cr_assert_eq(seen, 10);
+	task_page(sp, 3, "no-such-task", CM_E_INVALID_REQUEST);
+	task_page(
+	    fx_space(&fx, 1), 3, all->tasks[0].task_id, CM_E_INVALID_REQUEST);
 }
 
 /* ---- cancel
