@@ -118,6 +118,7 @@ bench: build
 	@./$(BUILD)/egress_bench
 	@./$(BUILD)/snapshot_bench
 	@./$(BUILD)/page_bench
+	@./$(BUILD)/density_bench
 	@./$(BUILD)/mcp_bench
 	@./scripts/bench_pg.sh $(BUILD)
 

@@ -78,9 +78,44 @@ bw_begin(struct bw_world *w, const char *who, const char *tag, bool own_tmpdir,
 }
 
 int
+bw_instances(struct bw_world *w, int n, char ids[][CM_ID_MAX + 1])
+{
+	char body[512], name[48], bundle[CM_ID_MAX + 1], bind[CM_ID_MAX + 1];
+
+	if (browser_bundle(w, bundle, sizeof(bundle)) != 0)
+		return -1;
+	for (int i = 0; i < n; i++, w->n_inst++) {
+		/* Instance names are unique. */
+		if (w->n_inst == 0)
+			snprintf(name, sizeof(name), "chromium-bench");
+		else
+			snprintf(
+			    name, sizeof(name), "chromium-bench-%d", w->n_inst);
+		snprintf(body, sizeof(body),
+		    "{\"name\": \"%s\", \"driver\": \"managed\", "
+		    "\"bundle_id\": \"%s\", \"network_policy\": "
+		    "{\"allow_hosts\": [\"127.0.0.1\"], "
+		    "\"deny_private_networks\": false}}",
+		    name, bundle);
+		if (tk_http_created(&w->p, "/api/v1/admin/browser-instances",
+		        w->admin, body, "browser_instance_id", ids[i],
+		        CM_ID_MAX + 1) != 0)
+			return -1;
+		snprintf(body, sizeof(body),
+		    "{\"workspace_id\": \"%s\", \"browser_instance_id\": "
+		    "\"%s\"}",
+		    w->ws, ids[i]);
+		if (tk_http_created(&w->p, "/api/v1/admin/bindings", w->admin,
+		        body, "binding_id", bind, sizeof(bind)) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+int
 bw_setup(struct bw_world *w)
 {
-	char body[512], path[256], bundle[CM_ID_MAX + 1], bind[CM_ID_MAX + 1];
+	char path[256];
 	struct tk_world tw;
 	nng_socket s;
 	int rc;
@@ -101,26 +136,14 @@ bw_setup(struct bw_world *w)
 	snprintf(path, sizeof(path), "/api/v1/admin/principals/%s/tokens",
 	    tw.operator_id);
 	if (tk_http_created(&w->p, path, w->admin, NULL, "token", w->user,
-	        sizeof(w->user)) != 0 ||
-	    browser_bundle(w, bundle, sizeof(bundle)) != 0)
+	        sizeof(w->user)) != 0)
 		return -1;
-	snprintf(body, sizeof(body),
-	    "{\"name\": \"chromium-bench\", \"driver\": \"managed\", "
-	    "\"bundle_id\": \"%s\", \"network_policy\": {\"allow_hosts\": "
-	    "[\"127.0.0.1\"], \"deny_private_networks\": false}}",
-	    bundle);
-	if (tk_http_created(&w->p, "/api/v1/admin/browser-instances", w->admin,
-	        body, "browser_instance_id", w->inst, sizeof(w->inst)) != 0)
-		return -1;
-	snprintf(body, sizeof(body),
-	    "{\"workspace_id\": \"%s\", \"browser_instance_id\": \"%s\"}",
-	    w->ws, w->inst);
-	return tk_http_created(&w->p, "/api/v1/admin/bindings", w->admin, body,
-	    "binding_id", bind, sizeof(bind));
+	return bw_instances(w, 1, &w->inst);
 }
 
 int
-bw_space(struct bw_world *w, const char *caps, char space[CM_ID_MAX + 1])
+bw_space_on(struct bw_world *w, const char *inst, const char *caps,
+    char space[CM_ID_MAX + 1])
 {
 	char path[256], body[512];
 
@@ -129,9 +152,15 @@ bw_space(struct bw_world *w, const char *caps, char space[CM_ID_MAX + 1])
 	snprintf(body, sizeof(body),
 	    "{\"browser_instance_id\": \"%s\", \"owner_type\": \"operator\", "
 	    "\"owner_id\": \"%s\", \"granted_capabilities\": %s}",
-	    w->inst, w->owner, caps);
+	    inst, w->owner, caps);
 	return tk_http_created(
 	    &w->p, path, w->user, body, "space_id", space, CM_ID_MAX + 1);
+}
+
+int
+bw_space(struct bw_world *w, const char *caps, char space[CM_ID_MAX + 1])
+{
+	return bw_space_on(w, w->inst, caps, space);
 }
 
 int
@@ -215,14 +244,14 @@ bw_wait_closed(struct bw_world *w, const char *space)
 }
 
 int
-bw_standby_settled(struct bw_world *w, int settle_ms)
+bw_standby_on(struct bw_world *w, const char *inst, int settle_ms)
 {
 	struct timespec ts = {settle_ms / 1000, (settle_ms % 1000) * 1000000L};
 	int64_t end = cm_mono_ms() + BW_STEP_MS;
 	char want[CM_ID_MAX + 16];
 	pid_t actor = 0;
 
-	snprintf(want, sizeof(want), " --standby=%s", w->inst);
+	snprintf(want, sizeof(want), " --standby=%s", inst);
 	while (cm_mono_ms() < end) {
 		struct timespec tick = {0, 5000000L};
 
@@ -233,7 +262,13 @@ bw_standby_settled(struct bw_world *w, int settle_ms)
 		}
 		nanosleep(&tick, NULL);
 	}
-	return tk_fail(w->who, "no standby browser came");
+	return tk_fail(w->who, "no standby browser came for %s", inst);
+}
+
+int
+bw_standby_settled(struct bw_world *w, int settle_ms)
+{
+	return bw_standby_on(w, w->inst, settle_ms);
 }
 
 int

@@ -27,6 +27,7 @@ struct bw_world {
 	char admin[CM_TOKEN_MAX + 1], user[CM_TOKEN_MAX + 1];
 	char ws[CM_ID_MAX + 1], owner[CM_ID_MAX + 1], inst[CM_ID_MAX + 1];
 	char url[128]; /* the page the bench drives */
+	int n_inst;    /* instances registered so far (bw_instances) */
 };
 
 /*
@@ -49,14 +50,23 @@ int bw_begin(struct bw_world *w, const char *who, const char *tag,
 /*
  * On the spaced already started in w->p: waits for its api, provisions a
  * workspace and its operator (w->ws, w->owner), takes the admin token
- * (w->admin) and a token of the operator's (w->user), registers a managed
- * instance of the browser bundle that may reach 127.0.0.1 (w->inst) and
- * binds it to the workspace.  Returns 0, or -1.
+ * (w->admin) and a token of the operator's (w->user), and registers and
+ * binds one instance as bw_instances does (w->inst).  Returns 0, or -1.
  */
 int bw_setup(struct bw_world *w);
 
-/* Creates a Space of w's operator on w's instance, granted caps (a JSON
+/* Registers n more managed instances of the browser bundle that may
+ * reach 127.0.0.1, each named after the count w->n_inst, and binds each
+ * to w's workspace (after bw_setup); their ids go to ids[0..n-1].
+ * Returns 0, or -1. */
+int bw_instances(struct bw_world *w, int n, char ids[][CM_ID_MAX + 1]);
+
+/* Creates a Space of w's operator on instance inst, granted caps (a JSON
  * array of capability names); its id goes to space.  Returns 0, or -1. */
+int bw_space_on(struct bw_world *w, const char *inst, const char *caps,
+    char space[CM_ID_MAX + 1]);
+
+/* bw_space_on on w's own instance, w->inst. */
 int bw_space(struct bw_world *w, const char *caps, char space[CM_ID_MAX + 1]);
 
 /*
@@ -77,10 +87,13 @@ int bw_close(struct bw_world *w, const char *space);
  * -1. */
 int bw_wait_closed(struct bw_world *w, const char *space);
 
-/* Waits at most BW_STEP_MS until w's instance has a standby browser
- * running (an actor of w's spaced, --standby of w->inst, with a browser
- * of its own), then settle_ms more: the idle instance a create meets.
+/* Waits at most BW_STEP_MS until instance inst has a standby browser
+ * running (an actor of w's spaced, --standby of inst, with a browser of
+ * its own), then settle_ms more: the idle instance a create meets.
  * Returns 0, or -1. */
+int bw_standby_on(struct bw_world *w, const char *inst, int settle_ms);
+
+/* bw_standby_on on w's own instance, w->inst. */
 int bw_standby_settled(struct bw_world *w, int settle_ms);
 
 /* The string o[key]; NULL when there is none (borrowed from o). */
