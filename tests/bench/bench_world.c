@@ -417,3 +417,23 @@ bw_with_driver(const char *who, const char *tag,
 		unsetenv("TMPDIR");
 	return rc;
 }
+
+const char *
+bw_outline(const json_t *data)
+{
+	return bw_str(json_object_get(data, "result"), "snapshot");
+}
+
+int
+bw_ref_of(const char *who, const char *outline, const char *what, char *ref,
+    size_t len)
+{
+	const char *line = outline ? strstr(outline, what) : NULL, *r;
+
+	if (line == NULL || (r = strstr(line, "[ref=")) == NULL ||
+	    (size_t)(r - line) > strcspn(line, "\n"))
+		return tk_fail(who, "no ref on \"%s\" in the snapshot:\n%s",
+		    what, outline ? outline : "(none)");
+	snprintf(ref, len, "%.*s", (int)strcspn(r + 5, "]"), r + 5);
+	return 0;
+}

@@ -99,6 +99,15 @@ int bw_standby_settled(struct bw_world *w, int settle_ms);
 /* The string o[key]; NULL when there is none (borrowed from o). */
 const char *bw_str(const json_t *o, const char *key);
 
+/* The outline of a snapshot task's data (borrowed from data). */
+const char *bw_outline(const json_t *data);
+
+/* The ref the outline gives the line that holds what, into ref (len
+ * bytes); no such line, or one without a ref, is said under who.
+ * Returns 0, or -1. */
+int bw_ref_of(const char *who, const char *outline, const char *what, char *ref,
+    size_t len);
+
 /* A page of its own on a rig's browser: a context, a target in it,
  * attached, Page on. */
 struct bw_page {

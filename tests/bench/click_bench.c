@@ -94,27 +94,6 @@ struct cb_direct {
 
 /* ---- through spaced */
 
-/* The ref the outline gives the line that holds what into ref. */
-static int
-ref_of(const char *outline, const char *what, char *ref, size_t len)
-{
-	const char *line = outline ? strstr(outline, what) : NULL, *r;
-
-	if (line == NULL || (r = strstr(line, "[ref=")) == NULL ||
-	    (size_t)(r - line) > strcspn(line, "\n"))
-		return fail("no ref on \"%s\" in the snapshot:\n%s", what,
-		    outline ? outline : "(none)");
-	snprintf(ref, len, "%.*s", (int)strcspn(r + 5, "]"), r + 5);
-	return 0;
-}
-
-/* The outline of a snapshot task's data (borrowed). */
-static const char *
-outline_of(const json_t *data)
-{
-	return bw_str(json_object_get(data, "result"), "snapshot");
-}
-
 /* The number in the n digits at s; -1 when they are not all digits. */
 static int64_t
 digits(const char *s, int n)
@@ -176,7 +155,8 @@ spaced_run(struct bw_world *w, const char *space, int i, struct cb_spaced *s)
 	if (bw_task(w, space, rid, "snapshot", "{}", &data) != 0)
 		return -1;
 	t1 = cm_mono_ns();
-	rc = ref_of(outline_of(data), "link \"" CB_LINK "\"", ref, sizeof(ref));
+	rc = bw_ref_of("click_bench", bw_outline(data), "link \"" CB_LINK "\"",
+	    ref, sizeof(ref));
 	json_decref(data);
 	if (rc != 0)
 		return -1;
@@ -200,11 +180,11 @@ spaced_run(struct bw_world *w, const char *space, int i, struct cb_spaced *s)
 	if (rc != 0 || bw_task(w, space, rid, "snapshot", "{}", &data) != 0)
 		return -1;
 	t2 = cm_mono_ns();
-	rc = outline_of(data) != NULL && strstr(outline_of(data), CB_LANDED)
+	rc = bw_outline(data) != NULL && strstr(bw_outline(data), CB_LANDED)
 	         ? 0
 	         : fail("the snapshot after the click shows no \"%s\":\n%s",
 	               CB_LANDED,
-	               outline_of(data) ? outline_of(data) : "(none)");
+	               bw_outline(data) ? bw_outline(data) : "(none)");
 	json_decref(data);
 	if (rc == 0 && s != NULL) {
 		s->click[i] = t1 - t0;

@@ -117,25 +117,13 @@ struct db_worker {
 	int n[DB_KINDS];
 };
 
-/* The ref the outline gives the line that holds what into ref. */
-static int
-ref_of(const char *outline, const char *what, char *ref, size_t len)
+/* Pss in KiB of pid, 0 when it is gone. */
+static long
+db_pss(pid_t pid)
 {
-	const char *line = outline ? strstr(outline, what) : NULL, *r;
+	long kib = tk_pss_kib(pid);
 
-	if (line == NULL || (r = strstr(line, "[ref=")) == NULL ||
-	    (size_t)(r - line) > strcspn(line, "\n"))
-		return fail("no ref on \"%s\" in the snapshot:\n%s", what,
-		    outline ? outline : "(none)");
-	snprintf(ref, len, "%.*s", (int)strcspn(r + 5, "]"), r + 5);
-	return 0;
-}
-
-/* The outline of a snapshot task's data (borrowed). */
-static const char *
-outline_of(const json_t *data)
-{
-	return bw_str(json_object_get(data, "result"), "snapshot");
+	return kib > 0 ? kib : 0;
 }
 
 /* One task of kind k as request rid (made of tag and round i), timed
@@ -175,7 +163,8 @@ round_run(struct db_worker *k, int i, bool timed)
 	    task(k, DB_NAV, "nav", i, timed, args, NULL) != 0 ||
 	    task(k, DB_SNAP, "snap", i, timed, "{}", &data) != 0)
 		return -1;
-	rc = ref_of(outline_of(data), "link \"" DB_LINK "\"", ref, sizeof(ref));
+	rc = bw_ref_of("density_bench", bw_outline(data),
+	    "link \"" DB_LINK "\"", ref, sizeof(ref));
 	json_decref(data);
 	if (rc != 0)
 		return -1;
@@ -189,7 +178,7 @@ round_run(struct db_worker *k, int i, bool timed)
 	json_decref(data);
 	if (rc != 0 || task(k, DB_SNAP, "snap2", i, timed, "{}", &data) != 0)
 		return -1;
-	o = outline_of(data);
+	o = bw_outline(data);
 	rc = o != NULL && strstr(o, DB_LANDED) != NULL
 	         ? 0
 	         : fail("Space %s: the snapshot after the click shows no "
@@ -513,22 +502,6 @@ start_time(pid_t pid)
 	return v;
 }
 
-/* Pss in KiB of pid (smaps_rollup), or 0 when it is gone. */
-static long
-pss_kib(pid_t pid)
-{
-	char path[64], *text, *p;
-	long kib = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
-	if ((text = tk_read_file(path, NULL)) == NULL)
-		return 0;
-	if ((p = strstr(text, "\nPss:")) != NULL)
-		kib = strtol(p + 5, NULL, 10);
-	free(text);
-	return kib;
-}
-
 /* Open fds of pid; -1 when it cannot be read. */
 static long
 fd_count(pid_t pid)
@@ -588,10 +561,10 @@ tree_read(
 			    space, DB_TREE_MAX);
 		t->pid[t->n] = pid;
 		t->start[t->n++] = start_time(pid);
-		t->pss += pss_kib(pid);
+		t->pss += db_pss(pid);
 		t->renderers += cmdline_has(pid, " --type=renderer");
 	}
-	t->actor_pss = pss_kib(t->actor);
+	t->actor_pss = db_pss(t->actor);
 	return 0;
 }
 
@@ -611,7 +584,7 @@ memory(struct bw_world *w, db_id *spaces, int n, struct db_tree *trees)
 	static struct db_row rows[DB_ROWS_MAX];
 	int64_t pss[DB_OPEN_MAX], procs[DB_OPEN_MAX], rend[DB_OPEN_MAX],
 	    actor[DB_OPEN_MAX];
-	long host_spaced = pss_kib(w->p.pid), host_browsers = 0;
+	long host_spaced = db_pss(w->p.pid), host_browsers = 0;
 	int nrows;
 
 	if ((nrows = rows_read(w, rows, DB_ROWS_MAX)) < 0)
@@ -633,9 +606,9 @@ memory(struct bw_world *w, db_id *spaces, int n, struct db_tree *trees)
 		if (child_of(db_ps[i].pid, w->p.pid) == 0)
 			continue;
 		if (is_spaced(db_ps[i].pid))
-			host_spaced += pss_kib(db_ps[i].pid);
+			host_spaced += db_pss(db_ps[i].pid);
 		else
-			host_browsers += pss_kib(db_ps[i].pid);
+			host_browsers += db_pss(db_ps[i].pid);
 	}
 	printf("density_bench: memory, %d open Spaces idle %d ms, per open "
 	       "Space:",
@@ -699,7 +672,7 @@ leak_read(struct bw_world *w, struct db_leak *l)
 	l->core[2] = row_pid(rows, nrows, "api", NULL);
 	for (int c = 0; c < 3; c++) {
 		l->fds[c] = fd_count(l->core[c]);
-		l->pss[c] = pss_kib(l->core[c]);
+		l->pss[c] = db_pss(l->core[c]);
 	}
 	return 0;
 }

@@ -321,22 +321,6 @@ out:
 	return rc;
 }
 
-/* Pss in KiB of pid (smaps_rollup), or -1. */
-static long
-wb_pss(pid_t pid)
-{
-	char path[64], *text, *p;
-	long kib = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
-	if ((text = tk_read_file(path, NULL)) == NULL)
-		return -1;
-	if ((p = strstr(text, "\nPss:")) != NULL)
-		kib = strtol(p + 5, NULL, 10);
-	free(text);
-	return kib;
-}
-
 static int
 wb_memory(void)
 {
@@ -358,7 +342,7 @@ wb_memory(void)
 
 		if (*end != '\0' || pid <= 0 ||
 		    wb_stat_field((pid_t)pid, 3) != browser ||
-		    (kib = wb_pss((pid_t)pid)) < 0)
+		    (kib = tk_pss_kib((pid_t)pid)) < 0)
 			continue;
 		group += kib;
 		procs++;
@@ -366,7 +350,7 @@ wb_memory(void)
 	closedir(d);
 	printf("idle standby browser: Pss %ld KiB summed over %ld processes "
 	       "of its group; the standby actor itself: Pss %ld KiB\n",
-	    group, procs, wb_pss(actor));
+	    group, procs, tk_pss_kib(actor));
 	fflush(stdout);
 	rc = procs > 0 ? 0 : -1;
 out:

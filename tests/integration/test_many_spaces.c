@@ -189,22 +189,6 @@ gauge_counts_all(void *arg)
 	return *seen == MANY;
 }
 
-/* Pss of pid in KiB, from /proc/<pid>/smaps_rollup; 0 when unreadable. */
-static long
-pss_kib(pid_t pid)
-{
-	char path[64], *text, *p;
-	long kib = 0;
-
-	snprintf(path, sizeof(path), "/proc/%ld/smaps_rollup", (long)pid);
-	if ((text = tk_read_file(path, NULL)) == NULL)
-		return 0;
-	if ((p = strstr(text, "\nPss:")) != NULL)
-		kib = strtol(p + 5, NULL, 10);
-	free(text);
-	return kib;
-}
-
 /* The admin's GET of path: its data (the caller decrefs), NULL unless
  * it answered 200. */
 static json_t *
@@ -393,8 +377,11 @@ Test(many_spaces, gauge_and_actors_cover_every_open_space, .fini = tk_cleanup,
 	    sf_children(env.p.pid, "spaced-actor", NULL, NULL, 0), MANY);
 	n = sf_children(env.p.pid, "spaced-actor", NULL, pids, MANY + 16);
 	cr_assert_eq(n, MANY);
-	for (int i = 0; i < n; i++)
-		pss += pss_kib(pids[i]);
+	for (int i = 0; i < n; i++) {
+		long kib = tk_pss_kib(pids[i]);
+
+		pss += kib > 0 ? kib : 0;
+	}
 	/* Measured, never asserted: what 1,500 idle actors cost here. */
 	fprintf(stderr,
 	    "many_spaces: opened in %lld ms, counted at %lld ms, every actor "

@@ -1635,3 +1635,18 @@ tk_token_issue(nng_socket s, const char *principal_id, char token[CM_TOKEN_LEN])
 	pr_rep_free(&r);
 	return rc;
 }
+
+long
+tk_pss_kib(pid_t pid)
+{
+	char path[64], *text, *p;
+	long kib = -1;
+
+	snprintf(path, sizeof(path), "/proc/%ld/smaps_rollup", (long)pid);
+	if ((text = tk_read_file(path, NULL)) == NULL)
+		return -1;
+	if ((p = strstr(text, "\nPss:")) != NULL)
+		kib = strtol(p + 5, NULL, 10);
+	free(text);
+	return kib;
+}

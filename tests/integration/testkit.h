@@ -261,6 +261,9 @@ int64_t tk_report(const char *bench, const char *name, int64_t *v, int n);
 
 /* Reads a whole file into a malloc'd NUL-terminated buffer. */
 char *tk_read_file(const char *path, size_t *len);
+/* The Pss of pid in KiB, from /proc/<pid>/smaps_rollup; -1 when it
+ * cannot be read (the process is gone). */
+long tk_pss_kib(pid_t pid);
 
 /*
  * The first live (not zombie) child of parent whose command line (its
