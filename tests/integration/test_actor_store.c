@@ -42,6 +42,7 @@ struct px {
 	nng_socket rep; /* the actor's (and api's) store */
 	nng_socket up;  /* the real store */
 	pthread_t thr[PX_WORKERS];
+	nng_ctx ctx[PX_WORKERS]; /* each worker's, opened by px_start */
 	pthread_mutex_t mu;
 	int count[PR_OP__COUNT];
 	int fail_next[PR_OP__COUNT]; /* answer with store_unavailable */
@@ -162,16 +163,21 @@ px_answer(struct px *p, nng_msg *in)
 
 /* One of PX_WORKERS: a context of the REP socket, one request at a
  * time. */
+struct px_worker {
+	struct px *p;
+	nng_ctx ctx;
+};
+
 static void *
 px_main(void *arg)
 {
-	struct px *p = arg;
+	struct px_worker *w = arg;
+	struct px *p = w->p;
+	nng_ctx ctx = w->ctx;
 	nng_aio *aio;
-	nng_ctx ctx;
 	nng_msg *in, *out;
 
 	cr_assert_eq(nng_aio_alloc(&aio, NULL, NULL), 0);
-	cr_assert_eq(nng_ctx_open(&ctx, p->rep), 0);
 	for (;;) {
 		nng_ctx_recv(ctx, aio);
 		nng_aio_wait(aio);
@@ -188,7 +194,6 @@ px_main(void *arg)
 		if (nng_aio_result(aio) != 0)
 			nng_msg_free(nng_aio_get_msg(aio));
 	}
-	nng_ctx_close(ctx);
 	nng_aio_free(aio);
 	return NULL;
 }
@@ -212,16 +217,31 @@ px_start(struct px *p, const struct sf_env *e, char *run_dir, size_t len)
 	    nng_socket_set_size(p->rep, NNG_OPT_RECVMAXSZ, CM_MSG_MAX), 0);
 	cr_assert_eq(nng_listen(p->rep, url, NULL, 0), 0);
 	cr_assert_eq(cm_rpc_open(&p->up, e->p.store_url), 0);
-	for (int i = 0; i < PX_WORKERS; i++)
-		cr_assert_eq(pthread_create(&p->thr[i], NULL, px_main, p), 0);
+	for (int i = 0; i < PX_WORKERS; i++) {
+		static struct px_worker w[PX_WORKERS];
+
+		cr_assert_eq(nng_ctx_open(&p->ctx[i], p->rep), 0);
+		w[i].p = p;
+		w[i].ctx = p->ctx[i];
+		cr_assert_eq(
+		    pthread_create(&p->thr[i], NULL, px_main, &w[i]), 0);
+	}
 }
 
+/*
+ * The contexts are closed first, and the socket only once every worker
+ * has left: a worker still forwarding a request then sends on a closed
+ * context of a live socket, which fails, where a send racing the
+ * socket's close crashed inside nng 1.5.2.
+ */
 static void
 px_stop(struct px *p)
 {
-	nng_close(p->rep);
+	for (int i = 0; i < PX_WORKERS; i++)
+		nng_ctx_close(p->ctx[i]);
 	for (int i = 0; i < PX_WORKERS; i++)
 		pthread_join(p->thr[i], NULL);
+	nng_close(p->rep);
 	nng_close(p->up);
 }
 
