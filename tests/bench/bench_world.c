@@ -437,3 +437,30 @@ bw_ref_of(const char *who, const char *outline, const char *what, char *ref,
 	snprintf(ref, len, "%.*s", (int)strcspn(r + 5, "]"), r + 5);
 	return 0;
 }
+
+void
+bw_load_average(const char *who, const char *when)
+{
+	char line[128] = "";
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (f != NULL) {
+		if (fgets(line, sizeof(line), f) == NULL)
+			line[0] = '\0';
+		fclose(f);
+	}
+	printf("%s: load average %s: %.*s\n", who, when,
+	    (int)strcspn(line, "\n"), line);
+	fflush(stdout);
+}
+
+const char *
+bw_ratio(int64_t a, int64_t b, char *buf, size_t len)
+{
+	if (b <= 0)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%lld.%03lld", (long long)(a / b),
+		    (long long)(a * 1000 / b % 1000));
+	return buf;
+}

@@ -99,6 +99,13 @@ int bw_standby_settled(struct bw_world *w, int settle_ms);
 /* The string o[key]; NULL when there is none (borrowed from o). */
 const char *bw_str(const json_t *o, const char *key);
 
+/* Prints the load average under who's name, with when, and flushes. */
+void bw_load_average(const char *who, const char *when);
+
+/* a/b as "R.RRR" into buf (len bytes), "-" when b is not positive;
+ * returns buf. */
+const char *bw_ratio(int64_t a, int64_t b, char *buf, size_t len);
+
 /* The outline of a snapshot task's data (borrowed from data). */
 const char *bw_outline(const json_t *data);
 

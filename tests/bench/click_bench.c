@@ -320,22 +320,6 @@ direct_run(struct cb_client *c, const char *url, int i, struct cb_direct *d)
 
 /* ---- the run */
 
-static void
-load_average(const char *when)
-{
-	char line[128] = "";
-	FILE *f = fopen("/proc/loadavg", "r");
-
-	if (f != NULL) {
-		if (fgets(line, sizeof(line), f) == NULL)
-			line[0] = '\0';
-		fclose(f);
-	}
-	printf("click_bench: load average %s: %.*s\n", when,
-	    (int)strcspn(line, "\n"), line);
-	fflush(stdout);
-}
-
 /* What the flags ask. */
 struct cb_opts {
 	int runs;
@@ -390,18 +374,6 @@ runs(struct bw_world *w, const char *dir, const char *out,
 	tk_rig_stop(&c.r);
 	tk_proc_stop(&w->p, SIGTERM);
 	return rc;
-}
-
-/* "a/b" of two p50s as "R.RRR" into buf. */
-static const char *
-ratio(int64_t a, int64_t b, char *buf, size_t len)
-{
-	if (b <= 0)
-		snprintf(buf, len, "-");
-	else
-		snprintf(buf, len, "%lld.%03lld", (long long)(a / b),
-		    (long long)(a * 1000 / b % 1000));
-	return buf;
 }
 
 /* The flags into o; -1 on a bad one. */
@@ -462,7 +434,7 @@ main(int argc, char **argv)
 	       "%s hover, %s Fetch\n",
 	    sysconf(_SC_NPROCESSORS_ONLN), n, o.hover ? "with" : "without",
 	    o.fetch ? "with" : "without");
-	load_average("at the start");
+	bw_load_average("click_bench", "at the start");
 	machine = tk_cpu_read(&m0) == 0;
 	rc = runs(&w, dir, out, &o, &s, &d);
 	machine = machine && tk_cpu_read(&m1) == 0;
@@ -471,7 +443,7 @@ main(int argc, char **argv)
 		fail("kept %s (log: %s)", dir, out);
 		return 1;
 	}
-	load_average("at the end");
+	bw_load_average("click_bench", "at the end");
 	tk_rmrf(dir);
 	if (machine)
 		tk_cpu_print("click_bench", &m0, &m1);
@@ -492,7 +464,7 @@ main(int argc, char **argv)
 	printf("click_bench: ratio spaced/direct p50 click_then_snapshot=%s "
 	       "snapshot_loaded=%s (target: click then snapshot <= 1.2 x the "
 	       "direct client)\n",
-	    ratio(sp_both, di_both, r1, sizeof(r1)),
-	    ratio(sp_loaded, di_loaded, r2, sizeof(r2)));
+	    bw_ratio(sp_both, di_both, r1, sizeof(r1)),
+	    bw_ratio(sp_loaded, di_loaded, r2, sizeof(r2)));
 	return 0;
 }

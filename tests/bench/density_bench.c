@@ -830,22 +830,6 @@ struct db_opts {
 	char chromium[CM_PATH_MAX];
 };
 
-static void
-load_average(const char *when)
-{
-	char line[128] = "";
-	FILE *f = fopen("/proc/loadavg", "r");
-
-	if (f != NULL) {
-		if (fgets(line, sizeof(line), f) == NULL)
-			line[0] = '\0';
-		fclose(f);
-	}
-	printf("density_bench: load average %s: %.*s\n", when,
-	    (int)strcspn(line, "\n"), line);
-	fflush(stdout);
-}
-
 /* db.conf in dir, its --config flag into flag. */
 static int
 config_write(const char *dir, const struct db_opts *o, char *flag, size_t len)
@@ -865,18 +849,6 @@ config_write(const char *dir, const struct db_opts *o, char *flag, size_t len)
 	    fclose(f) != 0)
 		return fail("cannot write %s", path);
 	return 0;
-}
-
-/* "a/b" as "R.RRR" into buf. */
-static const char *
-ratio(int64_t a, int64_t b, char *buf, size_t len)
-{
-	if (b <= 0)
-		snprintf(buf, len, "-");
-	else
-		snprintf(buf, len, "%lld.%03lld", (long long)(a / b),
-		    (long long)(a * 1000 / b % 1000));
-	return buf;
 }
 
 /* Every instance's standby browser running (with warm standby), then
@@ -1012,7 +984,7 @@ phases(struct bw_world *w, const struct db_opts *o, db_id *ids, db_id *spaces)
 	phase_gather(&density, k, o->working);
 	p99_density = phase_report("density", &density);
 	printf("density_bench: ratio p99 density/single = %s (target <= 3)\n",
-	    ratio(p99_density, p99_single, r, sizeof(r)));
+	    bw_ratio(p99_density, p99_single, r, sizeof(r)));
 	routes_report(&rs);
 	rc = rs.failures > 0
 	         ? fail("%ld route answers were not as expected", rs.failures)
@@ -1126,7 +1098,7 @@ main(int argc, char **argv)
 	       "--rounds %d, warm_standby=%s, chromium_path=%s\n",
 	    sysconf(_SC_NPROCESSORS_ONLN), o.open, o.working, o.rounds,
 	    o.standby ? "true" : "false", o.chromium);
-	load_average("at the start");
+	bw_load_average("density_bench", "at the start");
 	machine = tk_cpu_read(&m0) == 0;
 	/* testkit turns warm standby off unless a flag names it, and a flag
 	 * wins over the file: the same value both ways. */
@@ -1146,7 +1118,7 @@ main(int argc, char **argv)
 	}
 	machine = machine && tk_cpu_read(&m1) == 0;
 	tk_pages_stop(pages);
-	load_average("at the end");
+	bw_load_average("density_bench", "at the end");
 	if (machine)
 		tk_cpu_print("density_bench", &m0, &m1);
 	if (rc != 0) {
