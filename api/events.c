@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <nng/protocol/pubsub0/pub.h>
+#include <nng/protocol/pubsub0/sub.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,7 @@
 #include "recv.h"
 #include "rpc.h"
 #include "status.h"
+#include "view.h"
 #include "wait.h"
 
 /* The event stream of one connection. */
@@ -98,6 +100,9 @@ api_events_page(struct api_job *j, nng_socket store)
 		pr_rep_free(&r);
 		return;
 	}
+	/* The client is about to see these; the view may be older. */
+	if (r.n_events > 0)
+		api_view_drop(j->space);
 	for (size_t i = 0; i < r.n_events && !j->ending; i++) {
 		if (add_event(&t, &r.events[i]) != 0) {
 			free(api_prom_finish(&t));
@@ -330,13 +335,22 @@ api_events_feed(void)
 		struct pr_event e;
 		struct pr_task t;
 		char err[128];
+		int64_t beat;
 
-		if (pr_pub_decode(nng_msg_body(m), nng_msg_len(m), &e, &t,
-		        &arena, err, sizeof(err)) != 0)
+		/* The view hears each message before any client does. */
+		if (pr_beat_decode(nng_msg_body(m), nng_msg_len(m), &beat) ==
+		    0) {
+			api_view_beat(beat);
+		} else if (pr_pub_decode(nng_msg_body(m), nng_msg_len(m), &e,
+		               &t, &arena, err, sizeof(err)) != 0) {
+			api_view_lose();
 			cm_warnx("api: bad event from the store: %s", err);
-		else if (e.sequence > 0) { /* 0: a wake-up notice */
+		} else if (e.sequence > 0) { /* 0: a wake-up notice */
+			api_view_event(e.space_id, e.serial);
 			publish(&e);
 			on_event(&e, t.task_id != NULL ? &t : NULL);
+		} else {
+			api_view_event(NULL, e.serial);
 		}
 		pr_arena_free(&arena);
 		nng_msg_free(m);
@@ -369,6 +383,16 @@ api_events_tick(int64_t now)
 	}
 }
 
+/* The feed's pipe came or went: what it sent meanwhile is unknown. */
+static void
+feed_pipe(nng_pipe p, nng_pipe_ev what, void *arg)
+{
+	(void)p;
+	(void)what;
+	(void)arg;
+	api_view_lose();
+}
+
 int
 api_events_open(const struct cm_config *cfg)
 {
@@ -379,6 +403,12 @@ api_events_open(const struct cm_config *cfg)
 	        0 ||
 	    (rv = nng_aio_alloc(&ev.sub_rx, NULL, NULL)) != 0 ||
 	    (rv = cm_sub_open(&ev.sub, "ev/", CM_PUB_BUF, CM_MSG_MAX)) != 0 ||
+	    (rv = nng_socket_set(ev.sub, NNG_OPT_SUB_SUBSCRIBE, PR_BEAT_TOPIC,
+	         strlen(PR_BEAT_TOPIC))) != 0 ||
+	    (rv = nng_pipe_notify(
+	         ev.sub, NNG_PIPE_EV_ADD_POST, feed_pipe, NULL)) != 0 ||
+	    (rv = nng_pipe_notify(
+	         ev.sub, NNG_PIPE_EV_REM_POST, feed_pipe, NULL)) != 0 ||
 	    (rv = nng_dial(ev.sub, url, NULL, NNG_FLAG_NONBLOCK)) != 0 ||
 	    (rv = nng_socket_get_int(ev.sub, NNG_OPT_RECVFD, &fd)) != 0) {
 		cm_warnx("api: cannot follow the store's events: %s",

@@ -32,6 +32,7 @@
 #include "events.h"
 #include "live.h"
 #include "log.h"
+#include "view.h"
 #include "wait.h"
 
 /* The workers share one socket to the store. */
@@ -219,6 +220,7 @@ api_http_start(const struct cm_config *cfg, nng_socket store)
 	h.cfg = cfg;
 	h.store = store;
 	h.cap = conn_cap();
+	api_view_start(cfg);
 	if ((h.feed_fd = api_events_open(cfg)) < 0)
 		return -1;
 	if ((h.live_fd = api_live_open(cfg)) < 0)
@@ -263,6 +265,7 @@ api_http_stop(void)
 	api_conns_bury();
 	api_live_close();
 	api_events_close();
+	api_view_stop();
 	close(h.lfd);
 	close(h.done_fd);
 	close(h.ep);

@@ -17,6 +17,7 @@
 #include "limits.h"
 #include "prom_text.h"
 #include "status.h"
+#include "view.h"
 
 /* --- histograms --------------------------------------------------------- */
 
@@ -580,6 +581,31 @@ render_streams(struct api_prom *b)
 }
 
 static void
+render_view(struct api_prom *b)
+{
+	struct api_view_counts v;
+
+	api_view_counts(&v);
+	api_prom_family(b, "spaced_api_view_reads_total", "counter",
+	    "Space detail reads, answered from the api's view (hit) or by "
+	    "the store (miss).");
+	api_prom_printf(b, "spaced_api_view_reads_total{result=\"hit\"} %llu\n",
+	    (unsigned long long)v.hits);
+	api_prom_printf(b,
+	    "spaced_api_view_reads_total{result=\"miss\"} %llu\n",
+	    (unsigned long long)v.misses);
+	api_prom_family(b, "spaced_api_feed_losses_total", "counter",
+	    "Times the store's feed may have lost a message (a serial "
+	    "missed, its pipe gone or back): the view was emptied.");
+	api_prom_printf(b, "spaced_api_feed_losses_total %llu\n",
+	    (unsigned long long)v.losses);
+	api_prom_family(b, "spaced_api_feed_beats_total", "counter",
+	    "Beats heard from the store's feed.");
+	api_prom_printf(b, "spaced_api_feed_beats_total %llu\n",
+	    (unsigned long long)v.beats);
+}
+
+static void
 render_sources(struct api_prom *b)
 {
 	if (m.spaces >= 0) {
@@ -617,6 +643,7 @@ api_metrics_render(void)
 	render_http(&b);
 	render_tasks(&b);
 	render_streams(&b);
+	render_view(&b);
 	render_sources(&b);
 	api_metrics_mcp_render(&b);
 	api_metrics_live_render(&b);

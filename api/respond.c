@@ -13,6 +13,7 @@
 #include "log.h"
 #include "mime.h"
 #include "rpc.h"
+#include "view.h"
 
 void
 api_ok(struct api_ctx *c, int status, json_t *data)
@@ -230,11 +231,17 @@ api_query_id(struct api_ctx *c, const char *name, char buf[CM_ID_MAX + 2],
 bool
 api_call(struct api_ctx *c, const struct pr_req *q, struct pr_rep *r)
 {
+	struct api_view_ticket t;
+
+	if (api_view_get(q, r, &t))
+		return true;
 	if (cm_rpc_call(c->store, q, r, CM_API_RPC_TIMEOUT_MS) != CM_OK) {
+		api_view_after(q, NULL, &t); /* it may have happened */
 		api_fail(c, 0, r->err,
 		    r->err == CM_E_INTERNAL ? "internal error"
 		                            : "the store is not answering");
 		return false;
 	}
+	api_view_after(q, r, &t);
 	return true;
 }

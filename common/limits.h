@@ -166,6 +166,13 @@
 #define CM_OPID_TTL_MS (10 * 60 * 1000)
 #define CM_OPID_PRUNE_MAX 1000 /* expired op_ids deleted at once when idle */
 #define CM_PUB_BUF 8192        /* nng SENDBUF/RECVBUF on pub/sub */
+/* The store's beat (pr_beat_encode): sent when no event has left for so
+ * long. */
+#define CM_STORE_BEAT_MS 250
+/* The api's view of Spaces (api/view.h): its slots, and how long the feed
+ * may be silent (four beats) before no answer of it is served. */
+#define CM_API_VIEW_SLOTS 4096
+#define CM_API_VIEW_QUIET_MS (4 * CM_STORE_BEAT_MS)
 
 /* Metrics of the api (api/metrics.h). */
 #define CM_METRICS_SERIES_MAX 512   /* (route, method, status) series */

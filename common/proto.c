@@ -66,17 +66,18 @@ pr_rec(size_t i)
 
 #define PR_REP_ROW(tag, list, fields) \
 	{#list, PR_K_RECS, offsetof(struct pr_rep, list), PR_R_##tag},
-#define PR_REP_ROWS                                                         \
-	{"err", PR_K_ERR, offsetof(struct pr_rep, err), CM_ERROR_CODE_MAX}, \
-	    {"msg", PR_STR, offsetof(struct pr_rep, msg),                   \
-	        CM_ERROR_MESSAGE_MAX},                                      \
-	    {"created", PR_BOOL, offsetof(struct pr_rep, created), 0},      \
-	    {"cancel_requested", PR_BOOL,                                   \
-	        offsetof(struct pr_rep, cancel_requested), 0},              \
-	    {"close_requested", PR_BOOL,                                    \
-	        offsetof(struct pr_rep, close_requested), 0},               \
-	    {"args", PR_STR, offsetof(struct pr_rep, args), CM_ARGS_MAX},   \
-	    {"count", PR_INT, offsetof(struct pr_rep, count), 0},           \
+#define PR_REP_ROWS                                                           \
+	{"err", PR_K_ERR, offsetof(struct pr_rep, err), CM_ERROR_CODE_MAX},   \
+	    {"msg", PR_STR, offsetof(struct pr_rep, msg),                     \
+	        CM_ERROR_MESSAGE_MAX},                                        \
+	    {"created", PR_BOOL, offsetof(struct pr_rep, created), 0},        \
+	    {"cancel_requested", PR_BOOL,                                     \
+	        offsetof(struct pr_rep, cancel_requested), 0},                \
+	    {"close_requested", PR_BOOL,                                      \
+	        offsetof(struct pr_rep, close_requested), 0},                 \
+	    {"args", PR_STR, offsetof(struct pr_rep, args), CM_ARGS_MAX},     \
+	    {"count", PR_INT, offsetof(struct pr_rep, count), 0},             \
+	    {"feed_serial", PR_INT, offsetof(struct pr_rep, feed_serial), 0}, \
 	    PR_RECORDS(PR_REP_ROW)
 const struct pr_fdesc pr_rep_tab[] = {PR_REP_ROWS};
 /* Exactly as many rows as declared (proto_int.h). */
@@ -350,6 +351,23 @@ pr_pub_encode(const struct pr_event *ev, const struct pr_task *task, char **buf,
 	    msgpack_sbuffer_write(&sb, topic, (size_t)n) ||
 	        enc_map(&pk, rd->f, rd->nf, ev) ||
 	        (task != NULL && enc_map(&pk, td->f, td->nf, task)),
+	    buf, len);
+}
+
+int
+pr_beat_encode(int64_t serial, char **buf, size_t *len)
+{
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+
+	*buf = NULL;
+	*len = 0;
+	if (serial < 0)
+		return -1;
+	enc_init(&sb, &pk);
+	return enc_finish(&sb,
+	    msgpack_sbuffer_write(&sb, PR_BEAT_TOPIC, strlen(PR_BEAT_TOPIC)) ||
+	        msgpack_pack_int64(&pk, serial),
 	    buf, len);
 }
 

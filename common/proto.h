@@ -444,6 +444,10 @@ struct pr_req {
  * host's supervisor starts its actor (a space_opened without it, heard
  * from another host's store, sends the supervisor to its host's rescan).
  * It is never stored and never reaches a client (api_dto_event).
+ * serial is set only on the store's PUB as well: the messages it has
+ * published since it started, this one included, counted from 1 in the
+ * order they leave; a subscriber that misses one sees the next serial
+ * jump (pr_beat_encode says the last one when nothing else comes).
  */
 #define PR_REC_EVENT(X)                    \
 	X(space_id, PR_STR, CM_ID_MAX)     \
@@ -453,7 +457,8 @@ struct pr_req {
 	X(kind, PR_STR, 32)                \
 	X(payload, PR_STR, CM_RESULT_MAX)  \
 	X(created_at, PR_INT, 0)           \
-	X(host, PR_STR, CM_HOST_MAX)
+	X(host, PR_STR, CM_HOST_MAX)       \
+	X(serial, PR_INT, 0)
 
 /* A task's artifact: bytes as stored, sha256 (lowercase hex) and size as
  * the store computed them when it wrote the row. */
@@ -538,7 +543,10 @@ PR_RECORDS(PR_REC_STRUCT)
  * most CM_ERROR_MESSAGE_MAX), created (a create or submit made a new row,
  * rather than answering an idempotent repeat), cancel_requested and
  * close_requested (heartbeat, finish), args (the claimed task's args
- * JSON; only actor.claim sends it), count (rows a sweep touched).  Then one
+ * JSON; only actor.claim sends it), count (rows a sweep touched),
+ * feed_serial (space.get: the serial of the last event the store had
+ * published, or will publish with this reply's commit, when it read the
+ * Space; see PR_REC_EVENT).  Then one
  * list per record type, each at most CM_PROTO_LIST_MAX long.
  */
 struct pr_rep {
@@ -549,6 +557,7 @@ struct pr_rep {
 	bool close_requested;
 	const char *args;
 	int64_t count;
+	int64_t feed_serial;
 #define PR_REP_LIST(tag, list, fields) \
 	struct pr_##tag *list;         \
 	size_t n_##list;
@@ -607,6 +616,17 @@ int pr_pub_encode(const struct pr_event *ev, const struct pr_task *task,
 int pr_pub_decode(const void *buf, size_t len, struct pr_event *out,
     struct pr_task *task, struct pr_arena *arena, char *err, size_t errlen);
 bool pr_pub_task_fits(const struct pr_event *ev, const struct pr_task *task);
+
+/*
+ * The store's beat, on its PUB beside the events: the topic PR_BEAT_TOPIC
+ * and the serial of the last event it has sent (0: none yet), sent when
+ * it has sent nothing else for CM_STORE_BEAT_MS.  A subscriber whose last
+ * serial is not the beat's has lost one; with no beat for long, the feed
+ * itself is down.  pr_beat_decode returns 0 with *serial, or -1.
+ */
+#define PR_BEAT_TOPIC "bt/"
+int pr_beat_encode(int64_t serial, char **buf, size_t *len);
+int pr_beat_decode(const void *buf, size_t len, int64_t *serial);
 
 /*
  * A live frame as the actor publishes it: the frame record alone, at

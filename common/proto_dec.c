@@ -474,6 +474,29 @@ fail:
 }
 
 int
+pr_beat_decode(const void *buf, size_t len, int64_t *serial)
+{
+	size_t n = strlen(PR_BEAT_TOPIC), off = 0;
+	msgpack_unpacked u;
+	int rc = -1;
+
+	*serial = 0;
+	if (len <= n || len > n + 9 || memcmp(buf, PR_BEAT_TOPIC, n) != 0)
+		return -1;
+	msgpack_unpacked_init(&u);
+	if (msgpack_unpack_next(&u, (const char *)buf + n, len - n, &off) ==
+	        MSGPACK_UNPACK_SUCCESS &&
+	    off == len - n &&
+	    (u.data.type == MSGPACK_OBJECT_POSITIVE_INTEGER) &&
+	    u.data.via.u64 <= INT64_MAX) {
+		*serial = (int64_t)u.data.via.u64;
+		rc = 0;
+	}
+	msgpack_unpacked_destroy(&u);
+	return rc;
+}
+
+int
 pr_frame_decode(const void *buf, size_t len, struct pr_frame *out,
     struct pr_arena *arena, char *err, size_t errlen)
 {

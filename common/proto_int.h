@@ -58,7 +58,7 @@ enum {
  * args, count, then one per record list.  A table of more rows does not
  * compile (proto.c defines it with this declaration in view), and one of
  * fewer fails proto.c's check of its last row. */
-#define PR_REP_NROWS (7 + PR_R__COUNT)
+#define PR_REP_NROWS (8 + PR_R__COUNT)
 extern const struct pr_fdesc pr_rep_tab[PR_REP_NROWS];
 
 /* The table of record i (a PR_R_ value; anything else aborts). */

@@ -11,11 +11,14 @@
  */
 #include "acker.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "clock.h"
+#include "proto.h"
 
 struct st_acker {
 	pthread_mutex_t mtx;
@@ -28,6 +31,8 @@ struct st_acker {
 	struct st_sender *reps; /* replies */
 	struct st_sender *events;
 	struct st_acker_stats stats; /* the thread's; the loop's once stopped */
+	int64_t sent_serial;         /* of the last event sent or dropped */
+	int64_t quiet_ms; /* cm_mono_ms of the last event or beat sent */
 };
 
 void
@@ -38,10 +43,12 @@ st_ack_group_reply(struct st_ack_group *g, nng_msg *m, bool write)
 }
 
 void
-st_ack_group_event(struct st_ack_group *g, const void *buf, size_t len)
+st_ack_group_event(
+    struct st_ack_group *g, const void *buf, size_t len, int64_t serial)
 {
 	nng_msg *m;
 
+	g->serial = serial; /* sent or not: the next beat says it */
 	if (g->n_pubs == g->cap_pubs) {
 		size_t cap = g->cap_pubs ? g->cap_pubs * 2 : 64;
 		nng_msg **p = realloc(g->pubs, cap * sizeof(*p));
@@ -68,9 +75,34 @@ group_send(struct st_acker *a, struct st_ack_group *g)
 		st_sender_send(a->events, g->pubs[i]);
 	for (size_t i = 0; i < g->n_reps; i++)
 		st_sender_send(a->reps, g->reps[i]);
+	if (g->n_pubs > 0)
+		a->quiet_ms = cm_mono_ms();
+	if (g->serial > a->sent_serial)
+		a->sent_serial = g->serial;
 	g->n_pubs = 0;
 	g->n_reps = 0;
+	g->serial = 0;
 	g->sync = NULL;
+}
+
+/* The beat (acker.h), when no event has left for CM_STORE_BEAT_MS. */
+static void
+beat_if_quiet(struct st_acker *a)
+{
+	nng_msg *m = NULL;
+	char *buf;
+	size_t len;
+
+	if (cm_mono_ms() - a->quiet_ms < CM_STORE_BEAT_MS)
+		return;
+	a->quiet_ms = cm_mono_ms();
+	if (pr_beat_encode(a->sent_serial, &buf, &len) != 0)
+		return;
+	if (nng_msg_alloc(&m, 0) == 0 && nng_msg_append(m, buf, len) == 0)
+		st_sender_send(a->events, m);
+	else if (m != NULL)
+		nng_msg_free(m);
+	free(buf);
 }
 
 /*
@@ -162,14 +194,27 @@ acker_run(void *arg)
 	for (;;) {
 		size_t n;
 
-		while (a->count == 0 && !a->stop)
-			pthread_cond_wait(&a->cv, &a->mtx);
+		while (a->count == 0 && !a->stop) {
+			struct timespec due;
+
+			clock_gettime(CLOCK_MONOTONIC, &due);
+			due.tv_nsec += (long)CM_STORE_BEAT_MS * 1000000L;
+			due.tv_sec += due.tv_nsec / 1000000000L;
+			due.tv_nsec %= 1000000000L;
+			if (pthread_cond_timedwait(&a->cv, &a->mtx, &due) ==
+			    ETIMEDOUT) {
+				pthread_mutex_unlock(&a->mtx);
+				beat_if_quiet(a);
+				pthread_mutex_lock(&a->mtx);
+			}
+		}
 		if (a->count == 0)
 			break;
 		n = a->count;
 		pthread_mutex_unlock(&a->mtx);
 
 		ack_groups(a, n);
+		beat_if_quiet(a);
 
 		pthread_mutex_lock(&a->mtx);
 		a->head = (a->head + n) % CM_ACK_GROUPS;
@@ -184,6 +229,7 @@ int
 st_acker_start(struct st_acker **out, struct st_store *st,
     struct st_sender *reps, struct st_sender *events)
 {
+	pthread_condattr_t ca;
 	struct st_acker *a;
 
 	*out = NULL;
@@ -192,8 +238,17 @@ st_acker_start(struct st_acker **out, struct st_store *st,
 	a->st = st;
 	a->reps = reps;
 	a->events = events;
+	a->quiet_ms = cm_mono_ms();
 	pthread_mutex_init(&a->mtx, NULL);
-	pthread_cond_init(&a->cv, NULL);
+	/* The beat's wait is on the monotonic clock. */
+	if (pthread_condattr_init(&ca) != 0 ||
+	    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) != 0 ||
+	    pthread_cond_init(&a->cv, &ca) != 0) {
+		pthread_mutex_destroy(&a->mtx);
+		free(a);
+		return -1;
+	}
+	pthread_condattr_destroy(&ca);
 	if (pthread_create(&a->thread, NULL, acker_run, a) != 0) {
 		pthread_cond_destroy(&a->cv);
 		pthread_mutex_destroy(&a->mtx);

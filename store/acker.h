@@ -5,6 +5,10 @@
  * The loop fills groups in a ring of CM_ACK_GROUPS and hands them over;
  * the acker finishes their syncs (st_store_sync) in the order of the
  * groups, events before replies, while the loop runs the next group.
+ * When it has sent no event for CM_STORE_BEAT_MS it sends the beat
+ * (pr_beat_encode) with the serial of the last event it sent or dropped,
+ * so that a subscriber learns of a lost last event, and that the feed
+ * lives.
  */
 #ifndef ST_ACKER_H
 #define ST_ACKER_H
@@ -25,6 +29,7 @@ struct st_ack_group {
 	size_t n_reps;
 	nng_msg **pubs;
 	size_t n_pubs, cap_pubs;
+	int64_t serial;       /* of its last event (0: none), sent or dropped */
 	struct st_sync *sync; /* NULL: nothing of its own to sync */
 	int64_t committed;    /* cm_mono_ns when handed over */
 };
@@ -65,8 +70,10 @@ void st_acker_push(struct st_acker *a, size_t n);
 /* Appends reply m (taken) to g; write: it answers a write, whose reply
  * stands only if the group's commit does.  g must have room. */
 void st_ack_group_reply(struct st_ack_group *g, nng_msg *m, bool write);
-/* Appends a copy of the event message buf to g.  Out of memory it is
- * dropped: subscribers recover from sequence gaps. */
-void st_ack_group_event(struct st_ack_group *g, const void *buf, size_t len);
+/* Appends a copy of the event message buf, of serial serial, to g.  Out
+ * of memory it is dropped: subscribers recover from sequence gaps, and
+ * see the serial jump. */
+void st_ack_group_event(
+    struct st_ack_group *g, const void *buf, size_t len, int64_t serial);
 
 #endif

@@ -47,6 +47,7 @@ pubs_push(struct st_ctx *ctx, char *buf, size_t len, const struct pr_event *ev)
 	snprintf(pub->space_id, sizeof(pub->space_id), "%s", ev->space_id);
 	pub->sequence = ev->sequence;
 	pub->kind = ev->kind;
+	pub->serial = ev->serial;
 	return 0;
 }
 
@@ -143,12 +144,15 @@ static int
 queue_event(
     struct st_ctx *ctx, const struct pr_event *ev, const struct pr_task *task)
 {
+	struct pr_event e = *ev;
 	char *buf;
 	size_t len;
 
-	if (pr_pub_encode(ev, task, &buf, &len) != 0)
+	/* Numbered in the order of pubs, which is the order they leave. */
+	e.serial = ctx->pub_serial + (int64_t)ctx->n_pubs + 1;
+	if (pr_pub_encode(&e, task, &buf, &len) != 0)
 		return -1;
-	if (pubs_push(ctx, buf, len, ev) != 0) {
+	if (pubs_push(ctx, buf, len, &e) != 0) {
 		free(buf);
 		return -1;
 	}

@@ -28,6 +28,7 @@ struct st_pub {
 	char space_id[CM_ID_MAX + 1];
 	int64_t sequence;
 	const char *kind;
+	int64_t serial; /* as published (PR_REC_EVENT) */
 };
 
 /* Notes space_id's last event sequence, as read in this request, so that

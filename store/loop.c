@@ -59,13 +59,14 @@ struct publish_to {
 /* The store's publish callback: an event waits with its group, and wakes
  * the claim held for its Space. */
 static void
-group_publish(void *arg, const char *space_id, const void *buf, size_t len)
+group_publish(void *arg, const char *space_id, const void *buf, size_t len,
+    int64_t serial)
 {
 	struct publish_to *to = arg;
 
 	if (to->w != NULL)
 		st_woken_add(to->w, space_id);
-	st_ack_group_event(to->g, buf, len);
+	st_ack_group_event(to->g, buf, len, serial);
 }
 
 /*

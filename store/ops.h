@@ -31,6 +31,9 @@ struct st_ctx {
 	/* Events appended so far in this group, in commit order. */
 	struct st_pub *pubs;
 	size_t n_pubs, cap_pubs;
+	/* The serial of the last event published (PR_REC_EVENT): pubs[i]
+	 * will be published as pub_serial + i + 1. */
+	int64_t pub_serial;
 	/*
 	 * The last event sequence of one Space as this request has read or
 	 * written it, so appending its next event needs no read.  Empty at

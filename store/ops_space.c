@@ -29,6 +29,8 @@ void
 st_op_space_get(
     struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep)
 {
+	/* Every event this read could see is numbered at most so. */
+	rep->feed_serial = ctx->pub_serial + (int64_t)ctx->n_pubs;
 	if (st_load_space(ctx, rep, req->workspace_id, req->space_id) == 1)
 		st_load_active_task(ctx, rep, req->space_id, NULL);
 }

@@ -380,10 +380,11 @@ st_store_exec(struct st_store *st, struct st_item *items, size_t n,
 	    commit_group(st, items, reqs, ok, n) == 0) {
 		/* Published only now: no subscriber sees an event it cannot
 		 * read. */
-		for (size_t i = 0; i < ctx->n_pubs; i++)
-			if (publish != NULL)
-				publish(arg, ctx->pubs[i].space_id,
-				    ctx->pubs[i].buf, ctx->pubs[i].len);
+		for (size_t i = 0; publish != NULL && i < ctx->n_pubs; i++)
+			publish(arg, ctx->pubs[i].space_id, ctx->pubs[i].buf,
+			    ctx->pubs[i].len, ctx->pubs[i].serial);
+		if (publish != NULL)
+			ctx->pub_serial += (int64_t)ctx->n_pubs;
 		st_pubs_clear(ctx, 0);
 		rc = 0;
 	}
@@ -478,9 +479,11 @@ st_store_republish(struct st_store *st, const char *space_id, int64_t sequence,
 			ev.kind = kind;
 			ev.created_at = st_exec_now(&st->opts);
 		}
+		ev.serial = st->ctx.pub_serial + 1;
 		if (ev.workspace_id != NULL &&
 		    pr_pub_encode(&ev, NULL, &buf, &len) == 0) {
-			publish(arg, space_id, buf, len);
+			publish(arg, space_id, buf, len, ev.serial);
+			st->ctx.pub_serial = ev.serial;
 			free(buf);
 			rc = 0;
 		}

@@ -37,11 +37,12 @@ struct st_store_opts {
 
 /*
  * Called once per committed event, after the commit, with the message to
- * publish (topic and msgpack record, see pr_pub_encode) and the Space it
- * is of.  The buffer is valid only during the call.
+ * publish (topic and msgpack record, see pr_pub_encode), the Space it is
+ * of and its serial (PR_REC_EVENT).  The buffer is valid only during the
+ * call.
  */
-typedef void (*st_publish_fn)(
-    void *arg, const char *space_id, const void *msg, size_t len);
+typedef void (*st_publish_fn)(void *arg, const char *space_id, const void *msg,
+    size_t len, int64_t serial);
 
 /* Opens the database, applies pending migrations.  Returns 0 or -1. */
 int st_store_open(struct st_store **out, const struct st_store_opts *opts);

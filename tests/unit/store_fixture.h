@@ -118,6 +118,7 @@ struct fx {
 	/* Every published message, decoded, in publish order. */
 	struct fx_pub *pubs;
 	size_t n_pubs, cap_pubs;
+	int64_t last_serial; /* of the last one (PR_REC_EVENT) */
 	bool pub_check_commit;
 	/* With opts.defer_sync: each call's sync is finished before the
 	 * next, as the loop's acker does (PostgreSQL needs it). */
@@ -509,7 +510,8 @@ fx_sql_int(struct fx *f, const char *sql, ...)
 /* ---- published events --------------------------------------------------- */
 
 static inline void
-fx_publish(void *arg, const char *space_id, const void *msg, size_t len)
+fx_publish(void *arg, const char *space_id, const void *msg, size_t len,
+    int64_t serial)
 {
 	struct fx *f = arg;
 	struct fx_pub *p;
@@ -528,6 +530,13 @@ fx_publish(void *arg, const char *space_id, const void *msg, size_t len)
 	cr_assert_eq(
 	    pr_pub_decode(msg, len, &p->ev, NULL, &f->arena, err, sizeof(err)),
 	    0, "a published message does not decode: %s", err);
+	/* Numbered without a gap, from 1 again in a store opened again. */
+	cr_assert_eq(p->ev.serial, serial, "serial %lld published as %lld",
+	    (long long)p->ev.serial, (long long)serial);
+	cr_assert(serial == f->last_serial + 1 || serial == 1,
+	    "serial %lld after %lld", (long long)serial,
+	    (long long)f->last_serial);
+	f->last_serial = serial;
 	p->raw = pr_arena_alloc(&f->arena, len);
 	cr_assert_not_null(p->raw);
 	memcpy(p->raw, msg, len);

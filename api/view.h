@@ -1,0 +1,65 @@
+/*
+ * view.h: the Spaces' view.  A Space's detail (space.get) is answered
+ * from the store's last answer for that Space for as long as the store's
+ * feed proves nothing of the Space has changed since; otherwise by the
+ * store, whose answer then fills the view.  view.c says why such an
+ * answer is current.
+ *
+ * Thread-safe: workers read and fill it (api_call), the loop feeds it
+ * (events.c), nng's threads tell it the feed's pipe came or went.
+ */
+#ifndef API_VIEW_H
+#define API_VIEW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "proto.h"
+
+/* What a read saw of the view when it missed: the fill stands only if
+ * nothing changed meanwhile. */
+struct api_view_ticket {
+	uint64_t generation, slot_generation;
+	bool valid;
+};
+
+/* Turns the view on, unless the database is shared with other hosts
+ * (postgres_dsn): their apis answer the same clients, and this feed does
+ * not see what they answered. */
+void api_view_start(const struct cm_config *cfg);
+/* Frees every answer held. */
+void api_view_stop(void);
+
+/* space.get q from the view into *r (its own arena; pr_rep_free it);
+ * true on a hit.  On a miss *t says what the fill must find unchanged. */
+bool api_view_get(
+    const struct pr_req *q, struct pr_rep *r, struct api_view_ticket *t);
+/*
+ * After the store answered q with r (NULL: no answer, the call may or
+ * may not have happened): a space.get fills the view (t, from
+ * api_view_get); any other call about a Space drops that Space's
+ * answer; a write about none drops them all; a list drops each Space
+ * it shows newer than the view holds it.
+ */
+void api_view_after(const struct pr_req *q, const struct pr_rep *r,
+    const struct api_view_ticket *t);
+/* space_id's answer is no longer current (a client is about to see
+ * something newer of it). */
+void api_view_drop(const char *space_id);
+
+/* The feed (events.c, before the event reaches anyone): an event of
+ * space_id of that serial (NULL: a notice, which changes nothing), or a
+ * beat with the store's last serial. */
+void api_view_event(const char *space_id, int64_t serial);
+void api_view_beat(int64_t serial);
+/* The feed lost or may have lost a message: no answer held is current. */
+void api_view_lose(void);
+
+/* Counters since start, for /metrics. */
+struct api_view_counts {
+	uint64_t hits, misses, losses, beats;
+};
+void api_view_counts(struct api_view_counts *out);
+
+#endif

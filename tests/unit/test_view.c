@@ -1,0 +1,370 @@
+/*
+ * api/view: when the api answers a Space's detail from its view and when
+ * it asks the store.  Each case drives the view as the api does (a read
+ * through api_view_get and api_view_after, the feed through
+ * api_view_event and api_view_beat) with replies made here, and checks
+ * that no answer is served that could be older than what a client was
+ * shown: after a write, an event, a lost serial, a beat that disagrees, a
+ * fill that raced an event, a list that showed the Space newer, and a
+ * feed that fell silent; and that it is off on a shared database.
+ */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "clock.h"
+#include "config.h"
+#include "limits.h"
+#include "view.h"
+
+#define WS "01a2508b-0a30-722b-83ac-71b7e6987388"
+#define SP "01a2508b-0a45-7720-b14b-43d1759c6d0e"
+#define SP2 "01a2508b-0a45-7720-b14b-43d1759c6d0f"
+
+static struct cm_config cfg;
+
+static void
+setup(void)
+{
+	memset(&cfg, 0, sizeof(cfg));
+	api_view_start(&cfg);
+}
+
+static void
+teardown(void)
+{
+	api_view_stop();
+}
+
+TestSuite(view, .init = setup, .fini = teardown);
+
+static struct pr_req
+get_of(const char *space)
+{
+	struct pr_req q;
+
+	memset(&q, 0, sizeof(q));
+	q.op = PR_OP_SPACE_GET;
+	q.workspace_id = WS;
+	q.space_id = space;
+	return q;
+}
+
+/* The store's answer to a space.get of space at revision rev, read when
+ * the feed's serial was serial. */
+static struct pr_rep
+answer(const char *space, int64_t rev, int64_t serial)
+{
+	static struct pr_space sp[8];
+	static int k;
+	struct pr_rep r;
+
+	memset(&r, 0, sizeof(r));
+	memset(&sp[k % 8], 0, sizeof(sp[0]));
+	sp[k % 8].space_id = space;
+	sp[k % 8].workspace_id = WS;
+	sp[k % 8].status = "idle";
+	sp[k % 8].revision = rev;
+	r.err = CM_OK;
+	r.feed_serial = serial;
+	r.spaces = &sp[k++ % 8];
+	r.n_spaces = 1;
+	return r;
+}
+
+/* A read as api_call makes it: the view's answer, or else r (the
+ * store's) filling it.  Returns the revision answered and whether the
+ * view answered. */
+static int64_t
+read_space(const char *space, const struct pr_rep *store, bool *hit)
+{
+	struct pr_req q = get_of(space);
+	struct api_view_ticket t;
+	struct pr_rep got;
+	int64_t rev;
+
+	*hit = api_view_get(&q, &got, &t);
+	if (*hit) {
+		cr_assert_eq(got.n_spaces, 1);
+		cr_assert_str_eq(got.spaces[0].space_id, space);
+		rev = got.spaces[0].revision;
+		pr_rep_free(&got);
+		return rev;
+	}
+	api_view_after(&q, store, &t);
+	return store->spaces[0].revision;
+}
+
+/* The feed has delivered serials 1..n, the last of them beaten. */
+static void
+feed_to(int64_t n)
+{
+	api_view_beat(n);
+}
+
+static void
+assert_hit(const char *space, int64_t rev)
+{
+	struct pr_rep none = answer(space, -1, 1);
+	bool hit;
+	int64_t got = read_space(space, &none, &hit);
+
+	cr_assert(hit, "the view did not answer %s", space);
+	cr_assert_eq(got, rev, "the view answered revision %lld, not %lld",
+	    (long long)got, (long long)rev);
+}
+
+static void
+assert_miss(const char *space)
+{
+	struct pr_req q = get_of(space);
+	struct api_view_ticket t;
+	struct pr_rep got;
+
+	cr_assert_not(api_view_get(&q, &got, &t),
+	    "the view answered %s (revision %lld)", space,
+	    (long long)got.spaces[0].revision);
+}
+
+Test(view, a_fill_is_served_once_the_feed_has_reached_its_read)
+{
+	struct pr_rep r = answer(SP, 3, 10);
+	bool hit;
+
+	feed_to(9);
+	read_space(SP, &r, &hit);
+	cr_assert_not(hit);
+	/* The feed has not delivered serial 10 yet: the store's answer may
+	 * be newer than what a stream of this api has shown. */
+	assert_miss(SP);
+	api_view_event(SP2, 10);
+	assert_hit(SP, 3);
+	assert_hit(SP, 3);
+}
+
+Test(view, an_event_of_the_space_drops_it_and_not_the_others)
+{
+	struct pr_rep a = answer(SP, 3, 5), b = answer(SP2, 7, 5);
+	bool hit;
+
+	feed_to(5);
+	read_space(SP, &a, &hit);
+	read_space(SP2, &b, &hit);
+	assert_hit(SP, 3);
+	assert_hit(SP2, 7);
+	api_view_event(SP, 6);
+	assert_miss(SP);
+	assert_hit(SP2, 7);
+}
+
+Test(view, any_other_call_about_the_space_drops_it)
+{
+	static const enum pr_op ops[] = {PR_OP_TASK_SUBMIT, PR_OP_TASK_GET,
+	    PR_OP_EVENT_LIST, PR_OP_SPACE_CLOSE, PR_OP_SPACE_TAKEOVER};
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		struct pr_rep r = answer(SP, 3, 5), ok;
+		struct pr_req q = get_of(SP);
+		bool hit;
+
+		feed_to(5);
+		read_space(SP, &r, &hit);
+		assert_hit(SP, 3);
+		memset(&ok, 0, sizeof(ok));
+		q.op = ops[i];
+		api_view_after(&q, &ok, NULL);
+		assert_miss(SP);
+	}
+}
+
+Test(view, a_call_that_got_no_answer_drops_the_space)
+{
+	struct pr_rep r = answer(SP, 3, 5);
+	struct pr_req q = get_of(SP);
+	bool hit;
+
+	feed_to(5);
+	read_space(SP, &r, &hit);
+	q.op = PR_OP_TASK_SUBMIT;
+	api_view_after(&q, NULL, NULL); /* timed out: it may have happened */
+	assert_miss(SP);
+}
+
+Test(view, a_write_that_names_no_space_drops_them_all)
+{
+	struct pr_rep r = answer(SP, 3, 5), ok;
+	struct pr_req q;
+	bool hit;
+
+	feed_to(5);
+	read_space(SP, &r, &hit);
+	memset(&q, 0, sizeof(q));
+	memset(&ok, 0, sizeof(ok));
+	q.op = PR_OP_MEMBER_REMOVE;
+	q.workspace_id = WS;
+	api_view_after(&q, &ok, NULL);
+	assert_miss(SP);
+	/* A read that names no Space changes nothing. */
+	read_space(SP, &r, &hit);
+	q.op = PR_OP_WORKSPACE_LIST;
+	api_view_after(&q, &ok, NULL);
+	assert_hit(SP, 3);
+}
+
+Test(view, a_list_showing_the_space_newer_drops_it)
+{
+	struct pr_rep r = answer(SP, 3, 5), b = answer(SP2, 7, 5);
+	struct pr_rep list = answer(SP, 4, 0);
+	struct pr_req q;
+	bool hit;
+
+	feed_to(5);
+	read_space(SP, &r, &hit);
+	read_space(SP2, &b, &hit);
+	memset(&q, 0, sizeof(q));
+	q.op = PR_OP_SPACE_LIST;
+	q.workspace_id = WS;
+	api_view_after(&q, &list, NULL);
+	assert_miss(SP);
+	assert_hit(SP2, 7);
+}
+
+Test(view, a_fill_that_raced_an_event_is_not_kept)
+{
+	struct pr_req q = get_of(SP);
+	struct pr_rep r = answer(SP, 3, 5), got;
+	struct api_view_ticket t;
+
+	feed_to(5);
+	cr_assert_not(api_view_get(&q, &got, &t));
+	/* While the store was asked, the feed brought an event of it. */
+	api_view_event(SP, 6);
+	api_view_after(&q, &r, &t);
+	assert_miss(SP);
+}
+
+Test(view, a_fill_that_raced_a_loss_is_not_kept)
+{
+	struct pr_req q = get_of(SP);
+	struct pr_rep r = answer(SP, 3, 5), got;
+	struct api_view_ticket t;
+
+	feed_to(5);
+	cr_assert_not(api_view_get(&q, &got, &t));
+	api_view_lose();
+	feed_to(5);
+	api_view_after(&q, &r, &t);
+	assert_miss(SP);
+}
+
+Test(view, a_skipped_serial_empties_the_view)
+{
+	struct pr_rep r = answer(SP, 3, 5);
+	bool hit;
+
+	feed_to(5);
+	read_space(SP, &r, &hit);
+	assert_hit(SP, 3);
+	api_view_event(SP2, 7); /* 6 was lost: it may have been SP's */
+	assert_miss(SP);
+}
+
+Test(view, a_beat_past_the_last_serial_empties_the_view)
+{
+	struct pr_rep r = answer(SP, 3, 5);
+	bool hit;
+
+	feed_to(5);
+	read_space(SP, &r, &hit);
+	api_view_beat(5);
+	assert_hit(SP, 3);
+	/* The last event, 6, never came, and nothing followed it. */
+	api_view_beat(6);
+	assert_miss(SP);
+}
+
+Test(view, a_pipe_come_or_gone_empties_the_view)
+{
+	struct pr_rep r = answer(SP, 3, 5);
+	bool hit;
+
+	feed_to(5);
+	read_space(SP, &r, &hit);
+	api_view_lose();
+	feed_to(5);
+	assert_miss(SP);
+}
+
+Test(view, a_silent_feed_serves_nothing)
+{
+	struct pr_rep r = answer(SP, 3, 5);
+	struct pr_req q = get_of(SP);
+	struct api_view_ticket t;
+	struct pr_rep got;
+	int64_t t0, waited;
+	bool hit;
+
+	feed_to(5);
+	t0 = cm_mono_ms();
+	read_space(SP, &r, &hit);
+	assert_hit(SP, 3);
+	/* No beat: the view stops answering once the feed has been silent
+	 * for CM_API_VIEW_QUIET_MS, and not before. */
+	while ((hit = api_view_get(&q, &got, &t)) &&
+	       cm_mono_ms() - t0 < 3 * CM_API_VIEW_QUIET_MS)
+		pr_rep_free(&got);
+	waited = cm_mono_ms() - t0;
+	cr_assert_not(hit, "still answered after %lld ms", (long long)waited);
+	cr_assert_geq(waited, CM_API_VIEW_QUIET_MS);
+	feed_to(5);
+	assert_hit(SP, 3);
+}
+
+Test(view, another_workspace_or_an_error_is_never_answered)
+{
+	struct pr_rep r = answer(SP, 3, 5), err;
+	struct pr_req q = get_of(SP);
+	struct api_view_ticket t;
+	struct pr_rep got;
+	bool hit;
+
+	feed_to(5);
+	read_space(SP, &r, &hit);
+	q.workspace_id = "01a2508b-0a30-722b-83ac-71b7e6987389";
+	cr_assert_not(api_view_get(&q, &got, &t));
+	memset(&err, 0, sizeof(err));
+	err.err = CM_E_NOT_FOUND;
+	q = get_of(SP2);
+	cr_assert_not(api_view_get(&q, &got, &t));
+	api_view_after(&q, &err, &t);
+	assert_miss(SP2);
+}
+
+Test(view, a_shared_database_turns_it_off)
+{
+	struct pr_rep r = answer(SP, 3, 5);
+	bool hit;
+
+	api_view_stop();
+	snprintf(cfg.postgres_dsn, sizeof(cfg.postgres_dsn), "host=/tmp");
+	api_view_start(&cfg);
+	feed_to(5);
+	read_space(SP, &r, &hit);
+	assert_miss(SP);
+}
+
+Test(view, the_counts_say_what_happened)
+{
+	struct pr_rep r = answer(SP, 3, 5);
+	struct api_view_counts n;
+	bool hit;
+
+	feed_to(5);
+	read_space(SP, &r, &hit);
+	assert_hit(SP, 3);
+	api_view_beat(9);
+	api_view_counts(&n);
+	cr_assert_eq(n.hits, 1);
+	cr_assert_eq(n.misses, 1);
+	cr_assert_eq(n.losses, 1, "the first beat is no loss; 9 is");
+	cr_assert_eq(n.beats, 2);
+}
