@@ -751,7 +751,7 @@ print_events(const char *metric, const struct disp *d, long missed)
  * and of the whole machine, so a run says how much of the machine was
  * someone else's and how the work was split. */
 
-enum { U_BENCH, U_SUP, U_STORE, U_ACTORS, U_PG, U__N };
+enum { U_BENCH, U_SUP, U_STORE, U_API, U_ACTORS, U_PG, U__N };
 
 /* The PostgreSQL server of TK_PG_STATE's cluster (its postmaster), whose
  * CPU, and its backends', is counted on its own; 0 on SQLite. */
@@ -850,6 +850,7 @@ usage_snap(struct usage *u, pid_t spaced)
 		if ((cmd = tk_read_file(path, NULL)) == NULL)
 			continue;
 		k = strstr(cmd, "spaced-store") != NULL   ? U_STORE
+		    : strstr(cmd, "spaced-api") != NULL   ? U_API
 		    : strstr(cmd, "spaced-actor") != NULL ? U_ACTORS
 		                                          : -1;
 		free(cmd);
@@ -869,7 +870,8 @@ usage_snap(struct usage *u, pid_t spaced)
 }
 
 /* CPU shares between two snapshots, as % of one CPU, and context switches
- * per task.  Actors that start or die in between skew their share. */
+ * and CPU time per task of each process (the actors summed).  Actors that
+ * start or die in between skew their share. */
 static void
 print_usage(const char *label, const struct usage *a, const struct usage *b,
     int64_t wall_ns, long tasks)
@@ -893,15 +895,22 @@ print_usage(const char *label, const struct usage *a, const struct usage *b,
 	other = busy - ours > 0 ? busy - ours : 0;
 	printf(
 	    "  %s cpu (%% of one CPU, %ld CPUs): machine busy=%.0f bench=%.0f "
-	    "supervisor=%.0f store=%.0f actors(%d)=%.0f postgres=%.0f "
-	    "other_processes=%.0f; "
-	    "context switches per task: store=%.1f actors_total=%.1f "
-	    "bench=%.1f\n",
-	    label, cpus, busy, pc[U_BENCH], pc[U_SUP], pc[U_STORE], b->n_actors,
-	    pc[U_ACTORS], pc[U_PG], other,
-	    (double)(b->cs[U_STORE] - a->cs[U_STORE]) / (double)tasks,
+	    "supervisor=%.0f store=%.0f api=%.0f actors(%d)=%.0f "
+	    "postgres=%.0f other_processes=%.0f\n",
+	    label, cpus, busy, pc[U_BENCH], pc[U_SUP], pc[U_STORE], pc[U_API],
+	    b->n_actors, pc[U_ACTORS], pc[U_PG], other);
+	printf("  %s per task: context switches store=%.2f actors_total=%.2f "
+	       "api=%.2f supervisor=%.2f bench=%.2f; cpu us store=%.1f "
+	       "actors_total=%.1f api=%.1f supervisor=%.1f\n",
+	    label, (double)(b->cs[U_STORE] - a->cs[U_STORE]) / (double)tasks,
 	    (double)(b->cs[U_ACTORS] - a->cs[U_ACTORS]) / (double)tasks,
-	    (double)(b->cs[U_BENCH] - a->cs[U_BENCH]) / (double)tasks);
+	    (double)(b->cs[U_API] - a->cs[U_API]) / (double)tasks,
+	    (double)(b->cs[U_SUP] - a->cs[U_SUP]) / (double)tasks,
+	    (double)(b->cs[U_BENCH] - a->cs[U_BENCH]) / (double)tasks,
+	    pc[U_STORE] / 100 * wall_s * 1e6 / (double)tasks,
+	    pc[U_ACTORS] / 100 * wall_s * 1e6 / (double)tasks,
+	    pc[U_API] / 100 * wall_s * 1e6 / (double)tasks,
+	    pc[U_SUP] / 100 * wall_s * 1e6 / (double)tasks);
 	fflush(stdout);
 }
 
