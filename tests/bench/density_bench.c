@@ -28,17 +28,23 @@
  *             (smaps_rollup) of each Space's browser, summed over every
  *             process under it (the child of the Space's actor and its
  *             descendants; the process group is counted beside it and a
- *             Space where the two differ is named), its processes and
- *             renderers, the actor's own, and the host's total (spaced,
- *             every child and every browser) per open Space.
+ *             Space where the two differ is named), and its private
+ *             memory (Private_Clean + Private_Dirty: what does not
+ *             depend on who else maps Chromium's files), its processes
+ *             and renderers, its crash handlers (init's children, their
+ *             count and Pss apart), the actor's own Pss, and the host's
+ *             total (spaced, every child, every browser and their crash
+ *             handlers) per open Space.
  *   leaks     before the single phase and after every Space is closed
  *             (each time once every standby browser runs and spaced and
  *             its browsers have used at most DB_QUIET_PCT % of a CPU over
  *             a second, DB_QUIET_MS at most: N browsers launched at once
  *             keep 2 CPUs busy for many seconds): the browser processes
- *             under spaced (those of standby actors apart), and the fds
- *             and Pss of the supervisor, the store and the api.  A closed
- *             Space's browser process still running after DB_GONE_MS, or
+ *             under spaced (those of standby actors apart), its
+ *             browsers' crash handlers, and the fds and Pss of the
+ *             supervisor, the store and the api.  A closed Space's
+ *             browser process or crash handler still running after
+ *             DB_GONE_MS, or
  *             a browser that is not a standby's, fails the run.
  *
  *   density_bench [--open N] [--working K] [--rounds R] [--no-standby]
@@ -115,6 +121,7 @@ struct db_worker {
 	int rounds, rc;
 	int64_t *v[DB_KINDS];
 	int n[DB_KINDS];
+	int64_t t_begin, t_end; /* its timed rounds, cm_mono_ns */
 };
 
 /* Pss in KiB of pid, 0 when it is gone. */
@@ -124,6 +131,28 @@ db_pss(pid_t pid)
 	long kib = tk_pss_kib(pid);
 
 	return kib > 0 ? kib : 0;
+}
+
+/* What pid alone maps (smaps_rollup's Private_Clean + Private_Dirty), in
+ * KiB, 0 when it is gone: what its end would free, whoever else maps
+ * the same files.  Pss shares the rest among every process that maps
+ * it, the host's other Chromiums too. */
+static long
+db_private(pid_t pid)
+{
+	static const char *const field[2] = {
+	    "\nPrivate_Clean:", "\nPrivate_Dirty:"};
+	char path[64], *text, *p;
+	long kib = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
+	if ((text = tk_read_file(path, NULL)) == NULL)
+		return 0;
+	for (int f = 0; f < 2; f++)
+		if ((p = strstr(text, field[f])) != NULL)
+			kib += strtol(p + strlen(field[f]), NULL, 10);
+	free(text);
+	return kib;
 }
 
 /* One task of kind k as request rid (made of tag and round i), timed
@@ -195,8 +224,10 @@ worker_main(void *arg)
 	struct db_worker *k = arg;
 
 	k->rc = round_run(k, 0, false);
+	k->t_begin = cm_mono_ns();
 	for (int i = 0; i < k->rounds && k->rc == 0; i++)
 		k->rc = round_run(k, i, true);
+	k->t_end = cm_mono_ns();
 	return NULL;
 }
 
@@ -526,17 +557,52 @@ fd_count(pid_t pid)
 /* One open Space's browser as read. */
 struct db_tree {
 	pid_t actor, leader;
-	int n, group, renderers;
+	int n, group, renderers, crashpad;
+	int all; /* pid[0..n) the tree, pid[n..all) its crash handlers */
 	pid_t pid[DB_TREE_MAX];
 	long long start[DB_TREE_MAX];
-	long pss, actor_pss;
+	long pss, priv, crashpad_pss, actor_pss;
 };
 
-/* Space space's browser into t, from db_ps and rows. */
-static int
-tree_read(
-    const char *space, const struct db_row *rows, int nrows, struct db_tree *t)
+/* True when pid is a crash handler (chrome_crashpad_handler) of a
+ * browser whose files are under tmp: the browser starts two, which
+ * leave its process tree and group (their parent is init), their
+ * database in the browser's $HOME, <data_dir>/tmp/<actor>. */
+static bool
+is_crashpad(pid_t pid, const char *tmp)
 {
+	char path[64], *text;
+	bool yes;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if ((text = tk_read_file(path, NULL)) == NULL)
+		return false;
+	yes = strncmp(text, "chrome_crashpad", 15) == 0;
+	free(text);
+	return yes && cmdline_has(pid, tmp);
+}
+
+/* pid into t's list (its start time with it); -1 when the list is full
+ * (said). */
+static int
+tree_add(struct db_tree *t, pid_t pid, const char *space)
+{
+	if (t->all == DB_TREE_MAX)
+		return fail("the browser of %s has over %d processes", space,
+		    DB_TREE_MAX);
+	t->pid[t->all] = pid;
+	t->start[t->all++] = start_time(pid);
+	return 0;
+}
+
+/* Space space's browser into t, from db_ps and rows, of the spaced on
+ * data dir dir. */
+static int
+tree_read(const char *dir, const char *space, const struct db_row *rows,
+    int nrows, struct db_tree *t)
+{
+	char tmp[CM_PATH_MAX];
+
 	memset(t, 0, sizeof(*t));
 	if ((t->actor = row_pid(rows, nrows, NULL, space)) <= 0)
 		return fail("Space %s has no actor", space);
@@ -556,13 +622,24 @@ tree_read(
 			t->group++;
 		if (pid != t->leader && child_of(pid, t->actor) != t->leader)
 			continue;
-		if (t->n == DB_TREE_MAX)
-			return fail("the browser of %s has over %d processes",
-			    space, DB_TREE_MAX);
-		t->pid[t->n] = pid;
-		t->start[t->n++] = start_time(pid);
+		if (tree_add(t, pid, space) != 0)
+			return -1;
+		t->n++;
 		t->pss += db_pss(pid);
+		t->priv += db_private(pid);
 		t->renderers += cmdline_has(pid, " --type=renderer");
+	}
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/tmp/%d/", dir,
+	        (int)t->actor) >= sizeof(tmp))
+		return fail("the data dir's path is too long");
+	for (int i = 0; i < db_nps; i++) {
+		if (db_ps[i].ppid != 1 || db_ps[i].state == 'Z' ||
+		    !is_crashpad(db_ps[i].pid, tmp))
+			continue;
+		if (tree_add(t, db_ps[i].pid, space) != 0)
+			return -1;
+		t->crashpad++;
+		t->crashpad_pss += db_pss(db_ps[i].pid);
 	}
 	t->actor_pss = db_pss(t->actor);
 	return 0;
@@ -582,24 +659,29 @@ static int
 memory(struct bw_world *w, db_id *spaces, int n, struct db_tree *trees)
 {
 	static struct db_row rows[DB_ROWS_MAX];
-	int64_t pss[DB_OPEN_MAX], procs[DB_OPEN_MAX], rend[DB_OPEN_MAX],
+	int64_t pss[DB_OPEN_MAX], priv[DB_OPEN_MAX], procs[DB_OPEN_MAX],
+	    rend[DB_OPEN_MAX], crash[DB_OPEN_MAX], crash_pss[DB_OPEN_MAX],
 	    actor[DB_OPEN_MAX];
-	long host_spaced = db_pss(w->p.pid), host_browsers = 0;
+	long host_spaced = db_pss(w->p.pid), host_browsers = 0, host_crash = 0;
 	int nrows;
 
 	if ((nrows = rows_read(w, rows, DB_ROWS_MAX)) < 0)
 		return -1;
 	db_nps = tk_ps_read(db_ps, DB_PS_MAX);
 	for (int i = 0; i < n; i++) {
-		if (tree_read(spaces[i], rows, nrows, &trees[i]) != 0)
+		if (tree_read(w->p.dir, spaces[i], rows, nrows, &trees[i]) != 0)
 			return -1;
 		if (trees[i].group != trees[i].n)
 			printf("density_bench: Space %s: %d processes under "
 			       "its browser, %d in its process group\n",
 			    spaces[i], trees[i].n, trees[i].group);
 		pss[i] = trees[i].pss;
+		priv[i] = trees[i].priv;
 		procs[i] = trees[i].n;
 		rend[i] = trees[i].renderers;
+		crash[i] = trees[i].crashpad;
+		crash_pss[i] = trees[i].crashpad_pss;
+		host_crash += trees[i].crashpad_pss;
 		actor[i] = trees[i].actor_pss;
 	}
 	for (int i = 0; i < db_nps; i++) {
@@ -614,13 +696,18 @@ memory(struct bw_world *w, db_id *spaces, int n, struct db_tree *trees)
 	       "Space:",
 	    n, DB_SETTLE_MS);
 	spread("browser_pss_kib", pss, n);
+	spread("browser_private_kib", priv, n);
 	spread("processes", procs, n);
 	spread("renderers", rend, n);
+	spread("crash_handlers", crash, n);
+	spread("crash_handlers_pss_kib", crash_pss, n);
 	spread("actor_pss_kib", actor, n);
 	printf("\ndensity_bench: memory, host: Pss %ld KiB (spaced's "
-	       "processes %ld, browsers %ld) = %ld KiB per open Space\n",
-	    host_spaced + host_browsers, host_spaced, host_browsers,
-	    (host_spaced + host_browsers) / n);
+	       "processes %ld, browsers %ld, their crash handlers %ld) = %ld "
+	       "KiB per open Space\n",
+	    host_spaced + host_browsers + host_crash, host_spaced,
+	    host_browsers, host_crash,
+	    (host_spaced + host_browsers + host_crash) / n);
 	fflush(stdout);
 	return 0;
 }
@@ -630,7 +717,7 @@ memory(struct bw_world *w, db_id *spaces, int n, struct db_tree *trees)
 static const char *const db_core_name[3] = {"supervisor", "store", "api"};
 
 struct db_leak {
-	int procs, standby_procs, browsers, standby_browsers;
+	int procs, standby_procs, browsers, standby_browsers, crashpad;
 	pid_t core[3];
 	long fds[3], pss[3];
 };
@@ -640,6 +727,7 @@ static int
 leak_read(struct bw_world *w, struct db_leak *l)
 {
 	static struct db_row rows[DB_ROWS_MAX];
+	char tmp[CM_PATH_MAX];
 	int nrows;
 
 	/* The processes first: every actor among them then has its row
@@ -653,9 +741,10 @@ leak_read(struct bw_world *w, struct db_leak *l)
 		pid_t pid = db_ps[i].pid, actor;
 		bool standby, leader;
 
+		/* A killed one, dying at SCHED_IDLE, runs no code again. */
 		if (db_ps[i].state == 'Z' ||
 		    (actor = child_of(pid, w->p.pid)) == 0 || actor == pid ||
-		    is_spaced(pid))
+		    is_spaced(pid) || tk_pid_ended(pid))
 			continue;
 		standby = false;
 		for (int r = 0; r < nrows && !standby; r++)
@@ -667,6 +756,13 @@ leak_read(struct bw_world *w, struct db_leak *l)
 		l->standby_procs += standby;
 		l->standby_browsers += standby && leader;
 	}
+	/* The browsers' crash handlers are init's children. */
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/tmp/", w->p.dir) >=
+	    sizeof(tmp))
+		return fail("the data dir's path is too long");
+	for (int i = 0; i < db_nps; i++)
+		l->crashpad += db_ps[i].ppid == 1 && db_ps[i].state != 'Z' &&
+		               is_crashpad(db_ps[i].pid, tmp);
 	l->core[0] = w->p.pid;
 	l->core[1] = row_pid(rows, nrows, "store", NULL);
 	l->core[2] = row_pid(rows, nrows, "api", NULL);
@@ -681,8 +777,10 @@ static void
 leak_print(const char *when, const struct db_leak *l)
 {
 	printf("density_bench: %s: %d browser processes under spaced in %d "
-	       "browsers (of standbys: %d in %d)",
-	    when, l->procs, l->browsers, l->standby_procs, l->standby_browsers);
+	       "browsers (of standbys: %d in %d), and %d crash handlers of "
+	       "its browsers",
+	    when, l->procs, l->browsers, l->standby_procs, l->standby_browsers,
+	    l->crashpad);
 	for (int c = 0; c < 3; c++)
 		printf("; %s pid %d fds=%ld pss_kib=%ld", db_core_name[c],
 		    (int)l->core[c], l->fds[c], l->pss[c]);
@@ -699,7 +797,7 @@ trees_left(const struct db_tree *trees, int n, bool code, pid_t *one)
 	int left = 0;
 
 	for (int i = 0; i < n; i++)
-		for (int k = 0; k < trees[i].n; k++) {
+		for (int k = 0; k < trees[i].all; k++) {
 			pid_t pid = trees[i].pid[k];
 
 			if (trees[i].start[k] < 0 ||
@@ -723,16 +821,18 @@ trees_left(const struct db_tree *trees, int n, bool code, pid_t *one)
 static int
 closed_gone(struct bw_world *w, const struct db_tree *trees, int n)
 {
-	int64_t t0 = cm_mono_ms(), ended = -1, now;
-	struct db_leak l;
+	int64_t t0 = cm_mono_ms(), ended = -1, standbys = -1, now;
+	struct db_leak l = {0}; /* read only when no tree process is left */
 	pid_t one = 0;
 	int left = 0;
 
-	while (ended < 0) {
+	while (standbys < 0) {
 		now = cm_mono_ms();
-		if ((left = trees_left(trees, n, true, &one)) == 0 &&
-		    leak_read(w, &l) == 0 && l.procs == l.standby_procs)
+		if ((left = trees_left(trees, n, true, &one)) == 0 && ended < 0)
 			ended = now - t0;
+		if (left == 0 && leak_read(w, &l) == 0 &&
+		    l.procs == l.standby_procs)
+			standbys = now - t0;
 		else if (now - t0 > DB_GONE_MS) {
 			if (left > 0)
 				return fail("%d processes of closed Spaces' "
@@ -749,9 +849,9 @@ closed_gone(struct bw_world *w, const struct db_tree *trees, int n)
 	       cm_mono_ms() - t0 <= DB_GONE_MS)
 		sleep_ms(100);
 	printf("density_bench: after the last close: no process of the closed "
-	       "Spaces' browsers runs code %lld ms on, and every browser is a "
-	       "standby's; ",
-	    (long long)ended);
+	       "Spaces' browsers runs code %lld ms on, every browser under "
+	       "spaced is a standby's %lld ms on; ",
+	    (long long)ended, (long long)standbys);
 	if (left == 0)
 		printf("all of them gone %lld ms on\n",
 		    (long long)(cm_mono_ms() - t0));
@@ -890,30 +990,35 @@ workers_run(struct db_worker *k, int nw)
 }
 
 /* Runs phase's workers k[0..nw) with open Spaces open, and says how
- * long it took and how busy the machine was. */
+ * long their timed rounds took, from the first one's start to the last
+ * one's end, and how busy the machine was over the whole phase. */
 static int
 phase_run(const char *phase, struct db_worker *k, int nw, int open)
 {
 	char ms[32], who[64];
 	struct tk_cpu c0, c1;
-	int64_t t0, t;
+	int64_t t0, t1;
 	bool cpu = tk_cpu_read(&c0) == 0;
 	int rc, tasks = 0;
 
-	t0 = cm_mono_ns();
 	rc = workers_run(k, nw);
-	t = cm_mono_ns() - t0;
 	cpu = cpu && tk_cpu_read(&c1) == 0;
 	if (rc != 0)
 		return -1;
-	for (int j = 0; j < nw; j++)
+	t0 = k[0].t_begin;
+	t1 = k[0].t_end;
+	for (int j = 0; j < nw; j++) {
 		tasks += k[j].n[DB_ALL];
-	printf("density_bench: %s: %d open, %d working, %d tasks in %s ms, "
-	       "%lld.%03lld tasks/s\n",
-	    phase, open, nw, tasks, tk_ms(t, ms, sizeof(ms)),
-	    (long long)((int64_t)tasks * 1000000000 / t),
-	    (long long)((int64_t)tasks * 1000000000000 / t % 1000));
-	snprintf(who, sizeof(who), "density_bench %s", phase);
+		t0 = k[j].t_begin < t0 ? k[j].t_begin : t0;
+		t1 = k[j].t_end > t1 ? k[j].t_end : t1;
+	}
+	printf("density_bench: %s: %d open, %d working, %d timed tasks in %s "
+	       "ms, %lld.%03lld tasks/s\n",
+	    phase, open, nw, tasks, tk_ms(t1 - t0, ms, sizeof(ms)),
+	    (long long)((int64_t)tasks * 1000000000 / (t1 - t0)),
+	    (long long)((int64_t)tasks * 1000000000000 / (t1 - t0) % 1000));
+	snprintf(
+	    who, sizeof(who), "density_bench %s (warm-up included)", phase);
 	if (cpu)
 		tk_cpu_print(who, &c0, &c1);
 	return 0;
