@@ -90,6 +90,9 @@
  * answered). */
 #define CM_STORE_HELD_MAX 4096
 #define CM_CLAIM_WAIT_MAX_MS 1000
+/* After a finish its actor claims at once: for so long a queued task of
+ * its Space wakes no one through the supervisor (store/held.h). */
+#define CM_CLAIM_NEXT_MS 1000
 #define CM_STORE_PIPES_GONE_MAX 256
 #define CM_STORE_QUEUE_MAX 256 /* requests and replies queued on the socket */
 /*

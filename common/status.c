@@ -71,6 +71,19 @@ cm_event_kind_ends_task(enum cm_event_kind k)
 	    cm_task_status_parse(cm_event_kind_name(k)));
 }
 
+bool
+cm_event_kind_wakes_actor(enum cm_event_kind k)
+{
+	return k == CM_EV_QUEUED || k == CM_EV_CANCEL_REQUESTED ||
+	       k == CM_EV_CLOSE_REQUESTED || k == CM_EV_SPACE_CLOSED;
+}
+
+bool
+cm_event_kind_for_supervisor(enum cm_event_kind k)
+{
+	return k == CM_EV_SPACE_OPENED || cm_event_kind_wakes_actor(k);
+}
+
 const char *
 cm_profile_refusal(enum cm_profile_mode m, const char *profile)
 {

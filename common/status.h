@@ -117,6 +117,12 @@ enum cm_event_kind cm_event_kind_parse(const char *s);
 bool cm_event_kind_is(const char *s, enum cm_event_kind want);
 /* completed, failed or cancelled: the event that ends its task. */
 bool cm_event_kind_ends_task(enum cm_event_kind k);
+/* What a supervisor acts on (store-notices.ipc): space_opened starts an
+ * actor, queued, cancel_requested, close_requested and space_closed wake
+ * one. */
+bool cm_event_kind_for_supervisor(enum cm_event_kind k);
+/* The kinds among them that wake a Space's actor. */
+bool cm_event_kind_wakes_actor(enum cm_event_kind k);
 /* dialog, tab_opened or download: an event of the Space's page, which
  * its actor records (space.page_event) and no other op writes. */
 bool cm_event_kind_of_page(enum cm_event_kind k);

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -30,6 +31,7 @@ struct st_acker {
 	struct st_store *st;    /* only st_store_sync(_covers) on this thread */
 	struct st_sender *reps; /* replies */
 	struct st_sender *events;
+	struct st_sender *notices;   /* the supervisor's */
 	struct st_acker_stats stats; /* the thread's; the loop's once stopped */
 	int64_t sent_serial;         /* of the last event sent or dropped */
 	int64_t quiet_ms; /* cm_mono_ms of the last event or beat sent */
@@ -42,21 +44,55 @@ st_ack_group_reply(struct st_ack_group *g, nng_msg *m, bool write)
 	g->reps[g->n_reps++] = m;
 }
 
+/* Appends a copy of buf to the list *v of *n (room for *cap); false out
+ * of memory. */
+static bool
+msg_append(nng_msg ***v, size_t *n, size_t *cap, const void *buf, size_t len)
+{
+	nng_msg *m;
+
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 64;
+		nng_msg **p = realloc(*v, c * sizeof(*p));
+
+		if (p == NULL)
+			return false;
+		*v = p;
+		*cap = c;
+	}
+	if (nng_msg_alloc(&m, 0) != 0)
+		return false;
+	if (nng_msg_append(m, buf, len) != 0) {
+		nng_msg_free(m);
+		return false;
+	}
+	(*v)[(*n)++] = m;
+	return true;
+}
+
 void
 st_ack_group_event(
     struct st_ack_group *g, const void *buf, size_t len, int64_t serial)
 {
+	g->serial = serial; /* sent or not: the next beat says it */
+	(void)msg_append(&g->pubs, &g->n_pubs, &g->cap_pubs, buf, len);
+}
+
+void
+st_ack_group_notice(struct st_ack_group *g, const void *buf, size_t len,
+    const char *queued_space)
+{
+	struct st_ack_note *n;
 	nng_msg *m;
 
-	g->serial = serial; /* sent or not: the next beat says it */
-	if (g->n_pubs == g->cap_pubs) {
-		size_t cap = g->cap_pubs ? g->cap_pubs * 2 : 64;
-		nng_msg **p = realloc(g->pubs, cap * sizeof(*p));
+	if (g->n_notes == g->cap_notes) {
+		size_t c = g->cap_notes ? g->cap_notes * 2 : 64;
+		struct st_ack_note *p = realloc(g->notes, c * sizeof(*p));
 
 		if (p == NULL)
-			return; /* subscribers recover from sequence gaps */
-		g->pubs = p;
-		g->cap_pubs = cap;
+			return;
+		g->notes = p;
+		g->cap_notes = c;
 	}
 	if (nng_msg_alloc(&m, 0) != 0)
 		return;
@@ -64,7 +100,24 @@ st_ack_group_event(
 		nng_msg_free(m);
 		return;
 	}
-	g->pubs[g->n_pubs++] = m;
+	n = &g->notes[g->n_notes++];
+	n->m = m;
+	snprintf(n->queued, sizeof(n->queued), "%s",
+	    queued_space != NULL ? queued_space : "");
+}
+
+void
+st_ack_group_settle(struct st_ack_group *g, bool (*held)(const char *))
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < g->n_notes; i++) {
+		if (g->notes[i].queued[0] != '\0' && held(g->notes[i].queued))
+			nng_msg_free(g->notes[i].m);
+		else
+			g->notes[k++] = g->notes[i];
+	}
+	g->n_notes = k;
 }
 
 static void
@@ -73,6 +126,8 @@ group_send(struct st_acker *a, struct st_ack_group *g)
 	/* Events before replies: a requester may read what it caused. */
 	for (size_t i = 0; i < g->n_pubs; i++)
 		st_sender_send(a->events, g->pubs[i]);
+	for (size_t i = 0; i < g->n_notes; i++)
+		st_sender_send(a->notices, g->notes[i].m);
 	for (size_t i = 0; i < g->n_reps; i++)
 		st_sender_send(a->reps, g->reps[i]);
 	if (g->n_pubs > 0)
@@ -80,6 +135,7 @@ group_send(struct st_acker *a, struct st_ack_group *g)
 	if (g->serial > a->sent_serial)
 		a->sent_serial = g->serial;
 	g->n_pubs = 0;
+	g->n_notes = 0;
 	g->n_reps = 0;
 	g->serial = 0;
 	g->sync = NULL;
@@ -117,6 +173,9 @@ group_fail(struct st_ack_group *g, const char *rep, size_t len)
 	for (size_t i = 0; i < g->n_pubs; i++)
 		nng_msg_free(g->pubs[i]);
 	g->n_pubs = 0;
+	for (size_t i = 0; i < g->n_notes; i++)
+		nng_msg_free(g->notes[i].m);
+	g->n_notes = 0;
 	for (size_t i = 0, k = 0; i < g->n_reps; i++) {
 		nng_msg *m = g->reps[i];
 
@@ -227,7 +286,7 @@ acker_run(void *arg)
 
 int
 st_acker_start(struct st_acker **out, struct st_store *st,
-    struct st_sender *reps, struct st_sender *events)
+    struct st_sender *reps, struct st_sender *events, struct st_sender *notices)
 {
 	pthread_condattr_t ca;
 	struct st_acker *a;
@@ -238,6 +297,7 @@ st_acker_start(struct st_acker **out, struct st_store *st,
 	a->st = st;
 	a->reps = reps;
 	a->events = events;
+	a->notices = notices;
 	a->quiet_ms = cm_mono_ms();
 	pthread_mutex_init(&a->mtx, NULL);
 	/* The beat's wait is on the monotonic clock. */
@@ -271,8 +331,10 @@ st_acker_stop(struct st_acker *a, struct st_acker_stats *stats)
 	pthread_join(a->thread, NULL);
 	if (stats != NULL)
 		*stats = a->stats;
-	for (size_t i = 0; i < CM_ACK_GROUPS; i++)
+	for (size_t i = 0; i < CM_ACK_GROUPS; i++) {
 		free(a->ring[i].pubs);
+		free(a->ring[i].notes);
+	}
 	pthread_cond_destroy(&a->cv);
 	pthread_mutex_destroy(&a->mtx);
 	free(a);

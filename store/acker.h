@@ -22,6 +22,13 @@
 #include "send.h"
 #include "store.h"
 
+/* A notice of the supervisor's; queued: the Space of a queued task ("" for
+ * any other kind), which st_ack_group_settle may drop. */
+struct st_ack_note {
+	nng_msg *m;
+	char queued[CM_ID_MAX + 1];
+};
+
 /* A committed group: what leaves once its commit is on disk. */
 struct st_ack_group {
 	nng_msg *reps[CM_GROUP_COMMIT_MAX];
@@ -29,6 +36,8 @@ struct st_ack_group {
 	size_t n_reps;
 	nng_msg **pubs;
 	size_t n_pubs, cap_pubs;
+	struct st_ack_note *notes; /* the supervisor's notices among them */
+	size_t n_notes, cap_notes;
 	int64_t serial;       /* of its last event (0: none), sent or dropped */
 	struct st_sync *sync; /* NULL: nothing of its own to sync */
 	int64_t committed;    /* cm_mono_ns when handed over */
@@ -45,11 +54,13 @@ struct st_acker;
 
 /*
  * Starts the thread, which alone calls st_store_sync(_covers) on st and
- * sends through reps (replies) and events; all three stay the caller's
- * and must outlive st_acker_stop.  Returns 0 with *out set, or -1.
+ * sends through reps (replies), events and notices (the supervisor's,
+ * after the events); all four stay the caller's and must outlive
+ * st_acker_stop.  Returns 0 with *out set, or -1.
  */
 int st_acker_start(struct st_acker **out, struct st_store *st,
-    struct st_sender *reps, struct st_sender *events);
+    struct st_sender *reps, struct st_sender *events,
+    struct st_sender *notices);
 /*
  * Acknowledges every group handed over, stops the thread, fills stats
  * (unless NULL) and frees the acker.  NULL is ignored.
@@ -75,5 +86,13 @@ void st_ack_group_reply(struct st_ack_group *g, nng_msg *m, bool write);
  * see the serial jump. */
 void st_ack_group_event(
     struct st_ack_group *g, const void *buf, size_t len, int64_t serial);
+/* Appends a copy of buf to g's notices; queued_space: the Space, when it
+ * is a queued task's (else NULL).  Out of memory it is dropped: the
+ * supervisor's rescan and the actors' own claims make up for it. */
+void st_ack_group_notice(struct st_ack_group *g, const void *buf, size_t len,
+    const char *queued_space);
+/* Drops g's queued notices of the Spaces held says hold a claim, which its
+ * answer wakes: the group's own claims are held by now. */
+void st_ack_group_settle(struct st_ack_group *g, bool (*held)(const char *));
 
 #endif

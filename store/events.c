@@ -46,7 +46,8 @@ pubs_push(struct st_ctx *ctx, char *buf, size_t len, const struct pr_event *ev)
 	/* The encoder checked the id against CM_ID_MAX. */
 	snprintf(pub->space_id, sizeof(pub->space_id), "%s", ev->space_id);
 	pub->sequence = ev->sequence;
-	pub->kind = ev->kind;
+	/* A copy: the caller's may not outlive the statement it came from. */
+	snprintf(pub->kind, sizeof(pub->kind), "%s", ev->kind);
 	pub->serial = ev->serial;
 	return 0;
 }

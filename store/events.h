@@ -27,7 +27,7 @@ struct st_pub {
 	size_t len;
 	char space_id[CM_ID_MAX + 1];
 	int64_t sequence;
-	const char *kind;
+	char kind[33];  /* PR_REC_EVENT's bound; the encoder checked it */
 	int64_t serial; /* as published (PR_REC_EVENT) */
 };
 

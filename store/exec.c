@@ -51,7 +51,7 @@ st_item_error(struct st_item *it, enum cm_err err, const char *msg)
 /*
  * Whether the caller may hold its answer (store.h, enum st_hold): an idle
  * claim that asked to wait and found nothing to do in a Space that runs,
- * or the loss of a Space's actor.
+ * or the loss of a Space's actor; or what a finish tells of its actor.
  */
 static void
 item_hold(
@@ -70,6 +70,12 @@ item_hold(
 		                  : CM_CLAIM_WAIT_MAX_MS;
 	} else if (req->op == PR_OP_SUP_FINALIZE_LOST) {
 		it->hold = ST_HOLD_DROP;
+	} else if (req->op == PR_OP_ACTOR_FINISH && rep->n_tasks == 1 &&
+	           !rep->close_requested && rep->tasks[0].space_id != NULL) {
+		it->hold = ST_HOLD_NEXT;
+		snprintf(it->space_id, sizeof(it->space_id), "%s",
+		    rep->tasks[0].space_id);
+		return;
 	} else {
 		return;
 	}

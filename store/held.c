@@ -143,6 +143,52 @@ st_held_forget_gone(void)
 	pthread_mutex_unlock(&held.mtx);
 }
 
+/* The claims expected after a finish (st_held_expect): the loop's. */
+static struct {
+	char space[CM_ID_MAX + 1];
+	int64_t until_ms;
+} expect[CM_STORE_HELD_MAX];
+static size_t n_expect;
+
+void
+st_held_expect(const char *space, int64_t now)
+{
+	size_t at = n_expect;
+
+	for (size_t i = 0; i < n_expect; i++) {
+		if (strcmp(expect[i].space, space) == 0) {
+			at = i;
+			break;
+		}
+		if (expect[i].until_ms <= now && at == n_expect)
+			at = i;
+	}
+	if (at == n_expect) {
+		if (n_expect == CM_STORE_HELD_MAX)
+			return; /* the supervisor's notice wakes it, as before
+			         */
+		n_expect++;
+	}
+	snprintf(expect[at].space, sizeof(expect[at].space), "%s", space);
+	expect[at].until_ms = now + CM_CLAIM_NEXT_MS;
+}
+
+bool
+st_held_waiting(const char *space)
+{
+	int64_t now = cm_mono_ms();
+
+	for (size_t i = 0; i < held.n; i++)
+		if (held.v[i].due_ms != 0 &&
+		    strcmp(held.v[i].space, space) == 0)
+			return true;
+	for (size_t i = 0; i < n_expect; i++)
+		if (expect[i].until_ms > now &&
+		    strcmp(expect[i].space, space) == 0)
+			return true;
+	return false;
+}
+
 void
 st_held_drop(const char *space)
 {

@@ -51,6 +51,13 @@ void st_held_stop(void);
  * no room or msg's pipe has closed: the caller answers it.
  */
 bool st_held_park(nng_msg *msg, struct st_item *it, int64_t now);
+/* The actor of space was answered a finish at now: it claims next, at
+ * once (space-actor/actor.c), so for CM_CLAIM_NEXT_MS its Space counts as
+ * waiting. */
+void st_held_expect(const char *space, int64_t now);
+/* Whether a claim of space is held, to run again at its Space's next
+ * event (one to be answered as it stands is not), or expected. */
+bool st_held_waiting(const char *space);
 /* The Space's actor was declared lost: its claim goes unanswered. */
 void st_held_drop(const char *space);
 /* Marks the claims of the Spaces w woke to run again. */

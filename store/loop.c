@@ -41,6 +41,7 @@
 #include "recv.h"
 #include "send.h"
 #include "startup.h"
+#include "status.h"
 
 /* When idle, expired op_ids go a chunk a second (groups prune too). */
 #define ST_PRUNE_EVERY_MS 1000
@@ -59,14 +60,22 @@ struct publish_to {
 /* The store's publish callback: an event waits with its group, and wakes
  * the claim held for its Space. */
 static void
-group_publish(void *arg, const char *space_id, const void *buf, size_t len,
-    int64_t serial)
+group_publish(void *arg, const char *space_id, const char *kind,
+    const void *buf, size_t len, int64_t serial)
 {
 	struct publish_to *to = arg;
+	enum cm_event_kind k = cm_event_kind_parse(kind);
 
 	if (to->w != NULL)
 		st_woken_add(to->w, space_id);
 	st_ack_group_event(to->g, buf, len, serial);
+	/* The supervisor's notices.  A queued task of a Space whose claim is
+	 * held here wakes its actor with the claim's answer (held.h), not
+	 * through the supervisor: such notices go once the group's own claims
+	 * are held (st_ack_group_settle). */
+	if (cm_event_kind_for_supervisor(k))
+		st_ack_group_notice(
+		    to->g, buf, len, k == CM_EV_QUEUED ? space_id : NULL);
 }
 
 /*
@@ -83,6 +92,8 @@ group_replies(struct st_ack_group *g, nng_msg **msgs, struct st_item *items,
 	for (size_t i = 0; i < n; i++) {
 		if (items[i].hold == ST_HOLD_DROP)
 			st_held_drop(items[i].space_id);
+		if (items[i].hold == ST_HOLD_NEXT)
+			st_held_expect(items[i].space_id, now);
 		if (items[i].hold == ST_HOLD_PARK && items[i].rep != NULL &&
 		    st_held_park(msgs[i], &items[i], now))
 			continue;
@@ -130,6 +141,7 @@ serve_reruns(struct st_store *st, struct st_acker *a, size_t k)
 			items[i].hold_ms =
 			    due_ms[i] > now ? due_ms[i] - now : 1;
 	group_replies(to.g, msgs, items, n, now);
+	st_ack_group_settle(to.g, st_held_waiting);
 	to.g->committed = cm_mono_ns();
 	st_exec_ns += to.g->committed - t0;
 	return true;
@@ -164,6 +176,7 @@ serve_batch(
 	to.g->sync = st_store_pending_sync(st);
 	st_held_forget_gone();
 	group_replies(to.g, msgs, items, n, cm_mono_ms());
+	st_ack_group_settle(to.g, st_held_waiting);
 	to.g->committed = cm_mono_ns();
 	st_exec_ns += to.g->committed - t0;
 	st_held_wake(&w);
@@ -195,6 +208,7 @@ serve_heard(struct st_store *st, struct st_notify *nt, struct st_acker *a)
 		n++;
 	}
 	if (to.g != NULL) {
+		st_ack_group_settle(to.g, st_held_waiting);
 		to.g->committed = cm_mono_ns();
 		st_acker_push(a, 1);
 		st_held_wake(&w);
@@ -225,13 +239,13 @@ log_served(const struct st_store *st, const struct st_acker_stats *ack)
 /* What the loop serves with, from its start to its stop. */
 struct loop {
 	struct st_store *st;
-	nng_socket rep, pub;
+	nng_socket rep, pub, npub;
 	nng_aio *rx;
-	struct st_sender *out, *events;
+	struct st_sender *out, *events, *notices;
 	struct st_acker *ack;
 	struct st_notify *nt; /* PostgreSQL: other stores' events */
 	/* Only the service's own user talks to the store. */
-	struct cm_listener rep_l, pub_l;
+	struct cm_listener rep_l, pub_l, npub_l;
 	int recv_fd, sig_fd;
 	bool heard_more; /* serve_heard left some: come back at once */
 	int64_t next_prune;
@@ -263,17 +277,18 @@ open_rep(struct loop *l, const char *url)
 	return 0;
 }
 
-/* The PUB socket: events out through l->events. */
+/* A PUB socket at url: messages out through *sender. */
 static int
-open_pub(struct loop *l, const char *url)
+open_pub(nng_socket *sock, struct st_sender **sender, struct cm_listener *ls,
+    const char *url)
 {
 	int rv;
 
-	if ((rv = nng_pub0_open(&l->pub)) != 0 ||
-	    (rv = nng_socket_set_int(l->pub, NNG_OPT_SENDBUF, CM_PUB_BUF)) !=
+	if ((rv = nng_pub0_open(sock)) != 0 ||
+	    (rv = nng_socket_set_int(*sock, NNG_OPT_SENDBUF, CM_PUB_BUF)) !=
 	        0 ||
-	    (rv = st_sender_open(&l->events, l->pub)) != 0 ||
-	    (rv = cm_listener_start(&l->pub_l, l->pub, url, 0600)) != 0) {
+	    (rv = st_sender_open(sender, *sock)) != 0 ||
+	    (rv = cm_listener_start(ls, *sock, url, 0600)) != 0) {
 		cm_warnx(
 		    "store: cannot publish on %s: %s", url, nng_strerror(rv));
 		return -1;
@@ -306,7 +321,8 @@ start_helpers(struct loop *l)
 	size_t n_self;
 	int rv;
 
-	if (st_acker_start(&l->ack, l->st, l->out, l->events) != 0) {
+	if (st_acker_start(&l->ack, l->st, l->out, l->events, l->notices) !=
+	    0) {
 		cm_warnx("store: cannot start the acknowledging thread");
 		return -1;
 	}
@@ -395,6 +411,7 @@ serve_turn(struct loop *l, const struct pollfd pfd[3])
 	st_held_answer_due(l->ack, cm_mono_ms());
 	cm_listener_tend(&l->rep_l, cm_mono_ms());
 	cm_listener_tend(&l->pub_l, cm_mono_ms());
+	cm_listener_tend(&l->npub_l, cm_mono_ms());
 	/* The one place the periodic job runs. */
 	if (cm_mono_ms() >= l->next_prune) {
 		st_store_prune(l->st);
@@ -421,26 +438,31 @@ loop_close(struct loop *l, bool served)
 		close(l->sig_fd);
 	nng_close(l->rep);
 	nng_close(l->pub);
+	nng_close(l->npub);
 	if (l->rx != NULL)
 		nng_aio_free(l->rx);
 	st_sender_close(l->out);
 	st_sender_close(l->events);
+	st_sender_close(l->notices);
 }
 
 int
 st_loop_run(struct st_store *st, const char *rep_url, const char *pub_url,
-    int notify_fd)
+    const char *notice_url, int notify_fd)
 {
 	struct loop l = {
 	    .st = st,
 	    .rep = NNG_SOCKET_INITIALIZER,
 	    .pub = NNG_SOCKET_INITIALIZER,
+	    .npub = NNG_SOCKET_INITIALIZER,
 	    .sig_fd = -1,
 	    .next_prune = cm_mono_ms(),
 	};
 	struct pollfd pfd[3];
 
-	if (open_rep(&l, rep_url) != 0 || open_pub(&l, pub_url) != 0 ||
+	if (open_rep(&l, rep_url) != 0 ||
+	    open_pub(&l.pub, &l.events, &l.pub_l, pub_url) != 0 ||
+	    open_pub(&l.npub, &l.notices, &l.npub_l, notice_url) != 0 ||
 	    open_signals(&l) != 0 || start_helpers(&l) != 0) {
 		loop_close(&l, false);
 		return -1;

@@ -23,7 +23,8 @@ main(int argc, char **argv, char **envp)
 	struct st_store_opts opts;
 	struct st_store *st;
 	char db_path[CM_PATH_MAX + 16];
-	char rep_url[CM_PATH_MAX], pub_url[CM_PATH_MAX];
+	char rep_url[CM_PATH_MAX], pub_url[CM_PATH_MAX],
+	    notice_url[CM_PATH_MAX];
 	int rc;
 
 	/* Signals arrive through the loop's signalfd, never a handler. */
@@ -33,7 +34,9 @@ main(int argc, char **argv, char **envp)
 	if (cm_ipc_url(rep_url, sizeof(rep_url), cfg.run_dir, "store.ipc") !=
 	        0 ||
 	    cm_ipc_url(pub_url, sizeof(pub_url), cfg.run_dir,
-	        "store-events.ipc") != 0) {
+	        "store-events.ipc") != 0 ||
+	    cm_ipc_url(notice_url, sizeof(notice_url), cfg.run_dir,
+	        "store-notices.ipc") != 0) {
 		cm_warnx("config: run_dir is too long for an ipc path");
 		cm_startup_fini(&su);
 		return CM_EXIT_PERMANENT;
@@ -58,7 +61,7 @@ main(int argc, char **argv, char **envp)
 		return CM_EXIT_FAILED;
 	}
 	/* The loop writes the readiness line and closes notify_fd. */
-	rc = st_loop_run(st, rep_url, pub_url, su.notify_fd);
+	rc = st_loop_run(st, rep_url, pub_url, notice_url, su.notify_fd);
 	st_store_close(st);
 	return rc == 0 ? CM_EXIT_OK : CM_EXIT_FAILED;
 }

@@ -381,8 +381,9 @@ st_store_exec(struct st_store *st, struct st_item *items, size_t n,
 		/* Published only now: no subscriber sees an event it cannot
 		 * read. */
 		for (size_t i = 0; publish != NULL && i < ctx->n_pubs; i++)
-			publish(arg, ctx->pubs[i].space_id, ctx->pubs[i].buf,
-			    ctx->pubs[i].len, ctx->pubs[i].serial);
+			publish(arg, ctx->pubs[i].space_id, ctx->pubs[i].kind,
+			    ctx->pubs[i].buf, ctx->pubs[i].len,
+			    ctx->pubs[i].serial);
 		if (publish != NULL)
 			ctx->pub_serial += (int64_t)ctx->n_pubs;
 		st_pubs_clear(ctx, 0);
@@ -482,7 +483,7 @@ st_store_republish(struct st_store *st, const char *space_id, int64_t sequence,
 		ev.serial = st->ctx.pub_serial + 1;
 		if (ev.workspace_id != NULL &&
 		    pr_pub_encode(&ev, NULL, &buf, &len) == 0) {
-			publish(arg, space_id, buf, len, ev.serial);
+			publish(arg, space_id, ev.kind, buf, len, ev.serial);
 			st->ctx.pub_serial = ev.serial;
 			free(buf);
 			rc = 0;

@@ -38,11 +38,11 @@ struct st_store_opts {
 /*
  * Called once per committed event, after the commit, with the message to
  * publish (topic and msgpack record, see pr_pub_encode), the Space it is
- * of and its serial (PR_REC_EVENT).  The buffer is valid only during the
- * call.
+ * of, its kind and its serial (PR_REC_EVENT).  The buffer is valid only
+ * during the call.
  */
-typedef void (*st_publish_fn)(void *arg, const char *space_id, const void *msg,
-    size_t len, int64_t serial);
+typedef void (*st_publish_fn)(void *arg, const char *space_id, const char *kind,
+    const void *msg, size_t len, int64_t serial);
 
 /* Opens the database, applies pending migrations.  Returns 0 or -1. */
 int st_store_open(struct st_store **out, const struct st_store_opts *opts);
@@ -57,7 +57,10 @@ void st_store_close(struct st_store *st);
  * ST_HOLD_DROP: space_id's actor was declared lost (sup.finalize_lost): a
  * claim of that Space held from before is dropped, never run again.
  */
-enum st_hold { ST_HOLD_NONE, ST_HOLD_PARK, ST_HOLD_DROP };
+/* PARK: an idle claim to hold (held.h); DROP: a Space's actor declared
+ * lost, its held claim dropped; NEXT: a finish answered, after which its
+ * actor claims at once (st_held_expect). */
+enum st_hold { ST_HOLD_NONE, ST_HOLD_PARK, ST_HOLD_DROP, ST_HOLD_NEXT };
 
 /* One request in a group: the caller sets req/req_len; exec sets rep. */
 struct st_item {

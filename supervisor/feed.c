@@ -1,5 +1,5 @@
 /*
- * feed.c: the store's event feed as the supervisor reads it: a Space
+ * feed.c: the store's notices as the supervisor reads them: a Space
  * opened on this host gets its actor, and the notices an actor acts on
  * wake just that actor.  When the feed's pipe to the store comes up
  * again, the notices lost meanwhile are made up by a rescan.
@@ -18,18 +18,15 @@
 #include "sup.h"
 
 /*
- * The notices an actor acts on.  Actors do not subscribe to the store
- * themselves: nng 1.5.2 filters topics on the subscriber, so every actor
- * would receive every event of every Space (measured: 63 idle actors took
- * a whole CPU at ~500 tasks/s).  The supervisor, which reads the feed
- * anyway, wakes just the actor concerned through its wake pipe.
+ * The notices an actor acts on (cm_event_kind_wakes_actor).  Actors do
+ * not subscribe to the store themselves: nng 1.5.2 filters topics on the
+ * subscriber, so every actor would receive every event of every Space
+ * (measured: 63 idle actors took a whole CPU at ~500 tasks/s).  The
+ * supervisor wakes just the actor concerned through its wake pipe.  It
+ * reads the store's notices (store-notices.ipc), not its whole feed: only
+ * the events it acts on, and a queued one only when the store holds no
+ * claim of that Space's actor, which its answer then wakes.
  */
-static bool
-actor_wants(enum cm_event_kind kind)
-{
-	return kind == CM_EV_QUEUED || kind == CM_EV_CANCEL_REQUESTED ||
-	       kind == CM_EV_CLOSE_REQUESTED || kind == CM_EV_SPACE_CLOSED;
-}
 
 /*
  * A Space opened: its actor starts here only when its instance is on this
@@ -80,7 +77,8 @@ sup_drain_events(struct sup *s)
 			    "supervisor: bad event from the store: %s", err);
 		} else if (cm_event_kind_is(ev.kind, CM_EV_SPACE_OPENED)) {
 			sup_space_opened(s, &ev);
-		} else if (actor_wants(kind = cm_event_kind_parse(ev.kind))) {
+		} else if (cm_event_kind_wakes_actor(
+		               kind = cm_event_kind_parse(ev.kind))) {
 			struct sup_child *ch =
 			    sup_child_by_space(&s->kids, ev.space_id);
 

@@ -244,7 +244,7 @@ open_sockets(struct sup *s)
 		return -1;
 	if (pipe2(s->pipe_up, O_CLOEXEC | O_NONBLOCK) != 0)
 		return -1;
-	if (cm_ipc_url(url, sizeof(url), s->cfg.run_dir, "store-events.ipc") !=
+	if (cm_ipc_url(url, sizeof(url), s->cfg.run_dir, "store-notices.ipc") !=
 	        0 ||
 	    (rv = nng_aio_alloc(&s->events_rx, NULL, NULL)) != 0 ||
 	    /* The store comes up after this dial, and may restart: the

@@ -9,6 +9,7 @@
 #include <nng/nng.h>
 #include <nng/protocol/pubsub0/sub.h>
 #include <nng/protocol/reqrep0/req.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -20,6 +21,7 @@
 #include "ids.h"
 #include "log.h"
 #include "rpc.h"
+#include "status.h"
 #include "testkit.h"
 
 struct racer {
@@ -500,6 +502,160 @@ Test(store_process, op_id_memory_and_durability_across_kill, .fini = tk_cleanup)
 	cr_assert_str_eq(r.tasks[0].status, "queued");
 	pr_rep_free(&r);
 
+	nng_close(s);
+	tk_proc_stop(&p, SIGTERM);
+	tk_rmrf(dir);
+}
+
+/* The supervisor's notices (store-notices.ipc), read into kinds of tasks:
+ * waits up to timeout_ms for an event of kind (and task, unless NULL),
+ * failing on any kind the supervisor never acts on.  Returns whether it
+ * came; *queued_of counts the queued notices of task queued_task. */
+static bool
+notice_wait(nng_socket sub, const char *kind, const char *task,
+    const char *queued_task, int *queued_of, int timeout_ms)
+{
+	int64_t t0 = cm_mono_ms();
+
+	while (cm_mono_ms() - t0 < timeout_ms) {
+		struct pr_arena arena = {0};
+		struct pr_event ev;
+		char err[128];
+		nng_msg *m;
+		bool hit;
+
+		if (nng_recvmsg(sub, &m, NNG_FLAG_NONBLOCK) != 0) {
+			struct pollfd pfd = {.events = POLLIN};
+
+			cr_assert_eq(
+			    nng_socket_get_int(sub, NNG_OPT_RECVFD, &pfd.fd),
+			    0);
+			(void)poll(&pfd, 1, 50);
+			continue;
+		}
+		cr_assert_eq(pr_pub_decode(nng_msg_body(m), nng_msg_len(m), &ev,
+		                 NULL, &arena, err, sizeof(err)),
+		    0, "%s", err);
+		cr_assert(
+		    cm_event_kind_for_supervisor(cm_event_kind_parse(ev.kind)),
+		    "a %s notice, which the supervisor never acts on", ev.kind);
+		if (queued_task != NULL && ev.task_id != NULL &&
+		    strcmp(ev.kind, "queued") == 0 &&
+		    strcmp(ev.task_id, queued_task) == 0)
+			(*queued_of)++;
+		hit = strcmp(ev.kind, kind) == 0 &&
+		      (task == NULL || (ev.task_id != NULL &&
+		                           strcmp(ev.task_id, task) == 0));
+		pr_arena_free(&arena);
+		nng_msg_free(m);
+		if (hit)
+			return true;
+	}
+	return false;
+}
+
+static void
+cancel(
+    nng_socket s, const struct tk_world *w, const char *space, const char *task)
+{
+	struct pr_req q;
+	struct pr_rep r;
+
+	memset(&q, 0, sizeof(q));
+	q.op = PR_OP_TASK_CANCEL;
+	q.workspace_id = w->workspace_id;
+	q.space_id = space;
+	q.task_id = task;
+	cr_assert_eq(tk_call(s, &q, &r), CM_OK);
+	pr_rep_free(&r);
+}
+
+/*
+ * The supervisor hears only what it acts on: space_opened, and a queued
+ * task only when no claim of its Space is held or expected (a held
+ * claim's answer wakes the actor itself; after a finish its actor claims
+ * at once); cancel and close requests always; a task's start and end
+ * never.
+ */
+Test(store_process, notices_carry_only_what_the_supervisor_acts_on,
+    .fini = tk_cleanup)
+{
+	char dir[128], url[CM_PATH_MAX], space[CM_ID_MAX + 1];
+	char t1[CM_ID_MAX + 1], t2[CM_ID_MAX + 1], t3[CM_ID_MAX + 1];
+	struct tk_held held;
+	struct tk_proc p;
+	struct tk_world w;
+	struct pr_req q;
+	struct pr_rep r;
+	nng_socket s, sub;
+	bool opened = false;
+	int queued = 0;
+
+	tk_tmpdir(dir, sizeof(dir), "ntc");
+	cr_assert_eq(tk_store_start(&p, dir, NULL), 0);
+	cr_assert_eq(cm_rpc_open(&s, p.store_url), 0);
+	cr_assert_eq(tk_provision(s, &w, 4), 0);
+	cr_assert_eq(
+	    cm_ipc_url(url, sizeof(url), p.run_dir, "store-notices.ipc"), 0);
+	cr_assert_eq(nng_sub0_open(&sub), 0);
+	cr_assert_eq(nng_socket_set(sub, NNG_OPT_SUB_SUBSCRIBE, "ev/", 3), 0);
+	cr_assert_eq(nng_dial(sub, url, NULL, 0), 0);
+	/* The store may take the pipe after the first notice: a Space a try
+	 * until one's space_opened comes. */
+	for (size_t i = 0; i < 4 && !opened; i++) {
+		tk_req_create(&q, &w, i);
+		cr_assert_eq(tk_call(s, &q, &r), CM_OK);
+		snprintf(space, sizeof(space), "%s", r.spaces[0].space_id);
+		pr_rep_free(&r);
+		opened =
+		    notice_wait(sub, "space_opened", NULL, NULL, NULL, 2000);
+	}
+	cr_assert(opened, "no space_opened notice came");
+
+	/* No claim held: the queued task is the supervisor's to wake. */
+	tk_req_submit(&q, w.workspace_id, space, "n1");
+	cr_assert_eq(tk_call(s, &q, &r), CM_OK);
+	snprintf(t1, sizeof(t1), "%s", r.tasks[0].task_id);
+	pr_rep_free(&r);
+	cr_assert(notice_wait(sub, "queued", t1, NULL, NULL, 5000),
+	    "no queued notice for a Space whose claim is not held");
+	tk_req_claim(&q, space, "actor-1");
+	cr_assert_eq(tk_call(s, &q, &r), CM_OK);
+	cr_assert_eq(r.n_tasks, 1);
+	pr_rep_free(&r);
+	tk_req_finish(&q, t1, "actor-1");
+	cr_assert_eq(tk_call(s, &q, &r), CM_OK);
+	pr_rep_free(&r);
+
+	/* Just after a finish its actor claims at once: no notice. */
+	tk_req_submit(&q, w.workspace_id, space, "n2");
+	cr_assert_eq(tk_call(s, &q, &r), CM_OK);
+	snprintf(t2, sizeof(t2), "%s", r.tasks[0].task_id);
+	pr_rep_free(&r);
+	cancel(s, &w, space, t2);
+	cr_assert(notice_wait(sub, "cancel_requested", t2, t2, &queued, 5000),
+	    "no cancel_requested notice");
+	cr_assert_eq(queued, 0,
+	    "a queued notice for a Space whose actor had just finished");
+
+	/* A claim held: its answer carries the task; no notice. */
+	cr_assert(tk_held_send(&held, s, space, "actor-1", 5000));
+	tk_req_submit(&q, w.workspace_id, space, "n3");
+	cr_assert_eq(tk_call(s, &q, &r), CM_OK);
+	snprintf(t3, sizeof(t3), "%s", r.tasks[0].task_id);
+	pr_rep_free(&r);
+	cr_assert_eq(tk_held_answer(&held, 5000, &r), 1);
+	cr_assert_eq(r.n_tasks, 1, "the held claim did not get the task");
+	cr_assert_str_eq(r.tasks[0].task_id, t3);
+	pr_rep_free(&r);
+	/* A cancel is the supervisor's again; every notice before it is in. */
+	cancel(s, &w, space, t3);
+	cr_assert(notice_wait(sub, "cancel_requested", t3, t3, &queued, 5000),
+	    "no cancel_requested notice");
+	cr_assert_eq(queued, 0,
+	    "a queued notice for a Space whose claim the store held");
+
+	nng_close(sub);
 	nng_close(s);
 	tk_proc_stop(&p, SIGTERM);
 	tk_rmrf(dir);

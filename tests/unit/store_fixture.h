@@ -510,8 +510,8 @@ fx_sql_int(struct fx *f, const char *sql, ...)
 /* ---- published events --------------------------------------------------- */
 
 static inline void
-fx_publish(void *arg, const char *space_id, const void *msg, size_t len,
-    int64_t serial)
+fx_publish(void *arg, const char *space_id, const char *kind, const void *msg,
+    size_t len, int64_t serial)
 {
 	struct fx *f = arg;
 	struct fx_pub *p;
@@ -536,6 +536,8 @@ fx_publish(void *arg, const char *space_id, const void *msg, size_t len,
 	cr_assert(serial == f->last_serial + 1 || serial == 1,
 	    "serial %lld after %lld", (long long)serial,
 	    (long long)f->last_serial);
+	cr_assert_str_eq(
+	    p->ev.kind, kind, "kind %s published as %s", p->ev.kind, kind);
 	f->last_serial = serial;
 	p->raw = pr_arena_alloc(&f->arena, len);
 	cr_assert_not_null(p->raw);

@@ -73,7 +73,7 @@ struct pl_shared {
 
 static struct pl_shared *sh;
 static char dir[64], db_path[128], log_path[128], check_path[128];
-static char rep_url[160], pub_url[160];
+static char rep_url[160], pub_url[160], notice_url[160];
 
 static long
 env_long(const char *name, long dflt, long max)
@@ -113,6 +113,7 @@ pl_paths(void)
 	snprintf(check_path, sizeof(check_path), "%s/cut.db", dir);
 	snprintf(rep_url, sizeof(rep_url), "ipc://%s/s.ipc", dir);
 	snprintf(pub_url, sizeof(pub_url), "ipc://%s/e.ipc", dir);
+	snprintf(notice_url, sizeof(notice_url), "ipc://%s/n.ipc", dir);
 	return 0;
 }
 
@@ -199,7 +200,7 @@ store_main(int notify_fd, bool small_wal)
 	opts.defer_sync = true;
 	if (st_store_open(&st, &opts) != 0)
 		_exit(3);
-	rc = st_loop_run(st, rep_url, pub_url, notify_fd);
+	rc = st_loop_run(st, rep_url, pub_url, notice_url, notify_fd);
 	st_store_close(st);
 	_exit(rc == 0 ? 0 : 1);
 }
