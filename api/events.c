@@ -102,7 +102,7 @@ api_events_page(struct api_job *j, nng_socket store)
 	}
 	/* The client is about to see these; the view may be older. */
 	if (r.n_events > 0)
-		api_view_drop(j->space);
+		api_view_drop(j->ws, j->space);
 	for (size_t i = 0; i < r.n_events && !j->ending; i++) {
 		if (add_event(&t, &r.events[i]) != 0) {
 			free(api_prom_finish(&t));
@@ -346,11 +346,11 @@ api_events_feed(void)
 			api_view_lose();
 			cm_warnx("api: bad event from the store: %s", err);
 		} else if (e.sequence > 0) { /* 0: a wake-up notice */
-			api_view_event(e.space_id, e.serial);
+			api_view_event(e.workspace_id, e.space_id, e.serial);
 			publish(&e);
 			on_event(&e, t.task_id != NULL ? &t : NULL);
 		} else {
-			api_view_event(NULL, e.serial);
+			api_view_event(NULL, NULL, e.serial);
 		}
 		pr_arena_free(&arena);
 		nng_msg_free(m);

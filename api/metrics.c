@@ -587,8 +587,8 @@ render_view(struct api_prom *b)
 
 	api_view_counts(&v);
 	api_prom_family(b, "spaced_api_view_reads_total", "counter",
-	    "Space detail reads, answered from the api's view (hit) or by "
-	    "the store (miss).");
+	    "Space detail and list reads, answered from the api's view (hit) "
+	    "or by the store (miss).");
 	api_prom_printf(b, "spaced_api_view_reads_total{result=\"hit\"} %llu\n",
 	    (unsigned long long)v.hits);
 	api_prom_printf(b,

@@ -1,8 +1,9 @@
 /*
- * view.h: the Spaces' view.  A Space's detail (space.get) is answered
- * from the store's last answer for that Space for as long as the store's
- * feed proves nothing of the Space has changed since; otherwise by the
- * store, whose answer then fills the view.  view.c says why such an
+ * view.h: the Spaces' view.  A Space's detail (space.get) and a list of
+ * a workspace's Spaces (space.list, by its filter, limit and cursor) are
+ * answered from the store's last answer for as long as the store's feed
+ * proves nothing of them has changed since; otherwise by the store,
+ * whose answer then fills the view.  view.c says why such an
  * answer is current.
  *
  * Thread-safe: workers read and fill it (api_call), the loop feeds it
@@ -31,27 +32,29 @@ void api_view_start(const struct cm_config *cfg);
 /* Frees every answer held. */
 void api_view_stop(void);
 
-/* space.get q from the view into *r (its own arena; pr_rep_free it);
- * true on a hit.  On a miss *t says what the fill must find unchanged. */
+/* space.get or space.list q from the view into *r (its own arena;
+ * pr_rep_free it); true on a hit.  On a miss *t says what the fill must
+ * find unchanged. */
 bool api_view_get(
     const struct pr_req *q, struct pr_rep *r, struct api_view_ticket *t);
 /*
  * After the store answered q with r (NULL: no answer, the call may or
- * may not have happened): a space.get fills the view (t, from
- * api_view_get); any other call about a Space drops that Space's
- * answer; a write about none drops them all; a list drops each Space
- * it shows newer than the view holds it.
+ * may not have happened): a space.get or space.list fills the view (t,
+ * from api_view_get); any other call about a Space drops that Space's
+ * answer and its workspace's lists; a write about none drops them all;
+ * a list drops each Space it shows newer than the view holds it.
  */
 void api_view_after(const struct pr_req *q, const struct pr_rep *r,
     const struct api_view_ticket *t);
-/* space_id's answer is no longer current (a client is about to see
- * something newer of it). */
-void api_view_drop(const char *space_id);
+/* space_id's answer, and workspace_id's lists, are no longer current (a
+ * client is about to see something newer of it). */
+void api_view_drop(const char *workspace_id, const char *space_id);
 
 /* The feed (events.c, before the event reaches anyone): an event of
  * space_id of that serial (NULL: a notice, which changes nothing), or a
  * beat with the store's last serial. */
-void api_view_event(const char *space_id, int64_t serial);
+void api_view_event(
+    const char *workspace_id, const char *space_id, int64_t serial);
 void api_view_beat(int64_t serial);
 /* The feed lost or may have lost a message: no answer held is current. */
 void api_view_lose(void);

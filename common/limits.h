@@ -172,9 +172,12 @@
 /* The store's beat (pr_beat_encode): sent when no event has left for so
  * long. */
 #define CM_STORE_BEAT_MS 250
-/* The api's view of Spaces (api/view.h): its slots, and how long the feed
- * may be silent (four beats) before no answer of it is served. */
+/* The api's view of Spaces (api/view.h): its details, lists and
+ * workspaces' counters, and how long the feed may be silent (four beats)
+ * before no answer of it is served. */
 #define CM_API_VIEW_SLOTS 4096
+#define CM_API_VIEW_LISTS 256      /* lists kept, by their asks */
+#define CM_API_VIEW_WORKSPACES 256 /* workspaces' change counters */
 #define CM_API_VIEW_QUIET_MS (4 * CM_STORE_BEAT_MS)
 
 /* Metrics of the api (api/metrics.h). */

@@ -90,6 +90,9 @@ st_op_space_list(
 		    "status must be idle, running, held, closed or error");
 		return;
 	}
+	/* As space.get's: every event this read could see is numbered at
+	 * most so. */
+	rep->feed_serial = ctx->pub_serial + (int64_t)ctx->n_pubs;
 	if (st_db_query(ctx->db, &s, sql, "sssis", req->workspace_id,
 	        req->status, req->owner_id, (int64_t)limit,
 	        req->after_id) != ST_OK) {

@@ -12,7 +12,10 @@
  *  - a change no client of the api made (a task submitted straight to the
  *    store, run by the actor) shows as soon as the feed brings it;
  *  - an idle Space keeps being answered from the view across the store's
- *    beats, which the api hears.
+ *    beats, which the api hears;
+ *  - a list of the workspace's Spaces shows a Space created through the
+ *    api at once, and one created straight in the store once its event
+ *    comes.
  * Each checks that the view did answer reads (its hit counter on
  * /metrics), so that none of this passes with the view left out.
  */
@@ -36,7 +39,7 @@ static char detail[512];
 static void
 setup(void)
 {
-	sf_start(&env, "view", 1);
+	sf_start(&env, "view", 3);
 	cr_assert(tk_http_ready(&env.p, 20000));
 	cr_assert_eq(tk_token_issue(env.s, env.w.operator_id, token), 0);
 	sf_create_ok(&env, 0, space);
@@ -261,4 +264,71 @@ Test(view, an_idle_space_is_answered_from_the_view_across_beats)
 	cr_assert_geq(
 	    hits(), h0 + 2, "idle reads were not answered from the view");
 	cr_assert_eq(metric("spaced_api_feed_losses_total"), 0);
+}
+
+/* The ids in the list answer of path, in *n; true when want is among them. */
+static bool
+list_has(const char *want, int *n)
+{
+	char path[400], *out = NULL;
+	json_t *j, *data, *it;
+	bool found = false;
+	size_t i;
+
+	snprintf(path, sizeof(path), "/api/v1/workspaces/%s/browser-spaces",
+	    env.w.workspace_id);
+	cr_assert_eq(
+	    tk_http(&env.p, "GET", path, token, NULL, NULL, &out), 200);
+	j = json_loads(out, 0, NULL);
+	free(out);
+	data = json_object_get(j, "data");
+	cr_assert(json_is_array(data));
+	*n = (int)json_array_size(data);
+	json_array_foreach(data, i, it)
+	{
+		const char *id =
+		    json_string_value(json_object_get(it, "space_id"));
+
+		found = found || (id != NULL && strcmp(id, want) == 0);
+	}
+	json_decref(j);
+	return found;
+}
+
+static bool
+listed(void *arg)
+{
+	int n;
+
+	return list_has(arg, &n);
+}
+
+Test(view, a_list_shows_a_space_created_a_moment_ago)
+{
+	char body[512], created[CM_ID_MAX + 1], path[400], other[CM_ID_MAX + 1];
+	double h0;
+	int n;
+
+	cr_assert(list_has(space, &n));
+	h0 = hits();
+	cr_assert(list_has(space, &n));
+	cr_assert_eq(n, 1);
+	cr_assert_gt(hits(), h0, "the view answered no list");
+	/* Through this api: the next list has it, whatever the feed. */
+	snprintf(path, sizeof(path), "/api/v1/workspaces/%s/browser-spaces",
+	    env.w.workspace_id);
+	snprintf(body, sizeof(body),
+	    "{\"browser_instance_id\": \"%s\", \"owner_type\": "
+	    "\"operator\", \"owner_id\": \"%s\"}",
+	    env.w.instance_id[1], env.w.operator_id);
+	cr_assert_eq(tk_http_created(&env.p, path, token, body, "space_id",
+	                 created, sizeof(created)),
+	    0);
+	cr_assert(list_has(created, &n), "the list missed the Space just made");
+	cr_assert_eq(n, 2);
+	cr_assert(list_has(created, &n));
+	/* Straight in the store: the feed's space_opened drops the list. */
+	sf_create_ok(&env, 2, other);
+	cr_assert(tk_wait_until(listed, other, SF_WAIT_MS),
+	    "the list never showed a Space made elsewhere");
 }

@@ -136,7 +136,7 @@ Test(view, a_fill_is_served_once_the_feed_has_reached_its_read)
 	/* The feed has not delivered serial 10 yet: the store's answer may
 	 * be newer than what a stream of this api has shown. */
 	assert_miss(SP);
-	api_view_event(SP2, 10);
+	api_view_event(WS, SP2, 10);
 	assert_hit(SP, 3);
 	assert_hit(SP, 3);
 }
@@ -151,7 +151,7 @@ Test(view, an_event_of_the_space_drops_it_and_not_the_others)
 	read_space(SP2, &b, &hit);
 	assert_hit(SP, 3);
 	assert_hit(SP2, 7);
-	api_view_event(SP, 6);
+	api_view_event(WS, SP, 6);
 	assert_miss(SP);
 	assert_hit(SP2, 7);
 }
@@ -237,7 +237,7 @@ Test(view, a_fill_that_raced_an_event_is_not_kept)
 	feed_to(5);
 	cr_assert_not(api_view_get(&q, &got, &t));
 	/* While the store was asked, the feed brought an event of it. */
-	api_view_event(SP, 6);
+	api_view_event(WS, SP, 6);
 	api_view_after(&q, &r, &t);
 	assert_miss(SP);
 }
@@ -264,7 +264,7 @@ Test(view, a_skipped_serial_empties_the_view)
 	feed_to(5);
 	read_space(SP, &r, &hit);
 	assert_hit(SP, 3);
-	api_view_event(SP2, 7); /* 6 was lost: it may have been SP's */
+	api_view_event(WS, SP2, 7); /* 6 was lost: it may have been SP's */
 	assert_miss(SP);
 }
 
@@ -367,4 +367,126 @@ Test(view, the_counts_say_what_happened)
 	cr_assert_eq(n.misses, 1);
 	cr_assert_eq(n.losses, 1, "the first beat is no loss; 9 is");
 	cr_assert_eq(n.beats, 2);
+}
+
+#define WS2 "01a2508b-0a30-722b-83ac-71b7e6987390"
+
+static struct pr_req
+list_of(const char *ws, const char *owner, const char *status)
+{
+	struct pr_req q;
+
+	memset(&q, 0, sizeof(q));
+	q.op = PR_OP_SPACE_LIST;
+	q.workspace_id = ws;
+	q.owner_id = owner;
+	q.status = status;
+	q.limit = 100;
+	return q;
+}
+
+/* A list answer of n Spaces (SP, SP2) at revision rev. */
+static struct pr_rep
+list_answer(size_t n, int64_t rev, int64_t serial)
+{
+	static struct pr_space sp[2];
+	struct pr_rep r;
+
+	memset(&r, 0, sizeof(r));
+	memset(sp, 0, sizeof(sp));
+	for (size_t i = 0; i < 2; i++) {
+		sp[i].space_id = i == 0 ? SP : SP2;
+		sp[i].workspace_id = WS;
+		sp[i].status = "idle";
+		sp[i].revision = rev;
+	}
+	r.err = CM_OK;
+	r.feed_serial = serial;
+	r.spaces = sp;
+	r.n_spaces = n;
+	return r;
+}
+
+/* A list read as api_call makes it; returns how many Spaces it had, or
+ * -1 when the view did not answer (the store's r then fills it). */
+static long
+read_list(const struct pr_req *q, const struct pr_rep *store)
+{
+	struct api_view_ticket t;
+	struct pr_rep got;
+	long n;
+
+	if (api_view_get(q, &got, &t)) {
+		n = (long)got.n_spaces;
+		pr_rep_free(&got);
+		return n;
+	}
+	api_view_after(q, store, &t);
+	return -1;
+}
+
+Test(view, a_list_is_served_until_its_workspace_changes)
+{
+	struct pr_req q = list_of(WS, NULL, NULL),
+	              other = list_of(WS2, NULL, NULL);
+	struct pr_rep r = list_answer(2, 3, 5), r2 = list_answer(0, 3, 5);
+
+	feed_to(5);
+	cr_assert_eq(read_list(&q, &r), -1);
+	cr_assert_eq(read_list(&q, &r), 2);
+	cr_assert_eq(read_list(&other, &r2), -1);
+	cr_assert_eq(read_list(&other, &r2), 0);
+	/* An event of any Space of WS, SP2's too, and only WS's lists. */
+	api_view_event(WS, SP2, 6);
+	cr_assert_eq(read_list(&q, &r), -1);
+	cr_assert_eq(read_list(&other, &r2), 0);
+	r.feed_serial = 6;
+	cr_assert_eq(read_list(&q, &r), 2);
+	/* A call of this api about a Space of WS. */
+	{
+		struct pr_req w = get_of(SP);
+		struct pr_rep ok;
+
+		memset(&ok, 0, sizeof(ok));
+		w.op = PR_OP_TASK_SUBMIT;
+		api_view_after(&w, &ok, NULL);
+	}
+	cr_assert_eq(read_list(&q, &r), -1);
+}
+
+Test(view, each_filter_is_its_own_list)
+{
+	struct pr_req all = list_of(WS, NULL, NULL),
+	              mine = list_of(WS, "owner-a", NULL),
+	              idle = list_of(WS, "owner-a", "idle"),
+	              /* Lengths are in the key: no owner and status pair
+	               * spells another's. */
+	    tricky = list_of(WS, "owner-a5:idle", NULL);
+	struct pr_rep two = list_answer(2, 3, 5), one = list_answer(1, 3, 5),
+	              none = list_answer(0, 3, 5);
+
+	feed_to(5);
+	cr_assert_eq(read_list(&all, &two), -1);
+	cr_assert_eq(read_list(&mine, &one), -1);
+	cr_assert_eq(read_list(&idle, &none), -1);
+	cr_assert_eq(read_list(&all, &two), 2);
+	cr_assert_eq(read_list(&mine, &one), 1);
+	cr_assert_eq(read_list(&idle, &none), 0);
+	cr_assert_eq(read_list(&tricky, &two), -1);
+	all.limit = 1;
+	cr_assert_eq(read_list(&all, &one), -1, "another limit, another list");
+}
+
+Test(view, a_list_that_raced_an_event_of_its_workspace_is_not_kept)
+{
+	struct pr_req q = list_of(WS, NULL, NULL);
+	struct pr_rep r = list_answer(2, 3, 5), got;
+	struct api_view_ticket t;
+
+	feed_to(5);
+	cr_assert_not(api_view_get(&q, &got, &t));
+	api_view_event(WS, SP, 6);
+	api_view_after(&q, &r, &t);
+	r.feed_serial = 6;
+	cr_assert_eq(read_list(&q, &r), -1);
 }
