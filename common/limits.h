@@ -105,6 +105,8 @@
  * would leave a request lost to a store restart waiting a minute, and the
  * store answers a re-sent write from its op_id memory. */
 #define CM_RPC_RESEND_MS 2000
+/* A lost pipe's redial is logged at most once per this (common/rpc.c). */
+#define CM_RPC_REDIAL_LOG_MS 30000
 /* How often a loop looks at nng's error counters for a listener that nng
  * stopped, and how long a listener whose errors moved has to take in a
  * connection before it is judged stopped (common/listen.h). */
@@ -359,11 +361,19 @@
 #define CM_SUP_BOOT_RETRY_MS 1000 /* a failed bootstrap starts over */
 /*
  * SIGTERM: the api and the actors get CM_SUP_STOP_CHILDREN_MS to exit,
- * then the store CM_SUP_STOP_STORE_MS; a child still there is killed
- * (an actor with its process group) and reaped within CM_SUP_KILL_WAIT_MS.
- * So spaced exits within 1.9 s whatever its children do.
+ * and CM_SUP_STOP_PER_ACTOR_MS more for each actor, to at most
+ * CM_SUP_STOP_CHILDREN_MAX_MS; then the store CM_SUP_STOP_STORE_MS; a
+ * child still there is killed (an actor with its process group) and
+ * reaped within CM_SUP_KILL_WAIT_MS.  An actor's own stop takes up to
+ * CM_ACTOR_STOP_MS, and then its browser's end and its profile's
+ * removal: the grace is a second more, so that a loaded machine does not
+ * turn an orderly stop into a kill, and many actors stopping at once on
+ * few CPUs get the time to be scheduled.  So spaced exits within 2.7 s
+ * with a few actors and 10.7 s at most, whatever its children do.
  */
-#define CM_SUP_STOP_CHILDREN_MS 1000
+#define CM_SUP_STOP_CHILDREN_MS (CM_ACTOR_STOP_MS + 1000)
+#define CM_SUP_STOP_PER_ACTOR_MS 2
+#define CM_SUP_STOP_CHILDREN_MAX_MS 10000
 #define CM_SUP_STOP_STORE_MS 500
 #define CM_SUP_KILL_WAIT_MS 200
 /*

@@ -40,6 +40,8 @@ struct rpc_link {
 	uint32_t socket_id;
 	nng_dialer dialer;
 	int64_t dialed_ms; /* monotonic */
+	int64_t said_ms;   /* when a redial was last logged */
+	unsigned unsaid;   /* redials since, not logged */
 	atomic_int pipes;
 	char url[CM_IPC_PATH_MAX + 16];
 };
@@ -128,7 +130,20 @@ cm_rpc_redial_if_lost(nng_socket s, struct rpc_link *link)
 		if (nng_dial(s, l->url, &l->dialer, NNG_FLAG_NONBLOCK) == 0) {
 			nng_dialer_close(old);
 			l->dialed_ms = now;
-			cm_warnx("rpc: no pipe to %s; dialing again", l->url);
+			/* Every CM_RPC_RESEND_MS while the store is away, in
+			 * every process that calls it: the line is said once
+			 * per CM_RPC_REDIAL_LOG_MS, with the count between. */
+			if (l->said_ms == 0 ||
+			    now - l->said_ms >= CM_RPC_REDIAL_LOG_MS) {
+				cm_warnx(
+				    "rpc: no pipe to %s; dialing again (%u "
+				    "more times since this was last said)",
+				    l->url, l->unsaid);
+				l->said_ms = now;
+				l->unsaid = 0;
+			} else {
+				l->unsaid++;
+			}
 		}
 	}
 	pthread_mutex_unlock(&rpc_links_lock);

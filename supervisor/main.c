@@ -266,6 +266,21 @@ open_sockets(struct sup *s)
 	return 0;
 }
 
+/* The actors' and the api's grace at a stop, by how many actors there
+ * are (CM_SUP_STOP_CHILDREN_MS). */
+static int
+stop_grace_ms(const struct sup *s)
+{
+	int64_t ms = CM_SUP_STOP_CHILDREN_MS;
+
+	for (size_t i = 0; i < s->kids.n; i++)
+		if (s->kids.v[i]->kind == SUP_ACTOR)
+			ms += CM_SUP_STOP_PER_ACTOR_MS;
+	return (int)(ms < CM_SUP_STOP_CHILDREN_MAX_MS
+	                 ? ms
+	                 : CM_SUP_STOP_CHILDREN_MAX_MS);
+}
+
 int
 main(int argc, char **argv, char **envp)
 {
@@ -305,8 +320,8 @@ main(int argc, char **argv, char **envp)
 	/* The front and the actors together (each actor cancels its task
 	 * and tears its runtime down, which needs the store), then the
 	 * store.  Each step is bounded: see CM_SUP_STOP_CHILDREN_MS. */
-	sup_stop_kinds(&s, SUP_KIND(SUP_API) | SUP_KIND(SUP_ACTOR),
-	    CM_SUP_STOP_CHILDREN_MS);
+	sup_stop_kinds(
+	    &s, SUP_KIND(SUP_API) | SUP_KIND(SUP_ACTOR), stop_grace_ms(&s));
 	sup_stop_kinds(&s, SUP_KIND(SUP_STORE), CM_SUP_STOP_STORE_MS);
 	sup_boot_free(s.boot);
 	sup_probe_close(s.probe);
