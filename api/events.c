@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <nng/protocol/pubsub0/pub.h>
 #include <nng/protocol/pubsub0/sub.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,7 @@ static struct {
 	struct cm_listener pub_l;
 	nng_aio *sub_rx; /* the loop's receives */
 	struct api_stream *list;
+	atomic_int subscribers; /* pipes of the external PUB, from nng */
 } ev;
 
 static const char sse_head[] = "HTTP/1.1 200 OK\r\n"
@@ -289,12 +291,17 @@ stream_event(struct api_stream *s, const struct pr_event *e, int64_t now)
 static void
 publish(const struct pr_event *e)
 {
-	json_t *dto = api_dto_event(e);
-	char *json = dto ? json_dumps(dto, JSON_COMPACT) : NULL;
-	char topic[CM_TOPIC_MAX];
+	char topic[CM_TOPIC_MAX], *json;
+	json_t *dto;
 	nng_msg *m;
 	int n;
 
+	/* No subscriber: nothing to encode (one that comes later replays
+	 * over HTTP). */
+	if (atomic_load(&ev.subscribers) <= 0)
+		return;
+	dto = api_dto_event(e);
+	json = dto ? json_dumps(dto, JSON_COMPACT) : NULL;
 	json_decref(dto);
 	n = snprintf(
 	    topic, sizeof(topic), "space/%s/%s ", e->workspace_id, e->space_id);
@@ -383,6 +390,16 @@ api_events_tick(int64_t now)
 	}
 }
 
+/* A subscriber of the external PUB came or went. */
+static void
+subscriber_pipe(nng_pipe p, nng_pipe_ev what, void *arg)
+{
+	(void)p;
+	(void)arg;
+	atomic_fetch_add(
+	    &ev.subscribers, what == NNG_PIPE_EV_ADD_POST ? 1 : -1);
+}
+
 /* The feed's pipe came or went: what it sent meanwhile is unknown. */
 static void
 feed_pipe(nng_pipe p, nng_pipe_ev what, void *arg)
@@ -417,6 +434,10 @@ api_events_open(const struct cm_config *cfg)
 	}
 	/* Subscribers may be slow: a deep queue, and drops are recoverable. */
 	if ((rv = nng_pub0_open(&ev.pub)) != 0 ||
+	    (rv = nng_pipe_notify(
+	         ev.pub, NNG_PIPE_EV_ADD_POST, subscriber_pipe, NULL)) != 0 ||
+	    (rv = nng_pipe_notify(
+	         ev.pub, NNG_PIPE_EV_REM_POST, subscriber_pipe, NULL)) != 0 ||
 	    (rv = nng_socket_set_int(ev.pub, NNG_OPT_SENDBUF, CM_PUB_BUF)) !=
 	        0 ||
 	    (rv = cm_listener_start(
