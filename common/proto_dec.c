@@ -11,6 +11,7 @@
 
 #include <msgpack.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -476,24 +477,33 @@ fail:
 int
 pr_beat_decode(const void *buf, size_t len, int64_t *serial)
 {
-	size_t n = strlen(PR_BEAT_TOPIC), off = 0;
-	msgpack_unpacked u;
-	int rc = -1;
+	size_t n = strlen(PR_BEAT_TOPIC), m, w;
+	const unsigned char *p = (const unsigned char *)buf + n;
+	uint64_t v = 0;
 
 	*serial = 0;
-	if (len <= n || len > n + 9 || memcmp(buf, PR_BEAT_TOPIC, n) != 0)
+	if (len <= n || memcmp(buf, PR_BEAT_TOPIC, n) != 0)
 		return -1;
-	msgpack_unpacked_init(&u);
-	if (msgpack_unpack_next(&u, (const char *)buf + n, len - n, &off) ==
-	        MSGPACK_UNPACK_SUCCESS &&
-	    off == len - n &&
-	    (u.data.type == MSGPACK_OBJECT_POSITIVE_INTEGER) &&
-	    u.data.via.u64 <= INT64_MAX) {
-		*serial = (int64_t)u.data.via.u64;
-		rc = 0;
-	}
-	msgpack_unpacked_destroy(&u);
-	return rc;
+	/* A msgpack unsigned integer, read here byte by byte: a general
+	 * unpacker sizes its memory from the header, which a hostile one
+	 * sets to 4 G elements (found by fuzz_proto). */
+	m = len - n;
+	w = p[0] <= 0x7f   ? 0
+	    : p[0] == 0xcc ? 1
+	    : p[0] == 0xcd ? 2
+	    : p[0] == 0xce ? 4
+	    : p[0] == 0xcf ? 8
+	                   : SIZE_MAX;
+	if (w == SIZE_MAX || m != w + 1)
+		return -1;
+	if (w == 0)
+		v = p[0];
+	for (size_t i = 1; i <= w; i++)
+		v = v << 8 | p[i];
+	if (v > INT64_MAX)
+		return -1;
+	*serial = (int64_t)v;
+	return 0;
 }
 
 int

@@ -2,8 +2,9 @@
  * fuzz_proto.c: libFuzzer target for the proto.h decoders.
  *
  * Arbitrary bytes go to pr_req_decode, pr_rep_decode, pr_pub_decode
- * (with and without a task to decode into) and pr_frame_decode (a live
- * view's frame, as the api takes it off an actor's socket).
+ * (with and without a task to decode into), pr_beat_decode (the store's
+ * beat on its feed) and pr_frame_decode (a live view's frame, as the api
+ * takes it off an actor's socket).
  * Whatever a decoder accepts must re-encode (it met every bound on the way
  * in) and decode again to an identical struct; anything else aborts.
  *
@@ -77,7 +78,8 @@ rep_eq(const struct pr_rep *a, const struct pr_rep *b)
 	    a->created != b->created ||
 	    a->cancel_requested != b->cancel_requested ||
 	    a->close_requested != b->close_requested ||
-	    !str_eq(a->args, b->args) || a->count != b->count)
+	    !str_eq(a->args, b->args) || a->count != b->count ||
+	    a->feed_serial != b->feed_serial)
 		return false;
 #define REP_LIST_EQ(tag, list, fields)                   \
 	if (a->n_##list != b->n_##list)                  \
@@ -173,6 +175,25 @@ fuzz_pub(const uint8_t *data, size_t size)
 	pr_arena_free(&arena);
 }
 
+/* A beat that decodes has a serial of 0 or more, and round-trips. */
+static void
+fuzz_beat(const uint8_t *data, size_t size)
+{
+	int64_t serial, again;
+	char *buf;
+	size_t len;
+
+	if (pr_beat_decode(data, size, &serial) != 0)
+		return;
+	if (serial < 0)
+		die("a beat decodes to a negative serial", "");
+	if (pr_beat_encode(serial, &buf, &len) != 0)
+		die("a beat decoded but does not encode", "");
+	if (pr_beat_decode(buf, len, &again) != 0 || again != serial)
+		die("a beat's round trip differs", "");
+	free(buf);
+}
+
 /* A live frame that decodes is one the decoder promises (positive seq,
  * width, height and at; a JPEG, at most CM_LIVE_FRAME_MAX), and it
  * round-trips. */
@@ -207,6 +228,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_req(data, size);
 	fuzz_rep(data, size);
 	fuzz_pub(data, size);
+	fuzz_beat(data, size);
 	fuzz_frame(data, size);
 	return 0;
 }

@@ -2178,3 +2178,32 @@ Test(proto, page_event_rejects_what_is_not_one)
 	mp_map(&m, 0);
 	mp_req_rejects(&m, "payload as a map");
 }
+
+/* The store's beat: a serial round-trips at every msgpack width, and
+ * nothing but "bt/" and one unsigned integer decodes; a header that
+ * claims 4 G elements is refused without an allocation. */
+Test(proto, beat_round_trips_and_refuses_the_rest)
+{
+	static const int64_t serials[] = {0, 1, 127, 128, 255, 256, 65535,
+	    65536, 4294967295LL, 4294967296LL, INT64_MAX};
+	static const char *const bad[] = {"bt/", "bt/\xdd\xff\xff\xff\xff",
+	    "ev/\x01", "bt/\xff", "bt/\xcd\x01", "bt/\x01\x02", "bt/\xa1x"};
+	int64_t got;
+	char *buf;
+	size_t len;
+
+	for (size_t i = 0; i < sizeof(serials) / sizeof(serials[0]); i++) {
+		cr_assert_eq(pr_beat_encode(serials[i], &buf, &len), 0);
+		cr_assert_eq(pr_beat_decode(buf, len, &got), 0);
+		cr_assert_eq(got, serials[i]);
+		free(buf);
+	}
+	cr_assert_neq(pr_beat_encode(-1, &buf, &len), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_assert_neq(pr_beat_decode(bad[i], strlen(bad[i]), &got), 0,
+		    "beat %zu decoded", i);
+	/* 2^63: past int64_t. */
+	cr_assert_neq(pr_beat_decode(
+	                  "bt/\xcf\x80\x00\x00\x00\x00\x00\x00\x00", 12, &got),
+	    0);
+}
