@@ -246,7 +246,7 @@ fill(const struct pr_req *q, const struct pr_rep *r,
 	size_t len;
 
 	if (t == NULL || !t->valid || r->err != CM_OK ||
-	    (!list && r->n_spaces != 1) || r->feed_serial <= 0 ||
+	    (!list && r->n_spaces != 1) || r->feed_serial < 0 ||
 	    pr_rep_encode(r, &buf, &len) != 0)
 		return;
 	pthread_mutex_lock(&view.lock);
