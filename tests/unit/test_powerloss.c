@@ -131,7 +131,7 @@ pl_teardown(void)
 	static const char *const names[] = {"spaced.db", "spaced.db-wal",
 	    "spaced.db-shm", "spaced.db-journal", "power.log", "cut.db",
 	    "cut.db-wal", "cut.db-shm", "cut.db-journal", "s.ipc", "e.ipc",
-	    "shared"};
+	    "n.ipc", "shared"};
 	char path[192];
 
 	if (dir[0] == '\0')
