@@ -22,7 +22,8 @@
  *    last serial seen), when a feed message cannot be decoded, and when
  *    the feed's pipe comes or goes;
  *  - keeps a fill only if none of the above happened while the store was
- *    being asked (the ticket's generations);
+ *    being asked (the ticket's generations), and never over a newer
+ *    answer of the same ask (a higher serial);
  *  - serves an answer only once the feed has delivered every serial up
  *    to its read's, and while the feed has been heard from within
  *    CM_API_VIEW_QUIET_MS.
@@ -250,10 +251,14 @@ fill(const struct pr_req *q, const struct pr_rep *r,
 	    pr_rep_encode(r, &buf, &len) != 0)
 		return;
 	pthread_mutex_lock(&view.lock);
+	/* Nor over a newer answer of the same ask, which a worker that asked
+	 * later may have put there first: a client may have been given it. */
 	if (view.on && (s = slot_for(q, key)) != NULL &&
 	    t->generation == view.generation &&
 	    t->slot_generation ==
-	        (list ? *ws_gen(q->workspace_id) : s->generation)) {
+	        (list ? *ws_gen(q->workspace_id) : s->generation) &&
+	    !(s->reply != NULL && s->filled_in == view.generation &&
+	        strcmp(s->key, key) == 0 && s->serial > r->feed_serial)) {
 		slot_empty(s);
 		snprintf(s->key, sizeof(s->key), "%s", key);
 		snprintf(

@@ -490,3 +490,21 @@ Test(view, a_list_that_raced_an_event_of_its_workspace_is_not_kept)
 	r.feed_serial = 6;
 	cr_assert_eq(read_list(&q, &r), -1);
 }
+
+Test(view, an_older_fill_never_replaces_a_newer_one)
+{
+	struct pr_req q = get_of(SP);
+	struct pr_rep old = answer(SP, 3, 5), newer = answer(SP, 4, 7), got;
+	struct api_view_ticket slow, fast;
+
+	feed_to(5);
+	/* Two workers miss at once; the one that asked later (after a
+	 * change whose event has not come yet) fills first. */
+	cr_assert_not(api_view_get(&q, &got, &slow));
+	cr_assert_not(api_view_get(&q, &got, &fast));
+	api_view_after(&q, &newer, &fast);
+	api_view_after(&q, &old, &slow);
+	api_view_event(WS, SP2, 6);
+	api_view_event(WS, SP2, 7);
+	assert_hit(SP, 4);
+}
