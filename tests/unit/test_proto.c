@@ -2203,7 +2203,7 @@ Test(proto, beat_round_trips_and_refuses_the_rest)
 		cr_assert_neq(pr_beat_decode(bad[i], strlen(bad[i]), &got), 0,
 		    "beat %zu decoded", i);
 	/* 2^63: past int64_t. */
-	cr_assert_neq(pr_beat_decode(
-	                  "bt/\xcf\x80\x00\x00\x00\x00\x00\x00\x00", 12, &got),
+	cr_assert_neq(
+	    pr_beat_decode("bt/\xcf\x80\x00\x00\x00\x00\x00\x00\x00", 12, &got),
 	    0);
 }
