@@ -156,6 +156,12 @@
 #define CM_PG_CONFLICT_RUNS 4
 #define CM_PG_COMMIT_WAIT_MS 60000
 /*
+ * Statements the PostgreSQL backend sends ahead before it reads their
+ * results (store/db_pg_pipe.c): past this many it waits for them, so that
+ * neither side's buffers grow without bound.
+ */
+#define CM_PG_PIPELINE_MAX 512
+/*
  * Events across hosts (store/notify.c): announcements of other stores'
  * events read and republished per wake of the loop (the rest wait for the
  * next, at once), and the backoff of the listening connection after it

@@ -36,9 +36,26 @@ st_db_exec(struct st_db *db, const char *sql)
 int
 st_db_begin(struct st_db *db)
 {
+	if (ST_DB_BACKEND(db)->begin != NULL)
+		return ST_DB_BACKEND(db)->begin(db);
 	return st_db_run(db, ST_DB_BACKEND(db)->begin_sql, "") == ST_DONE
 	           ? ST_OK
 	           : ST_ERROR;
+}
+
+void
+st_db_defer(struct st_db *db, bool on)
+{
+	if (ST_DB_BACKEND(db)->defer != NULL)
+		ST_DB_BACKEND(db)->defer(db, on);
+}
+
+int
+st_db_settle(struct st_db *db)
+{
+	if (ST_DB_BACKEND(db)->settle == NULL)
+		return ST_DONE;
+	return ST_DB_BACKEND(db)->settle(db);
 }
 
 int
@@ -91,21 +108,46 @@ st_col_null(struct st_stmt *st, int col)
 	return ST_DB_BACKEND(st)->col_null(st, col);
 }
 
-int
-st_db_run(struct st_db *db, const char *sql, const char *types, ...)
+/* st_db_run with a va_list. */
+static int
+db_vrun(struct st_db *db, const char *sql, const char *types, va_list ap)
 {
 	struct st_stmt *s;
-	va_list ap;
 	int rc;
 
-	va_start(ap, types);
-	rc = ST_DB_BACKEND(db)->vquery(db, &s, sql, types, ap);
-	va_end(ap);
-	if (rc != ST_OK)
+	if ((rc = ST_DB_BACKEND(db)->vquery(db, &s, sql, types, ap)) != ST_OK)
 		return rc;
 	while ((rc = st_stmt_step(s)) == ST_ROW)
 		;
 	st_stmt_done(s);
+	return rc;
+}
+
+int
+st_db_run(struct st_db *db, const char *sql, const char *types, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, types);
+	rc = db_vrun(db, sql, types, ap);
+	va_end(ap);
+	return rc;
+}
+
+int
+st_db_send(
+    struct st_db *db, int64_t rows, const char *sql, const char *types, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, types);
+	if (ST_DB_BACKEND(db)->vsend != NULL)
+		rc = ST_DB_BACKEND(db)->vsend(db, rows, sql, types, ap);
+	else
+		rc = db_vrun(db, sql, types, ap);
+	va_end(ap);
 	return rc;
 }
 
@@ -175,7 +217,8 @@ st_db_announce(struct st_db *db, const char *lines)
 {
 	const char *sql = ST_DB_BACKEND(db)->announce_sql;
 
-	return sql == NULL ? ST_DONE : st_db_run(db, sql, "s", lines);
+	return sql == NULL ? ST_DONE
+	                   : st_db_send(db, ST_ROWS_ANY, sql, "s", lines);
 }
 
 size_t

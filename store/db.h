@@ -51,7 +51,9 @@ const char *st_db_dialect(const struct st_db *db); /* "sqlite", "postgres" */
 bool st_db_shared(const struct st_db *db);
 
 /* Begins the group's write transaction: BEGIN IMMEDIATE on SQLite (the
- * write lock at once), BEGIN on PostgreSQL.  Returns ST_OK or ST_ERROR. */
+ * write lock at once), BEGIN on PostgreSQL, sent ahead while deferring
+ * (a BEGIN that then fails ends the process: the connection is in no
+ * known state).  Returns ST_OK or ST_ERROR. */
 int st_db_begin(struct st_db *db);
 
 /* Runs one or more statements without parameters or rows. */
@@ -86,6 +88,40 @@ bool st_col_null(struct st_stmt *st, int col);
 /* Runs a statement that returns no rows (or ignores them).  Returns ST_DONE,
  * ST_CONSTRAINT or ST_ERROR. */
 int st_db_run(struct st_db *db, const char *sql, const char *types, ...);
+/*
+ * Sending ahead.  A write whose caller needs no answer but that it did
+ * what it was for may be sent and not waited for, with the statements
+ * after it: on PostgreSQL each statement is a round trip, and a group's
+ * writes so travel together (db_pg.c).  This is for a pass over a group
+ * that runs again from the start when anything of it fails (store.c):
+ * the failure of a write sent ahead is known only later, when whatever
+ * ran after it has already run.
+ *
+ * st_db_defer turns sending ahead on or off (off at open).  While on,
+ * st_db_send may only send its statement: it returns ST_DONE, and
+ * st_db_changes and st_db_total_changes count the rows it is to change
+ * (none for ST_ROWS_ANY).  A statement sent ahead that fails, or changes
+ * another number of rows than it was sent to, makes every statement after
+ * it fail and st_db_settle return ST_ERROR.  While off, st_db_send is
+ * st_db_run.  On SQLite, whose statements cost no round trip, it always
+ * is.
+ */
+#define ST_ROWS_ANY (-1)
+void st_db_defer(struct st_db *db, bool on);
+/*
+ * Runs (or, deferring, sends) a statement that changes exactly rows rows
+ * when it does what it is for, or any number with ST_ROWS_ANY.  Returns
+ * ST_DONE, ST_CONSTRAINT or ST_ERROR, as st_db_run.
+ */
+int st_db_send(
+    struct st_db *db, int64_t rows, const char *sql, const char *types, ...);
+/*
+ * Waits for every statement sent ahead.  Returns ST_DONE when each did
+ * what it was sent for, else ST_ERROR: the transaction is then aborted
+ * (st_db_in_txn is false), and what ran in it must run again.
+ */
+int st_db_settle(struct st_db *db);
+
 /*
  * COMMIT.  With sync, the commit does not wait: *sync is then what must
  * finish (st_db_sync) before anything of the transaction is acknowledged,

@@ -37,6 +37,14 @@ struct st_db_backend {
 	int (*exec)(struct st_db *db, const char *sql);
 	int (*vquery)(struct st_db *db, struct st_stmt **out, const char *sql,
 	    const char *types, va_list ap);
+	/* Sending ahead (db.h); NULL where every statement runs at once:
+	 * st_db_send is then st_db_run, st_db_settle ST_DONE, and
+	 * st_db_begin runs begin_sql. */
+	int (*begin)(struct st_db *db);
+	int (*vsend)(struct st_db *db, int64_t rows, const char *sql,
+	    const char *types, va_list ap);
+	void (*defer)(struct st_db *db, bool on);
+	int (*settle)(struct st_db *db);
 	int (*step)(struct st_stmt *st);
 	void (*done)(struct st_stmt *st);
 	const char *(*col_text)(struct st_stmt *st, int col);

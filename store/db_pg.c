@@ -2,7 +2,8 @@
  * db_pg.c: the PostgreSQL backend of db.h, on libpq: its connections,
  * the COMMIT handed from the loop to the acker, and the backend's table.
  * Statements (prepared, bound, run in a savepoint) are in db_pg_stmt.c,
- * the rows of their results in db_pg_row.c, sharing db_pg_int.h.
+ * those sent ahead in db_pg_pipe.c, the rows of their results in
+ * db_pg_row.c, sharing db_pg_int.h.
  *
  * Group commit off the loop.  The store's thread (the loop) would wait
  * in each group's COMMIT for the server to flush its WAL, about as long
@@ -221,6 +222,16 @@ pg_commit(struct st_db *d, struct st_sync **sync)
 
 	if (sync != NULL)
 		*sync = NULL;
+	st_pg_drain(db);
+	/* A statement sent ahead failed, or changed what it was not sent to:
+	 * nothing of the transaction stands (db_pg_pipe.c). */
+	if (db->failed) {
+		res = PQexec(conn, "ROLLBACK");
+		if (PQstatus(conn) == CONNECTION_BAD)
+			st_pg_fail(db, res);
+		PQclear(res);
+		return ST_ERROR;
+	}
 	if (sync != NULL && PQtransactionStatus(conn) == PQTRANS_INTRANS) {
 		if (!PQsendQuery(conn, "COMMIT"))
 			cm_fatalx("store: the PostgreSQL connection is lost:"
@@ -318,7 +329,42 @@ pg_work(struct st_db *d)
 static bool
 pg_in_txn(struct st_db *d)
 {
-	return PQtransactionStatus(st_pg_own(PG(d))) == PQTRANS_INTRANS;
+	struct pg_db *db = PG(d);
+
+	if (db->failed)
+		return false;
+	return db->pending > 0 ||
+	       PQtransactionStatus(st_pg_own(db)) == PQTRANS_INTRANS;
+}
+
+/* BEGIN, sent ahead while deferring: the first statement waited for
+ * carries it. */
+static int
+pg_begin(struct st_db *d)
+{
+	struct pg_db *db = PG(d);
+
+	db->failed = false;
+	if (db->defer) {
+		st_pg_send(db, NULL, "BEGIN", NULL, NULL, NULL, PG_SENT_BEGIN);
+		return ST_OK;
+	}
+	return st_pg_exec(d, "BEGIN") == ST_OK ? ST_OK : ST_ERROR;
+}
+
+static void
+pg_defer(struct st_db *d, bool on)
+{
+	PG(d)->defer = on;
+}
+
+static int
+pg_settle(struct st_db *d)
+{
+	struct pg_db *db = PG(d);
+
+	st_pg_drain(db);
+	return db->failed ? ST_ERROR : ST_DONE;
 }
 
 static int64_t
@@ -354,10 +400,13 @@ pg_conflict(struct st_db *d)
 static bool
 pg_setting_is(struct pg_db *db, const char *sql, const char *off)
 {
-	PGresult *res = PQexec(st_pg_own(db), sql);
-	bool is = PQresultStatus(res) == PGRES_TUPLES_OK &&
-	          PQntuples(res) == 1 &&
-	          strcmp(PQgetvalue(res, 0, 0), off) == 0;
+	PGresult *res;
+	bool is;
+
+	st_pg_drain(db);
+	res = PQexec(st_pg_own(db), sql);
+	is = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
+	     strcmp(PQgetvalue(res, 0, 0), off) == 0;
 
 	PQclear(res);
 	return is;
@@ -399,6 +448,10 @@ const struct st_db_backend st_db_pg_backend = {
     .close = pg_close,
     .exec = st_pg_exec,
     .vquery = st_pg_vquery,
+    .begin = pg_begin,
+    .vsend = st_pg_vsend,
+    .defer = pg_defer,
+    .settle = pg_settle,
     .step = st_pg_step,
     .done = st_pg_done,
     .col_text = st_pg_col_text,

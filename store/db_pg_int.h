@@ -1,8 +1,9 @@
 /*
  * db_pg_int.h: what the PostgreSQL backend's files share: db_pg.c (the
  * connections, the COMMIT's hand-over to the acker, the backend table),
- * db_pg_stmt.c (preparing, binding and running statements) and
- * db_pg_row.c (a result's rows and columns).  Nothing outside the backend
+ * db_pg_stmt.c (preparing, binding and running statements),
+ * db_pg_pipe.c (statements sent ahead) and db_pg_row.c (a result's rows
+ * and columns).  Nothing outside the backend
  * includes it; everyone else sees db.h.
  */
 #ifndef ST_DB_PG_INT_H
@@ -15,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "db.h"
 #include "db_backend.h"
 #include "limits.h"
 
@@ -63,7 +65,17 @@ struct pg_db {
 	bool conflict; /* 40P01 or 40001 seen since st_db_conflict asked */
 	char err[CM_PG_ERRMSG_MAX];
 	struct st_stmt cache[CM_PG_STMT_CACHE];
+	/* Sending ahead (db_pg_pipe.c).  w[cur] is in pipeline mode exactly
+	 * while pending is not 0. */
+	bool defer;  /* st_db_defer */
+	bool failed; /* a statement sent ahead failed since the BEGIN */
+	int pending; /* statements sent ahead, their results unread */
+	int64_t rows[CM_PG_PIPELINE_MAX]; /* what each is to change */
 };
+
+/* What a statement sent ahead is to do, besides succeed (rows[]). */
+#define PG_SENT_ANY ST_ROWS_ANY /* any number of rows */
+#define PG_SENT_BEGIN (-2)      /* the transaction's BEGIN */
 
 #define PG(db) ((struct pg_db *)(void *)(db))
 
@@ -80,12 +92,31 @@ PGconn *st_pg_own(struct pg_db *db);
  */
 int st_pg_fail(struct pg_db *db, const PGresult *res);
 
+/*
+ * Sending ahead (db_pg_pipe.c).  st_pg_send sends s with its values ahead
+ * (or, NULL, the text sql), to change rows rows (PG_SENT_*).  st_pg_drain
+ * reads every result sent ahead, and the connection leaves pipeline mode;
+ * anything that waits for the server calls it first.  st_pg_run_piped
+ * runs s after whatever was sent ahead, in one round trip, within a
+ * savepoint of its own with guard (*saved then says whether that was
+ * made): its result, the caller's to clear.
+ */
+void st_pg_send(struct pg_db *db, struct st_stmt *s, const char *sql,
+    const char *const *values, const int *lengths, const int *formats,
+    int64_t rows);
+void st_pg_drain(struct pg_db *db);
+PGresult *st_pg_run_piped(struct pg_db *db, struct st_stmt *s,
+    const char *const *values, const int *lengths, const int *formats,
+    bool guard, bool *saved);
+
 /* Ends s's result: frees it and any unescaped bytes.  Safe twice. */
 void st_pg_done(struct st_stmt *s);
 
 /* The backend's exec and vquery (db_backend.h), on the loop's connection. */
 int st_pg_exec(struct st_db *d, const char *sql);
 int st_pg_vquery(struct st_db *d, struct st_stmt **out, const char *sql,
+    const char *types, va_list ap);
+int st_pg_vsend(struct st_db *d, int64_t rows, const char *sql,
     const char *types, va_list ap);
 
 /* The backend's step and column reads (db_backend.h); a column is read only

@@ -15,13 +15,11 @@
  * undoes only the failing statement.  The operations rely on the latter
  * (a unique violation is an answer, and the request goes on), so inside a
  * transaction every INSERT, UPDATE and DELETE runs in a savepoint of its
- * own, rolled back to when it fails.  The SAVEPOINT goes with the
- * statement, in one round trip (pg_exec_saved), and it is never released:
- * a savepoint need not be before the next or the COMMIT, and a SAVEPOINT
- * and a RELEASE of their own were two more round trips for every write.
- * ROLLBACK TO finds the newest of that name, the failed statement's own;
- * store.c's "op" savepoints, released or rolled back to, take the ones made
- * inside them along.
+ * own, rolled back to when it fails.  The SAVEPOINT and its RELEASE go
+ * with the statement, in one round trip (st_pg_run_piped).  store.c's "op"
+ * savepoints, released or rolled back to, take the ones made inside them
+ * along.  A write sent ahead (st_db_send while deferring, db_pg_pipe.c)
+ * has none: its failure fails the whole pass.
  */
 #include "db.h"
 #include "db_backend.h"
@@ -51,9 +49,13 @@ int
 st_pg_exec(struct st_db *d, const char *sql)
 {
 	struct pg_db *db = PG(d);
-	PGresult *res = PQexec(st_pg_own(db), sql);
-	ExecStatusType st = PQresultStatus(res);
+	PGresult *res;
+	ExecStatusType st;
 	int rc = ST_OK;
+
+	st_pg_drain(db);
+	res = PQexec(st_pg_own(db), sql);
+	st = PQresultStatus(res);
 
 	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
 		rc = st_pg_fail(db, res);
@@ -75,8 +77,23 @@ pg_is_write(const char *sql)
 	return false;
 }
 
-/* Prepares s (cache slot slot) on the loop's connection. */
-static void
+/*
+ * Whether a Parse or Describe that failed did so only because the
+ * transaction is aborted: the server then takes nothing but its end
+ * (ROLLBACK, COMMIT), and any other statement is refused until then.
+ */
+static bool
+pg_refused_in_abort(PGconn *conn, PGresult *res)
+{
+	const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+
+	return PQtransactionStatus(conn) == PQTRANS_INERROR && state != NULL &&
+	       strcmp(state, "25P02") == 0; /* in_failed_sql_transaction */
+}
+
+/* Prepares s (cache slot slot) on the loop's connection.  Returns false
+ * when the aborted transaction refused it. */
+static bool
 pg_prepare_one(struct pg_db *db, struct st_stmt *s, size_t slot)
 {
 	PGconn *conn = st_pg_own(db);
@@ -84,9 +101,14 @@ pg_prepare_one(struct pg_db *db, struct st_stmt *s, size_t slot)
 
 	snprintf(s->name, sizeof(s->name), "st%zu", slot);
 	res = PQprepare(conn, s->name, s->sql, 0, NULL);
-	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+		if (pg_refused_in_abort(conn, res)) {
+			PQclear(res);
+			return false;
+		}
 		cm_fatalx("store: cannot prepare \"%.60s\": %s", s->sql,
 		    PQresultErrorMessage(res));
+	}
 	PQclear(res);
 	res = PQdescribePrepared(conn, s->name);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK)
@@ -101,10 +123,17 @@ pg_prepare_one(struct pg_db *db, struct st_stmt *s, size_t slot)
 	PQclear(res);
 	s->write = pg_is_write(s->sql);
 	db->w[db->cur].prepared[slot] = true;
+	return true;
 }
 
+/*
+ * The cached statement of sql, prepared on the loop's connection, with
+ * *ready; *ready false when it is not prepared there yet and cannot be:
+ * the transaction is aborted (by a statement sent ahead that failed), and
+ * the server parses nothing but its end until then.
+ */
 static struct st_stmt *
-pg_prepare(struct pg_db *db, const char *sql)
+pg_prepare(struct pg_db *db, const char *sql, bool *ready)
 {
 	size_t h = ((uintptr_t)sql >> 3) * 0x9E3779B97F4A7C15ull;
 	size_t i = (h >> 32) & (CM_PG_STMT_CACHE - 1);
@@ -113,71 +142,31 @@ pg_prepare(struct pg_db *db, const char *sql)
 		size_t slot = (i + n) & (CM_PG_STMT_CACHE - 1);
 		struct st_stmt *s = &db->cache[slot];
 
-		if (s->sql == sql) {
-			if (!db->w[db->cur].prepared[slot])
-				pg_prepare_one(db, s, slot);
-			return s;
-		}
-		if (s->sql != NULL)
+		if (s->sql != NULL && s->sql != sql)
 			continue;
-		s->be = &st_db_pg_backend;
-		s->sql = sql;
-		s->db = db;
-		pg_prepare_one(db, s, slot);
+		if (s->sql == NULL) {
+			s->be = &st_db_pg_backend;
+			s->sql = sql;
+			s->db = db;
+		}
+		*ready = true;
+		if (!db->w[db->cur].prepared[slot]) {
+			st_pg_drain(db);
+			*ready = pg_prepare_one(db, s, slot);
+		}
 		return s;
 	}
 	cm_fatalx("store: statement cache is full");
 }
 
-/*
- * Runs s in a savepoint of its own, in one round trip: the SAVEPOINT and
- * the statement go together, in libpq's pipeline mode for these two only.
- * Returns the statement's result, or when the SAVEPOINT failed (the
- * statement is then not run) the SAVEPOINT's, with *saved false.
- */
-static PGresult *
-pg_exec_saved(PGconn *conn, struct st_stmt *s, const char *const *values,
-    const int *lengths, const int *formats, bool *saved)
+/* Whether the loop's connection is inside a transaction an error has not
+ * aborted (with statements sent ahead: as far as is known). */
+static bool
+pg_txn_open(struct pg_db *db, PGconn *conn)
 {
-	PGresult *res, *got[2] = {NULL, NULL};
-	int n = 0, nulls = 0;
-
-	if (PQenterPipelineMode(conn) != 1 ||
-	    PQsendQueryParams(conn, "SAVEPOINT st_write", 0, NULL, NULL, NULL,
-	        NULL, 0) != 1 ||
-	    PQsendQueryPrepared(
-	        conn, s->name, s->n_params, values, lengths, formats, 0) != 1 ||
-	    PQpipelineSync(conn) != 1)
-		cm_fatalx("store: the PostgreSQL connection is lost: %s",
-		    PQerrorMessage(conn));
-	/* Each query's result then NULL, twice, then the sync's. */
-	for (;;) {
-		if ((res = PQgetResult(conn)) == NULL) {
-			if (++nulls > 2 || PQstatus(conn) == CONNECTION_BAD)
-				cm_fatalx("store: the PostgreSQL connection is"
-				          " lost: %s",
-				    PQerrorMessage(conn));
-			continue;
-		}
-		if (PQresultStatus(res) == PGRES_PIPELINE_SYNC) {
-			PQclear(res);
-			break;
-		}
-		if (n < 2)
-			got[n++] = res;
-		else
-			PQclear(res);
-	}
-	if (PQexitPipelineMode(conn) != 1)
-		cm_fatalx("store: cannot leave pipeline mode: %s",
-		    PQerrorMessage(conn));
-	*saved = PQresultStatus(got[0]) == PGRES_COMMAND_OK;
-	if (*saved) {
-		PQclear(got[0]);
-		return got[1];
-	}
-	PQclear(got[1]); /* PGRES_PIPELINE_ABORTED */
-	return got[0];
+	if (db->failed)
+		return false;
+	return db->pending > 0 || PQtransactionStatus(conn) == PQTRANS_INTRANS;
 }
 
 /* Runs s with its values; its result (or error) waits for the steps. */
@@ -186,16 +175,16 @@ pg_run(struct pg_db *db, struct st_stmt *s, const char *const *values,
     const int *lengths, const int *formats)
 {
 	PGconn *conn = st_pg_own(db);
-	bool guard = s->write && PQtransactionStatus(conn) == PQTRANS_INTRANS;
+	bool guard = s->write && pg_txn_open(db, conn);
 	bool saved = false;
 	ExecStatusType st;
 
 	s->rc = ST_OK;
 	s->row = -1;
 	s->n_rows = 0;
-	if (guard)
-		s->res =
-		    pg_exec_saved(conn, s, values, lengths, formats, &saved);
+	if (guard || db->pending > 0)
+		s->res = st_pg_run_piped(
+		    db, s, values, lengths, formats, guard, &saved);
 	else
 		s->res = PQexecPrepared(
 		    conn, s->name, s->n_params, values, lengths, formats, 0);
@@ -208,13 +197,20 @@ pg_run(struct pg_db *db, struct st_stmt *s, const char *const *values,
 		}
 		return;
 	}
-	s->rc = st_pg_fail(db, s->res);
 	if (s->write)
 		db->changes = 0;
+	/* Skipped after a statement sent ahead failed: that one's message
+	 * is the one kept. */
+	if (st == PGRES_PIPELINE_ABORTED) {
+		s->rc = ST_ERROR;
+		return;
+	}
+	s->rc = st_pg_fail(db, s->res);
 	/* Undo only this statement, and keep its own error message.  (With
 	 * no savepoint of its own, ROLLBACK TO would undo an earlier one.) */
 	if (saved) {
-		PGresult *res = PQexec(conn, "ROLLBACK TO st_write");
+		PGresult *res =
+		    PQexec(conn, "ROLLBACK TO st_write; RELEASE st_write");
 
 		if (PQresultStatus(res) != PGRES_COMMAND_OK)
 			cm_warnx("store: cannot undo a failed write: %s",
@@ -223,17 +219,14 @@ pg_run(struct pg_db *db, struct st_stmt *s, const char *const *values,
 	}
 }
 
-int
-st_pg_vquery(struct st_db *d, struct st_stmt **out, const char *sql,
-    const char *types, va_list ap)
+/* Binds s's parameters, described by types, from ap into values,
+ * lengths and formats, as libpq takes them. */
+static void
+pg_bind(struct st_stmt *s, const char *types, va_list ap, const char **values,
+    int *lengths, int *formats)
 {
-	struct pg_db *db = PG(d);
-	struct st_stmt *s = pg_prepare(db, sql);
-	const char *values[CM_PG_PARAMS_MAX];
-	int lengths[CM_PG_PARAMS_MAX], formats[CM_PG_PARAMS_MAX];
 	int k;
 
-	st_pg_done(s);
 	for (k = 0; types[k] != '\0'; k++) {
 		char *num = s->ints[k];
 		int64_t v;
@@ -279,7 +272,71 @@ st_pg_vquery(struct st_db *d, struct st_stmt **out, const char *sql,
 	if (k != s->n_params)
 		cm_fatalx("store: %d parameters for \"%.60s\", which has %d", k,
 		    s->sql, s->n_params);
-	pg_run(db, s, values, lengths, formats);
+}
+
+/* A statement the aborted transaction cannot prepare: it fails as the
+ * ones prepared already do there, at its first step. */
+static void
+pg_refused(struct pg_db *db, struct st_stmt *s)
+{
+	s->rc = ST_ERROR;
+	s->row = -1;
+	s->n_rows = 0;
+	if (!db->failed)
+		snprintf(db->err, sizeof(db->err), "%s",
+		    "the transaction is aborted");
+}
+
+int
+st_pg_vquery(struct st_db *d, struct st_stmt **out, const char *sql,
+    const char *types, va_list ap)
+{
+	struct pg_db *db = PG(d);
+	bool ready;
+	struct st_stmt *s = pg_prepare(db, sql, &ready);
+	const char *values[CM_PG_PARAMS_MAX];
+	int lengths[CM_PG_PARAMS_MAX], formats[CM_PG_PARAMS_MAX];
+
+	st_pg_done(s);
 	*out = s;
+	if (!ready) {
+		pg_refused(db, s);
+		return ST_OK;
+	}
+	pg_bind(s, types, ap, values, lengths, formats);
+	pg_run(db, s, values, lengths, formats);
 	return ST_OK;
+}
+
+/*
+ * st_db_send: sent ahead while deferring inside a transaction, the rows it
+ * is to change counted as changed; otherwise run and waited for.
+ */
+int
+st_pg_vsend(struct st_db *d, int64_t rows, const char *sql, const char *types,
+    va_list ap)
+{
+	struct pg_db *db = PG(d);
+	bool ready;
+	struct st_stmt *s = pg_prepare(db, sql, &ready);
+	const char *values[CM_PG_PARAMS_MAX];
+	int lengths[CM_PG_PARAMS_MAX], formats[CM_PG_PARAMS_MAX];
+	int rc;
+
+	st_pg_done(s);
+	if (!ready) {
+		pg_refused(db, s);
+		return ST_ERROR;
+	}
+	pg_bind(s, types, ap, values, lengths, formats);
+	if (!db->defer || !pg_txn_open(db, st_pg_own(db))) {
+		pg_run(db, s, values, lengths, formats);
+		rc = s->rc != ST_OK ? s->rc : ST_DONE;
+		st_pg_done(s);
+		return rc;
+	}
+	st_pg_send(db, s, NULL, values, lengths, formats, rows);
+	db->changes = rows > 0 ? rows : 0;
+	db->total_changes += db->changes;
+	return ST_DONE;
 }

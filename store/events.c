@@ -62,6 +62,16 @@ enum space_change {
 	SPACE_SETTLE, /* a running Space goes idle; any other stays as it is */
 };
 
+/* The group's row of space_id (struct st_ctx), or NULL. */
+static struct st_seq_row *
+group_seq(struct st_ctx *ctx, const char *space_id)
+{
+	for (size_t i = 0; i < ctx->n_group_seq; i++)
+		if (strcmp(ctx->group_seq[i].space_id, space_id) == 0)
+			return &ctx->group_seq[i];
+	return NULL;
+}
+
 /*
  * The next event sequence of space_id into *seq.  Returns 0 or -1.
  *
@@ -83,9 +93,15 @@ next_sequence(struct st_ctx *ctx, const char *space_id, int64_t *seq)
 	bool shared = st_db_shared(ctx->db);
 	struct st_stmt *s;
 
+	struct st_seq_row *row = group_seq(ctx, space_id);
+
 	if (strcmp(ctx->seq_space, space_id) == 0 &&
 	    (!shared || ctx->seq_locked)) {
 		*seq = ctx->seq_last + 1;
+		return 0;
+	}
+	if (row != NULL) {
+		*seq = row->last + 1;
 		return 0;
 	}
 	if (st_db_query(ctx->db, &s, shared ? next_lock_sql : next_sql, "s",
@@ -101,7 +117,8 @@ next_sequence(struct st_ctx *ctx, const char *space_id, int64_t *seq)
 }
 
 /* Writes seq as space_id's last sequence, with what change does to the
- * row besides.  Returns 0 or -1. */
+ * row besides (sent ahead while the database defers: db.h).  Returns 0 or
+ * -1. */
 static int
 number_event(struct st_ctx *ctx, const char *space_id, int64_t seq,
     enum space_change change, const char *status)
@@ -125,15 +142,15 @@ number_event(struct st_ctx *ctx, const char *space_id, int64_t seq,
 
 	switch (change) {
 	case SPACE_SAME:
-		rc = st_db_run(ctx->db, same_sql, "si", space_id, seq);
+		rc = st_db_send(ctx->db, 1, same_sql, "si", space_id, seq);
 		break;
 	case SPACE_TOUCH:
-		rc = st_db_run(ctx->db, touch_sql, "sisi", space_id, seq,
+		rc = st_db_send(ctx->db, 1, touch_sql, "sisi", space_id, seq,
 		    status, ctx->now);
 		break;
 	default:
-		rc = st_db_run(
-		    ctx->db, settle_sql, "sii", space_id, seq, ctx->now);
+		rc = st_db_send(
+		    ctx->db, 1, settle_sql, "sii", space_id, seq, ctx->now);
 		break;
 	}
 	return rc == ST_DONE ? 0 : -1;
@@ -170,6 +187,7 @@ event_add(struct st_ctx *ctx, const char *workspace_id, const char *space_id,
 	    "INSERT INTO browser_space_events"
 	    " (space_id, task_id, sequence, kind, payload, created_at)"
 	    " VALUES ($1, $2, $3, $4, $5, $6)";
+	struct st_seq_row *row;
 	struct pr_event ev;
 	int64_t seq;
 
@@ -178,12 +196,14 @@ event_add(struct st_ctx *ctx, const char *workspace_id, const char *space_id,
 	if (next_sequence(ctx, space_id, &seq) != 0 ||
 	    number_event(ctx, space_id, seq, change, status) != 0)
 		return -1;
-	if (st_db_run(ctx->db, insert_sql, "ssissi", space_id, task_id, seq,
+	if (st_db_send(ctx->db, 1, insert_sql, "ssissi", space_id, task_id, seq,
 	        kind, payload, ctx->now) != ST_DONE)
 		return -1;
 	st_seq_note(ctx, space_id, seq);
 	/* The row stays locked until the commit. */
 	ctx->seq_locked = st_db_shared(ctx->db);
+	if ((row = group_seq(ctx, space_id)) != NULL)
+		row->last = seq;
 
 	memset(&ev, 0, sizeof(ev));
 	ev.workspace_id = workspace_id;
@@ -253,7 +273,7 @@ st_space_touch(struct st_ctx *ctx, const char *space_id, const char *status)
 	    "UPDATE browser_spaces SET status = COALESCE($2, status),"
 	    " revision = revision + 1, updated_at = $3 WHERE id = $1";
 
-	return st_db_run(ctx->db, sql, "ssi", space_id, status, ctx->now) ==
+	return st_db_send(ctx->db, 1, sql, "ssi", space_id, status, ctx->now) ==
 	               ST_DONE
 	           ? 0
 	           : -1;

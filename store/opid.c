@@ -40,7 +40,8 @@ st_opid_remember(struct st_db *db, const char *op_id, const void *rep,
 	static const char sql[] = "INSERT INTO store_ops (op_id, reply,"
 	                          " created_at) VALUES ($1, $2, $3)";
 
-	return st_db_run(db, sql, "sBi", op_id, rep, rep_len, now) == ST_DONE
+	return st_db_send(db, 1, sql, "sBi", op_id, rep, rep_len, now) ==
+	               ST_DONE
 	           ? 0
 	           : -1;
 }
@@ -61,8 +62,8 @@ st_opid_prune(struct st_db *db, int64_t now, int64_t limit)
 
 	if (limit < 1)
 		return 0;
-	if (st_db_run(db, sql, "ii", now - CM_OPID_TTL_MS, limit - 1) !=
-	    ST_DONE)
+	if (st_db_send(db, ST_ROWS_ANY, sql, "ii", now - CM_OPID_TTL_MS,
+	        limit - 1) != ST_DONE)
 		return -1;
 	return st_db_changes(db);
 }

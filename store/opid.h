@@ -24,14 +24,15 @@ bool st_opid_recall(
 /*
  * Remembers rep as op_id's reply, written at now (ms).  Returns 0, or -1
  * when it cannot be written, in particular when op_id is remembered
- * already.
+ * already.  Sent ahead while the database defers (db.h): a failure then
+ * fails the pass.
  */
 int st_opid_remember(struct st_db *db, const char *op_id, const void *rep,
     size_t rep_len, int64_t now);
 /*
  * Forgets the limit oldest op_ids older than CM_OPID_TTL_MS at now (ms),
  * and any more of the same millisecond as the last of them.  Returns how
- * many, or -1.
+ * many (0 when sent ahead: db.h), or -1.
  */
 int64_t st_opid_prune(struct st_db *db, int64_t now, int64_t limit);
 

@@ -43,6 +43,18 @@ struct st_ctx {
 	int64_t seq_last;
 	/* seq_last was read under the Space row's lock (st_db_shared). */
 	bool seq_locked;
+	/*
+	 * On a shared database, the last event sequences of the Spaces the
+	 * group locked first (store.c), read with their locks and kept as
+	 * its events number on, so that an event needs no read.  Kept only
+	 * through a pass that runs again whole when any of it fails: one
+	 * that undoes a single request would leave them behind.
+	 */
+	struct st_seq_row {
+		char space_id[CM_ID_MAX + 1];
+		int64_t last;
+	} group_seq[CM_GROUP_COMMIT_MAX];
+	size_t n_group_seq;
 };
 
 typedef void st_op_fn(

@@ -142,8 +142,11 @@ st_op_actor_claim(
 			rep->args = args;
 		return;
 	}
-	if (st_db_run(ctx->db, claim, "sisi", t->task_id, ctx->now,
+	/* A claim that changed no row took nothing: it says so rather than
+	 * start a task that is not running. */
+	if (st_db_send(ctx->db, 1, claim, "sisi", t->task_id, ctx->now,
 	        req->lease_holder, ctx->now + CM_LEASE_TTL_MS) != ST_DONE ||
+	    st_db_changes(ctx->db) != 1 ||
 	    st_event_touch(ctx, sp->workspace_id, req->space_id, t->task_id,
 	        cm_event_kind_name(CM_EV_STARTED), NULL,
 	        cm_space_status_name(CM_SPACE_RUNNING)) != 0)
@@ -226,7 +229,7 @@ st_op_actor_heartbeat(
 
 	if (load_held(ctx, req, rep, false) != 1)
 		return;
-	if (st_db_run(ctx->db, upd, "si", req->task_id,
+	if (st_db_send(ctx->db, 1, upd, "si", req->task_id,
 	        ctx->now + CM_LEASE_TTL_MS) != ST_DONE)
 		st_db_failed(ctx, rep, "heartbeat");
 }

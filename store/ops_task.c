@@ -32,8 +32,8 @@ st_task_finalize(struct st_ctx *ctx, const char *workspace_id,
 
 	if (!cm_task_status_terminal(status))
 		cm_fatalx("task finalize to %s", name);
-	if (st_db_run(ctx->db, upd, "sssssi", task_id, name, result, error_code,
-	        error_message, ctx->now) != ST_DONE)
+	if (st_db_send(ctx->db, 1, upd, "sssssi", task_id, name, result,
+	        error_code, error_message, ctx->now) != ST_DONE)
 		return -1;
 	if (st_db_changes(ctx->db) != 1)
 		return -1; /* not active: a caller bug, the transaction aborts

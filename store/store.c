@@ -183,16 +183,20 @@ id_append(char *list, size_t cap, size_t len, const char *id)
  * aborted).
  */
 static int
-lock_spaces(
-    struct st_store *st, const struct pr_req *reqs, const bool *ok, size_t n)
+lock_spaces(struct st_store *st, const struct pr_req *reqs, const bool *ok,
+    size_t n, bool note)
 {
+	/* One set of ids, read on the primary key's index; an OR of the two
+	 * sets was a scan of every Space and twice the time. */
 	static const char sql[] =
-	    "SELECT id FROM browser_spaces"
-	    " WHERE id = ANY (string_to_array($1, ' '))"
-	    " OR id IN (SELECT space_id FROM browser_space_tasks"
+	    "SELECT id, last_sequence FROM browser_spaces"
+	    " WHERE id IN (SELECT unnest(string_to_array($1, ' '))"
+	    " UNION ALL SELECT space_id FROM browser_space_tasks"
 	    " WHERE id = ANY (string_to_array($2, ' ')))"
 	    " ORDER BY id FOR UPDATE";
 	size_t cap = n * (CM_ID_MAX + 1) + 1, ls = 0, lt = 0;
+	struct st_ctx *ctx = &st->ctx;
+	struct st_stmt *q;
 	char *spaces, *tasks;
 	int rc = 0;
 
@@ -214,13 +218,48 @@ lock_spaces(
 		else if (t != NULL && *t != '\0')
 			lt = id_append(tasks, cap, lt, t);
 	}
-	if (ls > 0 || lt > 0)
-		rc = st_db_run(st->db, sql, "ss", spaces, tasks) == ST_DONE
-		         ? 0
-		         : -1;
+	ctx->n_group_seq = 0;
+	if ((ls > 0 || lt > 0) &&
+	    st_db_query(st->db, &q, sql, "ss", spaces, tasks) == ST_OK) {
+		while ((rc = st_stmt_step(q)) == ST_ROW) {
+			struct st_seq_row *row =
+			    &ctx->group_seq[ctx->n_group_seq];
+			const char *id = st_col_text(q, 0);
+
+			if (!note || ctx->n_group_seq == CM_GROUP_COMMIT_MAX ||
+			    strlen(id) >= sizeof(row->space_id))
+				continue;
+			memcpy(row->space_id, id, strlen(id) + 1);
+			row->last = st_col_int(q, 1);
+			ctx->n_group_seq++;
+		}
+		st_stmt_done(q);
+		rc = rc == ST_DONE ? 0 : -1;
+	} else if (ls > 0 || lt > 0) {
+		rc = -1;
+	}
+	if (rc != 0)
+		ctx->n_group_seq = 0;
 	free(spaces);
 	free(tasks);
 	return rc;
+}
+
+/*
+ * The last statements of a pass, inside its transaction.  Each group
+ * forgets up to twice as many expired op_ids as it holds requests: under
+ * load the memory shrinks as fast as it grows, a little at a time, and
+ * never in one long stall.  Then it announces its events to the other
+ * stores.  Sent ahead in the first pass, both travel with its settling.
+ */
+static void
+group_tail(struct st_store *st, size_t n)
+{
+	if (st_db_in_txn(st->db))
+		st_opid_prune(st->db, st_exec_now(&st->opts), 2 * (int64_t)n);
+	if (st_db_in_txn(st->db) && announce(st) != 0)
+		cm_warnx("store: cannot announce the group's events: %s",
+		    st_db_errmsg(st->db));
 }
 
 /*
@@ -243,10 +282,14 @@ run_group(struct st_store *st, struct st_item *items, const struct pr_req *reqs,
 		st->sync = NULL;
 		st_db_disk_full(st->db);
 		st_db_conflict(st->db);
+		/* The first pass sends ahead what it can (db.h): it runs
+		 * again, every statement waited for, if any of it fails. */
+		st_db_defer(st->db, true);
 		t0 = cm_mono_ns();
 		began = st_db_begin(st->db);
 		st->txn_ns += cm_mono_ns() - t0;
 		if (began != ST_OK) {
+			st_db_defer(st->db, false);
 			fail_writes(items, reqs, ok, n,
 			    "the database cannot start a transaction");
 			return -1;
@@ -260,7 +303,9 @@ run_group(struct st_store *st, struct st_item *items, const struct pr_req *reqs,
 		 * write runs again from the start with the savepoints: the same
 		 * requests, in the same order, on the same state.
 		 */
-		if (st_db_shared(st->db) && lock_spaces(st, reqs, ok, n) != 0) {
+		if (st_db_shared(st->db) &&
+		    lock_spaces(st, reqs, ok, n, true) != 0) {
+			st_db_defer(st->db, false);
 			if (!st_db_conflict(st->db)) {
 				/* No write has run: none is answered yet. */
 				st_db_run(st->db, "ROLLBACK", "");
@@ -271,8 +316,16 @@ run_group(struct st_store *st, struct st_item *items, const struct pr_req *reqs,
 			}
 			conflict = true;
 		} else {
-			if (!st_exec_pass(
-			        &st->ctx, reqs, ok, items, n, false)) {
+			bool passed =
+			    st_exec_pass(&st->ctx, reqs, ok, items, n, false);
+
+			if (passed) {
+				group_tail(st, n);
+				passed = st_db_settle(st->db) == ST_DONE;
+			}
+			st_db_defer(st->db, false);
+			st->ctx.n_group_seq = 0;
+			if (!passed) {
 				st_db_run(st->db, "ROLLBACK", "");
 				st_pubs_clear(ctx, 0);
 				st_exec_reset(items, n, ok);
@@ -286,9 +339,10 @@ run_group(struct st_store *st, struct st_item *items, const struct pr_req *reqs,
 				 * and the commit with it, or, a conflict, to
 				 * run again. */
 				if (st_db_shared(st->db))
-					lock_spaces(st, reqs, ok, n);
+					lock_spaces(st, reqs, ok, n, false);
 				st_exec_pass(
 				    &st->ctx, reqs, ok, items, n, true);
+				group_tail(st, n);
 			}
 			conflict = st_db_conflict(st->db);
 		}
@@ -318,9 +372,8 @@ run_group(struct st_store *st, struct st_item *items, const struct pr_req *reqs,
 }
 
 /*
- * Ends the group's transaction: prunes, announces its events to the
- * other stores, commits.  Returns 0, or -1 when the commit failed (every
- * write answered why, no event left to publish).
+ * Ends the group's transaction: commits.  Returns 0, or -1 when the
+ * commit failed (every write answered why, no event left to publish).
  */
 static int
 commit_group(struct st_store *st, struct st_item *items,
@@ -330,16 +383,6 @@ commit_group(struct st_store *st, struct st_item *items,
 	int committed;
 	bool full;
 
-	/*
-	 * Each group forgets up to twice as many expired op_ids as it holds
-	 * requests: under load the memory shrinks as fast as it grows, a
-	 * little at a time, and never in one long stall.
-	 */
-	if (st_db_in_txn(st->db))
-		st_opid_prune(st->db, st_exec_now(&st->opts), 2 * (int64_t)n);
-	if (st_db_in_txn(st->db) && announce(st) != 0)
-		cm_warnx("store: cannot announce the group's events: %s",
-		    st_db_errmsg(st->db));
 	t0 = cm_mono_ns();
 	committed =
 	    st_db_commit(st->db, st->opts.defer_sync ? &st->sync : NULL);

@@ -491,6 +491,57 @@ Test(store, group_item_failing_after_writes_is_rolled_back_alone)
 	}
 }
 
+/*
+ * A write that is sent ahead of its answer (on PostgreSQL, db.h) counts
+ * as done only once the server says it changed the row it was for.  A
+ * trigger makes the claim's UPDATE of the task change no row: the claim
+ * then fails, the task stays queued and no started event goes out, rather
+ * than the store answering for a write the database did not make.
+ */
+Test(store, a_write_that_changes_no_row_is_not_taken_as_done)
+{
+	struct pr_req q;
+	const char *sp, *task;
+	size_t pubs;
+
+	fx_provision(&fx, 1);
+	sp = fx_space(&fx, 0);
+	task = fx_task(&fx, sp, "r1");
+	cr_assert_eq(
+	    fx_raw_exec(&fx, fx.pg ? "CREATE FUNCTION fx_skip() RETURNS trigger"
+	                             " LANGUAGE plpgsql AS $$ BEGIN"
+	                             " IF NEW.status = 'running' THEN"
+	                             " RETURN NULL; END IF;"
+	                             " RETURN NEW; END $$;"
+	                             " CREATE TRIGGER fx_skip BEFORE UPDATE ON"
+	                             " browser_space_tasks FOR EACH ROW"
+	                             " EXECUTE FUNCTION fx_skip()"
+	                           : "CREATE TRIGGER fx_skip BEFORE UPDATE ON"
+	                             " browser_space_tasks WHEN NEW.status ="
+	                             " 'running' BEGIN SELECT RAISE(IGNORE);"
+	                             " END"),
+	    SQLITE_OK);
+	pubs = fx.n_pubs;
+	fx_req(&fx, &q, PR_OP_ACTOR_CLAIM);
+	q.space_id = sp;
+	q.lease_holder = "actor-1";
+	FX_CALL(&fx, &q, CM_E_INTERNAL);
+	cr_assert_str_eq(fx_task_get(&fx, sp, task)->tasks[0].status, "queued");
+	cr_assert_str_eq(
+	    fx_space_get(&fx, fx.ws, sp)->spaces[0].status, "idle");
+	cr_assert_eq(fx_pubs_count(&fx, pubs, sp, false), 0,
+	    "an event of the claim was published");
+	FX_LOG(&fx, sp, "space_opened", "queued");
+
+	/* Without the trigger the same claim goes through. */
+	cr_assert_eq(fx_raw_exec(&fx,
+	                 fx.pg ? "DROP TRIGGER fx_skip ON browser_space_tasks"
+	                       : "DROP TRIGGER fx_skip"),
+	    SQLITE_OK);
+	cr_assert_eq(fx_claim(&fx, sp, "actor-1")->n_tasks, 1);
+	FX_LOG(&fx, sp, "space_opened", "queued", "started");
+}
+
 /* Appends a msgpack fixstr (at most 31 bytes). */
 static void
 mp_str(char *buf, size_t *n, const char *s)
