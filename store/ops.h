@@ -153,6 +153,14 @@ bool st_cursor_absent(struct st_ctx *ctx, struct pr_rep *rep, const char *sql,
 int st_task_finalize(struct st_ctx *ctx, const char *workspace_id,
     const char *space_id, const char *task_id, enum cm_task_status status,
     const char *result, const char *error_code, const char *error_message);
+/*
+ * The same, for a caller that has just read the task's row (row, as it is
+ * before this change): the row the event carries is row with the change
+ * made, and it is not read again.
+ */
+int st_task_finalize_row(struct st_ctx *ctx, const struct pr_task *row,
+    enum cm_task_status status, const char *result, const char *error_code,
+    const char *error_message);
 
 /* Records cancel_requested on a task once (the event too).  Returns 1 when
  * it was newly set, 0 when it was already set, -1 on error. */

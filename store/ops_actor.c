@@ -271,8 +271,8 @@ st_op_actor_finish(
 		return;
 	}
 	t = &rep->tasks[0];
-	if (st_task_finalize(ctx, t->workspace_id, t->space_id, t->task_id,
-	        status, req->result, req->error_code,
+	/* The row load_held read: the finish reads it no more. */
+	if (st_task_finalize_row(ctx, t, status, req->result, req->error_code,
 	        req->error_message) != 0 ||
 	    (artifact && st_artifact_put(ctx, req, t->space_id, t->task_id))) {
 		st_db_failed(ctx, rep, "finish");

@@ -15,10 +15,15 @@
 #include "reply.h"
 #include "rows.h"
 
-int
-st_task_finalize(struct st_ctx *ctx, const char *workspace_id,
+/*
+ * Writes task_id's end.  The event carries known with the change made,
+ * or, NULL, the row as it reads after the change.
+ */
+static int
+task_finalize(struct st_ctx *ctx, const char *workspace_id,
     const char *space_id, const char *task_id, enum cm_task_status status,
-    const char *result, const char *error_code, const char *error_message)
+    const char *result, const char *error_code, const char *error_message,
+    const struct pr_task *known)
 {
 	static const char upd[] =
 	    "UPDATE browser_space_tasks SET status = $2, result = $3,"
@@ -27,6 +32,7 @@ st_task_finalize(struct st_ctx *ctx, const char *workspace_id,
 	    " WHERE id = $1 AND (status = 'queued' OR status = 'running')";
 	const char *name = cm_task_status_name(status);
 	struct pr_rep row;
+	struct pr_task now;
 	char *payload = NULL;
 	int rc = -1;
 
@@ -38,23 +44,52 @@ st_task_finalize(struct st_ctx *ctx, const char *workspace_id,
 	if (st_db_changes(ctx->db) != 1)
 		return -1; /* not active: a caller bug, the transaction aborts
 		            */
-	/* The row as it now is, for the event to carry (st_event_settle). */
 	memset(&row, 0, sizeof(row));
-	if (st_load_task(ctx, &row, task_id) != 1 ||
-	    strcmp(row.tasks[0].space_id, space_id) != 0 ||
-	    strcmp(row.tasks[0].workspace_id, workspace_id) != 0)
+	if (known != NULL) {
+		now = *known;
+		now.status = name;
+		now.result = result;
+		now.error_code = error_code;
+		now.error_message = error_message;
+		now.finished_at = now.updated_at = ctx->now;
+	} else if (st_load_task(ctx, &row, task_id) == 1) {
+		/* The row as it now is, for the event to carry. */
+		now = row.tasks[0];
+	} else {
+		goto out;
+	}
+	if (strcmp(now.space_id, space_id) != 0 ||
+	    strcmp(now.workspace_id, workspace_id) != 0)
 		goto out;
 	if (error_code != NULL &&
 	    (payload = st_payload("{s:s, s:s}", "error_code", error_code,
 	         "error_message", error_message ? error_message : "")) == NULL)
 		goto out;
 	/* A take-over waiting for this task begins now. */
-	if ((rc = st_event_settle(ctx, &row.tasks[0], payload)) == 0)
+	if ((rc = st_event_settle(ctx, &now, payload)) == 0)
 		rc = st_hold_begin_pending(ctx, workspace_id, space_id);
 out:
 	free(payload);
 	pr_rep_free(&row);
 	return rc;
+}
+
+int
+st_task_finalize(struct st_ctx *ctx, const char *workspace_id,
+    const char *space_id, const char *task_id, enum cm_task_status status,
+    const char *result, const char *error_code, const char *error_message)
+{
+	return task_finalize(ctx, workspace_id, space_id, task_id, status,
+	    result, error_code, error_message, NULL);
+}
+
+int
+st_task_finalize_row(struct st_ctx *ctx, const struct pr_task *row,
+    enum cm_task_status status, const char *result, const char *error_code,
+    const char *error_message)
+{
+	return task_finalize(ctx, row->workspace_id, row->space_id,
+	    row->task_id, status, result, error_code, error_message, row);
 }
 
 int

@@ -207,6 +207,74 @@ Test(actor, wrong_lease_holder_is_lease_expired)
 /* ---- finish
  * ---------------------------------------------------------------------- */
 
+/* Whether two strings, either NULL, are the same. */
+static bool
+same_str(const char *a, const char *b)
+{
+	return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+#define SAME_PR_STR(f) cr_expect(same_str(got->f, want->f), "%s differs", #f);
+#define SAME_PR_INT(f) cr_expect_eq(got->f, want->f, "%s differs", #f);
+#define SAME_PR_BOOL(f) cr_expect_eq(got->f, want->f, "%s differs", #f);
+#define SAME_PR_STRLIST(f)                                             \
+	do {                                                           \
+		cr_expect_eq(got->f.n, want->f.n, "%s differs", #f);   \
+		for (size_t k = 0; k < got->f.n && k < want->f.n; k++) \
+			cr_expect(same_str(got->f.v[k], want->f.v[k]), \
+			    "%s differs", #f);                         \
+	} while (0);
+#define SAME_FIELD(name, type, max) SAME_##type(name)
+
+/*
+ * The task a finish's event carries, which the api answers a waiting
+ * request with, is the row as the finish left it, field by field: the
+ * finish builds it from the row it read before its write, not from a read
+ * after it.
+ */
+static void
+expect_event_task_is_row(const char *task)
+{
+	const struct fx_pub *last = NULL;
+	const struct pr_task *want;
+	struct pr_task t, *got = &t;
+	struct pr_event ev;
+	struct pr_arena a;
+	char err[128];
+
+	for (size_t i = 0; i < fx.n_pubs; i++)
+		if (!fx_is_notice(&fx.pubs[i]) &&
+		    strcmp(fx.pubs[i].ev.space_id, sp) == 0)
+			last = &fx.pubs[i];
+	cr_assert_not_null(last);
+	memset(&a, 0, sizeof(a));
+	memset(&t, 0, sizeof(t));
+	cr_assert_eq(pr_pub_decode(last->raw, last->raw_len, &ev, &t, &a, err,
+	                 sizeof(err)),
+	    0, "%s", err);
+	cr_assert_str_eq(t.task_id, task, "the end's event carries no task");
+	want = &fx_task_get(&fx, sp, task)->tasks[0];
+	PR_REC_TASK(SAME_FIELD)
+	pr_arena_free(&a);
+}
+
+Test(actor, a_finish_event_carries_the_task_as_stored)
+{
+	const char *task = fx_task(&fx, sp, "r1");
+
+	fx_claim(&fx, sp, "actor-1");
+	fx_advance(&fx, 700);
+	FX_FINISH(&fx, task, "actor-1", "completed", "{\"title\":\"Example\"}",
+	    NULL, CM_OK);
+	expect_event_task_is_row(task);
+
+	task = fx_task(&fx, sp, "r2");
+	fx_claim(&fx, sp, "actor-1");
+	fx_advance(&fx, 300);
+	FX_FINISH(&fx, task, "actor-1", "failed", NULL, "runtime_error", CM_OK);
+	expect_event_task_is_row(task);
+}
+
 Test(actor, finish_completed_stores_the_result)
 {
 	const char *task = fx_task(&fx, sp, "r1");
