@@ -155,12 +155,13 @@ int st_task_finalize(struct st_ctx *ctx, const char *workspace_id,
     const char *result, const char *error_code, const char *error_message);
 /*
  * The same, for a caller that has just read the task's row (row, as it is
- * before this change): the row the event carries is row with the change
- * made, and it is not read again.
+ * before this change) and its Space's hold_pending, in this request: the
+ * row the event carries is row with the change made, and neither is read
+ * again.
  */
 int st_task_finalize_row(struct st_ctx *ctx, const struct pr_task *row,
-    enum cm_task_status status, const char *result, const char *error_code,
-    const char *error_message);
+    bool hold_pending, enum cm_task_status status, const char *result,
+    const char *error_code, const char *error_message);
 
 /* Records cancel_requested on a task once (the event too).  Returns 1 when
  * it was newly set, 0 when it was already set, -1 on error. */

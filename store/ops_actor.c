@@ -167,15 +167,16 @@ fail:
  * Loads the running task held under lease_holder.  Returns 1 when held
  * (with keep, the task's row is then in rep->tasks), 0 when not (rep->err
  * is lease_expired, and a task that is no longer running is in
- * rep->tasks), -1 on error.
+ * rep->tasks), -1 on error.  *hold_pending (unless NULL) says whether a
+ * take-over waits for the task's end.
  */
 static int
-load_held(
-    struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep, bool keep)
+load_held(struct st_ctx *ctx, const struct pr_req *req, struct pr_rep *rep,
+    bool keep, bool *hold_pending)
 {
 	static const char sql[] = "SELECT " ST_TASK_COLS_OF(
 	    "t.") ", t.lease_holder,"
-	          " s.close_requested, s.last_sequence"
+	          " s.close_requested, s.last_sequence, s.hold_pending"
 	          " FROM browser_space_tasks t"
 	          " JOIN browser_spaces s ON s.id = t.space_id WHERE t.id = $1";
 	struct st_stmt *s;
@@ -208,6 +209,8 @@ load_held(
 	    running && holder != NULL && strcmp(holder, req->lease_holder) == 0;
 	rep->close_requested = st_col_int(s, ST_TASK_NCOLS + 1) != 0;
 	st_seq_note(ctx, t->space_id, st_col_int(s, ST_TASK_NCOLS + 2));
+	if (hold_pending != NULL)
+		*hold_pending = st_col_int(s, ST_TASK_NCOLS + 3) != 0;
 	rep->cancel_requested = t->cancel_requested;
 	st_stmt_done(s);
 	/* A task another actor holds is none of this one's business. */
@@ -227,7 +230,7 @@ st_op_actor_heartbeat(
 	static const char upd[] = "UPDATE browser_space_tasks SET "
 	                          "lease_expires_at = $2 WHERE id = $1";
 
-	if (load_held(ctx, req, rep, false) != 1)
+	if (load_held(ctx, req, rep, false, NULL) != 1)
 		return;
 	if (st_db_send(ctx->db, 1, upd, "si", req->task_id,
 	        ctx->now + CM_LEASE_TTL_MS) != ST_DONE)
@@ -241,7 +244,7 @@ st_op_actor_finish(
 	int artifact;
 	struct pr_task *t;
 	enum cm_task_status status = cm_task_status_parse(req->status);
-	bool failed = status == CM_TASK_FAILED;
+	bool failed = status == CM_TASK_FAILED, hold_pending = true;
 
 	if (!cm_task_status_terminal(status)) {
 		pr_rep_error(rep, CM_E_INVALID_REQUEST,
@@ -256,7 +259,7 @@ st_op_actor_finish(
 	}
 	if ((artifact = st_artifact_check(req, rep)) < 0)
 		return;
-	if (load_held(ctx, req, rep, true) != 1) {
+	if (load_held(ctx, req, rep, true, &hold_pending) != 1) {
 		/* Already finished by this same call (a re-send after a store
 		 * restart lost the op_id memory): report it, do nothing. */
 		if (rep->n_tasks == 1 &&
@@ -272,8 +275,8 @@ st_op_actor_finish(
 	}
 	t = &rep->tasks[0];
 	/* The row load_held read: the finish reads it no more. */
-	if (st_task_finalize_row(ctx, t, status, req->result, req->error_code,
-	        req->error_message) != 0 ||
+	if (st_task_finalize_row(ctx, t, hold_pending, status, req->result,
+	        req->error_code, req->error_message) != 0 ||
 	    (artifact && st_artifact_put(ctx, req, t->space_id, t->task_id))) {
 		st_db_failed(ctx, rep, "finish");
 		return;

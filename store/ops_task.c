@@ -17,13 +17,14 @@
 
 /*
  * Writes task_id's end.  The event carries known with the change made,
- * or, NULL, the row as it reads after the change.
+ * or, NULL, the row as it reads after the change.  Without hold_pending
+ * no take-over waits for the task: none is looked for.
  */
 static int
 task_finalize(struct st_ctx *ctx, const char *workspace_id,
     const char *space_id, const char *task_id, enum cm_task_status status,
     const char *result, const char *error_code, const char *error_message,
-    const struct pr_task *known)
+    const struct pr_task *known, bool hold_pending)
 {
 	static const char upd[] =
 	    "UPDATE browser_space_tasks SET status = $2, result = $3,"
@@ -66,7 +67,7 @@ task_finalize(struct st_ctx *ctx, const char *workspace_id,
 	         "error_message", error_message ? error_message : "")) == NULL)
 		goto out;
 	/* A take-over waiting for this task begins now. */
-	if ((rc = st_event_settle(ctx, &now, payload)) == 0)
+	if ((rc = st_event_settle(ctx, &now, payload)) == 0 && hold_pending)
 		rc = st_hold_begin_pending(ctx, workspace_id, space_id);
 out:
 	free(payload);
@@ -80,16 +81,17 @@ st_task_finalize(struct st_ctx *ctx, const char *workspace_id,
     const char *result, const char *error_code, const char *error_message)
 {
 	return task_finalize(ctx, workspace_id, space_id, task_id, status,
-	    result, error_code, error_message, NULL);
+	    result, error_code, error_message, NULL, true);
 }
 
 int
 st_task_finalize_row(struct st_ctx *ctx, const struct pr_task *row,
-    enum cm_task_status status, const char *result, const char *error_code,
-    const char *error_message)
+    bool hold_pending, enum cm_task_status status, const char *result,
+    const char *error_code, const char *error_message)
 {
 	return task_finalize(ctx, row->workspace_id, row->space_id,
-	    row->task_id, status, result, error_code, error_message, row);
+	    row->task_id, status, result, error_code, error_message, row,
+	    hold_pending);
 }
 
 int
