@@ -31,6 +31,9 @@ struct st_stmt {
 	char name[16]; /* the prepared statement's name on the server */
 	int n_params;
 	bool write; /* INSERT, UPDATE or DELETE: may fail a constraint */
+	/* ROLLBACK or COMMIT: runs only after what was sent ahead is read,
+	 * never in the same round trip (db_pg_pipe.c). */
+	bool ends;
 	bool blob[CM_PG_PARAMS_MAX + 1]; /* $k is bytea: sent in binary */
 	PGresult *res;                   /* of the last run; NULL when done */
 	int rc;                          /* ST_OK, or the run's error */

@@ -65,16 +65,36 @@ st_pg_exec(struct st_db *d, const char *sql)
 	return rc;
 }
 
+/* Whether sql begins with one of the n verbs. */
+static bool
+pg_is_verb(const char *sql, const char *const *verbs, size_t n)
+{
+	sql += strspn(sql, " \t\n");
+	for (size_t i = 0; i < n; i++)
+		if (strncasecmp(sql, verbs[i], strlen(verbs[i])) == 0)
+			return true;
+	return false;
+}
+
 static bool
 pg_is_write(const char *sql)
 {
 	static const char *const verbs[] = {"INSERT", "UPDATE", "DELETE"};
 
-	sql += strspn(sql, " \t\n");
-	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
-		if (strncasecmp(sql, verbs[i], strlen(verbs[i])) == 0)
-			return true;
-	return false;
+	return pg_is_verb(sql, verbs, sizeof(verbs) / sizeof(verbs[0]));
+}
+
+/*
+ * Whether sql ends a transaction (or undoes to a savepoint).  After a
+ * statement sent ahead failed, the server skips the rest of the round
+ * trip: such a statement in it would not run.
+ */
+static bool
+pg_is_end(const char *sql)
+{
+	static const char *const verbs[] = {"ROLLBACK", "COMMIT", "END"};
+
+	return pg_is_verb(sql, verbs, sizeof(verbs) / sizeof(verbs[0]));
 }
 
 /*
@@ -122,6 +142,7 @@ pg_prepare_one(struct pg_db *db, struct st_stmt *s, size_t slot)
 		s->blob[k] = PQparamtype(res, k - 1) == PG_BYTEA_OID;
 	PQclear(res);
 	s->write = pg_is_write(s->sql);
+	s->ends = pg_is_end(s->sql);
 	db->w[db->cur].prepared[slot] = true;
 	return true;
 }
@@ -182,6 +203,8 @@ pg_run(struct pg_db *db, struct st_stmt *s, const char *const *values,
 	s->rc = ST_OK;
 	s->row = -1;
 	s->n_rows = 0;
+	if (s->ends)
+		st_pg_drain(db);
 	if (guard || db->pending > 0)
 		s->res = st_pg_run_piped(
 		    db, s, values, lengths, formats, guard, &saved);
