@@ -76,9 +76,9 @@ struct pg_db {
 	int64_t rows[CM_PG_PIPELINE_MAX]; /* what each is to change */
 };
 
-/* What a statement sent ahead is to do, besides succeed (rows[]). */
-#define PG_SENT_ANY ST_ROWS_ANY /* any number of rows */
-#define PG_SENT_BEGIN (-2)      /* the transaction's BEGIN */
+/* What a statement sent ahead is to do, besides succeed (rows[]): change
+ * that many rows, any number (ST_ROWS_ANY), or begin the transaction. */
+#define PG_SENT_BEGIN (-2)
 
 #define PG(db) ((struct pg_db *)(void *)(db))
 
@@ -97,7 +97,7 @@ int st_pg_fail(struct pg_db *db, const PGresult *res);
 
 /*
  * Sending ahead (db_pg_pipe.c).  st_pg_send sends s with its values ahead
- * (or, NULL, the text sql), to change rows rows (PG_SENT_*).  st_pg_drain
+ * (or, NULL, the text sql), to change rows rows (rows[]).  st_pg_drain
  * reads every result sent ahead, and the connection leaves pipeline mode;
  * anything that waits for the server calls it first.  st_pg_run_piped
  * runs s after whatever was sent ahead, in one round trip, within a
