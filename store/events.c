@@ -91,16 +91,15 @@ next_sequence(struct st_ctx *ctx, const char *space_id, int64_t *seq)
 	    "SELECT last_sequence + 1 FROM browser_spaces WHERE id = $1"
 	    " FOR UPDATE";
 	bool shared = st_db_shared(ctx->db);
+	struct st_seq_row *row;
 	struct st_stmt *s;
-
-	struct st_seq_row *row = group_seq(ctx, space_id);
 
 	if (strcmp(ctx->seq_space, space_id) == 0 &&
 	    (!shared || ctx->seq_locked)) {
 		*seq = ctx->seq_last + 1;
 		return 0;
 	}
-	if (row != NULL) {
+	if ((row = group_seq(ctx, space_id)) != NULL) {
 		*seq = row->last + 1;
 		return 0;
 	}

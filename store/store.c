@@ -186,8 +186,10 @@ static int
 lock_spaces(struct st_store *st, const struct pr_req *reqs, const bool *ok,
     size_t n, bool note)
 {
-	/* One set of ids, read on the primary key's index; an OR of the two
-	 * sets was a scan of every Space and twice the time. */
+	/* One set of ids, each Space's last sequence with its lock.  (The
+	 * OR of two sets it replaced filtered every Space row through a
+	 * subplan: 0.667 ms against 0.381 in one EXPLAIN ANALYZE of a group
+	 * of 15 on 64 Spaces.) */
 	static const char sql[] =
 	    "SELECT id, last_sequence FROM browser_spaces"
 	    " WHERE id IN (SELECT unnest(string_to_array($1, ' '))"
