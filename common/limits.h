@@ -372,15 +372,19 @@
  * child still there is killed (an actor with its process group) and
  * reaped within CM_SUP_KILL_WAIT_MS.  An actor's own stop takes up to
  * CM_ACTOR_STOP_MS, and then its browser's end and its profile's
- * removal: the grace is a second more, so that a loaded machine does not
- * turn an orderly stop into a kill, and many actors stopping at once on
- * few CPUs get the time to be scheduled.  The store's last step is its
- * database's close (SQLite checkpoints its log), measured at 26 ms on a
- * quiet machine under the sanitizers and past 500 ms on a loaded one.
- * So spaced exits within 4.4 s with a few actors and 12.4 s at most,
- * whatever its children do.
+ * removal, which compete with the dying browser for the CPUs and the
+ * disk: an idle Space's stop took 62 to 463 ms on 2 CPUs, the more with
+ * two synchronous writers and three spinning processes beside it, and
+ * one stop on a machine running the test suite took past 2.2 s.  The
+ * grace is four seconds more, so that a loaded machine does not turn an
+ * orderly stop into a kill (which leaves the profile to the next start's
+ * sweep), and many actors stopping at once on few CPUs get the time to
+ * be scheduled.  The store's last step is its database's close (SQLite
+ * checkpoints its log), measured at 26 ms on a quiet machine under the
+ * sanitizers and past 500 ms on a loaded one.  So spaced exits within
+ * 7.4 s with a few actors and 12.4 s at most, whatever its children do.
  */
-#define CM_SUP_STOP_CHILDREN_MS (CM_ACTOR_STOP_MS + 1000)
+#define CM_SUP_STOP_CHILDREN_MS (CM_ACTOR_STOP_MS + 4000)
 #define CM_SUP_STOP_PER_ACTOR_MS 2
 #define CM_SUP_STOP_CHILDREN_MAX_MS 10000
 #define CM_SUP_STOP_STORE_MS 2000
