@@ -259,6 +259,27 @@ setup(struct tk_proc *p, char *user, char *path, size_t len)
 	return 0;
 }
 
+/* Who answered the run's reads, from the api's /metrics. */
+static int
+answered_by(const struct tk_proc *p)
+{
+	char *text = NULL;
+
+	if (tk_http(p, "GET", "/metrics", admin_token, NULL, NULL, &text) !=
+	    200) {
+		free(text);
+		return fail("GET /metrics failed");
+	}
+	printf("http_bench: view_hits=%.0f view_misses=%.0f "
+	       "loop_answers=%.0f\n",
+	    tk_prom_sample(text, "spaced_api_view_reads_total{result=\"hit\"}"),
+	    tk_prom_sample(
+	        text, "spaced_api_view_reads_total{result=\"miss\"}"),
+	    tk_prom_sample(text, "spaced_api_loop_answers_total"));
+	free(text);
+	return 0;
+}
+
 static int
 measure(const struct tk_proc *p, const char *user, const char *path, int conns,
     int seconds)
@@ -281,7 +302,7 @@ measure(const struct tk_proc *p, const char *user, const char *path, int conns,
 	       "requests=%lld requests_per_s=%s latency_p50_ms=%s "
 	       "latency_p99_ms=%s non2xx=%lld (target >= 25,000 req/s)\n",
 	    conns, seconds, r.requests, r.rps, r.p50, r.p99, r.non2xx);
-	return 0;
+	return answered_by(p);
 }
 
 /* Room in the open-file limit for the siege, in this process and in
