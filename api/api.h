@@ -17,6 +17,7 @@
 #include "config.h"
 #include "errors.h"
 #include "proto.h"
+#include "view.h"
 
 /* One HTTP request, as the worker sees it. */
 struct api_req {
@@ -89,6 +90,14 @@ struct api_ctx {
 	int64_t later_after;
 	/* The matched route's pattern (metrics label); NULL: no route. */
 	const char *route;
+	/* Run on the connection loop (api_work_on_loop): api_call answers
+	 * only from the view, and a call it cannot answer so sets
+	 * needs_store, after which the answer is void and the request goes
+	 * to a worker.  Only routes marked loop in router.c run so. */
+	bool on_loop, needs_store;
+	/* What the last api_call saw of the view: seen.fill is not 0 when
+	 * its answer came from there (api_ok_kept). */
+	struct api_view_ticket seen;
 };
 
 /* Runs one request: routing, then the route's handler. */
@@ -114,6 +123,15 @@ void api_fail(
     struct api_ctx *c, int status, enum cm_err err, const char *message);
 /* The store's verdict in rep, as an error answer. */
 void api_fail_rep(struct api_ctx *c, const struct pr_rep *rep);
+/*
+ * For a 200 answer whose body is made from the last api_call's reply
+ * alone (nothing of the caller, nothing of the clock): when that reply
+ * came from the view and a body rendered from it is kept there, that
+ * body answers c and api_ok_kept returns true; otherwise false, and the
+ * route renders it, then api_ok_keep keeps it with the view's answer.
+ */
+bool api_ok_kept(struct api_ctx *c);
+void api_ok_keep(struct api_ctx *c);
 
 /* --- requests (respond.c) ----------------------------------------------- */
 
@@ -154,7 +172,8 @@ bool api_query_id(struct api_ctx *c, const char *name, char buf[CM_ID_MAX + 2],
 /* --- the store (respond.c) ---------------------------------------------- */
 
 /* cm_rpc_call; a store that does not answer becomes a 503 answer and
- * false. */
+ * false.  On the loop (c->on_loop), only the view is asked: a miss sets
+ * c->needs_store and returns false with *r empty. */
 bool api_call(struct api_ctx *c, const struct pr_req *q, struct pr_rep *r);
 
 /* --- authentication (auth.c) -------------------------------------------- */

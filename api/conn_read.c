@@ -3,7 +3,8 @@
  * its head against a size bound and a deadline, then its body, which is
  * read only once the head said how long it is, so a connection never
  * holds more than one request's bytes.  A bad request is answered here
- * and the connection closed; a whole one goes to a worker.
+ * and the connection closed; a whole one goes to a worker, or is
+ * answered here when the Spaces' view holds its answer.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "api.h"
 #include "clock.h"
 #include "conn_int.h"
+#include "metrics.h"
 
 void
 api_conn_refuse(struct api_conn *c, int status, enum cm_err err,
@@ -58,10 +60,16 @@ consume(struct api_conn *c, size_t n)
 	}
 }
 
-/* The body has arrived: the request goes to a worker. */
+/*
+ * The body has arrived: the request goes to a worker, unless it is one
+ * the loop can answer from the view (api_work_on_loop), which it then
+ * does at once.  A request pipelined behind it, read while its answer is
+ * handed back, goes to a worker: the loop's stack does not nest.
+ */
 static void
 dispatch(struct api_conn *c, int64_t now)
 {
+	static bool answering;
 	struct api_job *j = c->job;
 
 	c->job = NULL;
@@ -83,6 +91,15 @@ dispatch(struct api_conn *c, int64_t now)
 	c->state = C_WORK;
 	c->deadline_ms = 0;
 	(void)now;
+	/* Answered here, the connection is watched as it was before, and
+	 * needs no change of its interest. */
+	if (!answering && j->body_len == 0 && api_work_on_loop(j)) {
+		api_metrics_loop_answer();
+		answering = true;
+		api_http_done(j);
+		answering = false;
+		return;
+	}
 	api_conn_watch(c);
 	api_http_queue(j);
 }

@@ -138,6 +138,13 @@ void api_conn_set_wait(struct api_conn *c, struct api_wait *w);
 int api_work_start(const struct cm_config *cfg, nng_socket store, int done_fd);
 /* Queues a job; any thread. */
 void api_work_queue(struct api_job *j);
+/*
+ * loop: runs request job j on the loop, if its route may run there and
+ * needs nothing but what the view holds (api_ctx.on_loop); true when j
+ * is answered (as a worker would, api_work_conclude), false when it must
+ * go to a worker, untouched.
+ */
+bool api_work_on_loop(struct api_job *j);
 /* The jobs done since the last call, as a list through next. */
 struct api_job *api_work_take_done(void);
 /* Stops the threads; returns the jobs never run or never taken back. */

@@ -141,6 +141,7 @@ static struct {
 
 	uint64_t blocked[N_BLOCK_REASONS]; /* by block_reasons, then other */
 	uint64_t streams_cut;
+	uint64_t loop_answers;
 
 	long spaces;          /* -1: unknown */
 	int store_up, sup_up; /* -1: never asked */
@@ -367,6 +368,14 @@ api_metrics_stream_cut(void)
 }
 
 void
+api_metrics_loop_answer(void)
+{
+	pthread_mutex_lock(&m.lock);
+	m.loop_answers++;
+	pthread_mutex_unlock(&m.lock);
+}
+
+void
 api_metrics_gauge_spaces(long n)
 {
 	pthread_mutex_lock(&m.lock);
@@ -437,6 +446,7 @@ api_metrics_reset(void)
 	m.evictions = 0;
 	memset(m.blocked, 0, sizeof(m.blocked));
 	m.streams_cut = 0;
+	m.loop_answers = 0;
 	m.spaces = -1;
 	m.store_up = m.sup_up = -1;
 	m.restarts = 0;
@@ -603,6 +613,11 @@ render_view(struct api_prom *b)
 	    "Beats heard from the store's feed.");
 	api_prom_printf(b, "spaced_api_feed_beats_total %llu\n",
 	    (unsigned long long)v.beats);
+	api_prom_family(b, "spaced_api_loop_answers_total", "counter",
+	    "Requests answered on the connection loop, from the view, with "
+	    "no worker.");
+	api_prom_printf(b, "spaced_api_loop_answers_total %llu\n",
+	    (unsigned long long)m.loop_answers);
 }
 
 static void

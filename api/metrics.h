@@ -52,6 +52,12 @@
  *       streams cut off because their client took nothing for
  *       CM_SSE_STALL_MS with more than CM_SSE_PENDING_MAX waiting.
  *
+ *   spaced_api_loop_answers_total                          counter
+ *       api_metrics_loop_answer, on the connection loop (conn_read.c):
+ *       requests the loop answered itself from the Spaces' view
+ *       (view.h), with no worker.  They count in the request counters
+ *       too.
+ *
  *   spaced_spaces_active                                   gauge
  *   spaced_actor_restarts_total                            counter
  *   spaced_metrics_source_up{source="store"|"supervisor"}  gauge
@@ -126,6 +132,9 @@ void api_metrics_event(const struct pr_event *ev);
 
 /* Counts an event stream cut off (spaced_sse_streams_cut_total). */
 void api_metrics_stream_cut(void);
+/* Counts a request the loop answered itself
+ * (spaced_api_loop_answers_total). */
+void api_metrics_loop_answer(void);
 
 /* Sets spaced_spaces_active; n < 0 means the store did not answer. */
 void api_metrics_gauge_spaces(long n);

@@ -83,6 +83,30 @@ api_fail_rep(struct api_ctx *c, const struct pr_rep *rep)
 	api_fail(c, 0, rep->err, rep->msg);
 }
 
+bool
+api_ok_kept(struct api_ctx *c)
+{
+	size_t len;
+	char *body = c->seen.fill != 0 ? api_view_body(&c->seen, &len) : NULL;
+
+	if (body == NULL)
+		return false;
+	free(c->res->body);
+	c->res->body = body;
+	c->res->body_len = len;
+	c->res->content_type = NULL;
+	c->res->status = 200;
+	return true;
+}
+
+void
+api_ok_keep(struct api_ctx *c)
+{
+	if (c->seen.fill != 0 && c->res->status == 200 && c->res->body != NULL)
+		api_view_keep_body(
+		    &c->seen, c->res->body, strlen(c->res->body));
+}
+
 json_t *
 api_body(struct api_ctx *c, const char *const *allowed, bool empty_ok)
 {
@@ -233,8 +257,16 @@ api_call(struct api_ctx *c, const struct pr_req *q, struct pr_rep *r)
 {
 	struct api_view_ticket t;
 
-	if (api_view_get(q, r, &t))
+	memset(&c->seen, 0, sizeof(c->seen));
+	if (c->on_loop ? api_view_look(q, r, &t) : api_view_get(q, r, &t)) {
+		c->seen = t;
 		return true;
+	}
+	if (c->on_loop) {
+		memset(r, 0, sizeof(*r));
+		c->needs_store = true;
+		return false;
+	}
 	if (cm_rpc_call(c->store, q, r, CM_API_RPC_TIMEOUT_MS) != CM_OK) {
 		api_view_after(q, NULL, &t); /* it may have happened */
 		api_fail(c, 0, r->err,

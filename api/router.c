@@ -17,6 +17,11 @@ struct route {
 	bool auth;
 	void (*fn)(struct api_ctx *);
 	bool named; /* its last '*' is a file name, not an id */
+	/* It may run on the connection loop: it calls the store only
+	 * through api_call, and only for what the view may hold (a Space's
+	 * detail or list, or none), and does nothing that is not undone by
+	 * dropping its answer (api_ctx.needs_store). */
+	bool loop;
 };
 
 static void
@@ -43,55 +48,60 @@ route_readyz(struct api_ctx *c)
 #define AD "/api/v1/admin"
 
 static const struct route routes[] = {
-    {"GET", "/", false, api_console_index, false},
-    {"GET", "/console/*", false, api_console_file, true},
-    {"GET", "/healthz", false, route_healthz, false},
-    {"GET", "/readyz", false, route_readyz, false},
-    {"GET", "/metrics", false, api_metrics_get, false},
-    {"GET", "/api/v1/openapi.json", false, api_openapi_get, false},
-    {"GET", "/api/v1/me", true, api_me_get, false},
-    {"GET", WS "/browser-spaces", true, api_space_list, false},
-    {"POST", WS "/browser-spaces", true, api_space_create, false},
-    {"GET", SP, true, api_space_get, false},
-    {"GET", SP "/tasks", true, api_task_list, false},
-    {"POST", SP "/tasks", true, api_task_submit, false},
-    {"GET", SP "/tasks/*", true, api_task_get, false},
-    {"GET", SP "/tasks/*/artifacts/*", true, api_artifact_get, true},
-    {"POST", SP "/cancel", true, api_space_cancel, false},
-    {"POST", SP "/close", true, api_space_close, false},
-    {"POST", SP "/takeover", true, api_space_takeover, false},
-    {"POST", SP "/release", true, api_space_release, false},
-    {"GET", SP "/events", true, api_event_list, false},
-    {"GET", SP "/live", true, api_live_route, false},
-    {"POST", SP "/live/input", true, api_live_input, false},
-    {"GET", WS "/browser-instances", true, api_instance_list, false},
-    {"GET", WS "/runtime-bundles", true, api_bundle_list, false},
-    {"GET", AD "/workspaces", true, api_admin_workspace_list, false},
-    {"POST", AD "/workspaces", true, api_admin_workspace_create, false},
-    {"PUT", AD "/workspaces/*/members/*", true, api_admin_member_put, false},
+    {"GET", "/", false, api_console_index, false, false},
+    {"GET", "/console/*", false, api_console_file, true, false},
+    {"GET", "/healthz", false, route_healthz, false, true},
+    {"GET", "/readyz", false, route_readyz, false, false},
+    {"GET", "/metrics", false, api_metrics_get, false, false},
+    {"GET", "/api/v1/openapi.json", false, api_openapi_get, false, false},
+    {"GET", "/api/v1/me", true, api_me_get, false, true},
+    {"GET", WS "/browser-spaces", true, api_space_list, false, true},
+    {"POST", WS "/browser-spaces", true, api_space_create, false, false},
+    {"GET", SP, true, api_space_get, false, true},
+    {"GET", SP "/tasks", true, api_task_list, false, false},
+    {"POST", SP "/tasks", true, api_task_submit, false, false},
+    {"GET", SP "/tasks/*", true, api_task_get, false, false},
+    {"GET", SP "/tasks/*/artifacts/*", true, api_artifact_get, true, false},
+    {"POST", SP "/cancel", true, api_space_cancel, false, false},
+    {"POST", SP "/close", true, api_space_close, false, false},
+    {"POST", SP "/takeover", true, api_space_takeover, false, false},
+    {"POST", SP "/release", true, api_space_release, false, false},
+    {"GET", SP "/events", true, api_event_list, false, false},
+    {"GET", SP "/live", true, api_live_route, false, false},
+    {"POST", SP "/live/input", true, api_live_input, false, false},
+    {"GET", WS "/browser-instances", true, api_instance_list, false, false},
+    {"GET", WS "/runtime-bundles", true, api_bundle_list, false, false},
+    {"GET", AD "/workspaces", true, api_admin_workspace_list, false, false},
+    {"POST", AD "/workspaces", true, api_admin_workspace_create, false, false},
+    {"PUT", AD "/workspaces/*/members/*", true, api_admin_member_put, false,
+        false},
     {"DELETE", AD "/workspaces/*/members/*", true, api_admin_member_remove,
+        false, false},
+    {"GET", AD "/principals", true, api_admin_principal_list, false, false},
+    {"POST", AD "/principals", true, api_admin_principal_create, false, false},
+    {"POST", AD "/principals/*/tokens", true, api_admin_token_issue, false,
         false},
-    {"GET", AD "/principals", true, api_admin_principal_list, false},
-    {"POST", AD "/principals", true, api_admin_principal_create, false},
-    {"POST", AD "/principals/*/tokens", true, api_admin_token_issue, false},
-    {"DELETE", AD "/tokens/*", true, api_admin_token_revoke, false},
-    {"GET", AD "/runtime-bundles", true, api_admin_bundle_list, false},
-    {"POST", AD "/runtime-bundles", true, api_admin_bundle_create, false},
-    {"GET", AD "/browser-instances", true, api_admin_instance_list, false},
-    {"POST", AD "/browser-instances", true, api_admin_instance_register, false},
+    {"DELETE", AD "/tokens/*", true, api_admin_token_revoke, false, false},
+    {"GET", AD "/runtime-bundles", true, api_admin_bundle_list, false, false},
+    {"POST", AD "/runtime-bundles", true, api_admin_bundle_create, false,
+        false},
+    {"GET", AD "/browser-instances", true, api_admin_instance_list, false,
+        false},
+    {"POST", AD "/browser-instances", true, api_admin_instance_register, false,
+        false},
     {"POST", AD "/browser-instances/*/disable", true,
-        api_admin_instance_disable, false},
+        api_admin_instance_disable, false, false},
     {"POST", AD "/browser-instances/*/enable", true, api_admin_instance_enable,
-        false},
-    {"POST", AD "/bindings", true, api_admin_binding_create, false},
-    {"DELETE", AD "/bindings/*", true, api_admin_binding_delete, false},
-    {"GET", AD "/status", true, api_admin_status, false},
-    {"POST", SP "/mcp", true, api_mcp_post, false},
-    {"DELETE", SP "/mcp", true, api_mcp_delete, false},
-    {"POST", WS "/mcp", true, api_mcp_post, false},
-    {"DELETE", WS "/mcp", true, api_mcp_delete, false},
-    {"GET", SP "/files", true, api_file_list, false},
-    {"PUT", SP "/files/*", true, api_file_put, true},
+        false, false},
+    {"POST", AD "/bindings", true, api_admin_binding_create, false, false},
+    {"DELETE", AD "/bindings/*", true, api_admin_binding_delete, false, false},
+    {"GET", AD "/status", true, api_admin_status, false, false},
+    {"POST", SP "/mcp", true, api_mcp_post, false, false},
+    {"DELETE", SP "/mcp", true, api_mcp_delete, false, false},
+    {"POST", WS "/mcp", true, api_mcp_post, false, false},
+    {"DELETE", WS "/mcp", true, api_mcp_delete, false, false},
+    {"GET", SP "/files", true, api_file_list, false, false},
+    {"PUT", SP "/files/*", true, api_file_put, true, false},
 };
 
 bool
@@ -176,7 +186,7 @@ api_dispatch(struct api_ctx *c)
 {
 	bool path_known = false;
 	size_t i;
-	int m;
+	int m = 0;
 
 	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
 		memset(c->params, 0, sizeof(c->params));
@@ -187,6 +197,12 @@ api_dispatch(struct api_ctx *c)
 		if (strcmp(routes[i].method, c->req->method) != 0)
 			continue;
 		break;
+	}
+	/* Any other route, or an answer of none, is a worker's to give. */
+	if (c->on_loop && (i == sizeof(routes) / sizeof(routes[0]) || m < 0 ||
+	                      !routes[i].loop)) {
+		c->needs_store = true;
+		return;
 	}
 	if (i == sizeof(routes) / sizeof(routes[0])) {
 		if (path_known) {

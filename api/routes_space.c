@@ -80,6 +80,10 @@ answer_list(struct api_ctx *c, const struct pr_req *q, enum list_of what)
 		pr_rep_free(&r);
 		return;
 	}
+	if (what == LIST_SPACES && api_ok_kept(c)) {
+		pr_rep_free(&r);
+		return;
+	}
 	n = what == LIST_SPACES   ? r.n_spaces
 	    : what == LIST_TASKS  ? r.n_tasks
 	    : what == LIST_EVENTS ? r.n_events
@@ -92,6 +96,8 @@ answer_list(struct api_ctx *c, const struct pr_req *q, enum list_of what)
 		    : what == LIST_EVENTS ? api_dto_event(&r.events[i])
 		                          : api_dto_instance(&r.instances[i]));
 	api_ok(c, 200, list);
+	if (what == LIST_SPACES)
+		api_ok_keep(c);
 	pr_rep_free(&r);
 }
 
@@ -205,10 +211,12 @@ api_space_get(struct api_ctx *c)
 {
 	struct pr_rep r;
 
-	if (api_space_for(c, CM_ACT_SPACE_READ, &r))
+	if (api_space_for(c, CM_ACT_SPACE_READ, &r) && !api_ok_kept(c)) {
 		api_ok(c, 200,
 		    api_dto_space(
 		        &r.spaces[0], r.n_tasks ? &r.tasks[0] : NULL));
+		api_ok_keep(c);
+	}
 	pr_rep_free(&r);
 }
 

@@ -32,6 +32,13 @@
  * Space: a client reads its own writes.  A change made elsewhere (an
  * actor's, the supervisor's) shows once its event arrives, or, when that
  * event was lost, at the next beat at the latest.
+ *
+ * A route may keep with an answer the body it rendered from it
+ * (api_view_keep_body), when that body is made of the answer alone; the
+ * next hit of the same answer is then answered with that body, and
+ * nothing is rendered again.  The body is freed with its answer, and is
+ * served only while the answer it was made from is still the one held
+ * (its fill) and nothing has voided it since.
  */
 #include "view.h"
 
@@ -57,12 +64,16 @@ struct slot {
 	int64_t revision; /* a detail's: of the Space as read */
 	char *reply;      /* the encoded reply; NULL: empty */
 	size_t len;
+	uint64_t fill; /* which fill it is (view.fills); 0: empty */
+	char *body;    /* a body rendered from reply alone; NULL: none */
+	size_t body_len;
 };
 
 static struct {
 	pthread_mutex_t lock;
 	bool on;
 	uint64_t generation; /* + 1 at every loss: older fills are void */
+	uint64_t fills;      /* + 1 at every fill: its id */
 	bool known;          /* fed is the feed's last serial */
 	int64_t fed;
 	int64_t heard_ms; /* cm_mono_ms of the feed's last message */
@@ -107,8 +118,10 @@ static void
 slot_empty(struct slot *s)
 {
 	free(s->reply);
-	s->reply = NULL;
-	s->len = 0;
+	free(s->body);
+	s->reply = s->body = NULL;
+	s->len = s->body_len = 0;
+	s->fill = 0;
 	s->key[0] = '\0';
 }
 
@@ -201,9 +214,10 @@ drop(const char *workspace_id, const char *space_id)
 		view.generation++; /* which lists it was in is not known */
 }
 
-bool
-api_view_get(
-    const struct pr_req *q, struct pr_rep *r, struct api_view_ticket *t)
+/* api_view_get; a miss counted when count. */
+static bool
+get(const struct pr_req *q, struct pr_rep *r, struct api_view_ticket *t,
+    bool count)
 {
 	char err[64], key[VIEW_KEY_MAX];
 	struct slot *s;
@@ -224,8 +238,11 @@ api_view_get(
 		hit = pr_rep_decode(s->reply, s->len, r, err, sizeof(err)) == 0;
 	if (hit) {
 		view.n.hits++;
+		t->fill = s->fill;
+		t->list = list;
+		t->index = (size_t)(s - (list ? view.lists : view.slot));
 	} else {
-		view.n.misses++;
+		view.n.misses += count;
 		t->generation = view.generation;
 		t->slot_generation =
 		    list ? *ws_gen(q->workspace_id) : s->generation;
@@ -233,6 +250,76 @@ api_view_get(
 	}
 	pthread_mutex_unlock(&view.lock);
 	return hit;
+}
+
+bool
+api_view_get(
+    const struct pr_req *q, struct pr_rep *r, struct api_view_ticket *t)
+{
+	return get(q, r, t, true);
+}
+
+bool
+api_view_look(
+    const struct pr_req *q, struct pr_rep *r, struct api_view_ticket *t)
+{
+	return get(q, r, t, false);
+}
+
+/* The slot whose answer t hit, while it holds it and nothing has made it
+ * void since; with the lock held. */
+static struct slot *
+hit_slot(const struct api_view_ticket *t)
+{
+	struct slot *s;
+
+	if (!view.on || t->fill == 0 ||
+	    t->index >= (t->list ? CM_API_VIEW_LISTS : CM_API_VIEW_SLOTS))
+		return NULL;
+	s = t->list ? &view.lists[t->index] : &view.slot[t->index];
+	if (s->fill != t->fill || s->filled_in != view.generation ||
+	    (t->list && s->ws_generation != *ws_gen(s->workspace)))
+		return NULL;
+	return s;
+}
+
+char *
+api_view_body(const struct api_view_ticket *t, size_t *len)
+{
+	struct slot *s;
+	char *body = NULL;
+
+	*len = 0;
+	pthread_mutex_lock(&view.lock);
+	if ((s = hit_slot(t)) != NULL && s->body != NULL &&
+	    (body = malloc(s->body_len + 1)) != NULL) {
+		memcpy(body, s->body, s->body_len);
+		body[s->body_len] = '\0';
+		*len = s->body_len;
+	}
+	pthread_mutex_unlock(&view.lock);
+	return body;
+}
+
+void
+api_view_keep_body(
+    const struct api_view_ticket *t, const char *body, size_t len)
+{
+	char *copy;
+	struct slot *s;
+
+	if (t->fill == 0 || body == NULL || len == 0 ||
+	    (copy = malloc(len)) == NULL)
+		return;
+	memcpy(copy, body, len);
+	pthread_mutex_lock(&view.lock);
+	if ((s = hit_slot(t)) != NULL && s->body == NULL) {
+		s->body = copy;
+		s->body_len = len;
+		copy = NULL;
+	}
+	pthread_mutex_unlock(&view.lock);
+	free(copy);
 }
 
 /* Fills q's slot with r, unless something changed since t. */
@@ -269,6 +356,7 @@ fill(const struct pr_req *q, const struct pr_rep *r,
 		s->revision = list ? 0 : r->spaces[0].revision;
 		s->reply = buf;
 		s->len = len;
+		s->fill = ++view.fills;
 		buf = NULL;
 	}
 	pthread_mutex_unlock(&view.lock);

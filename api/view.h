@@ -18,11 +18,15 @@
 #include "config.h"
 #include "proto.h"
 
-/* What a read saw of the view when it missed: the fill stands only if
- * nothing changed meanwhile. */
+/* What a read saw of the view: on a miss, what the fill must find
+ * unchanged; on a hit, which answer it was (fill, not 0), with which a
+ * body rendered from it may be kept. */
 struct api_view_ticket {
 	uint64_t generation, slot_generation;
 	bool valid;
+	uint64_t fill;
+	size_t index;
+	bool list;
 };
 
 /* Turns the view on, unless the database is shared with other hosts
@@ -33,10 +37,22 @@ void api_view_start(const struct cm_config *cfg);
 void api_view_stop(void);
 
 /* space.get or space.list q from the view into *r (its own arena;
- * pr_rep_free it); true on a hit.  On a miss *t says what the fill must
- * find unchanged. */
+ * pr_rep_free it); true on a hit.  *t says what was seen. */
 bool api_view_get(
     const struct pr_req *q, struct pr_rep *r, struct api_view_ticket *t);
+/* api_view_get, but a miss is not counted: the store will be asked, and
+ * the view looked at, again (the connection loop's try). */
+bool api_view_look(
+    const struct pr_req *q, struct pr_rep *r, struct api_view_ticket *t);
+/* The answer body rendered from the answer t hit, kept with it
+ * (api_view_keep_body), as a malloc'd copy of *len bytes; NULL when
+ * there is none, or that answer is gone. */
+char *api_view_body(const struct api_view_ticket *t, size_t *len);
+/* Keeps len bytes of body with the answer t hit, for as long as that
+ * answer stays; rendered from it alone, so that any caller the view
+ * serves it to may be given it.  Nothing when it is gone. */
+void api_view_keep_body(
+    const struct api_view_ticket *t, const char *body, size_t len);
 /*
  * After the store answered q with r (NULL: no answer, the call may or
  * may not have happened): a space.get or space.list fills the view (t,

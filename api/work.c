@@ -172,8 +172,11 @@ api_work_conclude(struct api_job *j, struct api_ctx *c)
 	    j->close);
 }
 
-static void
-run_request(struct api_job *j, const struct cm_config *cfg, nng_socket store)
+/* Runs j's request; on the loop (on_loop), false when the store must be
+ * asked, and then nothing of it is answered or counted. */
+static bool
+run_request(struct api_job *j, const struct cm_config *cfg, nng_socket store,
+    bool on_loop)
 {
 	const char *target = j->req.target, *qs = strchr(target, '?');
 	struct api_req req;
@@ -202,11 +205,14 @@ run_request(struct api_job *j, const struct cm_config *cfg, nng_socket store)
 	c.store = store;
 	c.req = &req;
 	c.res = &res;
+	c.on_loop = on_loop;
 	j->http_method = lasting_method(j->req.method);
 	api_dispatch(&c);
-	api_work_conclude(j, &c);
+	if (!c.needs_store)
+		api_work_conclude(j, &c);
 	api_auth_release(&c);
 	free(res.body);
+	return !c.needs_store;
 }
 
 /* One job, on a worker thread (store calls allowed). */
@@ -215,7 +221,7 @@ run(struct api_job *j, const struct cm_config *cfg, nng_socket store)
 {
 	switch (j->kind) {
 	case API_JOB_REQUEST:
-		run_request(j, cfg, store);
+		run_request(j, cfg, store, false);
 		break;
 	case API_JOB_WAIT:
 		api_wait_run(j, cfg, store);
@@ -250,6 +256,13 @@ append(struct api_job **head, struct api_job **tail, struct api_job *j)
 	else
 		*head = j;
 	*tail = j;
+}
+
+bool
+api_work_on_loop(struct api_job *j)
+{
+	return j->kind == API_JOB_REQUEST &&
+	       run_request(j, pool.cfg, pool.store, true);
 }
 
 void

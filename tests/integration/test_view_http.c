@@ -15,7 +15,10 @@
  *    beats, which the api hears;
  *  - a list of the workspace's Spaces shows a Space created through the
  *    api at once, and one created straight in the store once its event
- *    comes.
+ *    comes;
+ *  - what the view holds is answered on the connection loop, with no
+ *    worker, and nothing else is: a task list, and a Space the store
+ *    does not know, are a worker's to answer.
  * Each checks that the view did answer reads (its hit counter on
  * /metrics), so that none of this passes with the view left out.
  */
@@ -108,6 +111,12 @@ hits(void)
 	return metric("spaced_api_view_reads_total{result=\"hit\"}");
 }
 
+static double
+loop_answers(void)
+{
+	return metric("spaced_api_loop_answers_total");
+}
+
 /* POSTs a noop; with wait, ?wait=30.  The task's id goes to task, its
  * status as answered to status.  Returns the HTTP status. */
 static int
@@ -151,7 +160,7 @@ idle_through_api(void *arg)
 
 Test(view, a_client_reads_its_own_writes)
 {
-	double h0 = hits();
+	double h0 = hits(), l0 = loop_answers();
 
 	for (int i = 0; i < ROUNDS; i++) {
 		char task[CM_ID_MAX + 1], status[32];
@@ -191,6 +200,7 @@ Test(view, a_client_reads_its_own_writes)
 		    "round %d: the detail never read idle", i);
 	}
 	cr_assert_gt(hits(), h0, "the view answered no read");
+	cr_assert_gt(loop_answers(), l0, "the loop answered no read");
 }
 
 Test(view, never_older_than_an_event_the_client_was_shown)
@@ -348,4 +358,42 @@ Test(view, a_list_shows_a_space_created_a_moment_ago)
 	sf_create_ok(&env, 2, other);
 	cr_assert(tk_wait_until(listed, other, SF_WAIT_MS),
 	    "the list never showed a Space made elsewhere");
+}
+
+/* Whether a read of the detail was answered on the loop. */
+static bool
+read_by_the_loop(void *arg)
+{
+	double before = loop_answers();
+
+	(void)arg;
+	json_decref(get_detail());
+	return loop_answers() > before;
+}
+
+Test(view, the_loop_answers_only_what_the_view_holds)
+{
+	char path[600], *out = NULL;
+	double l0;
+
+	/* The first read fills the view (a worker's), a later one is the
+	 * loop's. */
+	cr_assert(tk_wait_until(read_by_the_loop, NULL, SF_WAIT_MS),
+	    "no read of the detail was answered on the loop");
+	/* The view holds no task list: a worker asks the store. */
+	l0 = loop_answers();
+	snprintf(path, sizeof(path), "%s/tasks", detail);
+	cr_assert_eq(
+	    tk_http(&env.p, "GET", path, token, NULL, NULL, &out), 200);
+	free(out);
+	out = NULL;
+	/* Nor a Space the store does not know: answered 404 by a worker. */
+	snprintf(path, sizeof(path),
+	    "/api/v1/workspaces/%s/browser-spaces/no-such-space",
+	    env.w.workspace_id);
+	cr_assert_eq(
+	    tk_http(&env.p, "GET", path, token, NULL, NULL, &out), 404);
+	free(out);
+	cr_assert_eq(loop_answers(), l0,
+	    "the loop answered a read the view does not hold");
 }

@@ -6,7 +6,9 @@
  * that no answer is served that could be older than what a client was
  * shown: after a write, an event, a lost serial, a beat that disagrees, a
  * fill that raced an event, a list that showed the Space newer, and a
- * feed that fell silent; and that it is off on a shared database.
+ * feed that fell silent; and that it is off on a shared database.  A
+ * body kept with an answer (api_view_keep_body) is served only with
+ * that answer, and goes when it goes.
  */
 #include <criterion/criterion.h>
 #include <string.h>
@@ -507,4 +509,112 @@ Test(view, an_older_fill_never_replaces_a_newer_one)
 	api_view_event(WS, SP2, 6);
 	api_view_event(WS, SP2, 7);
 	assert_hit(SP, 4);
+}
+
+/* A hit of space, its ticket into *t. */
+static void
+hit_of(const char *space, struct api_view_ticket *t)
+{
+	struct pr_req q = get_of(space);
+	struct pr_rep got;
+
+	cr_assert(
+	    api_view_get(&q, &got, t), "the view did not answer %s", space);
+	cr_assert_neq(t->fill, 0);
+	pr_rep_free(&got);
+}
+
+/* The body kept with t's answer: its text, or NULL for none. */
+static char *
+kept(const struct api_view_ticket *t)
+{
+	size_t len;
+	char *b = api_view_body(t, &len);
+
+	if (b != NULL)
+		cr_assert_eq(len, strlen(b));
+	return b;
+}
+
+Test(view, a_body_is_kept_with_its_answer_and_goes_with_it)
+{
+	struct pr_rep r3 = answer(SP, 3, 5), r4 = answer(SP, 4, 6);
+	struct api_view_ticket t, old;
+	char *b;
+	bool hit;
+
+	feed_to(5);
+	read_space(SP, &r3, &hit);
+	hit_of(SP, &t);
+	cr_assert_null(kept(&t), "a body nobody kept");
+	api_view_keep_body(&t, "rev 3", 5);
+	hit_of(SP, &t);
+	cr_assert_str_eq(b = kept(&t), "rev 3");
+	free(b);
+	old = t;
+	/* Its Space's event drops the answer, and its body with it. */
+	api_view_event(WS, SP, 6);
+	assert_miss(SP);
+	cr_assert_null(kept(&old), "a body outlived its answer");
+	/* A new answer in the same slot has none until one is kept, and the
+	 * old ticket keeps nothing with it. */
+	read_space(SP, &r4, &hit);
+	cr_assert_not(hit);
+	api_view_keep_body(&old, "rev 3", 5);
+	hit_of(SP, &t);
+	cr_assert_neq(t.fill, old.fill);
+	cr_assert_null(kept(&t), "the old answer's body came back");
+	cr_assert_null(kept(&old));
+	api_view_keep_body(&t, "rev 4", 5);
+	cr_assert_str_eq(b = kept(&t), "rev 4");
+	free(b);
+	/* A loss empties the view: no body is served after it. */
+	api_view_lose();
+	cr_assert_null(kept(&t), "a body outlived a loss");
+}
+
+Test(view, a_look_that_misses_is_not_counted)
+{
+	struct pr_req q = get_of(SP);
+	struct pr_rep r = answer(SP, 3, 5), got;
+	struct api_view_ticket t;
+	struct api_view_counts n;
+	bool hit;
+
+	feed_to(5);
+	cr_assert_not(api_view_look(&q, &got, &t));
+	api_view_counts(&n);
+	cr_assert_eq(n.misses, 0);
+	read_space(SP, &r, &hit);
+	cr_assert(api_view_look(&q, &got, &t));
+	cr_assert_eq(got.spaces[0].revision, 3);
+	cr_assert_neq(t.fill, 0);
+	pr_rep_free(&got);
+	api_view_counts(&n);
+	cr_assert_eq(n.misses, 1);
+	cr_assert_eq(n.hits, 1);
+}
+
+Test(view, a_lists_body_goes_when_its_workspace_changes)
+{
+	struct pr_req q = list_of(WS, NULL, NULL);
+	struct pr_rep r = list_answer(2, 3, 5), got;
+	struct api_view_ticket t;
+	char *b;
+
+	feed_to(5);
+	cr_assert_eq(read_list(&q, &r), -1);
+	cr_assert(api_view_get(&q, &got, &t));
+	pr_rep_free(&got);
+	cr_assert(t.list);
+	api_view_keep_body(&t, "two", 3);
+	cr_assert(api_view_get(&q, &got, &t));
+	pr_rep_free(&got);
+	cr_assert_str_eq(b = kept(&t), "two");
+	free(b);
+	/* Any Space of the workspace: the list, and its body, are void. */
+	api_view_event(WS, SP2, 6);
+	cr_assert_null(kept(&t), "a list's body outlived its workspace's "
+	                         "change");
+	cr_assert_eq(read_list(&q, &r), -1);
 }
