@@ -31,7 +31,9 @@
  * Metrics (docs/performance.md has the targets; nothing here asserts them):
  *   latency     task.submit sent -> its `completed` event received, noop
  *               task, fake runtime with latency_ms 0, one Space, N=2000
- *               sequential tasks after 200 warm-up tasks.
+ *               sequential tasks after 200 warm-up tasks; and before
+ *               them, what one sync of the disk costs in the data dir
+ *               (a task waits for two, one after the other).
  *   throughput  noop tasks per second with 1, 8 and 64 Spaces (one
  *               instance and one client thread per Space; each client
  *               submits, waits for the task's `completed` event, repeats).
@@ -51,6 +53,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <nng/nng.h>
 #include <nng/protocol/pubsub0/sub.h>
@@ -916,6 +919,49 @@ print_usage(const char *label, const struct usage *a, const struct usage *b,
 
 /* ---- 1. latency ---------------------------------------------------------- */
 
+/* ---- the disk's share ---------------------------------------------------
+ * A no-op task under synchronous=FULL waits for two syncs, one after the
+ * other: its submit's (with the claim it answers) before its actor is
+ * told, and its finish's before its completed event goes out.  This times
+ * one here: DISK_SYNCS overwrites of a 4 KiB page of a file already
+ * written and synced, each followed by fdatasync, as the store's WAL is
+ * written once it is in use.  Into ns, and their number into *n.
+ */
+#define DISK_SYNCS 200
+
+static void
+disk_syncs(const char *dir, int64_t ns[DISK_SYNCS], size_t *n)
+{
+	char path[192], page[4096];
+	int fd;
+
+	*n = 0;
+	memset(page, 0, sizeof(page));
+	snprintf(path, sizeof(path), "%s/disk-probe", dir);
+	if ((fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) <
+	    0) {
+		fprintf(stderr, "actor_bench: %s: %s\n", path, strerror(errno));
+		return;
+	}
+	for (int i = 0; i < DISK_SYNCS; i++)
+		if (write(fd, page, sizeof(page)) != (ssize_t)sizeof(page))
+			goto out;
+	if (fsync(fd) != 0)
+		goto out;
+	for (; *n < DISK_SYNCS; (*n)++) {
+		int64_t t0 = cm_mono_ns();
+
+		if (pwrite(fd, page, sizeof(page),
+		        (off_t)(*n * sizeof(page))) != (ssize_t)sizeof(page) ||
+		    fdatasync(fd) != 0)
+			break;
+		ns[*n] = cm_mono_ns() - t0;
+	}
+out:
+	close(fd);
+	unlink(path);
+}
+
 /*
  * One Space, on host-a, or with cross on host-b; its tasks submitted
  * through host-a and their events read from host-a's PUB.
@@ -933,6 +979,8 @@ bench_latency(bool cross)
 	size_t n = 0;
 	long missed = 0;
 	struct slot *sl;
+	int64_t syncs[DISK_SYNCS];
+	size_t n_syncs = 0;
 	int rc = -1;
 
 	lat = calloc(LAT_N, sizeof(*lat));
@@ -944,6 +992,7 @@ bench_latency(bool cross)
 	if (space_create(via, inst, space_id) != 0 ||
 	    (sl = disp_add(&via->d, space_id)) == NULL)
 		goto out;
+	disk_syncs(via->dir, syncs, &n_syncs);
 	for (int i = 0; i < LAT_WARMUP + LAT_N; i++) {
 		int64_t t0, t_rep, t_start = 0, t_done = 0;
 		int got;
@@ -988,6 +1037,11 @@ bench_latency(bool cross)
 	    "  breakdown: task.submit sent -> submit reply", rep_lat, n, NULL);
 	print_dist("  breakdown: task.submit sent -> started event received",
 	    start_lat, n, NULL);
+	if (n_syncs > 0)
+		print_dist("  disk: 4 KiB page overwritten + fdatasync in the "
+		           "data dir, before the run (a task waits for two in "
+		           "turn)",
+		    syncs, n_syncs, NULL);
 	print_usage(f.n > 1 ? "latency (the Space's host)" : "latency", &u0,
 	    &u1, w1 - w0, LAT_N);
 	rc = 0;
