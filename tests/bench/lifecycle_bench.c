@@ -317,7 +317,7 @@ main(void)
 		fail("kept %s (log: %s)", dir, out);
 		return 1;
 	}
-	printf("kept %s\n", dir);
+	tk_rmrf(dir);
 	if (!through_spaced)
 		p50 = 0;
 	else {
