@@ -3,7 +3,9 @@
  *
  * A request arrives on the connection loop (http.h), is queued, and one of
  * a small pool of workers runs it to the end: authenticate, authorize,
- * call the store, build the JSON answer.  The loop never blocks.
+ * call the store, build the JSON answer.  The loop never blocks.  A read
+ * the Spaces' view holds (view.h) is answered by the loop itself, through
+ * the same route with the store out of reach (api_ctx.on_loop).
  */
 #ifndef API_API_H
 #define API_API_H

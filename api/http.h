@@ -7,10 +7,11 @@
  * against deadlines and size bounds, and writes answers as the client
  * takes them.  A complete request becomes a job for one of the worker
  * threads (api/work.c), which may call the store and never touches a
- * socket; its answer comes back to the loop.  A request that must wait
- * (?wait=) is parked on the loop (api/wait.c), and an event stream
- * (api/events.c) and a live view (api/live.c) are fed from it: none holds
- * a thread.
+ * socket; its answer comes back to the loop.  One whose answer the
+ * Spaces' view holds is answered by the loop at once, with no worker
+ * (api_work_on_loop).  A request that must wait (?wait=) is parked on
+ * the loop (api/wait.c), and an event stream (api/events.c) and a live
+ * view (api/live.c) are fed from it: none holds a thread.
  *
  * Functions marked "loop" run on the loop thread only; nothing they touch
  * is locked.
