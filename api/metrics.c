@@ -614,8 +614,9 @@ render_view(struct api_prom *b)
 	api_prom_printf(b, "spaced_api_feed_beats_total %llu\n",
 	    (unsigned long long)v.beats);
 	api_prom_family(b, "spaced_api_loop_answers_total", "counter",
-	    "Requests answered on the connection loop, from the view, with "
-	    "no worker.");
+	    "Requests the connection loop answered itself, with no worker: "
+	    "reads the view held, /healthz, and refusals decided without "
+	    "the store.");
 	api_prom_printf(b, "spaced_api_loop_answers_total %llu\n",
 	    (unsigned long long)m.loop_answers);
 }

@@ -54,9 +54,11 @@
  *
  *   spaced_api_loop_answers_total                          counter
  *       api_metrics_loop_answer, on the connection loop (conn_read.c):
- *       requests the loop answered itself from the Spaces' view
- *       (view.h), with no worker.  They count in the request counters
- *       too.
+ *       requests the loop answered itself, with no worker (router.c's
+ *       loop routes): a read whose answer the Spaces' view (view.h) and
+ *       the auth cache held, /healthz, or a refusal decided without the
+ *       store (no token, a bad query, a caller not allowed).  They count
+ *       in the request counters too.
  *
  *   spaced_spaces_active                                   gauge
  *   spaced_actor_restarts_total                            counter
