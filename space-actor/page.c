@@ -283,6 +283,7 @@ void
 act_page_fini(struct act_page *p)
 {
 	act_page_abort(p);
+	page_snapshot_fini(p);
 	for (size_t i = 0; i < 2; i++)
 		if (p->reset_cmd[i] > 0)
 			act_cdp_forget(p->cdp, p->reset_cmd[i]);
@@ -386,13 +387,11 @@ act_page_event(struct act_page *p, const char *session, const char *method,
 		id = json_string_value(json_object_get(frame, "id"));
 		if (id != NULL && json_object_get(frame, "parentId") == NULL) {
 			snprintf(p->frame, sizeof(p->frame), "%s", id);
-			/* A new document: refs are stale, and the snapshot's
-			 * world went with the old one. */
-			p->n_refs = 0;
-			p->world = 0;
 			page_nav_url(p,
 			    json_string_value(json_object_get(frame, "url")));
 			p->commits++;
+			/* A new document: its refs and world are new too. */
+			page_snapshot_new_document(p);
 			page_nav_event(p, PAGE_NAV_COMMITTED);
 			page_wait_committed(p);
 		} else if (id != NULL) {
@@ -505,6 +504,7 @@ act_page_take(struct act_page *p, struct act_outcome *out)
 	memset(&p->out, 0, sizeof(p->out));
 	page_forget_call(p);
 	p->busy = p->done = false;
+	page_snapshot_ahead(p);
 	return true;
 }
 
@@ -576,6 +576,7 @@ page_stop(struct act_page *p)
 		act_cdp_forget(p->cdp, p->cmd);
 	p->cmd = 0;
 	p->next = NULL;
+	p->ahead_waited = false;
 	p->until = ACT_UNTIL_NONE;
 	p->grace_at_ms = -1;
 	p->poll_at_ms = -1;

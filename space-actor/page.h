@@ -61,6 +61,14 @@ struct act_page {
 	struct act_ref *refs;
 	size_t n_refs;
 	int64_t world;
+	/* That world made ahead (page_snapshot.c: page_snapshot_ahead): the
+	 * command under way (0: none), whether the document is to be named
+	 * once it is made, and whether the call's snapshot waits for it; and
+	 * the document's backend node id, as the world names it (0: not
+	 * known yet). */
+	int64_t ahead_cmd;
+	bool ahead_name, ahead_waited;
+	int64_t world_doc;
 	/* An action's result, held while the snapshot its args asked for
 	 * (snapshot: true) runs, and whether that snapshot began. */
 	json_t *snap_held;

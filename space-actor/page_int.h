@@ -173,6 +173,17 @@ void page_listeners_find(struct act_page *p, const char *at, int64_t world,
  * snapshot_error when it failed: the action stands) and ends the call
  * with it (*err, *result replaced; false). */
 bool page_snapshot_after(struct act_page *p, enum cm_err *err, json_t **result);
+/*
+ * The main frame's document changed (it committed a new one): its refs
+ * and its world are gone, and a world for the new one is made ahead of
+ * any snapshot of it.  page_snapshot_ahead (a call ended: the page is
+ * at rest) makes the world if none is made or under way, and names its
+ * document; without waiting: a snapshot that begins while they are under
+ * way waits for them.  page_snapshot_fini forgets what is under way.
+ */
+void page_snapshot_new_document(struct act_page *p);
+void page_snapshot_ahead(struct act_page *p);
+void page_snapshot_fini(struct act_page *p);
 /* The name of the snapshot's isolated worlds, one per document read. */
 #define PAGE_SNAPSHOT_WORLD "spaced-snapshot"
 /* The bounds the snapshot's script is called with (a new object; NULL

@@ -206,6 +206,9 @@ listeners_described(struct act_page *p, const json_t *reply)
 		listeners_give(p);
 		return;
 	}
+	/* The main document's, for its next snapshots (page_snapshot.c). */
+	if (p->listen_at[0] == '\0' && p->listen_world == p->world)
+		p->world_doc = json_integer_value(b);
 	listeners_resolve_main(p, json_integer_value(b));
 }
 

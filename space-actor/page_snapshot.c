@@ -5,8 +5,9 @@
  *
  * The outline's nodes are gathered in the page by a constant script
  * (snapshot_js.h) in an isolated world of the main frame's document,
- * made once per document (Page.createIsolatedWorld; page.c forgets it
- * when the main frame commits a new document).  The script stops at the
+ * made once per document (Page.createIsolatedWorld), ahead of the
+ * snapshot: as the document commits (page.c tells), or as a call ends
+ * with none made.  The script stops at the
  * outline's bounds, so its reply is bounded by max_chars whatever the
  * size of the page: the browser's whole accessibility tree is O(the
  * page), over CM_CDP_MSG_MAX past a few thousand links, and seconds to
@@ -28,6 +29,7 @@
 #include "page.h"
 #include "page_int.h"
 
+#include "clock.h"
 #include "outline.h"
 #include "snapshot_js.h"
 
@@ -376,7 +378,7 @@ snapshot_script(struct act_page *p)
 static void
 snapshot_run(struct act_page *p)
 {
-	page_listeners_find(p, NULL, p->world, 0, snapshot_script);
+	page_listeners_find(p, NULL, p->world, p->world_doc, snapshot_script);
 }
 
 static void
@@ -401,6 +403,10 @@ snapshot_world(struct act_page *p, const json_t *result)
 void
 cap_snapshot(struct act_page *p)
 {
+	if (p->ahead_cmd > 0) {
+		p->ahead_waited = true; /* ahead_over goes on */
+		return;
+	}
 	if (p->world > 0) {
 		snapshot_run(p);
 		return;
@@ -414,6 +420,163 @@ cap_snapshot(struct act_page *p)
 	    json_pack("{s:s, s:s, s:b}", "frameId", p->frame, "worldName",
 	        PAGE_SNAPSHOT_WORLD, "grantUniveralAccess", 0),
 	    snapshot_world);
+}
+
+/*
+ * ---- the world, made ahead
+ *
+ * Making the world and naming its document (Page.createIsolatedWorld,
+ * then Runtime.evaluate and DOM.describeNode of its document, for the
+ * search for listeners) took three round trips of every first snapshot
+ * of a document, about a third of it on a small page
+ * (docs/performance.md).  The world is made as the document commits,
+ * while it loads; its document is named once the call ends, while the
+ * agent reads the call's answer (asked while the document loaded, the
+ * browser answered the evaluate only once it had loaded and painted).
+ * A call that ends with no world made (one the browser refused, a page
+ * whose first document came before its session) makes it then.
+ * Nothing waits for them but a snapshot that begins before they are
+ * answered.  A new document forgets those under way (their world went
+ * with the old one), so a reply that comes is of the page's current
+ * document.  Every step is soft: one the browser refuses leaves the
+ * snapshot to do it itself.
+ */
+
+static void ahead_send(struct act_page *p, const char *method, json_t *params,
+    act_cdp_reply_fn fn);
+static void ahead_name(struct act_page *p);
+
+/* No step is under way any more: a snapshot that waited goes on. */
+static void
+ahead_over(struct act_page *p)
+{
+	p->ahead_cmd = 0;
+	if (!p->ahead_waited)
+		return;
+	p->ahead_waited = false;
+	if (p->busy && !p->done)
+		cap_snapshot(p);
+}
+
+static void
+ahead_described(void *arg, const json_t *result, const json_t *error)
+{
+	struct act_page *p = arg;
+	const json_t *b =
+	    json_object_get(json_object_get(result, "node"), "backendNodeId");
+
+	if (error == NULL && json_is_integer(b) && json_integer_value(b) > 0)
+		p->world_doc = json_integer_value(b);
+	ahead_over(p);
+}
+
+static void
+ahead_document(void *arg, const json_t *result, const json_t *error)
+{
+	struct act_page *p = arg;
+	const char *doc = json_string_value(
+	    json_object_get(json_object_get(result, "result"), "objectId"));
+
+	if (error != NULL || doc == NULL) {
+		ahead_over(p);
+		return;
+	}
+	ahead_send(p, "DOM.describeNode", json_pack("{s:s}", "objectId", doc),
+	    ahead_described);
+}
+
+static void
+ahead_world(void *arg, const json_t *result, const json_t *error)
+{
+	struct act_page *p = arg;
+	const json_t *id = json_object_get(result, "executionContextId");
+
+	if (error != NULL || !json_is_integer(id) ||
+	    json_integer_value(id) <= 0) {
+		ahead_over(p);
+		return;
+	}
+	p->world = json_integer_value(id);
+	if (!p->ahead_name) {
+		ahead_over(p);
+		return;
+	}
+	ahead_name(p);
+}
+
+/* Names the world's document: its backend node id. */
+static void
+ahead_name(struct act_page *p)
+{
+	p->ahead_name = false;
+	ahead_send(p, "Runtime.evaluate",
+	    json_pack("{s:s, s:I}", "expression", "document", "contextId",
+	        (json_int_t)p->world),
+	    ahead_document);
+}
+
+static void
+ahead_send(
+    struct act_page *p, const char *method, json_t *params, act_cdp_reply_fn fn)
+{
+	p->ahead_cmd = act_cdp_call(p->cdp, p->session, method, params,
+	    cm_mono_ms() + CM_SNAPSHOT_AHEAD_MS, fn, p);
+	if (p->ahead_cmd < 0)
+		ahead_over(p);
+}
+
+/* The world of the document that committed, made. */
+static void
+ahead_make(struct act_page *p)
+{
+	if (p->frame[0] == '\0' || p->crashed)
+		return;
+	ahead_send(p, "Page.createIsolatedWorld",
+	    json_pack("{s:s, s:s, s:b}", "frameId", p->frame, "worldName",
+	        PAGE_SNAPSHOT_WORLD, "grantUniveralAccess", 0),
+	    ahead_world);
+}
+
+void
+page_snapshot_ahead(struct act_page *p)
+{
+	if (p->world_doc > 0 || p->crashed)
+		return;
+	if (p->ahead_cmd > 0) {
+		/* The world is under way, or its document's name. */
+		p->ahead_name = true;
+		return;
+	}
+	p->ahead_name = true;
+	if (p->world > 0)
+		ahead_name(p);
+	else
+		ahead_make(p);
+}
+
+void
+page_snapshot_fini(struct act_page *p)
+{
+	if (p->ahead_cmd > 0)
+		act_cdp_forget(p->cdp, p->ahead_cmd);
+	p->ahead_cmd = 0;
+	p->ahead_name = p->ahead_waited = false;
+}
+
+void
+page_snapshot_new_document(struct act_page *p)
+{
+	bool waited = p->ahead_waited;
+
+	p->n_refs = 0;
+	p->world = 0;
+	p->world_doc = 0;
+	page_snapshot_fini(p);
+	ahead_make(p);
+	/* A snapshot that waited for the old document's world reads the
+	 * new one. */
+	if (waited && p->busy && !p->done)
+		cap_snapshot(p);
 }
 
 /* ---- refs */
