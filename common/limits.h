@@ -282,12 +282,12 @@
  * name gathers its text from at most CM_SNAPSHOT_NAME_WALK_MAX of them.
  */
 #define CM_SNAPSHOT_NODES_MAX 10000
+#define CM_SNAPSHOT_WALK_MAX 200000
+#define CM_SNAPSHOT_NAME_WALK_MAX 1000
 /* Each command of the snapshot's world made ahead of it, as its document
  * commits (space-actor/page_snapshot.c): a snapshot waits for it no
  * longer than this, or its task's time. */
 #define CM_SNAPSHOT_AHEAD_MS 5000
-#define CM_SNAPSHOT_WALK_MAX 200000
-#define CM_SNAPSHOT_NAME_WALK_MAX 1000
 #define CM_TEXT_MAX 32000 /* extract_text */
 /* A form's capabilities (space-actor/page_form.c): the UTF-16 units of a
  * field's value fill reads back (six bytes each at most, escaped, well
